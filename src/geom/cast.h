@@ -1,0 +1,30 @@
+#pragma once
+
+#include "geom/vec3.h"
+
+namespace collide {
+
+/// A ray or the path of a cast: the points origin + t * direction for t in [0, max_distance].
+/// `direction` is unit length and `max_distance` finite and > 0 (the service normalises and
+/// validates; the core asserts).
+struct Ray {
+  Vec3 origin{};
+  Vec3 direction{1, 0, 0};
+  float max_distance = 0.0f;
+};
+
+/// Where a ray or a cast first touches a shape.
+struct CastHit {
+  /// Distance along the unit direction to the first contact, in [0, max_distance].
+  float distance = 0.0f;
+  /// The contact point on the hit shape's surface, world frame (the ray's origin when it starts
+  /// inside).
+  Vec3 point{};
+  /// Unit normal out of the hit shape at `point`, world frame. A ray starting inside reports
+  /// -direction; a sphere cast starting overlapping reports the separating (MTV) direction.
+  Vec3 normal{};
+  /// True when the cast started inside or overlapping the shape (then distance is 0).
+  bool start_overlapping = false;
+};
+
+}  // namespace collide

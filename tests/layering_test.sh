@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Checks the layer table of ARCHITECTURE.md: every #include in a layer's sources names either a
+# standard header or a header of a layer it may depend on. Prints each violation.
+set -u
+root=${1:-.}
+status=0
+check() {  # check <folder> <allowed project prefixes...>; angle includes must be std headers
+  local dir=$1
+  shift
+  local allowed="$*"
+  [ -d "$root/$dir" ] || return 0
+  while IFS= read -r line; do
+    file=${line%%:*}
+    header=$(sed -E 's/^[^#]*#include[[:space:]]*[<"]([^>"]+)[>"].*/\1/' <<<"${line#*:}")
+    ok=0
+    if [[ ${line#*:} == *"<"* ]]; then
+      # Standard headers have no extension (plus the C headers cmath and friends have none too).
+      [[ $header != */* && $header != *.* ]] && ok=1
+      [[ $header == immintrin.h || $header == xmmintrin.h || $header == emmintrin.h ||
+         $header == smmintrin.h ]] && ok=1
+    else
+      for prefix in $allowed; do [[ $header == "$prefix"/* ]] && ok=1; done
+    fi
+    if [ $ok -eq 0 ]; then
+      echo "layering: $file includes $header, outside what $dir may use ($allowed + std)"
+      status=1
+    fi
+  done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include' "$root/$dir" --include='*.h' --include='*.cc' | sed -E 's/:[0-9]+:/:/')
+}
+check src/geom geom
+check src/bvh geom bvh
+check src/query geom bvh query
+[ $status -eq 0 ] && echo "layering: all includes within their layers"
+exit $status
