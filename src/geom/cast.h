@@ -5,8 +5,9 @@
 namespace collide {
 
 /// A ray or the path of a cast: the points origin + t * direction for t in [0, max_distance].
-/// `direction` is unit length and `max_distance` finite and > 0 (the service normalises and
-/// validates; the core asserts).
+/// `direction` is unit length and `max_distance` finite and >= 0 (the service normalises the
+/// direction and requires > 0; the query engine passes 0 once a closest hit at distance 0 is
+/// known, and a ray of length 0 hits only what contains or touches its origin).
 struct Ray {
   Vec3 origin{};
   Vec3 direction{1, 0, 0};

@@ -1,0 +1,55 @@
+# Shared set-up for scripts/run and scripts/test: installs the Debian packages the build needs
+# (only those missing, after one apt-get update) and configures a CMake build directory.
+# Sourced, not run.
+
+COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+
+# Everything the build, the tests and the benchmark peer need, from Debian 12.
+COLLIDE_PACKAGES=(
+  g++ cmake ninja-build ccache pkg-config
+  libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
+  libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
+  libabsl-dev libspdlog-dev libfmt-dev
+)
+
+collide_log() { echo "[collide] $*" >&2; }
+
+# Installs whichever of COLLIDE_PACKAGES is missing; silent when nothing is.
+collide_install_packages() {
+  local missing=()
+  local pkg
+  for pkg in "${COLLIDE_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null | grep -q "install ok installed"; then
+      missing+=("$pkg")
+    fi
+  done
+  [ ${#missing[@]} -eq 0 ] && return 0
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      collide_log "missing packages: ${missing[*]}; run as root or install sudo"
+      return 1
+    fi
+  fi
+  collide_log "installing ${missing[*]}"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "${missing[@]}" >/dev/null
+}
+
+# collide_configure <build dir> [cmake args...]: configures (Ninja, ccache) when needed.
+collide_configure() {
+  local dir=$1
+  shift
+  local generator=()
+  command -v ninja >/dev/null 2>&1 && generator=(-G Ninja)
+  if [ ! -f "$COLLIDE_ROOT/$dir/CMakeCache.txt" ]; then
+    cmake -S "$COLLIDE_ROOT" -B "$COLLIDE_ROOT/$dir" "${generator[@]}" "$@" >/dev/null
+  else
+    cmake -S "$COLLIDE_ROOT" -B "$COLLIDE_ROOT/$dir" "$@" >/dev/null
+  fi
+}
+
+collide_jobs() { nproc 2>/dev/null || echo 2; }
