@@ -30,5 +30,8 @@ check() {  # check <folder> <allowed project prefixes...>; angle includes must b
 check src/geom geom
 check src/bvh geom bvh
 check src/query geom bvh query
+# The scene layer may also use Abseil; the store adds the generated protobuf code.
+check src/scene geom bvh query scene absl
+check src/store geom bvh query scene store absl collide/v1 google/protobuf
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status
