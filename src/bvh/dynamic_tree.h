@@ -1,0 +1,417 @@
+#pragma once
+
+#include <algorithm>
+#include <cassert>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <span>
+#include <vector>
+
+#include "bvh/binned_sah_builder.h"
+#include "bvh/traversal_stack.h"
+#include "geom/aabb.h"
+#include "geom/vec3.h"
+
+namespace collide {
+
+/// The proxy id that names no proxy.
+inline constexpr int32_t kNullProxy = -1;
+
+/// The inline capacity of the traversal stacks of the tree's queries; deeper traversals spill to
+/// the heap (see TraversalStack).
+inline constexpr size_t kDefaultInlineStack = 128;
+
+/// Options of a DynamicTree.
+struct DynamicTreeOptions {
+  /// Margin added on every side of a proxy's tight box to make its fat box, in length units.
+  /// A move whose tight box stays inside the fat box costs nothing. Must be >= 0.
+  float fat_margin = 0.1f;
+};
+
+/// A dynamic bounding volume hierarchy over axis-aligned boxes ("proxies"), for ray casts, swept
+/// box casts and box overlap queries over a scene whose bodies all move a little every tick.
+///
+/// Structure: a binary tree. Internal nodes live in a pool addressed by index (with a free list)
+/// and each one stores the boxes, references and category unions of *both* children in one
+/// 64-byte cache line, so one memory access decides both children. Proxies are the leaves; a
+/// proxy id indexes a separate leaf pool (with its own free list) and stays valid until the proxy
+/// is destroyed, across moves, rebuilds and refits. Each leaf keeps a fat box (tight box +
+/// `fat_margin`), so small moves leave the tree untouched.
+///
+/// Updates, three ways:
+/// - `MoveProxy`: when the tight box leaves the fat box, the leaf is removed and re-inserted by
+///   the surface area heuristic (Box2D v3's branch-and-bound descent), with tree rotations on
+///   the way up. Keeps the tree good at every step; about a microsecond per re-insertion.
+/// - `EnlargeProxy` on many proxies, then `Refit` (cheapest; the tree's shape ages, watch
+///   `SahCost`) or `RebuildEnlarged` (binned SAH over the touched part: best quality).
+/// - `Build` / `Rebuild`: binned SAH over everything.
+///
+/// Queries are const, allocate nothing (until a traversal is deeper than `kInlineStack`), call
+/// their callback inline, and skip subtrees whose category union does not meet the query mask.
+/// They may run concurrently with each other, never with a mutation.
+class DynamicTree {
+ public:
+  /// An empty tree.
+  explicit DynamicTree(const DynamicTreeOptions& options = {});
+
+  /// Adds a proxy with tight box `tight` (finite, min <= max), opaque `user_data` and
+  /// `category_bits`; returns its id (>= 0), valid until `DestroyProxy`.
+  int32_t CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t category_bits);
+
+  /// Removes a live proxy; its id may be reused by a later `CreateProxy`.
+  void DestroyProxy(int32_t proxy);
+
+  /// Moves a proxy to tight box `tight`. When `tight` is not inside the fat box, the fat box
+  /// becomes `tight` + margin and the leaf is re-inserted; returns true exactly then.
+  bool MoveProxy(int32_t proxy, const Aabb& tight);
+
+  /// Deferred variant of `MoveProxy` for moving many proxies at once (Box2D v3's enlarge).
+  /// When `tight` is not inside the fat box, the fat box becomes `tight` + margin and the
+  /// ancestors' boxes grow to contain it, without changing the tree's shape (the old box is
+  /// not subtracted), and the ancestors are marked; returns true exactly then. Queries stay
+  /// correct; call `Refit` or `RebuildEnlarged` after the batch to tighten the boxes again.
+  bool EnlargeProxy(int32_t proxy, const Aabb& tight);
+
+  /// Replaces a proxy's category bits (updates the ancestors' unions).
+  void SetCategoryBits(int32_t proxy, uint32_t category_bits);
+
+  /// Replaces the whole content by proxies over `tight[i]`, `user[i]`, `category[i]` (all
+  /// spans of the same length), built in one go by binned SAH; writes each new proxy id to
+  /// `out_proxies[i]` (same length). Ids from before are invalid afterwards.
+  void Build(std::span<const Aabb> tight, std::span<const uint32_t> user,
+             std::span<const uint32_t> category, std::span<int32_t> out_proxies);
+
+  /// Rebuilds the tree over all current leaves by binned SAH. Proxy ids, fat boxes, user data
+  /// and categories are kept.
+  void Rebuild();
+
+  /// Rebuilds by binned SAH only the part of the tree marked by `EnlargeProxy` (subtrees that
+  /// no enlarged proxy touched are kept whole and treated as items), then clears the marks.
+  void RebuildEnlarged();
+
+  /// Recomputes the boxes of the nodes marked by `EnlargeProxy` bottom-up from their
+  /// children, so they are tight again, and clears the marks. The tree's shape is unchanged.
+  void Refit();
+
+  /// Calls `f(uint32_t user_data, int32_t proxy) -> bool` for every proxy whose fat box
+  /// overlaps the closed box `box` and whose category bits meet `mask`; `f` returns false to
+  /// stop the query. Order unspecified.
+  template <size_t kInlineStack = kDefaultInlineStack, typename F>
+  void QueryAabb(const Aabb& box, uint32_t mask, F&& f) const;
+
+  /// Casts the ray `origin + t * unit_dir`, t in [0, max_distance], against the fat boxes of
+  /// the proxies whose category bits meet `mask`, nearer boxes first (approximately: subtrees
+  /// are visited in the order of their entry distance). For each proxy whose box the ray enters
+  /// at a distance <= the current max distance (0 when the origin is inside the box), calls
+  /// `f(uint32_t user_data, int32_t proxy, float max_distance) -> float`:
+  /// - a result < 0 stops the query;
+  /// - otherwise the current max distance becomes min(current, result): return `max_distance`
+  ///   to go on unchanged, the distance of a hit to clip the ray (closest-hit queries; proxies
+  ///   whose box is entered at exactly that distance are still visited), 0 to see only the
+  ///   proxies whose boxes contain the origin.
+  /// `unit_dir` need not be exactly unit (distances are in multiples of it) but must not be
+  /// zero; a zero component is fine.
+  template <size_t kInlineStack = kDefaultInlineStack, typename F>
+  void RayCast(const Vec3& origin, const Vec3& unit_dir, float max_distance, uint32_t mask,
+               F&& f) const;
+
+  /// `RayCast` for a moving box of half extents `half_extent` (>= 0) centred on the ray: the
+  /// ray is tested against each fat box grown by `half_extent`, which contains the swept box's
+  /// Minkowski sum and so also bounds a sphere cast of radius r with `half_extent` = (r, r, r).
+  /// Same callback contract as `RayCast`.
+  template <size_t kInlineStack = kDefaultInlineStack, typename F>
+  void SweptCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+                 const Vec3& half_extent, uint32_t mask, F&& f) const;
+
+  /// The fat box of a live proxy.
+  const Aabb& FatAabb(int32_t proxy) const {
+    assert(IsLiveProxy(proxy));
+    return leaf_box_[proxy];
+  }
+  /// The user data of a live proxy.
+  uint32_t UserData(int32_t proxy) const {
+    assert(IsLiveProxy(proxy));
+    return leaf_user_[proxy];
+  }
+  /// The category bits of a live proxy.
+  uint32_t CategoryBits(int32_t proxy) const {
+    assert(IsLiveProxy(proxy));
+    return leaf_category_[proxy];
+  }
+  /// True when `proxy` names a live proxy of this tree.
+  bool IsLiveProxy(int32_t proxy) const {
+    return proxy >= 0 && proxy < static_cast<int32_t>(leaf_parent_.size()) &&
+           leaf_parent_[proxy] != kFreeLeaf;
+  }
+  /// The options the tree was made with.
+  const DynamicTreeOptions& options() const { return options_; }
+
+  /// The number of edges on the longest root-to-leaf path (0 for zero or one proxy).
+  int Height() const;
+  /// The number of live proxies (leaves).
+  int32_t ProxyCount() const { return proxy_count_; }
+  /// The number of internal nodes in use (ProxyCount() - 1 for a non-empty tree).
+  int32_t InternalNodeCount() const { return node_count_; }
+  /// Bytes held by the tree (pools, including their free capacity, and build scratch).
+  size_t MemoryBytes() const;
+  /// The SAH cost: the sum of the areas of all node and leaf boxes over the root's area, i.e.
+  /// the expected number of boxes a random line through the root box enters. Compare it with
+  /// the value right after a `Rebuild` to decide when to rebuild.
+  float SahCost() const;
+  /// Checks every invariant: parent/child links, leaf and node counts, both free lists, each
+  /// child box inside its parent's (and equal to the union of its children where not marked by
+  /// `EnlargeProxy`), heights, category unions. Returns false on the first violation and, when
+  /// `why` is not null, points it at a static description. For tests; O(n).
+  bool Validate(const char** why = nullptr) const;
+
+ private:
+  // A child reference: >= 0 is an internal node index, < 0 a leaf with proxy id ~reference.
+  static constexpr int32_t kNullRef = std::numeric_limits<int32_t>::min();
+  static constexpr int32_t kNullNode = -1;
+  // leaf_parent_ of a free proxy slot.
+  static constexpr int32_t kFreeLeaf = -2;
+
+  static bool IsLeafRef(int32_t ref) { return ref < 0; }
+  static int32_t LeafRef(int32_t proxy) { return ~proxy; }
+  static int32_t ProxyOf(int32_t ref) { return ~ref; }
+
+  // The hot part of an internal node: both children's boxes, references and category unions.
+  struct alignas(64) Node {
+    Aabb box[2];
+    int32_t child[2];
+    uint32_t category[2];
+  };
+  static_assert(sizeof(Node) == 64, "one cache line per internal node");
+
+  // The cold part: links and bookkeeping used only by mutations.
+  struct NodeInfo {
+    int32_t parent;  // kNullNode for the root
+    int32_t height;  // -1 while the node is free
+    uint32_t flags;
+  };
+  static constexpr uint32_t kEnlarged = 1;
+
+  // Stack entry of the casts: a reference and the distance at which the ray enters its box.
+  struct CastEntry {
+    int32_t ref;
+    float t;
+  };
+
+  int32_t AllocateNode();
+  void FreeNode(int32_t node);
+  int32_t AllocateLeaf();
+  void ResetNodePool();
+
+  void InsertLeaf(int32_t proxy);
+  void RemoveLeaf(int32_t proxy);
+  // Box2D v3's greedy branch-and-bound descent; returns the sibling reference and its parent
+  // node and slot (kNullNode when the sibling is the root).
+  int32_t FindBestSibling(const Aabb& box, int32_t* parent, int32_t* slot) const;
+  void RotateNodes(int32_t node);
+  void SwapChildren(int32_t a, int32_t slot_a, int32_t c, int32_t slot_c);
+  // Refreshes, from `from` up to the root, each node's box, category and height in its parent,
+  // optionally rotating; stops early when nothing changed (only when not rotating).
+  void RefitUpwards(int32_t from, bool rotate);
+
+  int32_t HeightOf(int32_t ref) const { return IsLeafRef(ref) ? 0 : info_[ref].height; }
+  int32_t ParentOf(int32_t ref) const {
+    return IsLeafRef(ref) ? leaf_parent_[ProxyOf(ref)] : info_[ref].parent;
+  }
+  void SetParent(int32_t ref, int32_t parent) {
+    if (IsLeafRef(ref)) {
+      leaf_parent_[ProxyOf(ref)] = parent;
+    } else {
+      info_[ref].parent = parent;
+    }
+  }
+  static int SlotOf(const Node& parent, int32_t ref) { return parent.child[0] == ref ? 0 : 1; }
+  Aabb RootBox() const;
+  uint32_t RootCategory() const;
+
+  // Builds over items (child references with their boxes) and makes the result the root.
+  void BuildFromItems();
+
+  template <bool kSwept, size_t kInlineStack, typename F>
+  void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+                const Vec3& half_extent, uint32_t mask, F&& f) const;
+
+  DynamicTreeOptions options_;
+  int32_t root_ = kNullRef;
+  int32_t proxy_count_ = 0;
+  int32_t node_count_ = 0;
+
+  std::vector<Node> nodes_;
+  std::vector<NodeInfo> info_;
+  int32_t free_node_ = kNullNode;
+
+  // Leaves, structure of arrays: queries read only leaf_user_ (and the parents' copies of the
+  // boxes and categories).
+  std::vector<Aabb> leaf_box_;
+  std::vector<uint32_t> leaf_user_;  // next free proxy for free slots
+  std::vector<uint32_t> leaf_category_;
+  std::vector<int32_t> leaf_parent_;  // kNullNode for a root leaf, kFreeLeaf when free
+  int32_t free_leaf_ = kNullProxy;
+
+  // Scratch for the builds.
+  BinnedSahBuilder builder_;
+  std::vector<int32_t> item_refs_;
+  std::vector<Aabb> item_boxes_;
+  std::vector<BuiltNode> built_;
+  std::vector<int32_t> scratch_;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Query templates.
+
+template <size_t kInlineStack, typename F>
+void DynamicTree::QueryAabb(const Aabb& box, uint32_t mask, F&& f) const {
+  if (root_ == kNullRef) return;
+  if (IsLeafRef(root_)) {
+    int32_t proxy = ProxyOf(root_);
+    if ((leaf_category_[proxy] & mask) != 0 && Overlaps(leaf_box_[proxy], box)) {
+      f(leaf_user_[proxy], proxy);
+    }
+    return;
+  }
+  TraversalStack<int32_t, kInlineStack> stack;
+  const Node* nodes = nodes_.data();
+  int32_t index = root_;
+  while (true) {
+    const Node& node = nodes[index];
+    int32_t next = kNullRef;
+    for (int c = 0; c < 2; ++c) {
+      if ((node.category[c] & mask) == 0 || !Overlaps(node.box[c], box)) continue;
+      int32_t child = node.child[c];
+      if (IsLeafRef(child)) {
+        int32_t proxy = ProxyOf(child);
+        if (!f(leaf_user_[proxy], proxy)) return;
+      } else if (next == kNullRef) {
+        next = child;
+      } else {
+        stack.Push(child);
+      }
+    }
+    if (next == kNullRef) {
+      if (stack.Empty()) return;
+      next = stack.Pop();
+    }
+    index = next;
+  }
+}
+
+template <size_t kInlineStack, typename F>
+void DynamicTree::RayCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+                          uint32_t mask, F&& f) const {
+  CastImpl<false, kInlineStack>(origin, unit_dir, max_distance, Vec3{}, mask, f);
+}
+
+template <size_t kInlineStack, typename F>
+void DynamicTree::SweptCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+                            const Vec3& half_extent, uint32_t mask, F&& f) const {
+  CastImpl<true, kInlineStack>(origin, unit_dir, max_distance, half_extent, mask, f);
+}
+
+template <bool kSwept, size_t kInlineStack, typename F>
+void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+                           const Vec3& half_extent, uint32_t mask, F&& f) const {
+  if (root_ == kNullRef || !(max_distance >= 0.0f)) return;
+  // 1 / 0 = +-inf: the slab of a zero direction component is either all or nothing.
+  const Vec3 inv{1.0f / unit_dir.x, 1.0f / unit_dir.y, 1.0f / unit_dir.z};
+  // A box grown by h is entered where (min - h - o) * inv and left where (max + h - o) * inv:
+  // fold the growth into two shifted origins so each box costs what a plain ray costs.
+  const Vec3 lo_origin = kSwept ? origin + half_extent : origin;
+  const Vec3 hi_origin = kSwept ? origin - half_extent : origin;
+  float t_max = max_distance;
+
+  // The slab test, written so a NaN (0 * inf: the origin on a slab plane of a zero direction
+  // component) is ignored the way RayAabbInterval ignores it, which counts the plane as inside.
+  auto enter = [&](const Aabb& b, float limit, float* t_enter) {
+    float t0 = 0.0f;
+    float t1 = limit;
+    for (int i = 0; i < 3; ++i) {
+      float lo = (b.min[i] - lo_origin[i]) * inv[i];
+      float hi = (b.max[i] - hi_origin[i]) * inv[i];
+      float near = std::min(lo, hi);  // lo when hi is NaN or lo NaN
+      float far = std::max(hi, lo);   // hi when either is NaN
+      t0 = std::max(t0, near);        // t0 when near is NaN
+      t1 = std::min(t1, far);         // t1 when far is NaN
+    }
+    *t_enter = t0;
+    return t0 <= t1;
+  };
+
+  // Returns false when the callback asked to stop.
+  auto visit_leaf = [&](int32_t proxy) {
+    float result = f(leaf_user_[proxy], proxy, t_max);
+    if (result < 0.0f) return false;
+    t_max = std::min(t_max, result);
+    return true;
+  };
+
+  if (IsLeafRef(root_)) {
+    int32_t proxy = ProxyOf(root_);
+    float t;
+    if ((leaf_category_[proxy] & mask) != 0 && enter(leaf_box_[proxy], t_max, &t)) {
+      visit_leaf(proxy);
+    }
+    return;
+  }
+
+  TraversalStack<CastEntry, kInlineStack> stack;
+  const Node* nodes = nodes_.data();
+  int32_t index = root_;
+  while (true) {
+    const Node& node = nodes[index];
+    float t0, t1;
+    bool hit0 = (node.category[0] & mask) != 0 && enter(node.box[0], t_max, &t0);
+    bool hit1 = (node.category[1] & mask) != 0 && enter(node.box[1], t_max, &t1);
+    int32_t next = kNullRef;
+    if (hit0 && hit1) {
+      int32_t near = node.child[0];
+      int32_t far = node.child[1];
+      float t_far = t1;
+      if (t1 < t0) {
+        near = node.child[1];
+        far = node.child[0];
+        t_far = t0;
+      }
+      if (IsLeafRef(near)) {
+        if (!visit_leaf(ProxyOf(near))) return;
+        // The near leaf may have clipped the ray in front of the far child.
+        if (t_far <= t_max) {
+          if (IsLeafRef(far)) {
+            if (!visit_leaf(ProxyOf(far))) return;
+          } else {
+            next = far;
+          }
+        }
+      } else {
+        next = near;
+        // Far children wait, leaves too: the near subtree may clip the ray before them.
+        stack.Push({far, t_far});
+      }
+    } else if (hit0 || hit1) {
+      int32_t child = hit0 ? node.child[0] : node.child[1];
+      if (IsLeafRef(child)) {
+        if (!visit_leaf(ProxyOf(child))) return;
+      } else {
+        next = child;
+      }
+    }
+    // Nothing to descend into here: take the nearest pending entry still in range.
+    while (next == kNullRef) {
+      if (stack.Empty()) return;
+      CastEntry entry = stack.Pop();
+      if (entry.t > t_max) continue;
+      if (IsLeafRef(entry.ref)) {
+        if (!visit_leaf(ProxyOf(entry.ref))) return;
+      } else {
+        next = entry.ref;
+      }
+    }
+    index = next;
+  }
+}
+
+}  // namespace collide

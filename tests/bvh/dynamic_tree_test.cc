@@ -1,0 +1,737 @@
+#include "bvh/dynamic_tree.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bvh/tree_oracle.h"
+
+namespace collide {
+namespace {
+
+using testing::CastOracle;
+using testing::Grow;
+using testing::OracleHit;
+using testing::OracleProxy;
+using testing::OverlapOracle;
+using testing::RandomBox;
+using testing::RandomDirection;
+using testing::Reciprocal;
+using testing::Uniform;
+
+// A tree plus the brute-force list of its live proxies, driven by one seeded generator.
+class Harness {
+ public:
+  Harness(uint32_t seed, float half_world, float max_half, float margin = 0.1f)
+      : rng_(seed), half_world_(half_world), max_half_(max_half), tree_({.fat_margin = margin}) {}
+
+  DynamicTree& tree() { return tree_; }
+  std::mt19937& rng() { return rng_; }
+  std::vector<OracleProxy>& live() { return live_; }
+
+  uint32_t RandomCategory() {
+    int k = static_cast<int>(rng_() % 6);
+    return k == 5 ? 0u : (1u << k);  // one category in six is 0: never hit
+  }
+  uint32_t RandomMask() {
+    switch (rng_() % 4) {
+      case 0:
+        return ~0u;
+      case 1:
+        return 1u;
+      case 2:
+        return 0x6u;
+      default:
+        return static_cast<uint32_t>(rng_());
+    }
+  }
+
+  void Create() { Create(RandomBox(rng_, half_world_, max_half_), RandomCategory()); }
+  void Create(const Aabb& tight, uint32_t category) {
+    uint32_t user = next_user_++;
+    int32_t proxy = tree_.CreateProxy(tight, user, category);
+    ASSERT_TRUE(tree_.IsLiveProxy(proxy));
+    for (const OracleProxy& p : live_) ASSERT_NE(p.proxy, proxy) << "id handed out twice";
+    live_.push_back({proxy, tight, user, category});
+  }
+  void DestroyAt(size_t i) {
+    tree_.DestroyProxy(live_[i].proxy);
+    EXPECT_FALSE(tree_.IsLiveProxy(live_[i].proxy));
+    live_[i] = live_.back();
+    live_.pop_back();
+  }
+  // Moves proxy i by a random step up to `step` per axis.
+  void MoveAt(size_t i, float step, bool enlarge = false) {
+    OracleProxy& p = live_[i];
+    float dx = Uniform(rng_, -step, step);
+    float dy = Uniform(rng_, -step, step);
+    float dz = Uniform(rng_, -step, step);
+    Vec3 d{dx, dy, dz};
+    Aabb moved{p.tight.min + d, p.tight.max + d};
+    Aabb old_fat = tree_.FatAabb(p.proxy);
+    bool escaped = !Contains(old_fat, moved);
+    bool changed = enlarge ? tree_.EnlargeProxy(p.proxy, moved) : tree_.MoveProxy(p.proxy, moved);
+    EXPECT_EQ(changed, escaped);
+    if (!changed) {
+      EXPECT_EQ(tree_.FatAabb(p.proxy), old_fat);
+    }
+    EXPECT_TRUE(Contains(tree_.FatAabb(p.proxy), moved));
+    p.tight = moved;
+  }
+
+  void ExpectValid() {
+    const char* why = "";
+    ASSERT_TRUE(tree_.Validate(&why)) << why;
+    ASSERT_EQ(tree_.ProxyCount(), static_cast<int32_t>(live_.size()));
+    for (const OracleProxy& p : live_) {
+      ASSERT_EQ(tree_.UserData(p.proxy), p.user);
+      ASSERT_EQ(tree_.CategoryBits(p.proxy), p.category);
+      ASSERT_TRUE(Contains(tree_.FatAabb(p.proxy), p.tight));
+    }
+  }
+
+  // A ray origin: mostly random, sometimes exactly on a corner of a live box (slab planes).
+  Vec3 RandomOrigin() {
+    if (!live_.empty() && rng_() % 4 == 0) {
+      return tree_.FatAabb(live_[rng_() % live_.size()].proxy).min;
+    }
+    float x = Uniform(rng_, -1.1f * half_world_, 1.1f * half_world_);
+    float y = Uniform(rng_, -1.1f * half_world_, 1.1f * half_world_);
+    float z = Uniform(rng_, -1.1f * half_world_, 1.1f * half_world_);
+    return {x, y, z};
+  }
+  // A direction: mostly random, sometimes along an axis (zero components).
+  Vec3 RandomDir() {
+    if (rng_() % 4 == 0) {
+      Vec3 d{};
+      d[static_cast<int>(rng_() % 3)] = (rng_() % 2) ? 1.0f : -1.0f;
+      return d;
+    }
+    return RandomDirection(rng_);
+  }
+
+  void CheckBoxQuery() {
+    Aabb box = RandomBox(rng_, half_world_, 0.05f * half_world_);
+    uint32_t mask = RandomMask();
+    std::vector<int32_t> got;
+    tree_.QueryAabb(box, mask, [&](uint32_t user, int32_t proxy) {
+      EXPECT_EQ(user, tree_.UserData(proxy));
+      got.push_back(proxy);
+      return true;
+    });
+    std::sort(got.begin(), got.end());
+    ASSERT_EQ(got, OverlapOracle(tree_, live_, box, mask));
+  }
+
+  // Every box the ray enters, with its entry distance, when the callback never clips.
+  void CheckRayAllHits() {
+    Vec3 origin = RandomOrigin();
+    Vec3 dir = RandomDir();
+    float max_distance = Uniform(rng_, 0.0f, half_world_);
+    uint32_t mask = RandomMask();
+    Vec3 inv = Reciprocal(dir);
+    std::vector<OracleHit> got;
+    tree_.RayCast(origin, dir, max_distance, mask, [&](uint32_t user, int32_t proxy, float max_d) {
+      EXPECT_EQ(max_d, max_distance);
+      float t0, t1;
+      EXPECT_TRUE(RayAabbInterval(tree_.FatAabb(proxy), origin, inv, max_d, &t0, &t1));
+      got.push_back({proxy, t0});
+      return max_d;
+    });
+    std::sort(got.begin(), got.end(),
+              [](const OracleHit& a, const OracleHit& b) { return a.proxy < b.proxy; });
+    std::vector<OracleHit> want = CastOracle(tree_, live_, origin, dir, max_distance, {}, mask);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].proxy, want[i].proxy);
+      ASSERT_EQ(got[i].t, want[i].t);
+    }
+  }
+
+  // Closest hit, each box standing for its body: clip at the entry distance.
+  void CheckRayClosest() {
+    Vec3 origin = RandomOrigin();
+    Vec3 dir = RandomDir();
+    float max_distance = Uniform(rng_, 0.0f, half_world_);
+    uint32_t mask = RandomMask();
+    Vec3 inv = Reciprocal(dir);
+    float best = max_distance;
+    bool hit = false;
+    tree_.RayCast(origin, dir, max_distance, mask, [&](uint32_t, int32_t proxy, float max_d) {
+      EXPECT_LE(max_d, max_distance);
+      float t0, t1;
+      // Only boxes entered within the current (clipped) range are reported.
+      EXPECT_TRUE(RayAabbInterval(tree_.FatAabb(proxy), origin, inv, max_d, &t0, &t1));
+      hit = true;
+      best = std::min(best, t0);
+      return t0;
+    });
+    std::vector<OracleHit> want = CastOracle(tree_, live_, origin, dir, max_distance, {}, mask);
+    ASSERT_EQ(hit, !want.empty());
+    if (hit) {
+      float want_best = max_distance;
+      for (const OracleHit& h : want) want_best = std::min(want_best, h.t);
+      ASSERT_EQ(best, want_best);
+    }
+  }
+
+  // Swept boxes: the reported set lies between the casts of slightly smaller and larger boxes
+  // (the tree folds the growth into the origin, which rounds differently).
+  void CheckSwept() {
+    Vec3 origin = RandomOrigin();
+    Vec3 dir = RandomDir();
+    float max_distance = Uniform(rng_, 0.0f, half_world_);
+    uint32_t mask = RandomMask();
+    float hx = Uniform(rng_, 0.05f, 0.05f * half_world_ + 0.1f);
+    float hy = rng_() % 2 ? hx : Uniform(rng_, 0.05f, 0.05f * half_world_ + 0.1f);
+    float hz = rng_() % 2 ? hx : Uniform(rng_, 0.05f, 0.05f * half_world_ + 0.1f);
+    Vec3 he{hx, hy, hz};
+    std::vector<int32_t> got;
+    tree_.SweptCast(origin, dir, max_distance, he, mask, [&](uint32_t, int32_t proxy, float max_d) {
+      got.push_back(proxy);
+      return max_d;
+    });
+    std::sort(got.begin(), got.end());
+    ASSERT_TRUE(std::adjacent_find(got.begin(), got.end()) == got.end()) << "reported twice";
+    float delta = 1e-5f * (1.0f + 2.0f * half_world_);
+    Vec3 d{delta, delta, delta};
+    auto must = CastOracle(tree_, live_, origin, dir, max_distance, he - d, mask);
+    auto may = CastOracle(tree_, live_, origin, dir, max_distance, he + d, mask);
+    for (const OracleHit& h : must) {
+      ASSERT_TRUE(std::binary_search(got.begin(), got.end(), h.proxy)) << "missed " << h.proxy;
+    }
+    std::vector<int32_t> may_ids;
+    for (const OracleHit& h : may) may_ids.push_back(h.proxy);
+    for (int32_t p : got) {
+      ASSERT_TRUE(std::binary_search(may_ids.begin(), may_ids.end(), p)) << "extra " << p;
+    }
+  }
+
+  void CheckQueries(int count) {
+    for (int i = 0; i < count; ++i) {
+      ASSERT_NO_FATAL_FAILURE(CheckBoxQuery());
+      ASSERT_NO_FATAL_FAILURE(CheckRayAllHits());
+      ASSERT_NO_FATAL_FAILURE(CheckRayClosest());
+      ASSERT_NO_FATAL_FAILURE(CheckSwept());
+    }
+  }
+
+ private:
+  std::mt19937 rng_;
+  float half_world_;
+  float max_half_;
+  DynamicTree tree_;
+  std::vector<OracleProxy> live_;
+  uint32_t next_user_ = 1000;
+};
+
+std::string SeedTrace(uint32_t seed) { return "seed=" + std::to_string(seed); }
+
+TEST(DynamicTree, EmptyTreeIsValidAndFindsNothing) {
+  DynamicTree tree;
+  EXPECT_TRUE(tree.Validate());
+  EXPECT_EQ(tree.ProxyCount(), 0);
+  EXPECT_EQ(tree.Height(), 0);
+  EXPECT_EQ(tree.SahCost(), 0.0f);
+  int calls = 0;
+  tree.QueryAabb(Aabb{{-1e6f, -1e6f, -1e6f}, {1e6f, 1e6f, 1e6f}}, ~0u, [&](uint32_t, int32_t) {
+    ++calls;
+    return true;
+  });
+  tree.RayCast({0, 0, 0}, {1, 0, 0}, 1e6f, ~0u, [&](uint32_t, int32_t, float d) {
+    ++calls;
+    return d;
+  });
+  tree.Rebuild();
+  tree.Refit();
+  tree.RebuildEnlarged();
+  EXPECT_TRUE(tree.Validate());
+  EXPECT_EQ(calls, 0);
+}
+
+TEST(DynamicTree, SingleProxyLivesAtTheRoot) {
+  DynamicTree tree({.fat_margin = 0.5f});
+  int32_t p = tree.CreateProxy({{0, 0, 0}, {1, 1, 1}}, 7, 1);
+  EXPECT_TRUE(tree.Validate());
+  EXPECT_EQ(tree.FatAabb(p), (Aabb{{-0.5f, -0.5f, -0.5f}, {1.5f, 1.5f, 1.5f}}));
+  std::vector<uint32_t> users;
+  tree.QueryAabb({{1.2f, 1.2f, 1.2f}, {2, 2, 2}}, ~0u, [&](uint32_t u, int32_t) {
+    users.push_back(u);
+    return true;
+  });
+  EXPECT_EQ(users, std::vector<uint32_t>{7});
+  float seen = -1;
+  tree.RayCast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, ~0u, [&](uint32_t, int32_t, float d) {
+    seen = d;
+    return d;
+  });
+  EXPECT_EQ(seen, 10.0f);
+  int calls = 0;
+  tree.RayCast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, 2u, [&](uint32_t, int32_t, float d) {
+    ++calls;
+    return d;
+  });
+  EXPECT_EQ(calls, 0) << "masked out";
+  EXPECT_FALSE(tree.MoveProxy(p, {{0.2f, 0.2f, 0.2f}, {1.2f, 1.2f, 1.2f}}));
+  EXPECT_TRUE(tree.MoveProxy(p, {{5, 5, 5}, {6, 6, 6}}));
+  EXPECT_TRUE(tree.EnlargeProxy(p, {{9, 9, 9}, {10, 10, 10}}));
+  tree.Refit();
+  EXPECT_TRUE(tree.Validate());
+  tree.DestroyProxy(p);
+  EXPECT_TRUE(tree.Validate());
+  EXPECT_EQ(tree.ProxyCount(), 0);
+}
+
+TEST(DynamicTree, ValidAfterEveryMutationAndMatchesBruteForce) {
+  for (uint32_t seed : {1u, 2u, 3u}) {
+    SCOPED_TRACE(SeedTrace(seed));
+    Harness h(seed, 50.0f, 3.0f);
+    for (int i = 0; i < 1000; ++i) {
+      h.Create();
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    }
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
+    for (int op = 0; op < 3000; ++op) {
+      size_t i = h.rng()() % h.live().size();
+      switch (h.rng()() % 8) {
+        case 0:
+          h.DestroyAt(i);
+          break;
+        case 1:
+          h.Create();
+          break;
+        case 2: {
+          uint32_t category = h.RandomCategory();
+          h.tree().SetCategoryBits(h.live()[i].proxy, category);
+          h.live()[i].category = category;
+          break;
+        }
+        case 3:
+          h.MoveAt(i, 20.0f);  // far: always re-inserted
+          break;
+        default:
+          h.MoveAt(i, 0.3f);
+          break;
+      }
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid()) << "op " << op;
+      if (op % 500 == 499) {
+        ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+      }
+    }
+    // Drain to empty, one removal at a time.
+    while (!h.live().empty()) {
+      h.DestroyAt(h.rng()() % h.live().size());
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    }
+    EXPECT_EQ(h.tree().InternalNodeCount(), 0);
+  }
+}
+
+TEST(DynamicTree, LargeSetsMatchBruteForceThroughMovesRebuildsAndRefits) {
+  for (uint32_t seed : {11u, 12u}) {
+    SCOPED_TRACE(SeedTrace(seed));
+    Harness h(seed, 120.0f, 1.5f);
+    for (int i = 0; i < 20000; ++i) h.Create();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(15));
+
+    // Every proxy moves a little, three ticks, re-inserting.
+    for (int tick = 0; tick < 3; ++tick) {
+      for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 0.5f);
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    }
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(15));
+
+    // Enlarge + refit.
+    for (int tick = 0; tick < 2; ++tick) {
+      for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 0.5f, /*enlarge=*/true);
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+      ASSERT_NO_FATAL_FAILURE(h.CheckQueries(5));  // correct while marked
+      h.tree().Refit();
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    }
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+
+    // Enlarge a tenth + partial rebuild.
+    for (size_t i = 0; i < h.live().size(); i += 10) h.MoveAt(i, 3.0f, /*enlarge=*/true);
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    h.tree().RebuildEnlarged();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+
+    // Enlarge everything + partial rebuild (the whole tree).
+    for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 0.5f, /*enlarge=*/true);
+    h.tree().RebuildEnlarged();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+
+    // Removals and insertions after the rebuilds, then a full rebuild that keeps the ids.
+    for (int i = 0; i < 3000; ++i) h.DestroyAt(h.rng()() % h.live().size());
+    for (int i = 0; i < 2000; ++i) h.Create();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    h.tree().Rebuild();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(15));
+
+    // Mixed: enlarge some, then move others (re-inserting into a marked tree), then refit.
+    for (size_t i = 0; i < h.live().size(); i += 3) h.MoveAt(i, 1.0f, /*enlarge=*/true);
+    for (size_t i = 1; i < h.live().size(); i += 3) h.MoveAt(i, 1.0f);
+    for (int i = 0; i < 500; ++i) h.DestroyAt(h.rng()() % h.live().size());
+    for (int i = 0; i < 500; ++i) h.Create();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(5));
+    h.tree().Refit();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(5));
+  }
+}
+
+TEST(DynamicTree, BulkBuildAssignsProxiesInOrderAndMatchesBruteForce) {
+  const uint32_t seed = 21;
+  SCOPED_TRACE(SeedTrace(seed));
+  std::mt19937 rng(seed);
+  const int n = 50000;
+  std::vector<Aabb> boxes(n);
+  std::vector<uint32_t> users(n);
+  std::vector<uint32_t> categories(n);
+  for (int i = 0; i < n; ++i) {
+    boxes[i] = RandomBox(rng, 200.0f, 2.0f);
+    users[i] = 5000u + static_cast<uint32_t>(i);
+    categories[i] = 1u << (rng() % 3);
+  }
+  Harness h(seed, 200.0f, 2.0f);
+  // Some proxies before the build, which replaces them.
+  for (int i = 0; i < 100; ++i) h.Create();
+  std::vector<int32_t> proxies(n);
+  h.tree().Build(boxes, users, categories, proxies);
+  h.live().clear();
+  for (int i = 0; i < n; ++i) {
+    EXPECT_EQ(proxies[i], i);
+    h.live().push_back({proxies[i], boxes[i], users[i], categories[i]});
+  }
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  EXPECT_EQ(h.tree().InternalNodeCount(), n - 1);
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+  // A binned SAH build of uniform boxes is close to balanced.
+  EXPECT_LT(h.tree().Height(), 40);
+  const float built_cost = h.tree().SahCost();
+  EXPECT_GE(built_cost, 1.0f);
+
+  // Mutations after a build.
+  for (int i = 0; i < 1000; ++i) h.DestroyAt(h.rng()() % h.live().size());
+  for (int i = 0; i < 1000; ++i) h.Create();
+  for (size_t i = 0; i < h.live().size(); i += 7) h.MoveAt(i, 5.0f);
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(5));
+
+  // Building again over fewer boxes and over none.
+  h.tree().Build(std::span(boxes).first(3), std::span(users).first(3),
+                 std::span(categories).first(3), std::span(proxies).first(3));
+  EXPECT_TRUE(h.tree().Validate());
+  EXPECT_EQ(h.tree().ProxyCount(), 3);
+  h.tree().Build({}, {}, {}, {});
+  EXPECT_TRUE(h.tree().Validate());
+  EXPECT_EQ(h.tree().ProxyCount(), 0);
+}
+
+TEST(DynamicTree, RebuildLowersTheSahCostOfAnAgedTree) {
+  Harness h(31, 100.0f, 1.0f);
+  for (int i = 0; i < 5000; ++i) h.Create();
+  // Age the tree: large enlarge moves refitted in place, never restructured.
+  for (int tick = 0; tick < 5; ++tick) {
+    for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 10.0f, /*enlarge=*/true);
+    h.tree().Refit();
+  }
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  float aged = h.tree().SahCost();
+  h.tree().Rebuild();
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  float rebuilt = h.tree().SahCost();
+  EXPECT_LT(rebuilt, 0.7f * aged) << "aged " << aged << " rebuilt " << rebuilt;
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+}
+
+TEST(DynamicTree, RayCallbackCanClipStopAndContinue) {
+  // Ten unit boxes along +x at x = 10, 20, ..., 100, margin 0.
+  DynamicTree tree({.fat_margin = 0.0f});
+  std::vector<int32_t> ids;
+  for (int i = 1; i <= 10; ++i) {
+    float x = 10.0f * static_cast<float>(i);
+    ids.push_back(tree.CreateProxy({{x - 0.5f, -0.5f, -0.5f}, {x + 0.5f, 0.5f, 0.5f}},
+                                   static_cast<uint32_t>(i), 1u));
+  }
+  ASSERT_TRUE(tree.Validate());
+  const Vec3 origin{0, 0, 0};
+  const Vec3 dir{1, 0, 0};
+
+  // Continue: returning the max distance sees every box within range.
+  std::vector<uint32_t> seen;
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+    EXPECT_EQ(d, 1000.0f);
+    seen.push_back(u);
+    return d;
+  });
+  std::sort(seen.begin(), seen.end());
+  EXPECT_EQ(seen.size(), 10u);
+
+  // The range limits what is seen: boxes entered at <= 55 are those at 10..50.
+  seen.clear();
+  tree.RayCast(origin, dir, 55.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+    seen.push_back(u);
+    return d;
+  });
+  EXPECT_EQ(seen.size(), 5u);
+
+  // Clip: a hit at the entry distance hides every box behind it; near boxes come first here,
+  // so exactly one box is seen.
+  seen.clear();
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float d) {
+    seen.push_back(u);
+    return tree.FatAabb(proxy).min.x;
+  });
+  ASSERT_FALSE(seen.empty());
+  EXPECT_EQ(*std::min_element(seen.begin(), seen.end()), 1u);
+  for (uint32_t u : seen) EXPECT_LE(u, 1u) << "a box behind the clip was reported";
+
+  // Clip to 35: boxes entered at <= 35 may still come (10, 20, 30), none after.
+  seen.clear();
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+    seen.push_back(u);
+    return 35.0f;
+  });
+  for (uint32_t u : seen) EXPECT_LE(u, 3u);
+
+  // A box entered exactly at the clipped distance is still reported (ties stay visible).
+  seen.clear();
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+    seen.push_back(u);
+    return 39.5f;  // the fourth box is entered at 39.5
+  });
+  EXPECT_NE(std::find(seen.begin(), seen.end(), 4u), seen.end());
+
+  // Stop: a negative result ends the query at once.
+  int calls = 0;
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float d) {
+    ++calls;
+    return calls == 3 ? -1.0f : d;
+  });
+  EXPECT_EQ(calls, 3);
+  calls = 0;
+  tree.SweptCast(origin, dir, 1000.0f, {0.1f, 0.1f, 0.1f}, ~0u, [&](uint32_t, int32_t, float) {
+    ++calls;
+    return -1.0f;
+  });
+  EXPECT_EQ(calls, 1);
+  calls = 0;
+  tree.QueryAabb({{0, -1, -1}, {1000, 1, 1}}, ~0u, [&](uint32_t, int32_t) {
+    ++calls;
+    return calls < 4;
+  });
+  EXPECT_EQ(calls, 4);
+
+  // Clip to 0: only boxes containing the origin remain, and there is none here.
+  calls = 0;
+  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float) {
+    ++calls;
+    return 0.0f;
+  });
+  EXPECT_EQ(calls, 1);
+
+  // A ray starting inside a box enters it at 0.
+  float entered = -1.0f;
+  tree.RayCast({10, 0, 0}, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float) {
+    float t0, t1;
+    RayAabbInterval(tree.FatAabb(proxy), {10, 0, 0}, Reciprocal(dir), 1000.0f, &t0, &t1);
+    if (u == 1) {
+      entered = t0;
+    }
+    return 0.0f;
+  });
+  EXPECT_EQ(entered, 0.0f);
+}
+
+TEST(DynamicTree, ZeroSizeBoxesAndDuplicatesAreFound) {
+  for (uint32_t seed : {41u, 42u}) {
+    SCOPED_TRACE(SeedTrace(seed));
+    Harness h(seed, 20.0f, 0.0f, /*margin=*/0.0f);  // points, no margin
+    for (int i = 0; i < 1500; ++i) {
+      h.Create();
+      // Duplicates: every tenth box is created three times.
+      if (i % 10 == 0) {
+        Aabb b = h.live().back().tight;
+        h.Create(b, 1u);
+        h.Create(b, 2u);
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(30));
+    // Rays along an axis exactly through a point hit it and its duplicates.
+    const OracleProxy& p = h.live()[30];
+    const Vec3 point = p.tight.min;
+    std::vector<int32_t> got;
+    h.tree().RayCast(point - Vec3{5, 0, 0}, {1, 0, 0}, 10.0f, ~0u,
+                     [&](uint32_t, int32_t proxy, float d) {
+                       got.push_back(proxy);
+                       return d;
+                     });
+    EXPECT_NE(std::find(got.begin(), got.end(), p.proxy), got.end());
+    // Point query boxes.
+    got.clear();
+    h.tree().QueryAabb({point, point}, ~0u, [&](uint32_t, int32_t proxy) {
+      got.push_back(proxy);
+      return true;
+    });
+    EXPECT_NE(std::find(got.begin(), got.end(), p.proxy), got.end());
+    h.tree().Rebuild();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+  }
+}
+
+TEST(DynamicTree, HugeCoordinatesWork) {
+  const uint32_t seed = 51;
+  SCOPED_TRACE(SeedTrace(seed));
+  Harness h(seed, 1e5f, 50.0f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  // A few at the far corners.
+  h.Create({{-1e5f, -1e5f, -1e5f}, {-1e5f + 1, -1e5f + 1, -1e5f + 1}}, 1u);
+  h.Create({{1e5f - 1, 1e5f - 1, 1e5f - 1}, {1e5f, 1e5f, 1e5f}}, 1u);
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(30));
+  for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 100.0f);
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+  h.tree().Rebuild();
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+}
+
+TEST(DynamicTree, IdenticalBoxesNeedAGrowingStackAndAllAreFound) {
+  // Identical boxes give no SAH preference: the tree degenerates. Queries with a tiny inline
+  // stack must spill and still report every box once.
+  for (bool bulk : {false, true}) {
+    SCOPED_TRACE(bulk ? "bulk" : "incremental");
+    DynamicTree tree;
+    const int n = 4000;
+    const Aabb box{{1, 1, 1}, {2, 2, 2}};
+    if (bulk) {
+      std::vector<Aabb> boxes(n, box);
+      std::vector<uint32_t> users(n, 0);
+      std::vector<uint32_t> categories(n, 1);
+      std::vector<int32_t> proxies(n);
+      tree.Build(boxes, users, categories, proxies);
+    } else {
+      for (int i = 0; i < n; ++i) tree.CreateProxy(box, 0, 1);
+    }
+    const char* why = "";
+    ASSERT_TRUE(tree.Validate(&why)) << why;
+    std::vector<int> count(n, 0);
+    tree.QueryAabb<1>(box, ~0u, [&](uint32_t, int32_t proxy) {
+      ++count[proxy];
+      return true;
+    });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
+    std::fill(count.begin(), count.end(), 0);
+    tree.RayCast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
+      ++count[proxy];
+      return d;
+    });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
+    std::fill(count.begin(), count.end(), 0);
+    tree.SweptCast<2>({0, 0, 0}, {1, 0, 0}, 10.0f, {1, 1, 1}, ~0u,
+                      [&](uint32_t, int32_t proxy, float d) {
+                        ++count[proxy];
+                        return d;
+                      });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
+    // The default stack too.
+    int total = 0;
+    tree.QueryAabb(box, ~0u, [&](uint32_t, int32_t) {
+      ++total;
+      return true;
+    });
+    EXPECT_EQ(total, n);
+  }
+}
+
+TEST(TraversalStack, SpillsToTheHeapAndKeepsEveryEntry) {
+  TraversalStack<int32_t, 4> stack;
+  for (int32_t i = 0; i < 4; ++i) stack.Push(i);
+  EXPECT_FALSE(stack.Spilled());
+  for (int32_t i = 4; i < 10000; ++i) stack.Push(i);
+  EXPECT_TRUE(stack.Spilled());
+  EXPECT_EQ(stack.Size(), 10000u);
+  for (int32_t i = 9999; i >= 0; --i) ASSERT_EQ(stack.Pop(), i);
+  EXPECT_TRUE(stack.Empty());
+  stack.Push(5);
+  EXPECT_EQ(stack.Pop(), 5);
+}
+
+TEST(DynamicTree, MaskedSubtreesAreSkipped) {
+  // Two clusters with different categories: a query masked to one never visits the other.
+  DynamicTree tree;
+  for (int i = 0; i < 200; ++i) {
+    float x = static_cast<float>(i % 20);
+    float y = static_cast<float>(i / 20);
+    tree.CreateProxy({{x, y, 0}, {x + 0.5f, y + 0.5f, 0.5f}}, static_cast<uint32_t>(i),
+                     i < 100 ? 1u : 2u);
+  }
+  ASSERT_TRUE(tree.Validate());
+  const Aabb everything{{-100, -100, -100}, {100, 100, 100}};
+  int seen = 0;
+  tree.QueryAabb(everything, 2u, [&](uint32_t u, int32_t) {
+    EXPECT_GE(u, 100u);
+    ++seen;
+    return true;
+  });
+  EXPECT_EQ(seen, 100);
+  seen = 0;
+  tree.QueryAabb(everything, 4u, [&](uint32_t, int32_t) {
+    ++seen;
+    return true;
+  });
+  EXPECT_EQ(seen, 0);
+  // Changing categories updates the unions.
+  for (int32_t p = 0; p < 200; p += 2) tree.SetCategoryBits(p, 4u);
+  ASSERT_TRUE(tree.Validate());
+  tree.QueryAabb(everything, 4u, [&](uint32_t, int32_t p) {
+    EXPECT_EQ(p % 2, 0);
+    ++seen;
+    return true;
+  });
+  EXPECT_EQ(seen, 100);
+}
+
+TEST(DynamicTree, ProxyIdsAreReusedAfterDestruction) {
+  DynamicTree tree;
+  int32_t a = tree.CreateProxy({{0, 0, 0}, {1, 1, 1}}, 1, 1);
+  int32_t b = tree.CreateProxy({{2, 0, 0}, {3, 1, 1}}, 2, 1);
+  tree.DestroyProxy(a);
+  EXPECT_FALSE(tree.IsLiveProxy(a));
+  int32_t c = tree.CreateProxy({{4, 0, 0}, {5, 1, 1}}, 3, 1);
+  EXPECT_EQ(c, a);
+  EXPECT_TRUE(tree.IsLiveProxy(b));
+  EXPECT_EQ(tree.UserData(c), 3u);
+  EXPECT_FALSE(tree.IsLiveProxy(kNullProxy));
+  EXPECT_TRUE(tree.Validate());
+}
+
+TEST(DynamicTree, StatsDescribeTheTree) {
+  Harness h(61, 100.0f, 1.0f);
+  for (int i = 0; i < 1000; ++i) h.Create();
+  DynamicTree& tree = h.tree();
+  EXPECT_EQ(tree.ProxyCount(), 1000);
+  EXPECT_EQ(tree.InternalNodeCount(), 999);
+  EXPECT_GE(tree.Height(), 10);  // at least log2(1000)
+  EXPECT_LT(tree.Height(), 40);
+  EXPECT_GE(tree.MemoryBytes(), 999u * 64u + 1000u * sizeof(Aabb));
+  EXPECT_GT(tree.SahCost(), 1.0f);
+  EXPECT_TRUE(std::isfinite(tree.SahCost()));
+}
+
+}  // namespace
+}  // namespace collide
