@@ -22,8 +22,8 @@ inline float BinArea(const Aabb& b, int32_t count) { return count > 0 ? HalfArea
 
 }  // namespace
 
-int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int32_t end,
-                                Aabb* left, Aabb* right) {
+int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int32_t end, Aabb* left,
+                                Aabb* right) {
   constexpr int kBins = kBinCount;
   Vec3 cmin = centroids_[items_[begin]];
   Vec3 cmax = cmin;

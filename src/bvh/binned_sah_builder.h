@@ -49,8 +49,7 @@ class BinnedSahBuilder {
   };
 
   // Splits items_[begin, end) in place; returns the split point and the two sides' bounds.
-  int32_t Split(std::span<const Aabb> boxes, int32_t begin, int32_t end, Aabb* left,
-                Aabb* right);
+  int32_t Split(std::span<const Aabb> boxes, int32_t begin, int32_t end, Aabb* left, Aabb* right);
 
   std::vector<int32_t> items_;
   std::vector<Vec3> centroids_;  // min + max: twice the centre, the scale does not matter

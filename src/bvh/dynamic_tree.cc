@@ -101,6 +101,7 @@ uint32_t DynamicTree::RootCategory() const {
 
 int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t category_bits) {
   assert(tight.min.x <= tight.max.x && tight.min.y <= tight.max.y && tight.min.z <= tight.max.z);
+  wide_current_ = false;
   int32_t proxy = AllocateLeaf();
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   leaf_user_[proxy] = user_data;
@@ -111,6 +112,7 @@ int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t
 
 void DynamicTree::DestroyProxy(int32_t proxy) {
   assert(IsLiveProxy(proxy));
+  wide_current_ = false;
   RemoveLeaf(proxy);
   leaf_parent_[proxy] = kFreeLeaf;
   leaf_user_[proxy] = static_cast<uint32_t>(free_leaf_);
@@ -121,6 +123,7 @@ void DynamicTree::DestroyProxy(int32_t proxy) {
 bool DynamicTree::MoveProxy(int32_t proxy, const Aabb& tight) {
   assert(IsLiveProxy(proxy));
   if (Contains(leaf_box_[proxy], tight)) return false;
+  wide_current_ = false;
   RemoveLeaf(proxy);
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   InsertLeaf(proxy);
@@ -130,6 +133,7 @@ bool DynamicTree::MoveProxy(int32_t proxy, const Aabb& tight) {
 bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
   assert(IsLiveProxy(proxy));
   if (Contains(leaf_box_[proxy], tight)) return false;
+  wide_current_ = false;
   const Aabb fat = Expand(tight, options_.fat_margin);
   leaf_box_[proxy] = fat;
   int32_t ref = LeafRef(proxy);
@@ -159,6 +163,7 @@ bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
 
 void DynamicTree::SetCategoryBits(int32_t proxy, uint32_t category_bits) {
   assert(IsLiveProxy(proxy));
+  wide_current_ = false;
   leaf_category_[proxy] = category_bits;
   int32_t ref = LeafRef(proxy);
   uint32_t bits = category_bits;
@@ -491,6 +496,7 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
   assert(tight.size() == user.size() && tight.size() == category.size() &&
          tight.size() == out_proxies.size());
   const int32_t n = static_cast<int32_t>(tight.size());
+  wide_current_ = false;
   // Fresh pools: proxies 0 .. n-1 in input order, nodes in preorder.
   leaf_box_.resize(n);
   leaf_user_.resize(n);
@@ -518,6 +524,7 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
 }
 
 void DynamicTree::Rebuild() {
+  wide_current_ = false;
   item_refs_.clear();
   item_boxes_.clear();
   for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
@@ -531,6 +538,7 @@ void DynamicTree::Rebuild() {
 
 void DynamicTree::RebuildEnlarged() {
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
+  wide_current_ = false;
   // Collect the unmarked subtrees (and leaves) hanging below the marked top of the tree, and
   // free the marked nodes.
   item_refs_.clear();
@@ -558,6 +566,7 @@ void DynamicTree::RebuildEnlarged() {
 
 void DynamicTree::Refit() {
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
+  wide_current_ = false;
   // Preorder list of the marked nodes, then children before parents in reverse.
   scratch_.clear();
   scratch_.push_back(root_);
@@ -585,6 +594,73 @@ void DynamicTree::Refit() {
 }
 
 // ---------------------------------------------------------------------------------------------
+// The 4-wide query form.
+
+void DynamicTree::Optimize() {
+  if (wide_current_) return;
+  wide_.Clear();
+  wide_current_ = true;
+  if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
+  wide_.Reserve(static_cast<size_t>(node_count_ / 2 + 1));
+
+  // Each wide node takes a binary node's two children and keeps opening its internal child
+  // of largest area until it has four children (or only leaves). Nodes are written in
+  // preorder, the first child's subtree right after its parent.
+  struct Slot {
+    int32_t ref;
+    Aabb box;
+    uint32_t category;
+  };
+  struct Pending {
+    int32_t binary;
+    int32_t wide_parent;
+    int32_t slot;
+  };
+  std::vector<Pending> pending{{root_, -1, 0}};
+  while (!pending.empty()) {
+    const Pending p = pending.back();
+    pending.pop_back();
+    const int32_t w = wide_.AddNode();
+    if (p.wide_parent >= 0) wide_.node(p.wide_parent).child[p.slot] = w;
+
+    Slot slots[WideTree::kWidth];
+    const Node& b = nodes_[p.binary];
+    slots[0] = {b.child[0], b.box[0], b.category[0]};
+    slots[1] = {b.child[1], b.box[1], b.category[1]};
+    int count = 2;
+    while (count < WideTree::kWidth) {
+      int widest = -1;
+      float widest_area = -1.0f;
+      for (int i = 0; i < count; ++i) {
+        if (IsLeafRef(slots[i].ref)) continue;
+        float area = HalfArea(slots[i].box);
+        if (area > widest_area) {
+          widest_area = area;
+          widest = i;
+        }
+      }
+      if (widest < 0) break;
+      const Node& open = nodes_[slots[widest].ref];
+      slots[count++] = {open.child[1], open.box[1], open.category[1]};
+      slots[widest] = {open.child[0], open.box[0], open.category[0]};
+    }
+
+    WideTree::Node& node = wide_.node(w);
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (i < count) {
+        node.Set(i, slots[i].ref, slots[i].box, slots[i].category);
+      } else {
+        node.SetEmpty(i);
+      }
+    }
+    for (int i = count; i-- > 0;) {
+      if (!IsLeafRef(slots[i].ref)) pending.push_back({slots[i].ref, w, i});
+    }
+  }
+  wide_.SetRoot(0);
+}
+
+// ---------------------------------------------------------------------------------------------
 // Statistics and validation.
 
 int DynamicTree::Height() const {
@@ -598,7 +674,7 @@ size_t DynamicTree::MemoryBytes() const {
          leaf_category_.capacity() * sizeof(uint32_t) + leaf_parent_.capacity() * sizeof(int32_t) +
          builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
          item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
-         scratch_.capacity() * sizeof(int32_t);
+         scratch_.capacity() * sizeof(int32_t) + wide_.MemoryBytes();
 }
 
 float DynamicTree::SahCost() const {
@@ -721,6 +797,68 @@ bool DynamicTree::Validate(const char** why) const {
   }
   if (nodes_reached != node_count_) return fail("unreachable internal nodes in use");
   if (leaves_reached != proxy_count_) return fail("unreachable live leaves");
+  return ValidateWide(why);
+}
+
+bool DynamicTree::ValidateWide(const char** why) const {
+  auto fail = [why](const char* reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  if (!wide_current_) return true;
+  if (root_ == kNullRef || IsLeafRef(root_)) {
+    return wide_.HasRoot() ? fail("wide form has nodes for a tree without internal nodes") : true;
+  }
+  if (!wide_.HasRoot()) return fail("optimized tree without a wide root");
+  std::vector<uint8_t> seen_node(static_cast<size_t>(wide_.NodeCount()), 0);
+  std::vector<uint8_t> seen_leaf(leaf_parent_.size(), 0);
+  std::vector<int32_t> stack{wide_.root()};
+  int32_t leaves = 0;
+  while (!stack.empty()) {
+    const int32_t index = stack.back();
+    stack.pop_back();
+    if (index < 0 || index >= wide_.NodeCount()) return fail("bad wide node index");
+    if (seen_node[index]) return fail("wide node reached twice");
+    seen_node[index] = 1;
+    const WideTree::Node& n = wide_.node(index);
+    int used = 0;
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      const int32_t child = n.child[i];
+      const Aabb box{{n.min_x[i], n.min_y[i], n.min_z[i]}, {n.max_x[i], n.max_y[i], n.max_z[i]}};
+      if (child == kNullRef) {
+        if (n.category[i] != 0) return fail("unused wide slot with a category");
+        continue;
+      }
+      ++used;
+      if (IsLeafRef(child)) {
+        const int32_t proxy = ProxyOf(child);
+        if (proxy >= static_cast<int32_t>(leaf_parent_.size()) ||
+            leaf_parent_[proxy] == kFreeLeaf) {
+          return fail("wide leaf is not a live proxy");
+        }
+        if (seen_leaf[proxy]) return fail("wide leaf reached twice");
+        seen_leaf[proxy] = 1;
+        ++leaves;
+        if (!(box == leaf_box_[proxy])) return fail("wide leaf box differs from the fat box");
+        if (n.category[i] != leaf_category_[proxy]) return fail("wide leaf category differs");
+      } else {
+        if (child >= wide_.NodeCount()) return fail("bad wide child index");
+        const WideTree::Node& c = wide_.node(child);
+        uint32_t category = 0;
+        for (int k = 0; k < WideTree::kWidth; ++k) {
+          if (c.child[k] == kNullRef) continue;
+          const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
+                           {c.max_x[k], c.max_y[k], c.max_z[k]}};
+          if (!Contains(box, inner)) return fail("wide child box not inside its slot's box");
+          category |= c.category[k];
+        }
+        if (category != n.category[i]) return fail("wide category union differs");
+        stack.push_back(child);
+      }
+    }
+    if (used < 2) return fail("wide node with fewer than two children");
+  }
+  if (leaves != proxy_count_) return fail("wide form does not hold every leaf");
   return true;
 }
 

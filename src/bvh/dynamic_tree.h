@@ -10,11 +10,11 @@
 
 #include "bvh/binned_sah_builder.h"
 #include "bvh/traversal_stack.h"
+#include "bvh/wide_tree.h"
 #include "geom/aabb.h"
 #include "geom/vec3.h"
 
 namespace collide {
-
 /// The proxy id that names no proxy.
 inline constexpr int32_t kNullProxy = -1;
 
@@ -94,6 +94,15 @@ class DynamicTree {
   /// children, so they are tight again, and clears the marks. The tree's shape is unchanged.
   void Refit();
 
+  /// Builds the 4-wide query form (WideTree) from the current tree, O(n): queries use it until
+  /// the next change of the tree, then fall back to the binary tree (correct, slower) until the
+  /// next `Optimize`. Call it after a batch of updates that queries will follow. A no-op when
+  /// nothing changed since the last call (a `MoveProxy` that stays inside the fat box changes
+  /// nothing).
+  void Optimize();
+  /// True when queries run on the 4-wide form (`Optimize` was called after the last change).
+  bool IsOptimized() const { return wide_current_; }
+
   /// Calls `f(uint32_t user_data, int32_t proxy) -> bool` for every proxy whose fat box
   /// overlaps the closed box `box` and whose category bits meet `mask`; `f` returns false to
   /// stop the query. Order unspecified.
@@ -161,9 +170,14 @@ class DynamicTree {
   float SahCost() const;
   /// Checks every invariant: parent/child links, leaf and node counts, both free lists, each
   /// child box inside its parent's (and equal to the union of its children where not marked by
-  /// `EnlargeProxy`), heights, category unions. Returns false on the first violation and, when
+  /// `EnlargeProxy`), heights, category unions, and when optimized that the 4-wide form holds
+  /// every leaf once with its box and category, every child box inside its slot's box, and
+  /// category unions. Returns false on the first violation and, when
   /// `why` is not null, points it at a static description. For tests; O(n).
   bool Validate(const char** why = nullptr) const;
+
+  /// The 4-wide query form (current when `IsOptimized()`), for inspection.
+  const WideTree& wide_form() const { return wide_; }
 
  private:
   // A child reference: >= 0 is an internal node index, < 0 a leaf with proxy id ~reference.
@@ -231,6 +245,7 @@ class DynamicTree {
 
   // Builds over items (child references with their boxes) and makes the result the root.
   void BuildFromItems();
+  bool ValidateWide(const char** why) const;
 
   template <bool kSwept, size_t kInlineStack, typename F>
   void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
@@ -253,6 +268,10 @@ class DynamicTree {
   std::vector<int32_t> leaf_parent_;  // kNullNode for a root leaf, kFreeLeaf when free
   int32_t free_leaf_ = kNullProxy;
 
+  // The 4-wide query form and whether it mirrors the binary tree.
+  WideTree wide_;
+  bool wide_current_ = false;
+
   // Scratch for the builds.
   BinnedSahBuilder builder_;
   std::vector<int32_t> item_refs_;
@@ -272,6 +291,10 @@ void DynamicTree::QueryAabb(const Aabb& box, uint32_t mask, F&& f) const {
     if ((leaf_category_[proxy] & mask) != 0 && Overlaps(leaf_box_[proxy], box)) {
       f(leaf_user_[proxy], proxy);
     }
+    return;
+  }
+  if (wide_current_) {
+    wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(), f);
     return;
   }
   TraversalStack<int32_t, kInlineStack> stack;
@@ -327,16 +350,17 @@ void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_d
   // The slab test, written so a NaN (0 * inf: the origin on a slab plane of a zero direction
   // component) is ignored the way RayAabbInterval ignores it, which counts the plane as inside.
   auto enter = [&](const Aabb& b, float limit, float* t_enter) {
-    float t0 = 0.0f;
-    float t1 = limit;
-    for (int i = 0; i < 3; ++i) {
-      float lo = (b.min[i] - lo_origin[i]) * inv[i];
-      float hi = (b.max[i] - hi_origin[i]) * inv[i];
-      float near = std::min(lo, hi);  // lo when hi is NaN or lo NaN
-      float far = std::max(hi, lo);   // hi when either is NaN
-      t0 = std::max(t0, near);        // t0 when near is NaN
-      t1 = std::min(t1, far);         // t1 when far is NaN
-    }
+    float lo_x = (b.min.x - lo_origin.x) * inv.x;
+    float hi_x = (b.max.x - hi_origin.x) * inv.x;
+    float lo_y = (b.min.y - lo_origin.y) * inv.y;
+    float hi_y = (b.max.y - hi_origin.y) * inv.y;
+    float lo_z = (b.min.z - lo_origin.z) * inv.z;
+    float hi_z = (b.max.z - hi_origin.z) * inv.z;
+    // std::min(a, b) is (b < a ? b : a): a NaN second operand yields the first.
+    float t0 = std::max(std::max(std::max(0.0f, std::min(lo_x, hi_x)), std::min(lo_y, hi_y)),
+                        std::min(lo_z, hi_z));
+    float t1 = std::min(std::min(std::min(limit, std::max(hi_x, lo_x)), std::max(hi_y, lo_y)),
+                        std::max(hi_z, lo_z));
     *t_enter = t0;
     return t0 <= t1;
   };
@@ -358,6 +382,11 @@ void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_d
     return;
   }
 
+  if (wide_current_) {
+    wide_.Cast<kSwept, kInlineStack>(origin, unit_dir, max_distance, half_extent, mask,
+                                     leaf_user_.data(), f);
+    return;
+  }
   TraversalStack<CastEntry, kInlineStack> stack;
   const Node* nodes = nodes_.data();
   int32_t index = root_;

@@ -212,12 +212,21 @@ class Harness {
     }
   }
 
+  // Runs `count` queries of each kind on the tree as it is, then again on its 4-wide form.
   void CheckQueries(int count) {
-    for (int i = 0; i < count; ++i) {
-      ASSERT_NO_FATAL_FAILURE(CheckBoxQuery());
-      ASSERT_NO_FATAL_FAILURE(CheckRayAllHits());
-      ASSERT_NO_FATAL_FAILURE(CheckRayClosest());
-      ASSERT_NO_FATAL_FAILURE(CheckSwept());
+    for (bool optimized : {false, true}) {
+      SCOPED_TRACE(optimized ? "4-wide form" : "binary tree");
+      if (optimized) {
+        tree_.Optimize();
+        ASSERT_TRUE(tree_.IsOptimized());
+        ASSERT_NO_FATAL_FAILURE(ExpectValid());
+      }
+      for (int i = 0; i < count; ++i) {
+        ASSERT_NO_FATAL_FAILURE(CheckBoxQuery());
+        ASSERT_NO_FATAL_FAILURE(CheckRayAllHits());
+        ASSERT_NO_FATAL_FAILURE(CheckRayClosest());
+        ASSERT_NO_FATAL_FAILURE(CheckSwept());
+      }
     }
   }
 
@@ -455,8 +464,10 @@ TEST(DynamicTree, RebuildLowersTheSahCostOfAnAgedTree) {
   ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
 }
 
-TEST(DynamicTree, RayCallbackCanClipStopAndContinue) {
-  // Ten unit boxes along +x at x = 10, 20, ..., 100, margin 0.
+class RayCallback : public ::testing::TestWithParam<bool> {};
+
+TEST_P(RayCallback, CanClipStopAndContinue) {
+  // Ten unit boxes along +x at x = 10, 20, ..., 100, margin 0; GetParam(): 4-wide form.
   DynamicTree tree({.fat_margin = 0.0f});
   std::vector<int32_t> ids;
   for (int i = 1; i <= 10; ++i) {
@@ -464,6 +475,8 @@ TEST(DynamicTree, RayCallbackCanClipStopAndContinue) {
     ids.push_back(tree.CreateProxy({{x - 0.5f, -0.5f, -0.5f}, {x + 0.5f, 0.5f, 0.5f}},
                                    static_cast<uint32_t>(i), 1u));
   }
+  if (GetParam()) tree.Optimize();
+  ASSERT_EQ(tree.IsOptimized(), GetParam());
   ASSERT_TRUE(tree.Validate());
   const Vec3 origin{0, 0, 0};
   const Vec3 dir{1, 0, 0};
@@ -552,6 +565,47 @@ TEST(DynamicTree, RayCallbackCanClipStopAndContinue) {
     return 0.0f;
   });
   EXPECT_EQ(entered, 0.0f);
+}
+
+INSTANTIATE_TEST_SUITE_P(BinaryAndWide, RayCallback, ::testing::Bool());
+
+TEST(DynamicTree, OptimizeIsKeptBySmallMovesAndDroppedByChanges) {
+  Harness h(71, 50.0f, 1.0f, /*margin=*/0.5f);
+  for (int i = 0; i < 500; ++i) h.Create();
+  h.tree().Optimize();
+  ASSERT_TRUE(h.tree().IsOptimized());
+  // A move inside the fat box changes nothing.
+  OracleProxy& p = h.live()[0];
+  EXPECT_FALSE(h.tree().MoveProxy(p.proxy, p.tight));
+  EXPECT_TRUE(h.tree().IsOptimized());
+  h.MoveAt(1, 10.0f);
+  EXPECT_FALSE(h.tree().IsOptimized());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));  // optimizes again
+  h.tree().SetCategoryBits(h.live()[2].proxy, 8u);
+  h.live()[2].category = 8u;
+  EXPECT_FALSE(h.tree().IsOptimized());
+  h.tree().Optimize();
+  h.DestroyAt(3);
+  EXPECT_FALSE(h.tree().IsOptimized());
+  h.tree().Optimize();
+  h.MoveAt(4, 10.0f, /*enlarge=*/true);
+  EXPECT_FALSE(h.tree().IsOptimized());
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+  // Two proxies: the root has leaves only.
+  DynamicTree small;
+  small.CreateProxy({{0, 0, 0}, {1, 1, 1}}, 1, 1);
+  small.Optimize();
+  EXPECT_TRUE(small.Validate());
+  small.CreateProxy({{3, 0, 0}, {4, 1, 1}}, 2, 1);
+  small.Optimize();
+  EXPECT_TRUE(small.Validate());
+  int calls = 0;
+  small.RayCast({-1, 0.5f, 0.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t, float d) {
+    ++calls;
+    return d;
+  });
+  EXPECT_EQ(calls, 2);
 }
 
 TEST(DynamicTree, ZeroSizeBoxesAndDuplicatesAreFound) {
@@ -648,6 +702,19 @@ TEST(DynamicTree, IdenticalBoxesNeedAGrowingStackAndAllAreFound) {
                         return d;
                       });
     for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
+    // The 4-wide form, with a one-entry inline stack.
+    tree.Optimize();
+    ASSERT_TRUE(tree.Validate(&why)) << why;
+    std::fill(count.begin(), count.end(), 0);
+    tree.QueryAabb<1>(box, ~0u, [&](uint32_t, int32_t proxy) {
+      ++count[proxy];
+      return true;
+    });
+    tree.RayCast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
+      ++count[proxy];
+      return d;
+    });
+    for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 2) << "proxy " << i;
     // The default stack too.
     int total = 0;
     tree.QueryAabb(box, ~0u, [&](uint32_t, int32_t) {
