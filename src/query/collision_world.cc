@@ -1,0 +1,134 @@
+#include "query/collision_world.h"
+
+#include <cassert>
+
+#include "geom/bounds.h"
+
+namespace collide {
+
+CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
+    : trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
+             DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {}
+
+BodyHandle CollisionWorld::AllocateSlot() {
+  if (!free_slots_.empty()) {
+    BodyHandle handle = free_slots_.back();
+    free_slots_.pop_back();
+    return handle;
+  }
+  bodies_.emplace_back();
+  return static_cast<BodyHandle>(bodies_.size() - 1);
+}
+
+BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
+  BodyHandle handle = AllocateSlot();
+  Body& body = bodies_[handle];
+  body = Body{.shape = desc.shape,
+              .pose = desc.pose,
+              .id = desc.id,
+              .category = desc.category,
+              .mask = desc.mask,
+              .proxy = -1,
+              .kind = desc.kind};
+  body.proxy = MutableTree(desc.kind).CreateProxy(Bounds(desc.shape, desc.pose),
+                                                  static_cast<uint32_t>(handle), desc.category);
+  ++body_count_;
+  return handle;
+}
+
+void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHandle> handles) {
+  assert(descs.size() == handles.size());
+  // A bulk build replaces a tree's contents, so it is used only for a tree that is still empty;
+  // otherwise bodies go in one by one.
+  for (int kind = 0; kind < 2; ++kind) {
+    bool bulk = trees_[kind].ProxyCount() == 0;
+    std::vector<Aabb> boxes;
+    std::vector<uint32_t> users;
+    std::vector<uint32_t> categories;
+    std::vector<size_t> indices;
+    for (size_t i = 0; i < descs.size(); ++i) {
+      if (static_cast<int>(descs[i].kind) != kind) continue;
+      if (!bulk) {
+        handles[i] = Add(descs[i]);
+        continue;
+      }
+      BodyHandle handle = AllocateSlot();
+      const BodyDesc& desc = descs[i];
+      bodies_[handle] = Body{.shape = desc.shape,
+                             .pose = desc.pose,
+                             .id = desc.id,
+                             .category = desc.category,
+                             .mask = desc.mask,
+                             .proxy = -1,
+                             .kind = desc.kind};
+      handles[i] = handle;
+      boxes.push_back(Bounds(desc.shape, desc.pose));
+      users.push_back(static_cast<uint32_t>(handle));
+      categories.push_back(desc.category);
+      indices.push_back(i);
+      ++body_count_;
+    }
+    if (!bulk || boxes.empty()) continue;
+    std::vector<int32_t> proxies(boxes.size());
+    trees_[kind].Build(boxes, users, categories, proxies);
+    for (size_t j = 0; j < indices.size(); ++j) bodies_[handles[indices[j]]].proxy = proxies[j];
+  }
+}
+
+void CollisionWorld::Remove(BodyHandle handle) {
+  assert(IsLive(handle));
+  Body& body = bodies_[handle];
+  MutableTree(body.kind).DestroyProxy(body.proxy);
+  body.proxy = -1;
+  free_slots_.push_back(handle);
+  --body_count_;
+}
+
+void CollisionWorld::SetPose(BodyHandle handle, const Pose& pose) {
+  assert(IsLive(handle));
+  Body& body = bodies_[handle];
+  body.pose = pose;
+  MutableTree(body.kind).MoveProxy(body.proxy, Bounds(body.shape, pose));
+}
+
+void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
+  assert(IsLive(handle));
+  Body& body = bodies_[handle];
+  body.shape = shape;
+  MutableTree(body.kind).MoveProxy(body.proxy, Bounds(shape, body.pose));
+}
+
+void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t mask) {
+  assert(IsLive(handle));
+  Body& body = bodies_[handle];
+  body.category = category;
+  body.mask = mask;
+  MutableTree(body.kind).SetCategoryBits(body.proxy, category);
+}
+
+void CollisionWorld::Optimize() {
+  for (DynamicTree& tree : trees_) tree.Rebuild();
+}
+
+size_t CollisionWorld::MemoryBytes() const {
+  return bodies_.capacity() * sizeof(Body) + free_slots_.capacity() * sizeof(BodyHandle) +
+         trees_[0].MemoryBytes() + trees_[1].MemoryBytes();
+}
+
+bool CollisionWorld::Validate() const {
+  if (!trees_[0].Validate() || !trees_[1].Validate()) return false;
+  int32_t live = 0;
+  for (BodyHandle h = 0; h < slot_count(); ++h) {
+    const Body& body = bodies_[h];
+    if (body.proxy < 0) continue;
+    ++live;
+    const DynamicTree& t = tree(body.kind);
+    if (t.UserData(body.proxy) != static_cast<uint32_t>(h)) return false;
+    if (!Contains(t.FatAabb(body.proxy), Bounds(body.shape, body.pose))) return false;
+  }
+  return live == body_count_ &&
+         live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&
+         live + static_cast<int32_t>(free_slots_.size()) == slot_count();
+}
+
+}  // namespace collide

@@ -1,0 +1,35 @@
+#pragma once
+
+#include <cstdint>
+
+#include "geom/vec3.h"
+
+namespace collide {
+
+/// One body hit by a query.
+struct QueryHit {
+  /// The client's id of the hit body.
+  uint64_t body_id = 0;
+  /// The sort key. Ray and sphere casts: distance along the unit direction to first contact.
+  /// Point-radius queries: distance from the point to the body's surface, 0 when inside.
+  /// Overlaps and AABB regions: 0 (so their hits are ordered by id).
+  float distance = 0.0f;
+  /// Overlaps with detail: the penetration depth (the shortest move of the query shape that
+  /// separates it from the body). 0 otherwise.
+  float depth = 0.0f;
+  /// Casts: the contact point on the body's surface. Overlaps with detail: the contact point on
+  /// the body's surface. Point-radius: the body's surface point nearest the query point.
+  Vec3 point{};
+  /// Unit normal out of the hit body (casts: at `point`; overlaps with detail: the minimum
+  /// translation direction that moves the query shape out of the body).
+  Vec3 normal{};
+  /// True when the cast started inside or overlapping the body.
+  bool start_overlapping = false;
+};
+
+/// The (distance, id) order of multi-hit results: total and reproducible.
+inline bool HitBefore(const QueryHit& a, const QueryHit& b) {
+  return a.distance < b.distance || (a.distance == b.distance && a.body_id < b.body_id);
+}
+
+}  // namespace collide
