@@ -257,7 +257,6 @@ inline bool CastBox(const Vec3& o, const Vec3& d, const Vec3& e, float r, float 
     corner[i] = s * e[i];
   }
   float best_t = 0.0f;
-  Vec3 best_axis_point;
   bool found = false;
   for (int c = 0; c < 3; ++c) {
     // The capsule about the edge along c: in an edge region only the edge along the one axis
@@ -270,13 +269,16 @@ inline bool CastBox(const Vec3& o, const Vec3& d, const Vec3& e, float r, float 
     if (RayCapsule(c, o - mid, d, e[c], r, max_t, &t, &axis_point) && (!found || t < best_t)) {
       found = true;
       best_t = t;
-      best_axis_point = axis_point + mid;
     }
   }
   if (!found) return false;
+  // The ball touches the box at the box point nearest its centre. Taking that point from the
+  // centre at impact, rather than from whichever capsule won the minimum, keeps it continuous
+  // where an edge's side and a corner ball are entered at t equal within rounding.
+  const Vec3 centre = o + best_t * d;
   out->t = best_t;
-  out->point = best_axis_point;
-  out->normal = UnitOr(o + best_t * d - best_axis_point, -d);
+  out->point = Clamp(centre, -e, e);
+  out->normal = UnitOr(centre - out->point, -d);
   return true;
 }
 

@@ -240,6 +240,36 @@ TEST(SphereCastBox, SlidingAlongAFaceTouchesTheLeadingEdge) {
   }
 }
 
+TEST(SphereCastBox, EdgeContactNextToACornerIsReportedOnTheEdge) {
+  // A ball entering the grown box in a corner region, then touching an edge a hair from the
+  // corner. The edge's side and the corner ball are entered at t equal within float rounding;
+  // the contact must still be the edge point with the edge's normal, not the corner.
+  const Box box{{2.0f, 0.5f, 1.5f}};
+  const Vec3& e = box.half_extents;
+  const Vec3 normal{0.0f, -0.6f, -0.8f};
+  for (float r : {0.5f, 1.0f, 2.5f, 6.5f}) {
+    for (float offset : {0.001f, 0.002f, 0.005f, 0.02f}) {
+      for (float sx : kSigns) {
+        for (float tilt : {0.1f, 0.2f, 0.5f}) {
+          for (float lead : {1.0f, 3.0f, 7.0f}) {
+            SCOPED_TRACE(testing::Message() << "r " << r << " offset " << offset << " sx " << sx
+                                            << " tilt " << tilt << " lead " << lead);
+            const Vec3 edge_point{sx * (offset - e.x), -e.y, -e.z};
+            const Vec3 dir = Normalize(-normal + Vec3{sx * tilt, 0, 0});
+            const Vec3 origin = edge_point + normal * r - dir * lead;
+            CastHit hit;
+            ASSERT_TRUE(SphereCast(box, At({}), MakeRay(origin, dir, 20.0f), r, &hit));
+            // Magnitudes up to ~15 give errors of a few 1e-6.
+            EXPECT_NEAR(hit.distance, lead, kTol);
+            EXPECT_TRUE(VecNear(hit.point, edge_point, kTol));
+            EXPECT_TRUE(VecNear(hit.normal, normal, kTol));
+          }
+        }
+      }
+    }
+  }
+}
+
 TEST(SphereCastBox, PassingAnEdgeRegionBeyondTheRadiusMisses) {
   const Box box{{1, 2, 3}};
   const Vec3& e = box.half_extents;
