@@ -72,7 +72,10 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
     std::vector<int32_t> proxies(boxes.size());
     trees_[kind].Build(boxes, users, categories, proxies);
     for (size_t j = 0; j < indices.size(); ++j) bodies_[handles[indices[j]]].proxy = proxies[j];
+    built_cost_[kind] = trees_[kind].SahCost();
+    changed_since_check_[kind] = 0;
   }
+  FinishUpdates();
 }
 
 void CollisionWorld::Remove(BodyHandle handle) {
@@ -88,7 +91,8 @@ void CollisionWorld::SetPose(BodyHandle handle, const Pose& pose) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   body.pose = pose;
-  MutableTree(body.kind).MoveProxy(body.proxy, Bounds(body.shape, pose));
+  int kind = static_cast<int>(body.kind);
+  changed_since_check_[kind] += trees_[kind].EnlargeProxy(body.proxy, Bounds(body.shape, pose));
 }
 
 void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
@@ -106,8 +110,30 @@ void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t ma
   MutableTree(body.kind).SetCategoryBits(body.proxy, category);
 }
 
+void CollisionWorld::FinishUpdates() {
+  for (int kind = 0; kind < 2; ++kind) {
+    DynamicTree& tree = trees_[kind];
+    tree.Refit();
+    if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
+      changed_since_check_[kind] = 0;
+      float cost = tree.SahCost();
+      if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
+      if (cost > kRebuildCostRatio * built_cost_[kind]) {
+        tree.Rebuild();
+        built_cost_[kind] = tree.SahCost();
+      }
+    }
+    tree.Optimize();
+  }
+}
+
 void CollisionWorld::Optimize() {
-  for (DynamicTree& tree : trees_) tree.Rebuild();
+  for (int kind = 0; kind < 2; ++kind) {
+    trees_[kind].Rebuild();
+    trees_[kind].Optimize();
+    built_cost_[kind] = trees_[kind].SahCost();
+    changed_since_check_[kind] = 0;
+  }
 }
 
 size_t CollisionWorld::MemoryBytes() const {

@@ -34,15 +34,24 @@ class CollisionWorld {
   void AddBulk(std::span<const BodyDesc> descs, std::span<BodyHandle> handles);
   /// Removes a live body; its handle may be reused.
   void Remove(BodyHandle handle);
-  /// Moves a live body (the hot path: touches the tree only when the tight box leaves the fat
-  /// one).
+  /// Moves a live body (the hot path). Touches the tree only when the tight box leaves the fat
+  /// one, and then only grows the boxes above the leaf: queries stay exact at once, and
+  /// `FinishUpdates` tightens the tree after the batch.
   void SetPose(BodyHandle handle, const Pose& pose);
   /// Replaces a live body's shape.
   void SetShape(BodyHandle handle, const Shape& shape);
   /// Replaces a live body's filter bits.
   void SetFilter(BodyHandle handle, uint32_t category, uint32_t mask);
-  /// Rebuilds both trees by binned SAH (after many moves or inserts).
+  /// Ends a batch of updates: tightens the boxes that moves grew (refit), rebuilds a tree by
+  /// binned SAH once its SAH cost has drifted past `kRebuildCostRatio` times its cost after the
+  /// last build, and brings the 4-wide query form up to date. Queries are exact without it,
+  /// only slower. Cost: O(bodies) when anything changed.
+  void FinishUpdates();
+  /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();
+
+  /// A tree is rebuilt when its SAH cost exceeds this multiple of its cost after the last build.
+  static constexpr float kRebuildCostRatio = 1.3f;
 
   /// The body in a live slot.
   const Body& body(BodyHandle handle) const { return bodies_[handle]; }
@@ -70,6 +79,10 @@ class CollisionWorld {
   std::vector<BodyHandle> free_slots_;
   int32_t body_count_ = 0;
   DynamicTree trees_[2];
+  // Per tree: the SAH cost after its last full build, and the leaves re-boxed since the cost
+  // was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).
+  float built_cost_[2] = {0.0f, 0.0f};
+  int32_t changed_since_check_[2] = {0, 0};
 };
 
 }  // namespace collide
