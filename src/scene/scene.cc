@@ -1,0 +1,352 @@
+#include "scene/scene.h"
+
+#include <algorithm>
+#include <cassert>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "scene/status_macros.h"
+
+namespace collide {
+namespace {
+
+absl::Status NoBody(size_t index, uint64_t id, const std::string& scene, int64_t removed_by) {
+  std::string message =
+      absl::StrFormat("ops[%d].body_id: no body %d in scene \"%s\"", index, id, scene);
+  if (removed_by >= 0) absl::StrAppend(&message, " (removed by ops[", removed_by, "])");
+  return absl::NotFoundError(message);
+}
+
+BodyDesc DescOf(const UpdateOp& op) {
+  return BodyDesc{.id = op.body_id,
+                  .shape = op.shape,
+                  .pose = NormalizedPose(op.pose),
+                  .category = op.category,
+                  .mask = op.mask,
+                  .kind = op.kind};
+}
+
+UpdateOp UpsertOf(const BodyState& body) {
+  UpdateOp op;
+  op.type = UpdateOpType::kUpsert;
+  op.kind = body.kind;
+  op.body_id = body.id;
+  op.pose = body.pose;
+  op.shape = body.shape;
+  op.category = body.category;
+  op.mask = body.mask;
+  op.user_data = body.user_data;
+  return op;
+}
+
+}  // namespace
+
+Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_position)
+    : name_(std::move(name)),
+      options_(options),
+      world_(CollisionWorldOptions{.fat_margin = options.fat_margin}),
+      log_position_(log_position) {}
+
+absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const SceneOptions& options,
+                                                      const SceneState& state) {
+  auto scene = std::make_unique<Scene>(std::move(name), options, state.log_position);
+  WriterLock serial(&scene->write_mu_);
+  WriterLock lock(&scene->mu_);
+  std::vector<BodyDesc> descs;
+  std::vector<uint64_t> user_data;
+  descs.reserve(state.bodies.size());
+  user_data.reserve(state.bodies.size());
+  scene->handles_.reserve(state.bodies.size());
+  for (size_t i = 0; i < state.bodies.size(); ++i) {
+    const UpdateOp op = UpsertOf(state.bodies[i]);
+    COLLIDE_RETURN_IF_ERROR(ValidateOpValues(op, i, "bodies"));
+    if (!scene->handles_.try_emplace(op.body_id, kNullBody).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("bodies[%d].id: body %d appears twice", i, op.body_id));
+    }
+    descs.push_back(DescOf(op));
+    user_data.push_back(op.user_data);
+  }
+  std::vector<BodyHandle> handles(descs.size(), kNullBody);
+  scene->world_.AddBulk(descs, handles);
+  scene->extra_.resize(scene->world_.slot_count());
+  for (size_t i = 0; i < descs.size(); ++i) {
+    scene->handles_[descs[i].id] = handles[i];
+    scene->extra_[handles[i]].user_data = user_data[i];
+  }
+  for (size_t i = 0; i < state.clients.size(); ++i) {
+    const ClientMark& mark = state.clients[i];
+    if (mark.client_id == 0 || !scene->clients_.try_emplace(mark.client_id, mark).second) {
+      return absl::InvalidArgumentError(
+          absl::StrFormat("clients[%d].client_id: %d is zero or appears twice", i, mark.client_id));
+    }
+  }
+  scene->version_ = state.version;
+  return scene;
+}
+
+absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientTag& client) {
+  // Without a log, the position of the last change stays where it was.
+  return Apply(batch, client, [this](uint64_t) -> absl::StatusOr<uint64_t> {
+    return log_position_;  // read under write_mu_, which Apply holds
+  });
+}
+
+absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientTag& client,
+                                         CommitFn commit) {
+  WriterLock serial(&write_mu_);
+  // Writers change these fields only while holding write_mu_, which this thread holds: reading
+  // them without mu_ cannot race.
+  if (deleted_) return absl::NotFoundError(absl::StrCat("scene \"", name_, "\" was deleted"));
+  if (client.client_id != 0) {
+    auto it = clients_.find(client.client_id);
+    if (it != clients_.end() && client.sequence <= it->second.sequence) {
+      return ApplyResult{.version = it->second.version, .duplicate = true};
+    }
+  }
+  COLLIDE_RETURN_IF_ERROR(ValidateLocked(batch, &resolved_));
+  const uint64_t new_version = version_ + 1;
+  COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit(new_version));
+  {
+    WriterLock lock(&mu_);
+    ApplyLocked(batch, resolved_);
+    version_ = new_version;
+    log_position_ = position;
+    if (client.client_id != 0) {
+      clients_[client.client_id] = ClientMark{
+          .client_id = client.client_id, .sequence = client.sequence, .version = new_version};
+    }
+  }
+  return ApplyResult{.version = new_version, .duplicate = false};
+}
+
+absl::Status Scene::ValidateBatch(const UpdateBatch& batch) const {
+  // Shared: validation only reads, and Apply holds write_mu_ exclusively while it changes state.
+  ReaderLock serial(&write_mu_);
+  return ValidateLocked(batch, nullptr);
+}
+
+absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved)
+    const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  const std::vector<UpdateOp>& ops = batch.ops;
+  if (!IsStructural(batch)) {
+    // The hot path: moves and filter changes only, so existence never changes within the batch
+    // and each op needs one lookup, whose handle Apply reuses.
+    if (resolved != nullptr) resolved->resize(ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      COLLIDE_RETURN_IF_ERROR(ValidateOpValues(ops[i], i));
+      auto it = handles_.find(ops[i].body_id);
+      if (it == handles_.end()) return NoBody(i, ops[i].body_id, name_, -1);
+      if (resolved != nullptr) (*resolved)[i] = it->second;
+    }
+    return absl::OkStatus();
+  }
+
+  // Existence of each id the batch touches, as the ops before the current one leave it.
+  struct Touched {
+    bool exists = false;
+    int64_t upserted_by = -1;
+    int64_t removed_by = -1;
+  };
+  absl::flat_hash_map<uint64_t, Touched> touched;
+  const int64_t initial_count = world_.body_count();
+  int64_t count = initial_count;
+  int64_t last_creator = -1;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const UpdateOp& op = ops[i];
+    COLLIDE_RETURN_IF_ERROR(ValidateOpValues(op, i));
+    auto [it, inserted] = touched.try_emplace(op.body_id);
+    Touched& t = it->second;
+    if (inserted) t.exists = handles_.contains(op.body_id);
+    switch (op.type) {
+      case UpdateOpType::kUpsert:
+        if (t.upserted_by >= 0) {
+          return absl::InvalidArgumentError(absl::StrFormat(
+              "ops[%d].body_id: body %d is upserted twice in one batch (first by ops[%d])", i,
+              op.body_id, t.upserted_by));
+        }
+        t.upserted_by = static_cast<int64_t>(i);
+        if (!t.exists) {
+          t.exists = true;
+          ++count;
+          last_creator = static_cast<int64_t>(i);
+        }
+        break;
+      case UpdateOpType::kSetPose:
+      case UpdateOpType::kSetFilter:
+        if (!t.exists) return NoBody(i, op.body_id, name_, t.removed_by);
+        break;
+      case UpdateOpType::kRemove:
+        if (!t.exists) return NoBody(i, op.body_id, name_, t.removed_by);
+        t.exists = false;
+        t.removed_by = static_cast<int64_t>(i);
+        --count;
+        break;
+    }
+  }
+  // Only a batch that grows the scene past its limit is refused (a restored scene may already
+  // hold more bodies than a limit; shrinking it must stay possible).
+  if (count > static_cast<int64_t>(options_.max_bodies) && count > initial_count) {
+    return absl::ResourceExhaustedError(
+        absl::StrFormat("ops[%d].body_id: scene \"%s\" would hold %d bodies, over its limit of %d",
+                        last_creator, name_, count, options_.max_bodies));
+  }
+  return absl::OkStatus();
+}
+
+BodyHandle Scene::AddBody(const UpdateOp& op) {
+  const BodyHandle handle = world_.Add(DescOf(op));
+  if (static_cast<size_t>(world_.slot_count()) > extra_.size()) extra_.resize(world_.slot_count());
+  extra_[handle].user_data = op.user_data;
+  return handle;
+}
+
+void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved) {
+  const std::vector<UpdateOp>& ops = batch.ops;
+  if (!IsStructural(batch)) {
+    assert(resolved.size() == ops.size());
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (ops[i].type == UpdateOpType::kSetPose) {
+        world_.SetPose(resolved[i], NormalizedPose(ops[i].pose));
+      } else {
+        world_.SetFilter(resolved[i], ops[i].category, ops[i].mask);
+      }
+    }
+    // Moves only grew tree boxes; tighten them (and refresh the query form) once per batch.
+    world_.FinishUpdates();
+    return;
+  }
+  for (const UpdateOp& op : ops) {
+    switch (op.type) {
+      case UpdateOpType::kUpsert: {
+        // A replacement may change the kind, and so the tree: remove and add again (the slot is
+        // reused, so the handle usually stays the same).
+        auto it = handles_.find(op.body_id);
+        if (it != handles_.end()) world_.Remove(it->second);
+        handles_.insert_or_assign(op.body_id, AddBody(op));
+        break;
+      }
+      case UpdateOpType::kSetPose: {
+        auto it = handles_.find(op.body_id);
+        assert(it != handles_.end());
+        world_.SetPose(it->second, NormalizedPose(op.pose));
+        break;
+      }
+      case UpdateOpType::kSetFilter: {
+        auto it = handles_.find(op.body_id);
+        assert(it != handles_.end());
+        world_.SetFilter(it->second, op.category, op.mask);
+        break;
+      }
+      case UpdateOpType::kRemove: {
+        auto it = handles_.find(op.body_id);
+        assert(it != handles_.end());
+        world_.Remove(it->second);
+        extra_[it->second] = BodyExtra{};
+        handles_.erase(it);
+        break;
+      }
+    }
+  }
+  world_.FinishUpdates();
+}
+
+absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
+  WriterLock serial(&write_mu_);
+  if (deleted_) {
+    return absl::FailedPreconditionError(absl::StrCat("scene \"", name_, "\" was deleted"));
+  }
+  COLLIDE_RETURN_IF_ERROR(commit());
+  WriterLock lock(&mu_);
+  deleted_ = true;
+  return absl::OkStatus();
+}
+
+uint64_t Scene::version() const {
+  ReaderLock lock(&mu_);
+  return version_;
+}
+
+uint64_t Scene::log_position() const {
+  // Shared hold of the writer serialisation: no Apply is between its commit and its application.
+  ReaderLock serial(&write_mu_);
+  ReaderLock lock(&mu_);
+  return log_position_;
+}
+
+bool Scene::deleted() const {
+  ReaderLock lock(&mu_);
+  return deleted_;
+}
+
+SceneStats Scene::Stats() const {
+  ReaderLock lock(&mu_);
+  SceneStats stats;
+  stats.version = version_;
+  stats.body_count = world_.body_count();
+  stats.static_body_count = world_.tree(BodyKind::kStatic).ProxyCount();
+  stats.tree_height =
+      std::max(world_.tree(BodyKind::kDynamic).Height(), world_.tree(BodyKind::kStatic).Height());
+  // flat_hash_map keeps one control byte per slot beside each slot.
+  stats.memory_bytes = world_.MemoryBytes() +
+                       handles_.capacity() * (sizeof(std::pair<const uint64_t, BodyHandle>) + 1) +
+                       extra_.capacity() * sizeof(BodyExtra) +
+                       clients_.capacity() * (sizeof(std::pair<const uint64_t, ClientMark>) + 1) +
+                       sizeof(*this);
+  return stats;
+}
+
+BodyState Scene::StateOf(BodyHandle handle) const {
+  const Body& body = world_.body(handle);
+  return BodyState{.id = body.id,
+                   .shape = body.shape,
+                   .pose = body.pose,
+                   .category = body.category,
+                   .mask = body.mask,
+                   .kind = body.kind,
+                   .user_data = extra_[handle].user_data};
+}
+
+std::optional<BodyState> Scene::GetBody(uint64_t id) const {
+  ReaderLock lock(&mu_);
+  auto it = handles_.find(id);
+  if (it == handles_.end()) return std::nullopt;
+  return StateOf(it->second);
+}
+
+std::optional<ClientMark> Scene::GetClientMark(uint64_t client_id) const {
+  ReaderLock lock(&mu_);
+  auto it = clients_.find(client_id);
+  if (it == clients_.end()) return std::nullopt;
+  return it->second;
+}
+
+SceneState Scene::CaptureState() const {
+  SceneState state;
+  {
+    ReaderLock lock(&mu_);
+    state.version = version_;
+    state.log_position = log_position_;
+    state.bodies.reserve(handles_.size());
+    for (const auto& [id, handle] : handles_) state.bodies.push_back(StateOf(handle));
+    state.clients.reserve(clients_.size());
+    for (const auto& [id, mark] : clients_) state.clients.push_back(mark);
+  }
+  std::sort(state.bodies.begin(), state.bodies.end(),
+            [](const BodyState& a, const BodyState& b) { return a.id < b.id; });
+  std::sort(state.clients.begin(), state.clients.end(),
+            [](const ClientMark& a, const ClientMark& b) { return a.client_id < b.client_id; });
+  return state;
+}
+
+bool Scene::Validate() const {
+  ReaderLock lock(&mu_);
+  if (static_cast<int32_t>(handles_.size()) != world_.body_count()) return false;
+  if (extra_.size() < static_cast<size_t>(world_.slot_count())) return false;
+  for (const auto& [id, handle] : handles_) {
+    if (!world_.IsLive(handle) || world_.body(handle).id != id) return false;
+  }
+  return world_.Validate();
+}
+
+}  // namespace collide

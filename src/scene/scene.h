@@ -1,0 +1,261 @@
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "query/collision_world.h"
+#include "scene/rw_mutex.h"
+#include "scene/scene_options.h"
+#include "scene/update_batch.h"
+
+namespace collide {
+
+/// Who sent a batch: a batch whose (client_id, sequence) is not above the highest sequence
+/// already applied for that client in the scene is a duplicate (acknowledged again, never
+/// applied twice). client_id 0 opts out of deduplication. Sequences must grow per client and
+/// scene; gaps are allowed.
+struct ClientTag {
+  uint64_t client_id = 0;
+  uint64_t sequence = 0;
+};
+
+/// The high-water mark of one client in one scene: its latest applied sequence and the version
+/// that batch produced.
+struct ClientMark {
+  uint64_t client_id = 0;
+  uint64_t sequence = 0;
+  uint64_t version = 0;
+  friend bool operator==(const ClientMark&, const ClientMark&) = default;
+};
+
+/// The outcome of a batch the scene accepted.
+struct ApplyResult {
+  /// The version that holds the batch: the one it produced, or, for a duplicate, the version
+  /// produced by the client's latest applied batch (which is at least the duplicate's own).
+  uint64_t version = 0;
+  /// The batch had been applied before (see ClientTag); nothing changed.
+  bool duplicate = false;
+};
+
+/// Everything the scene knows about one body.
+struct BodyState {
+  uint64_t id = 0;
+  Shape shape{};
+  Pose pose{};
+  uint32_t category = 1;
+  uint32_t mask = ~0u;
+  BodyKind kind = BodyKind::kDynamic;
+  uint64_t user_data = 0;
+};
+
+/// A scene's whole state at one version, as snapshots store it.
+struct SceneState {
+  uint64_t version = 0;
+  /// The caller's position (the store's log sequence number) of the last applied change.
+  uint64_t log_position = 0;
+  /// Every body, sorted by id.
+  std::vector<BodyState> bodies;
+  /// Every client mark, sorted by client id.
+  std::vector<ClientMark> clients;
+};
+
+/// Counters of a scene at one version.
+struct SceneStats {
+  uint64_t version = 0;
+  int32_t body_count = 0;
+  int32_t static_body_count = 0;
+  /// The larger of the two trees' heights (0 for an empty or one-leaf tree).
+  int tree_height = 0;
+  /// Bytes held by bodies, trees and the scene's tables (capacity, not just size).
+  size_t memory_bytes = 0;
+};
+
+/// How long a bounded read may hold the reader lock before letting writers in.
+struct ReadBudget {
+  /// Items handed to the callable per call (>= 1).
+  size_t chunk_size = 64;
+  /// After a chunk ends past this hold time, the lock is released and taken again before the
+  /// next chunk, so a waiting writer goes first.
+  std::chrono::microseconds max_hold{500};
+};
+
+/// The versions a bounded read saw.
+struct ReadSpan {
+  uint64_t first_version = 0;
+  uint64_t last_version = 0;
+};
+
+/// A named collision scene: bodies with client-chosen 64-bit ids, their collision world (one tree
+/// per kind), a version that grows by one per applied update batch, and per-client high-water
+/// marks for deduplication.
+///
+/// Concurrency: any number of readers (Read, ReadBounded, Stats, ...) run in parallel; writers
+/// (Apply, MarkDeleted) are serialised among themselves on a writer mutex, validate without
+/// blocking readers, and take the reader/writer lock exclusively only while they change the
+/// world. A reader therefore sees one whole version, never half a batch.
+///
+/// Body table: `handles_` maps id -> BodyHandle, a dense slot index into the world's body array
+/// (poses, shapes, filters) and into `extra_` (per-body data the query layer does not need).
+/// Designed so that a bounded per-tick pose history (queries at a past tick) fits in later:
+/// because every body lives in a dense slot, a history is a ring of the last K ticks where each
+/// tick holds the version it ended at, a `std::vector<Pose>` indexed by slot (a memcpy of the
+/// pose column at the tick boundary, or a list of (slot, pose) for the slots that moved) and the
+/// slots created or removed in that tick. Slots are reused after removal, so `extra_` would gain
+/// a generation counter per slot, stamped into each tick, to keep a recycled slot from
+/// inheriting the poses of the body that held it before. A query at tick t then walks the
+/// current trees with boxes grown by the largest displacement since t (kept per tick) and runs
+/// the narrow phase against the slot's pose at t. The ring lives beside `extra_`, is written
+/// under the writer lock in ApplyLocked and read under the reader lock, like everything else.
+class Scene {
+ public:
+  /// An empty scene at version 0. `log_position` is the caller's position of the scene's
+  /// creation (see SceneState::log_position). `name` and `options` must be valid
+  /// (ValidateSceneName, ValidateSceneOptions).
+  Scene(std::string name, const SceneOptions& options, uint64_t log_position = 0);
+  Scene(const Scene&) = delete;
+  Scene& operator=(const Scene&) = delete;
+
+  /// A scene holding `state` (from a snapshot): bodies are bulk-built into the trees. The state
+  /// is checked as untrusted input: INVALID_ARGUMENT on bad values (field paths
+  /// `bodies[i]...`), duplicate body or client ids.
+  static absl::StatusOr<std::unique_ptr<Scene>> Restore(std::string name,
+                                                        const SceneOptions& options,
+                                                        const SceneState& state);
+
+  const std::string& name() const { return name_; }
+  const SceneOptions& options() const { return options_; }
+
+  /// Runs after a batch is validated and before anything is applied, under the scene's writer
+  /// serialisation, with the version the batch will produce. Returns the caller's position for
+  /// the batch (recorded as SceneState::log_position); an error rejects the batch and nothing
+  /// is applied. The store appends the batch to its log here, so log order equals apply order.
+  using CommitFn = absl::FunctionRef<absl::StatusOr<uint64_t>(uint64_t new_version)>;
+
+  /// Validates `batch` against the current state (ValidateBatch) and applies it all-or-nothing:
+  /// the version grows by one. A duplicate (see ClientTag) returns at once with `duplicate` set
+  /// and is not validated. Errors: NOT_FOUND (unknown body, or the scene was deleted),
+  /// INVALID_ARGUMENT, RESOURCE_EXHAUSTED, each with a field path; nothing is applied then.
+  absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client = {});
+  /// As above; `commit` runs between validation and application (see CommitFn).
+  absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client,
+                                    CommitFn commit);
+
+  /// Checks `batch` against the current state without applying it. Operations are checked in
+  /// order, each seeing the earlier ones' effect:
+  /// - values (ValidateOpValues): INVALID_ARGUMENT `ops[i].<field>: ...`;
+  /// - a set pose, set filter or remove of a body that does not exist at that point:
+  ///   NOT_FOUND `ops[i].body_id: no body 17 in scene "arena"`;
+  /// - a second upsert of one id: INVALID_ARGUMENT `ops[i].body_id: ...`;
+  /// - more bodies than options().max_bodies after the batch: RESOURCE_EXHAUSTED naming the
+  ///   last op that created a body.
+  absl::Status ValidateBatch(const UpdateBatch& batch) const;
+
+  /// Marks the scene deleted under the writer serialisation, after `commit` succeeds (the store
+  /// logs the deletion there); later Apply calls fail with NOT_FOUND. Readers holding the scene
+  /// may go on reading its last version. FAILED_PRECONDITION if already deleted.
+  absl::Status MarkDeleted(absl::FunctionRef<absl::Status()> commit);
+
+  /// Runs `f(const CollisionWorld& world, uint64_t version)` under the reader lock and returns
+  /// its result: every query `f` runs sees the one version passed in. `f` must not call back
+  /// into this scene's writer methods (deadlock). Keep `f` short (one query batch); for long
+  /// batches use ReadBounded.
+  template <typename F>
+  decltype(auto) Read(F&& f) const {
+    ReaderLock lock(&mu_);
+    return std::forward<F>(f)(static_cast<const CollisionWorld&>(world_), version_);
+  }
+
+  /// Runs `f(const CollisionWorld& world, uint64_t version, size_t begin, size_t end)` over
+  /// consecutive chunks [begin, end) of [0, count) of at most budget.chunk_size items, under the
+  /// reader lock. Once the lock has been held for budget.max_hold, it is released and retaken
+  /// between two chunks, so that waiting writers go first: each chunk sees one whole version,
+  /// but later chunks may see later versions (each call says which). Returns the first and last
+  /// versions seen.
+  template <typename F>
+  ReadSpan ReadBounded(size_t count, const ReadBudget& budget, F&& f) const;
+
+  /// The current version (0 for a new scene).
+  uint64_t version() const;
+  /// The caller's position of the last applied change (SceneState::log_position). Waits for a
+  /// writer in progress, so that a batch already committed by its CommitFn is counted.
+  uint64_t log_position() const;
+  /// True once MarkDeleted succeeded.
+  bool deleted() const;
+  /// Counters at the current version.
+  SceneStats Stats() const;
+  /// The body with `id`, if it exists at the current version.
+  std::optional<BodyState> GetBody(uint64_t id) const;
+  /// The high-water mark of `client_id` (the latest sequence applied for it), if it has one.
+  std::optional<ClientMark> GetClientMark(uint64_t client_id) const;
+  /// A copy of the whole state at the current version (O(bodies), under the reader lock).
+  SceneState CaptureState() const;
+  /// Checks the body table against the world and the trees (tests; O(bodies)).
+  bool Validate() const;
+
+ private:
+  struct BodyExtra {
+    uint64_t user_data = 0;
+  };
+
+  absl::Status ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved) const
+      ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
+  void ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
+  BodyHandle AddBody(const UpdateOp& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  BodyState StateOf(BodyHandle handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+
+  const std::string name_;
+  const SceneOptions options_;
+
+  // Serialises writers: held from validation to the end of application. Fields written by
+  // writers are changed only while holding both this and `mu_` exclusively, so a writer may read
+  // them under `write_mu_` alone.
+  mutable RwMutex write_mu_;
+  // The reader/writer lock queries take.
+  mutable RwMutex mu_;
+
+  CollisionWorld world_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, BodyHandle> handles_ ABSL_GUARDED_BY(mu_);
+  std::vector<BodyExtra> extra_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_map<uint64_t, ClientMark> clients_ ABSL_GUARDED_BY(mu_);
+  uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t log_position_ ABSL_GUARDED_BY(mu_) = 0;
+  bool deleted_ ABSL_GUARDED_BY(mu_) = false;
+  // Scratch for Apply: the handle of each op of a non-structural batch, found by validation.
+  std::vector<BodyHandle> resolved_ ABSL_GUARDED_BY(write_mu_);
+};
+
+template <typename F>
+ReadSpan Scene::ReadBounded(size_t count, const ReadBudget& budget, F&& f) const {
+  using Clock = std::chrono::steady_clock;
+  const size_t chunk = budget.chunk_size > 0 ? budget.chunk_size : 1;
+  ReadSpan span;
+  size_t begin = 0;
+  bool first = true;
+  while (first || begin < count) {
+    ReaderLock lock(&mu_);
+    const Clock::time_point held_since = Clock::now();
+    if (first) span.first_version = version_;
+    first = false;
+    span.last_version = version_;
+    do {
+      size_t end = count - begin < chunk ? count : begin + chunk;
+      if (begin < end) f(static_cast<const CollisionWorld&>(world_), version_, begin, end);
+      begin = end;
+    } while (begin < count && Clock::now() - held_since < budget.max_hold);
+  }
+  return span;
+}
+
+}  // namespace collide

@@ -1,0 +1,51 @@
+#pragma once
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
+namespace collide {
+
+/// When an applied update batch is acknowledged, relative to the durable log (src/store/).
+enum class DurabilityPolicy : uint8_t {
+  /// The policy of the database the scene lives in (DatabaseOptions::durability).
+  kDefault = 0,
+  /// Acknowledged once applied in memory; the log is written behind and never fsynced for it. A
+  /// crash of the process may lose the last batches; a crash of the machine may lose more.
+  kNone = 1,
+  /// Acknowledged once written to the operating system; fsynced at least every sync interval
+  /// (100 ms by default). A crash of the process loses nothing acknowledged; a crash of the
+  /// machine loses at most the batches acknowledged in the last interval.
+  kPeriodic = 2,
+  /// Acknowledged only after the fsync that covers the batch (one fsync covers every batch that
+  /// arrived meanwhile). Nothing acknowledged is ever lost.
+  kAlways = 3,
+};
+
+/// "default", "none", "periodic" or "always".
+absl::string_view DurabilityPolicyName(DurabilityPolicy policy);
+/// The policy named by DurabilityPolicyName(); INVALID_ARGUMENT for anything else.
+absl::StatusOr<DurabilityPolicy> ParseDurabilityPolicy(absl::string_view name);
+
+/// The most bodies any scene may be configured to hold (body handles are int32 slots).
+inline constexpr uint32_t kMaxBodiesLimit = 1u << 30;
+
+/// A scene's settings, fixed at creation.
+struct SceneOptions {
+  /// How far (length units, >= 0) a tree leaf's fat box reaches beyond its body, so that small
+  /// moves leave the tree untouched.
+  float fat_margin = 0.1f;
+  /// The most bodies the scene may hold, in [1, kMaxBodiesLimit]; a batch that would exceed it is
+  /// RESOURCE_EXHAUSTED.
+  uint32_t max_bodies = 1'000'000;
+  /// When batches of this scene are acknowledged.
+  DurabilityPolicy durability = DurabilityPolicy::kDefault;
+};
+
+/// OK when every option is in range; INVALID_ARGUMENT naming the field otherwise (field paths
+/// start with `options.`).
+absl::Status ValidateSceneOptions(const SceneOptions& options);
+
+}  // namespace collide
