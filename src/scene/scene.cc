@@ -17,10 +17,12 @@ absl::Status NoBody(size_t index, uint64_t id, const std::string& scene, int64_t
   return absl::NotFoundError(message);
 }
 
-BodyDesc DescOf(const UpdateOp& op) {
+// The body an upsert describes. Batches are renormalised; restored state is taken as it was
+// stored (renormalising a unit quaternion again may change its last bits).
+BodyDesc DescOf(const UpdateOp& op, bool normalize = true) {
   return BodyDesc{.id = op.body_id,
                   .shape = op.shape,
-                  .pose = NormalizedPose(op.pose),
+                  .pose = normalize ? NormalizedPose(op.pose) : op.pose,
                   .category = op.category,
                   .mask = op.mask,
                   .kind = op.kind};
@@ -64,7 +66,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
       return absl::InvalidArgumentError(
           absl::StrFormat("bodies[%d].id: body %d appears twice", i, op.body_id));
     }
-    descs.push_back(DescOf(op));
+    descs.push_back(DescOf(op, /*normalize=*/false));
     user_data.push_back(op.user_data);
   }
   std::vector<BodyHandle> handles(descs.size(), kNullBody);

@@ -1,0 +1,158 @@
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "store/file_system.h"
+
+namespace collide {
+
+/// One segment file of the log.
+struct SegmentInfo {
+  /// The sequence number of its first record (also in its name).
+  uint64_t first_sequence = 0;
+  /// The file name inside the data directory.
+  std::string name;
+  /// Its size in bytes.
+  uint64_t bytes = 0;
+};
+
+/// Called once when the log hits an I/O error it cannot recover from (a failed write or fsync:
+/// after a failed fsync the kernel may have dropped the dirty pages, so nothing written since
+/// the last good fsync can be trusted). The default handler stops the process; tests inject one
+/// that records the error. Either way the log acknowledges nothing after the error.
+using FatalErrorHandler = std::function<void(const absl::Status&)>;
+
+/// Settings of a commit log.
+struct CommitLogOptions {
+  /// A segment is closed (fsynced) and a new one started once it holds this many bytes; a
+  /// segment may exceed it by one group of records.
+  uint64_t segment_bytes = 4 << 20;
+  /// While written bytes are not yet fsynced, an fsync happens at least this often.
+  std::chrono::milliseconds sync_interval{100};
+  /// backlogged() reports true while more than this many appended bytes wait to be written.
+  uint64_t max_backlog_bytes = 64 << 20;
+};
+
+/// The segmented append-only log with group commit. Append() frames a record and queues it in
+/// memory (it never does I/O); one committer thread writes everything queued in one write() and,
+/// when someone waits for durability (or the sync interval has passed), fsyncs once for all of
+/// it. Waiters are called back on the committer thread once their record is written or synced.
+/// Thread-safe.
+class CommitLog {
+ public:
+  /// Opens the log in `dir` for appending. `segments` are the existing segments (sorted by first
+  /// sequence, as recovery found them); the last one, if its records end at `next_sequence` - 1
+  /// or it is empty and named `next_sequence`, is appended to (and fsynced first, since its
+  /// content may have been read from the page cache only). Otherwise the first write starts a
+  /// new segment. Starts the committer thread.
+  static absl::StatusOr<std::unique_ptr<CommitLog>> Open(FileSystem* fs, std::string dir,
+                                                         const CommitLogOptions& options,
+                                                         std::vector<SegmentInfo> segments,
+                                                         uint64_t next_sequence,
+                                                         FatalErrorHandler on_fatal);
+  /// Close()s the log.
+  ~CommitLog();
+  CommitLog(const CommitLog&) = delete;
+  CommitLog& operator=(const CommitLog&) = delete;
+
+  /// Queues a record with `payload` (1 byte .. kMaxRecordPayload) and returns its sequence
+  /// number; sequence numbers are consecutive. Never blocks on I/O. Fails after Close() or a
+  /// fatal error.
+  absl::StatusOr<uint64_t> Append(absl::string_view payload);
+
+  /// What a waiter waits for.
+  enum class Await {
+    /// The record was handed to the operating system (survives a crash of the process).
+    kWritten,
+    /// The record was fsynced (survives a crash of the machine).
+    kSynced,
+  };
+  /// Called once with OK and whether the record is synced, or with the fatal error.
+  using Waiter = absl::AnyInvocable<void(absl::Status status, bool synced)>;
+  /// Calls `waiter` once record `sequence` (already appended) is written or synced: at once on
+  /// this thread if it already is, else later on the committer thread. Waiters must be quick and
+  /// must not block on this log (no SyncAll or WaitSynced).
+  void WhenDone(uint64_t sequence, Await await, Waiter waiter);
+
+  /// Blocks until record `sequence` is synced (asking for an fsync if needed).
+  absl::Status WaitSynced(uint64_t sequence);
+  /// Blocks until every record appended before the call is synced.
+  absl::Status SyncAll();
+  /// Writes and fsyncs everything queued, stops the committer and closes the segment. Later
+  /// appends fail. Returns the fatal error if there was one. Idempotent.
+  absl::Status Close();
+
+  /// The sequence of the last appended record (0 before the first).
+  uint64_t last_sequence() const;
+  /// Every record up to this sequence is fsynced.
+  uint64_t synced_sequence() const;
+  /// More than max_backlog_bytes wait to be written: the disk does not keep up.
+  bool backlogged() const;
+  /// OK, or the fatal error.
+  absl::Status status() const;
+  /// The segments, oldest first (the last one is being appended to).
+  std::vector<SegmentInfo> Segments() const;
+  /// Bytes in all segments.
+  uint64_t total_bytes() const;
+  /// Deletes the oldest segments while every record in them has a sequence below `sequence`;
+  /// never the newest segment. Returns how many were deleted.
+  absl::StatusOr<int> DeleteSegmentsBefore(uint64_t sequence);
+
+ private:
+  CommitLog(FileSystem* fs, std::string dir, const CommitLogOptions& options,
+            std::vector<SegmentInfo> segments, uint64_t next_sequence, FatalErrorHandler on_fatal);
+
+  void Run();
+  // Writes `buffer`, whose first record is `first_sequence`, starting a new segment first when
+  // the current one is full. Committer thread only.
+  absl::Status Write(const std::string& buffer, uint64_t first_sequence);
+  absl::Status StartSegment(uint64_t first_sequence);
+  // Under mu_: records the fatal error and takes every waiter, to be failed outside the lock.
+  void FailLocked(const absl::Status& status, std::vector<Waiter>* failed);
+
+  using Clock = std::chrono::steady_clock;
+
+  FileSystem* const fs_;
+  const std::string dir_;
+  const CommitLogOptions options_;
+  const FatalErrorHandler on_fatal_;
+
+  // The segment being appended to: touched only by the committer thread once it runs (and by
+  // Open/Close while it does not).
+  std::unique_ptr<WritableFile> active_;
+
+  // Guards everything below; a std::mutex (not absl::Mutex) because the waits below use
+  // std::condition_variable, which ThreadSanitizer understands.
+  mutable std::mutex mu_;
+  std::condition_variable work_cv_;  // the committer waits for work
+  std::condition_variable done_cv_;  // blocking callers wait for progress
+  std::vector<SegmentInfo> segments_;
+  std::string pending_;                 // framed records not yet taken by the committer
+  uint64_t pending_first_ = 0;          // the sequence of the first record in pending_
+  uint64_t next_sequence_;              // the sequence the next Append gets
+  uint64_t written_sequence_;           // every record up to here is written
+  uint64_t synced_sequence_;            // every record up to here is fsynced
+  uint64_t sync_target_ = 0;            // someone waits for an fsync up to here
+  Clock::time_point unsynced_since_{};  // when written_ first passed synced_ (if it has)
+  std::multimap<uint64_t, Waiter> written_waiters_;
+  std::multimap<uint64_t, Waiter> synced_waiters_;
+  absl::Status failed_;  // the fatal error, once there is one
+  bool closing_ = false;
+  bool closed_ = false;
+  std::thread committer_;
+};
+
+}  // namespace collide

@@ -1,0 +1,480 @@
+#include "store/database.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <future>
+#include <limits>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "scene/status_macros.h"
+#include "store/log_codec.h"
+#include "store/record_format.h"
+#include "store/snapshot_file.h"
+#include "store/store_files.h"
+
+namespace collide {
+namespace {
+
+absl::Status ValidateOptions(const DatabaseOptions& options) {
+  if (options.durability != DurabilityPolicy::kNone &&
+      options.durability != DurabilityPolicy::kPeriodic &&
+      options.durability != DurabilityPolicy::kAlways) {
+    return absl::InvalidArgumentError("durability: must be none, periodic or always");
+  }
+  if (options.sync_interval.count() < 0) {
+    return absl::InvalidArgumentError("sync_interval: must be >= 0");
+  }
+  if (options.segment_bytes == 0) return absl::InvalidArgumentError("segment_bytes: must be > 0");
+  if (!std::isfinite(options.snapshot_log_ratio) || options.snapshot_log_ratio < 0) {
+    return absl::InvalidArgumentError("snapshot_log_ratio: must be finite and >= 0");
+  }
+  if (options.maintenance_interval.count() <= 0) {
+    return absl::InvalidArgumentError("maintenance_interval: must be > 0");
+  }
+  if (options.max_scenes == 0) return absl::InvalidArgumentError("max_scenes: must be > 0");
+  return absl::OkStatus();
+}
+
+absl::Status Closed() { return absl::FailedPreconditionError("the database is closed"); }
+
+absl::Status NoScene(absl::string_view name) {
+  return absl::NotFoundError(absl::StrCat("scene: no scene \"", name, "\""));
+}
+
+}  // namespace
+
+Database::Database(std::string dir, DatabaseOptions options, FileSystem* fs)
+    : dir_(std::move(dir)),
+      options_(std::move(options)),
+      fs_(fs),
+      registry_(SceneRegistryOptions{.max_scenes = options_.max_scenes}) {}
+
+absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
+                                                         DatabaseOptions options) {
+  COLLIDE_RETURN_IF_ERROR(ValidateOptions(options));
+  FileSystem* fs = options.file_system != nullptr ? options.file_system : PosixFileSystem();
+  COLLIDE_RETURN_IF_ERROR(fs->CreateDir(dir));
+  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<DirectoryLock> lock, fs->LockDir(dir));
+  COLLIDE_ASSIGN_OR_RETURN(RecoveredState state, RecoverDirectory(fs, dir));
+
+  std::unique_ptr<Database> db(new Database(dir, std::move(options), fs));
+  db->lock_ = std::move(lock);
+  const CommitLogOptions log_options{.segment_bytes = db->options_.segment_bytes,
+                                     .sync_interval = db->options_.sync_interval,
+                                     .max_backlog_bytes = db->options_.max_backlog_bytes};
+  Database* raw = db.get();
+  COLLIDE_ASSIGN_OR_RETURN(
+      db->log_,
+      CommitLog::Open(fs, dir, log_options, std::move(state.segments), state.next_sequence,
+                      [raw](const absl::Status& status) { raw->OnFatal(status); }));
+
+  // The log is durable now (Open fsynced its last segment), so the snapshot files it made stale
+  // can go.
+  for (const std::string& name : state.stale_files) {
+    absl::Status status = fs->Delete(JoinPath(dir, name));
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+  }
+  if (!state.stale_files.empty()) COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
+
+  for (RecoveredScene& recovered : state.scenes) {
+    auto entry = std::make_shared<Entry>();
+    entry->scene = std::shared_ptr<Scene>(std::move(recovered.scene));
+    entry->policy = db->Resolve(entry->scene->options().durability);
+    entry->create_sequence = recovered.create_sequence;
+    entry->log_bytes = recovered.log_bytes;
+    entry->snapshot_sequence = recovered.snapshot_sequence;
+    entry->snapshot_bytes = recovered.snapshot_bytes;
+    entry->snapshot_file = recovered.snapshot_file;
+    entry->snapshot_threshold = db->ThresholdFor(recovered.snapshot_bytes);
+    COLLIDE_RETURN_IF_ERROR(db->registry_.Adopt(entry->scene));
+    WriterLock entries_lock(&db->entries_mu_);
+    db->entries_.emplace(entry->scene->name(), std::move(entry));
+  }
+  db->recovery_report_ = std::move(state.report);
+  db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
+  return db;
+}
+
+Database::~Database() { Close().IgnoreError(); }
+
+void Database::OnFatal(const absl::Status& status) {
+  if (options_.on_fatal_error) {
+    options_.on_fatal_error(status);
+    return;
+  }
+  // The one place the store writes to stderr: the process stops, and the reason must survive.
+  std::fprintf(stderr, "collide store: fatal log error, stopping: %s\n", status.ToString().c_str());
+  std::fflush(stderr);
+  std::abort();
+}
+
+DurabilityPolicy Database::Resolve(DurabilityPolicy policy) const {
+  return policy == DurabilityPolicy::kDefault ? options_.durability : policy;
+}
+
+uint64_t Database::ThresholdFor(uint64_t snapshot_bytes) const {
+  const double scaled = options_.snapshot_log_ratio * static_cast<double>(snapshot_bytes);
+  const uint64_t by_ratio =
+      scaled >= 1.8e19 ? std::numeric_limits<uint64_t>::max() : static_cast<uint64_t>(scaled);
+  return std::max(options_.snapshot_min_log_bytes, by_ratio);
+}
+
+std::shared_ptr<Database::Entry> Database::FindEntry(absl::string_view name) const {
+  ReaderLock lock(&entries_mu_);
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : it->second;
+}
+
+void Database::CreateScene(absl::string_view name, const SceneOptions& options, DoneCallback done) {
+  if (closed_) return done(Closed());
+  std::unique_lock<std::mutex> structure(structure_mu_);
+  uint64_t sequence = 0;
+  absl::StatusOr<std::shared_ptr<Scene>> scene =
+      registry_.Create(name, options, [&]() -> absl::StatusOr<uint64_t> {
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeCreateSceneRecord(name, options)));
+        return sequence;
+      });
+  if (!scene.ok()) {
+    structure.unlock();
+    return done(scene.status());
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->scene = *std::move(scene);
+  entry->policy = Resolve(options.durability);
+  entry->create_sequence = sequence;
+  entry->snapshot_threshold = ThresholdFor(0);
+  const DurabilityPolicy policy = entry->policy;
+  {
+    WriterLock lock(&entries_mu_);
+    entries_.insert_or_assign(std::string(name), std::move(entry));
+  }
+  structure.unlock();
+  AcknowledgeStatus(policy, sequence, std::move(done));
+}
+
+absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& options) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  CreateScene(name, options, [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
+void Database::DeleteScene(absl::string_view name, DoneCallback done) {
+  if (closed_) return done(Closed());
+  std::unique_lock<std::mutex> structure(structure_mu_);
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr) {
+    structure.unlock();
+    return done(NoScene(name));
+  }
+  uint64_t sequence = 0;
+  absl::Status status = registry_.Delete(name, [&]() -> absl::Status {
+    COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
+    return absl::OkStatus();
+  });
+  if (!status.ok()) {
+    structure.unlock();
+    return done(status);
+  }
+  {
+    WriterLock lock(&entries_mu_);
+    entries_.erase(name);
+  }
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
+  }
+  structure.unlock();
+  AcknowledgeStatus(entry->policy, sequence, std::move(done));
+  Wake();
+}
+
+absl::Status Database::DeleteScene(absl::string_view name) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  DeleteScene(name, [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
+void Database::Apply(absl::string_view scene, const ClientTag& client, const UpdateBatch& batch,
+                     ApplyCallback done) {
+  if (closed_) return done(Closed());
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry == nullptr) return done(NoScene(scene));
+  uint64_t sequence = 0;
+  uint64_t record_bytes = 0;
+  // The record is encoded and appended under the scene's writer serialisation, so the log holds
+  // the scene's batches in the order they are applied.
+  absl::StatusOr<ApplyResult> result =
+      entry->scene->Apply(batch, client, [&](uint64_t new_version) -> absl::StatusOr<uint64_t> {
+        const std::string payload = EncodeUpdateRecord(scene, client, new_version, batch);
+        record_bytes = kRecordHeaderBytes + payload.size();
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        return sequence;
+      });
+  if (!result.ok()) return done(result.status());
+  if (result->duplicate) {
+    // The original is somewhere at or before the log's end: acknowledge once that is as durable
+    // as the policy asks.
+    sequence = log_->last_sequence();
+  } else {
+    const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+    if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+        !entry->snapshot_wanted.exchange(true)) {
+      Wake();
+    }
+  }
+  Acknowledge(
+      entry->policy, sequence,
+      ApplyAck{.version = result->version, .durable = false, .duplicate = result->duplicate},
+      std::move(done));
+}
+
+absl::StatusOr<ApplyAck> Database::ApplyAndWait(absl::string_view scene, const ClientTag& client,
+                                                const UpdateBatch& batch) {
+  std::promise<absl::StatusOr<ApplyAck>> promise;
+  std::future<absl::StatusOr<ApplyAck>> future = promise.get_future();
+  Apply(scene, client, batch,
+        [&promise](absl::StatusOr<ApplyAck> ack) { promise.set_value(std::move(ack)); });
+  return future.get();
+}
+
+void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
+                           ApplyCallback done) {
+  CommitLog::Await await = CommitLog::Await::kWritten;
+  switch (policy) {
+    case DurabilityPolicy::kNone:
+      if (!log_->backlogged()) {
+        ack.durable = sequence <= log_->synced_sequence();
+        return done(ack);
+      }
+      break;  // backpressure: wait for the write
+    case DurabilityPolicy::kPeriodic:
+      break;
+    case DurabilityPolicy::kAlways:
+    case DurabilityPolicy::kDefault:  // resolved before; kept safe
+      await = CommitLog::Await::kSynced;
+      break;
+  }
+  log_->WhenDone(sequence, await,
+                 [ack, done = std::move(done)](absl::Status status, bool synced) mutable {
+                   if (!status.ok()) return done(status);
+                   ack.durable = synced;
+                   done(ack);
+                 });
+}
+
+void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done) {
+  Acknowledge(
+      policy, sequence, ApplyAck{},
+      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable { done(ack.status()); });
+}
+
+absl::StatusOr<std::shared_ptr<const Scene>> Database::GetScene(absl::string_view name) const {
+  COLLIDE_ASSIGN_OR_RETURN(std::shared_ptr<Scene> scene, registry_.Get(name));
+  return std::shared_ptr<const Scene>(std::move(scene));
+}
+
+absl::Status Database::Flush() {
+  if (closed_) return Closed();
+  return log_->SyncAll();
+}
+
+absl::Status Database::Checkpoint() {
+  if (closed_) return Closed();
+  std::lock_guard<std::mutex> lock(maintenance_mu_);
+  return Maintain(/*snapshot_all=*/true);
+}
+
+absl::Status Database::Close() {
+  if (closed_.exchange(true)) return log_ != nullptr ? log_->status() : absl::OkStatus();
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    stopping_ = true;
+  }
+  wake_cv_.notify_all();
+  if (maintenance_.joinable()) maintenance_.join();
+  absl::Status status = log_ != nullptr ? log_->Close() : absl::OkStatus();
+  lock_.reset();  // another process (or Open) may use the directory now
+  return status;
+}
+
+StoreStats Database::stats() const {
+  StoreStats stats;
+  const std::vector<SegmentInfo> segments = log_->Segments();
+  stats.segments = static_cast<int>(segments.size());
+  for (const SegmentInfo& segment : segments) stats.log_bytes += segment.bytes;
+  {
+    ReaderLock lock(&entries_mu_);
+    for (const auto& [name, entry] : entries_) stats.snapshot_bytes += entry->snapshot_bytes;
+  }
+  stats.last_sequence = log_->last_sequence();
+  stats.synced_sequence = log_->synced_sequence();
+  stats.snapshots_written = snapshots_written_;
+  stats.segments_deleted = segments_deleted_;
+  std::lock_guard<std::mutex> lock(state_mu_);
+  stats.maintenance_error = maintenance_error_;
+  return stats;
+}
+
+void Database::Wake() {
+  {
+    std::lock_guard<std::mutex> lock(wake_mu_);
+    wake_ = true;
+  }
+  wake_cv_.notify_one();
+}
+
+void Database::RunMaintenance() {
+  while (true) {
+    {
+      std::unique_lock<std::mutex> lock(wake_mu_);
+      wake_cv_.wait_for(lock, options_.maintenance_interval, [&] { return wake_ || stopping_; });
+      if (stopping_) return;
+      wake_ = false;
+    }
+    // After a fatal log error nothing may be relied on; the process is stopping.
+    if (!log_->status().ok()) return;
+    absl::Status status;
+    {
+      std::lock_guard<std::mutex> lock(maintenance_mu_);
+      status = Maintain(/*snapshot_all=*/false);
+    }
+    // A failed pass (say, a full disk while writing a snapshot) is retried on the next one; the
+    // log itself is unaffected.
+    std::lock_guard<std::mutex> lock(state_mu_);
+    maintenance_error_ = status;
+  }
+}
+
+absl::Status Database::RemoveZombieFiles() {
+  std::vector<Zombie> due;
+  const uint64_t synced = log_->synced_sequence();
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    for (const Zombie& zombie : zombies_) {
+      if (zombie.delete_sequence <= synced) due.push_back(zombie);
+    }
+  }
+  if (due.empty()) return absl::OkStatus();
+  COLLIDE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs_->ListDir(dir_));
+  for (const std::string& name : names) {
+    std::string scene;
+    uint64_t sequence = 0;
+    if (!ParseSnapshotFileName(name, &scene, &sequence)) continue;
+    for (const Zombie& zombie : due) {
+      // Files of a later incarnation of the same name are newer than the delete record.
+      if (scene == zombie.scene && sequence < zombie.delete_sequence) {
+        absl::Status status = fs_->Delete(JoinPath(dir_, name));
+        if (!status.ok() && !absl::IsNotFound(status)) return status;
+      }
+    }
+  }
+  COLLIDE_RETURN_IF_ERROR(fs_->SyncDir(dir_));
+  std::lock_guard<std::mutex> lock(state_mu_);
+  zombies_.erase(std::remove_if(zombies_.begin(), zombies_.end(),
+                                [&](const Zombie& z) { return z.delete_sequence <= synced; }),
+                 zombies_.end());
+  return absl::OkStatus();
+}
+
+absl::Status Database::Snapshot(Entry* entry) {
+  entry->snapshot_wanted = false;
+  const uint64_t counted = entry->log_bytes.load();
+  const SceneState state = entry->scene->CaptureState();
+  // A deleted scene's files are the zombie pass's business.
+  if (entry->scene->deleted()) return absl::OkStatus();
+  if (entry->snapshot_sequence != 0 && state.log_position <= entry->snapshot_sequence) {
+    entry->log_bytes.fetch_sub(counted);
+    return absl::OkStatus();  // nothing new since the last snapshot
+  }
+  // A snapshot must never be ahead of the durable log: recovery continues the log after it.
+  COLLIDE_RETURN_IF_ERROR(log_->WaitSynced(state.log_position));
+  const std::string payload =
+      EncodeSnapshot(entry->scene->name(), entry->scene->options(), entry->create_sequence, state);
+  COLLIDE_ASSIGN_OR_RETURN(
+      WrittenSnapshot written,
+      WriteSnapshotFile(fs_, dir_, entry->scene->name(), state.log_position, payload));
+  const std::string old = std::move(entry->snapshot_file);
+  entry->snapshot_file = written.name;
+  entry->snapshot_sequence = state.log_position;
+  entry->snapshot_bytes = written.bytes;
+  entry->snapshot_threshold = ThresholdFor(written.bytes);
+  entry->log_bytes.fetch_sub(counted);
+  ++snapshots_written_;
+  if (!old.empty() && old != written.name) {
+    // The new snapshot is durable; losing this deletion in a crash only leaves a stale file that
+    // the next start deletes.
+    absl::Status status = fs_->Delete(JoinPath(dir_, old));
+    if (!status.ok() && !absl::IsNotFound(status)) return status;
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Database::Maintain(bool snapshot_all) {
+  absl::Status first_error;
+  auto note = [&first_error](const absl::Status& status) {
+    if (first_error.ok()) first_error = status;
+  };
+  note(RemoveZombieFiles());
+
+  // A consistent picture of what needs the log: read under structure_mu_, so that no scene is
+  // half created or deleted, and the log's end first, so that anything appended later is kept.
+  uint64_t limit;
+  std::vector<std::shared_ptr<Entry>> entries;
+  std::vector<Zombie> zombies;
+  {
+    std::lock_guard<std::mutex> structure(structure_mu_);
+    limit = log_->last_sequence() + 1;
+    ReaderLock lock(&entries_mu_);
+    for (const auto& [name, entry] : entries_) entries.push_back(entry);
+    std::lock_guard<std::mutex> state(state_mu_);
+    zombies = zombies_;
+  }
+  // Where each scene's needs start: after its snapshot if it changed since, at its creation if
+  // it has no snapshot, nowhere if its snapshot is current.
+  auto needed_from = [&](const Entry& entry) -> uint64_t {
+    if (entry.snapshot_sequence == 0) return entry.create_sequence;
+    if (entry.scene->log_position() > entry.snapshot_sequence) return entry.snapshot_sequence + 1;
+    return std::numeric_limits<uint64_t>::max();
+  };
+
+  std::vector<Entry*> due;
+  for (const auto& entry : entries) {
+    if (snapshot_all || entry->snapshot_wanted || entry->log_bytes >= entry->snapshot_threshold) {
+      due.push_back(entry.get());
+    }
+  }
+  if (!snapshot_all && log_->total_bytes() > options_.max_log_bytes) {
+    // The log is long: snapshot the scene that holds its oldest part.
+    Entry* oldest = nullptr;
+    uint64_t oldest_from = std::numeric_limits<uint64_t>::max();
+    for (const auto& entry : entries) {
+      const uint64_t from = needed_from(*entry);
+      if (from < oldest_from) {
+        oldest_from = from;
+        oldest = entry.get();
+      }
+    }
+    if (oldest != nullptr && std::find(due.begin(), due.end(), oldest) == due.end()) {
+      due.push_back(oldest);
+    }
+  }
+  for (Entry* entry : due) note(Snapshot(entry));
+
+  uint64_t keep_from = limit;
+  for (const auto& entry : entries) keep_from = std::min(keep_from, needed_from(*entry));
+  for (const Zombie& zombie : zombies) keep_from = std::min(keep_from, zombie.delete_sequence);
+  absl::StatusOr<int> deleted = log_->DeleteSegmentsBefore(keep_from);
+  if (deleted.ok()) {
+    segments_deleted_ += static_cast<uint64_t>(*deleted);
+  } else {
+    note(deleted.status());
+  }
+  return first_error;
+}
+
+}  // namespace collide

@@ -1,0 +1,255 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "absl/functional/any_invocable.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "scene/rw_mutex.h"
+#include "scene/scene.h"
+#include "scene/scene_options.h"
+#include "scene/scene_registry.h"
+#include "scene/update_batch.h"
+#include "store/commit_log.h"
+#include "store/file_system.h"
+#include "store/recovery.h"
+
+namespace collide {
+
+// DESIGN
+//
+// On disk, a data directory holds log segments, one snapshot per scene, and a LOCK file
+// (store_files.h). Every change is a log record, in the order it was applied: scene creations
+// and deletions (with their options) and update batches (with the client's deduplication tag
+// and the version produced) share one log, so a scene's records always follow its creation and
+// precede its deletion.
+//
+// Writing: Apply validates the batch under the scene's writer serialisation, encodes it, appends
+// it to the log in memory (sequence number assigned), applies it to the scene and then hands
+// the acknowledgement to the log's waiters according to the durability policy. Readers may see
+// a version before it is durable; a client is told only when its policy allows.
+//
+// Snapshots: a background maintenance thread snapshots a scene when its log records since its
+// last snapshot exceed max(snapshot_min_log_bytes, snapshot_log_ratio x its last snapshot's
+// size) (so snapshot cost is amortised over the log it frees), and snapshots the scene that pins
+// the oldest segment when the log exceeds max_log_bytes (so an idle scene cannot hold the log).
+// A snapshot records the log sequence it covers (the last record applied to the scene); it is
+// written only after the log is fsynced through that sequence, then atomically (temp file,
+// fsync, rename, fsync of the directory), then the scene's older snapshot is deleted.
+//
+// Retention: each live scene needs the log from (its snapshot's sequence + 1), or from its
+// create record if it has no snapshot; a deleted scene whose snapshot file still exists needs
+// its delete record. Segments whose records all precede the smallest need are deleted (never
+// the newest). Disk use is therefore bounded by about: the snapshots (twice each while one is
+// rewritten) + the log since the oldest needed sequence, which the triggers above keep under
+// max(snapshot_min_log_bytes, ratio x snapshot) per scene + one segment.
+//
+// Recovery (recovery.h): newest snapshot per scene, then replay of every segment in order,
+// skipping each scene's records at or below its snapshot's sequence.
+
+/// Settings of a database; fixed at Open.
+struct DatabaseOptions {
+  /// The durability of scenes created with DurabilityPolicy::kDefault (must not itself be
+  /// kDefault).
+  DurabilityPolicy durability = DurabilityPolicy::kAlways;
+  /// While written log bytes are not fsynced, an fsync happens at least this often, whatever the
+  /// policy (the `periodic` window; 0 disables periodic fsyncs).
+  std::chrono::milliseconds sync_interval{100};
+  /// Size at which a log segment is closed and a new one started, in bytes.
+  uint64_t segment_bytes = 4 << 20;
+  /// A scene is snapshotted once its log records since its last snapshot reach
+  /// max(snapshot_min_log_bytes, snapshot_log_ratio x the size of its last snapshot).
+  uint64_t snapshot_min_log_bytes = 4 << 20;
+  double snapshot_log_ratio = 2.0;
+  /// When the log holds more than this many bytes, the scene pinning its oldest segment is
+  /// snapshotted.
+  uint64_t max_log_bytes = 64 << 20;
+  /// Under `none`, acknowledgements wait for the write (instead of being immediate) while more
+  /// than this many log bytes wait to be written: backpressure when the disk does not keep up.
+  uint64_t max_backlog_bytes = 64 << 20;
+  /// The most scenes that may exist at once.
+  size_t max_scenes = 1024;
+  /// How often the maintenance thread looks for snapshots and segments to delete (it is also
+  /// woken when a scene passes its snapshot threshold).
+  std::chrono::milliseconds maintenance_interval{100};
+  /// The file system; nullptr means PosixFileSystem(). Must outlive the database.
+  FileSystem* file_system = nullptr;
+  /// Called once, from the log's thread, when a log write or fsync fails; nothing is
+  /// acknowledged after it. nullptr means: print the error to stderr and abort the process.
+  FatalErrorHandler on_fatal_error;
+};
+
+/// An acknowledgement of an applied batch.
+struct ApplyAck {
+  /// The scene version that holds the batch (see ApplyResult::version).
+  uint64_t version = 0;
+  /// The batch's log record is fsynced (always true under `always`).
+  bool durable = false;
+  /// The batch had been applied before (see ClientTag); it was not applied again.
+  bool duplicate = false;
+};
+
+/// Receives the outcome of Apply exactly once: an acknowledgement, or the error that rejected
+/// the batch (validation, unknown scene, closed database, fatal log error).
+using ApplyCallback = absl::AnyInvocable<void(absl::StatusOr<ApplyAck>)>;
+/// Receives the outcome of a scene creation or deletion exactly once.
+using DoneCallback = absl::AnyInvocable<void(absl::Status)>;
+
+/// Counters of the store.
+struct StoreStats {
+  int segments = 0;
+  uint64_t log_bytes = 0;
+  uint64_t snapshot_bytes = 0;
+  uint64_t last_sequence = 0;
+  uint64_t synced_sequence = 0;
+  uint64_t snapshots_written = 0;
+  uint64_t segments_deleted = 0;
+  /// The last error of the maintenance thread (snapshot or segment deletion; retried), if any.
+  absl::Status maintenance_error;
+};
+
+/// The durable scene store the service calls: scenes with their update log, snapshots and
+/// recovery. Thread-safe. Callbacks run either on the calling thread (before the call returns)
+/// or on the log's committer thread; they must be quick and must not call the blocking methods
+/// (ApplyAndWait, CreateScene/DeleteScene without callback, Flush, Close). Callbacks of
+/// different batches may run in a different order than the batches were applied.
+class Database {
+ public:
+  /// Opens (creating if needed) the data directory `dir` and recovers its scenes. Errors:
+  /// INVALID_ARGUMENT (options), FAILED_PRECONDITION (directory in use), DATA_LOSS (corruption,
+  /// naming file and offset), or the file system's error.
+  static absl::StatusOr<std::unique_ptr<Database>> Open(const std::string& dir,
+                                                        DatabaseOptions options = {});
+  /// Close()s the database.
+  ~Database();
+  Database(const Database&) = delete;
+  Database& operator=(const Database&) = delete;
+
+  /// Creates an empty scene; `done` runs once the creation is acknowledged under the scene's
+  /// policy. Errors as SceneRegistry::Create.
+  void CreateScene(absl::string_view name, const SceneOptions& options, DoneCallback done);
+  /// Blocking form of the above.
+  absl::Status CreateScene(absl::string_view name, const SceneOptions& options);
+  /// Deletes a scene; `done` runs once the deletion is acknowledged. NOT_FOUND if absent.
+  void DeleteScene(absl::string_view name, DoneCallback done);
+  /// Blocking form of the above.
+  absl::Status DeleteScene(absl::string_view name);
+
+  /// Applies `batch` to `scene` all-or-nothing and logs it. `done` receives the version once the
+  /// scene's durability policy allows acknowledging (`none`: at once; `periodic`: once written
+  /// to the OS; `always`: once fsynced), or the error. A batch whose (client id, sequence) was
+  /// already applied is acknowledged again (duplicate = true), never applied twice, across
+  /// restarts. Never blocks on I/O.
+  void Apply(absl::string_view scene, const ClientTag& client, const UpdateBatch& batch,
+             ApplyCallback done);
+  /// Blocking form of Apply (tests, tools).
+  absl::StatusOr<ApplyAck> ApplyAndWait(absl::string_view scene, const ClientTag& client,
+                                        const UpdateBatch& batch);
+
+  /// The scene named `name`, for queries (Scene::Read); writes must go through Apply.
+  /// NOT_FOUND if absent.
+  absl::StatusOr<std::shared_ptr<const Scene>> GetScene(absl::string_view name) const;
+  /// The scenes, for List and Stats. Writes must go through this class.
+  const SceneRegistry& scenes() const { return registry_; }
+
+  /// Blocks until everything applied before the call is fsynced.
+  absl::Status Flush();
+  /// Writes a snapshot of every scene now and deletes the log segments that frees (tools,
+  /// tests, a graceful shutdown that wants a fast next start). Blocking.
+  absl::Status Checkpoint();
+  /// Stops background work, fsyncs and closes the log, and releases the data directory. Later
+  /// calls fail with FAILED_PRECONDITION. Returns the fatal log error if there was one.
+  /// Idempotent.
+  absl::Status Close();
+
+  /// What start-up found (torn tail, counts).
+  const RecoveryReport& recovery_report() const { return recovery_report_; }
+  /// Counters of the log and snapshots.
+  StoreStats stats() const;
+
+ private:
+  // The store's view of one live scene.
+  struct Entry {
+    std::shared_ptr<Scene> scene;
+    DurabilityPolicy policy = DurabilityPolicy::kAlways;  // resolved, never kDefault
+    uint64_t create_sequence = 0;
+    // Bytes of log records since the last snapshot, and the count at which to snapshot.
+    std::atomic<uint64_t> log_bytes{0};
+    std::atomic<uint64_t> snapshot_threshold{0};
+    std::atomic<bool> snapshot_wanted{false};
+    // The newest snapshot: written by maintenance passes only (under maintenance_mu_), read by
+    // stats() too.
+    std::atomic<uint64_t> snapshot_sequence{0};
+    std::atomic<uint64_t> snapshot_bytes{0};
+    std::string snapshot_file;  // maintenance passes only
+  };
+  // A deleted scene whose snapshot files may still exist: its delete record must stay in the
+  // log until they are gone, or recovery would bring the scene back.
+  struct Zombie {
+    std::string scene;
+    uint64_t delete_sequence = 0;
+  };
+
+  Database(std::string dir, DatabaseOptions options, FileSystem* fs);
+
+  std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
+  DurabilityPolicy Resolve(DurabilityPolicy policy) const;
+  uint64_t ThresholdFor(uint64_t snapshot_bytes) const;
+  // Hands `done` the outcome of record `sequence` under `policy`.
+  void Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done);
+  void AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done);
+  void OnFatal(const absl::Status& status);
+
+  void Wake();
+  void RunMaintenance();
+  // One pass, under maintenance_mu_: removes the snapshot files of deleted scenes, writes the
+  // snapshots that are due (all of them with `snapshot_all`), deletes the segments no scene
+  // needs.
+  absl::Status Maintain(bool snapshot_all);
+  absl::Status RemoveZombieFiles();
+  absl::Status Snapshot(Entry* entry);
+
+  const std::string dir_;
+  const DatabaseOptions options_;
+  FileSystem* const fs_;
+  std::unique_ptr<DirectoryLock> lock_;
+  std::unique_ptr<CommitLog> log_;
+  RecoveryReport recovery_report_;
+  SceneRegistry registry_;
+
+  // Serialises scene creation and deletion.
+  std::mutex structure_mu_;
+  mutable RwMutex entries_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(entries_mu_);
+
+  // Serialises maintenance passes (the thread and Checkpoint).
+  std::mutex maintenance_mu_;
+  std::atomic<uint64_t> snapshots_written_{0};
+  std::atomic<uint64_t> segments_deleted_{0};
+
+  // Guards zombies_ and maintenance_error_ (short holds only).
+  mutable std::mutex state_mu_;
+  std::vector<Zombie> zombies_;
+  absl::Status maintenance_error_;
+
+  // Wakes the maintenance thread.
+  std::mutex wake_mu_;
+  std::condition_variable wake_cv_;
+  bool wake_ = false;
+  bool stopping_ = false;
+  std::thread maintenance_;
+
+  std::atomic<bool> closed_{false};
+};
+
+}  // namespace collide

@@ -1,0 +1,72 @@
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "collide/v1/storage.pb.h"
+#include "scene/scene.h"
+#include "scene/scene_options.h"
+#include "scene/update_batch.h"
+
+namespace collide {
+
+/// Conversions between the core types and the collide.storage.v1 messages of
+/// proto/collide/v1/storage.proto. Decoders treat their input as untrusted: inconsistent columns,
+/// unknown enums and short columns are DATA_LOSS (values are range-checked later, by the scene).
+
+/// Ops in column form (see OpColumns in storage.proto).
+void EncodeOps(const std::vector<UpdateOp>& ops, storage::v1::OpColumns* out);
+/// The ops of `in`, appended to `ops`.
+absl::Status DecodeOps(const storage::v1::OpColumns& in, std::vector<UpdateOp>* ops);
+
+/// Bodies in column form, as upserts.
+void EncodeBodies(const std::vector<BodyState>& bodies, storage::v1::OpColumns* out);
+/// The bodies of `in` (which must hold upserts only), appended to `bodies`.
+absl::Status DecodeBodies(const storage::v1::OpColumns& in, std::vector<BodyState>* bodies);
+
+void EncodeSceneOptions(const SceneOptions& options, storage::v1::SceneOptions* out);
+absl::StatusOr<SceneOptions> DecodeSceneOptions(const storage::v1::SceneOptions& in);
+
+/// The serialized LogRecord of an update batch.
+std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client, uint64_t version,
+                               const UpdateBatch& batch);
+/// The serialized LogRecord of a scene creation.
+std::string EncodeCreateSceneRecord(absl::string_view scene, const SceneOptions& options);
+/// The serialized LogRecord of a scene deletion.
+std::string EncodeDeleteSceneRecord(absl::string_view scene);
+
+/// A decoded log record.
+struct DecodedRecord {
+  enum class Type { kCreateScene, kDeleteScene, kUpdate };
+  Type type = Type::kUpdate;
+  std::string scene;
+  /// kCreateScene.
+  SceneOptions options;
+  /// kUpdate.
+  ClientTag client;
+  uint64_t version = 0;
+  UpdateBatch batch;
+};
+/// Decodes a LogRecord payload; DATA_LOSS when it does not parse or is inconsistent.
+absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload);
+
+/// A scene snapshot and what it says about its scene's place in the log.
+struct DecodedSnapshot {
+  std::string scene;
+  SceneOptions options;
+  /// The sequence of the record that created this incarnation of the scene.
+  uint64_t create_sequence = 0;
+  /// state.log_position is the last sequence the snapshot covers.
+  SceneState state;
+};
+/// The serialized SceneSnapshot of `state` (covering the log through state.log_position).
+std::string EncodeSnapshot(absl::string_view scene, const SceneOptions& options,
+                           uint64_t create_sequence, const SceneState& state);
+/// Decodes a SceneSnapshot payload; DATA_LOSS when it does not parse or is inconsistent.
+absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload);
+
+}  // namespace collide

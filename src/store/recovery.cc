@@ -1,0 +1,220 @@
+#include "store/recovery.h"
+
+#include <algorithm>
+#include <map>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "scene/scene_registry.h"
+#include "scene/status_macros.h"
+#include "store/log_codec.h"
+#include "store/record_format.h"
+#include "store/snapshot_file.h"
+#include "store/store_files.h"
+
+namespace collide {
+namespace {
+
+struct SnapshotName {
+  uint64_t sequence = 0;
+  std::string name;
+};
+
+// The state of replay: scenes by name, in an ordered map so that the result is deterministic.
+using SceneMap = std::map<std::string, RecoveredScene, std::less<>>;
+
+absl::Status Corruption(const std::string& path, uint64_t offset, absl::string_view what) {
+  return absl::DataLossError(absl::StrCat(path, " at offset ", offset, ": ", what,
+                                          "; refusing to start (the data directory needs "
+                                          "repair or a restore from backup)"));
+}
+
+// Applies one log record to the scenes. The rules (see DESIGN in database.h): a scene's records
+// at or below its snapshot's sequence are already in the snapshot; records of a scene that does
+// not exist belong to an incarnation that was deleted later (its create record was dropped with
+// old segments); a delete only removes an incarnation created before it.
+absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t record_bytes,
+                    SceneMap* scenes, std::vector<std::string>* stale, RecoveryReport* report) {
+  auto it = scenes->find(record.scene);
+  const bool exists = it != scenes->end();
+  switch (record.type) {
+    case DecodedRecord::Type::kCreateScene: {
+      if (exists) {
+        if (sequence <= it->second.snapshot_sequence) {
+          ++report->records_skipped;
+          return absl::OkStatus();
+        }
+        return absl::DataLossError(
+            absl::StrCat("creates scene \"", record.scene, "\", which exists"));
+      }
+      if (absl::Status status = ValidateSceneName(record.scene); !status.ok()) {
+        return absl::DataLossError(status.message());
+      }
+      RecoveredScene created;
+      created.scene = std::make_unique<Scene>(record.scene, record.options, sequence);
+      created.create_sequence = sequence;
+      created.log_bytes = record_bytes;
+      scenes->emplace(record.scene, std::move(created));
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
+    case DecodedRecord::Type::kDeleteScene: {
+      if (!exists || it->second.create_sequence >= sequence) {
+        ++report->records_skipped;
+        return absl::OkStatus();
+      }
+      if (!it->second.snapshot_file.empty()) stale->push_back(it->second.snapshot_file);
+      scenes->erase(it);
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
+    case DecodedRecord::Type::kUpdate: {
+      if (!exists || sequence <= it->second.snapshot_sequence) {
+        ++report->records_skipped;
+        return absl::OkStatus();
+      }
+      RecoveredScene& scene = it->second;
+      absl::StatusOr<ApplyResult> result =
+          scene.scene->Apply(record.batch, record.client,
+                             [sequence](uint64_t) -> absl::StatusOr<uint64_t> { return sequence; });
+      if (!result.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("update of scene \"", record.scene,
+                         "\" no longer applies: ", result.status().message()));
+      }
+      if (result->duplicate || result->version != record.version) {
+        return absl::DataLossError(absl::StrCat(
+            "update of scene \"", record.scene, "\" produced version ", result->version,
+            result->duplicate ? " (as a duplicate)" : "", ", the log says ", record.version));
+      }
+      scene.log_bytes += record_bytes;
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
+  }
+  return absl::DataLossError("unknown record type");
+}
+
+}  // namespace
+
+absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir) {
+  RecoveredState out;
+  COLLIDE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
+  std::sort(names.begin(), names.end());
+
+  // Sort the directory's files: segments, snapshots by scene, leftovers of interrupted writes.
+  std::vector<SegmentInfo> segments;
+  std::map<std::string, std::vector<SnapshotName>, std::less<>> snapshots;
+  for (const std::string& name : names) {
+    uint64_t sequence = 0;
+    std::string scene;
+    if (absl::EndsWith(name, kTempSuffix)) {
+      COLLIDE_RETURN_IF_ERROR(fs->Delete(JoinPath(dir, name)));
+      ++out.report.temp_files_deleted;
+    } else if (ParseSegmentFileName(name, &sequence)) {
+      segments.push_back(SegmentInfo{.first_sequence = sequence, .name = name, .bytes = 0});
+    } else if (ParseSnapshotFileName(name, &scene, &sequence)) {
+      snapshots[scene].push_back(SnapshotName{.sequence = sequence, .name = name});
+    }
+  }
+  std::sort(segments.begin(), segments.end(), [](const SegmentInfo& a, const SegmentInfo& b) {
+    return a.first_sequence < b.first_sequence;
+  });
+
+  // Each scene's newest snapshot; older ones are superseded.
+  SceneMap scenes;
+  uint64_t max_covered = 0;
+  for (auto& [scene_name, files] : snapshots) {
+    std::sort(files.begin(), files.end(),
+              [](const SnapshotName& a, const SnapshotName& b) { return a.sequence > b.sequence; });
+    for (size_t i = 1; i < files.size(); ++i) out.stale_files.push_back(files[i].name);
+    const SnapshotName& newest = files.front();
+    COLLIDE_ASSIGN_OR_RETURN(DecodedSnapshot snapshot,
+                             ReadSnapshotFile(fs, dir, newest.name, scene_name, newest.sequence));
+    absl::StatusOr<std::unique_ptr<Scene>> scene =
+        Scene::Restore(scene_name, snapshot.options, snapshot.state);
+    if (!scene.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(JoinPath(dir, newest.name), ": ", scene.status().message()));
+    }
+    COLLIDE_ASSIGN_OR_RETURN(uint64_t bytes, fs->FileSize(JoinPath(dir, newest.name)));
+    RecoveredScene recovered;
+    recovered.scene = *std::move(scene);
+    recovered.create_sequence = snapshot.create_sequence;
+    recovered.snapshot_sequence = newest.sequence;
+    recovered.snapshot_file = newest.name;
+    recovered.snapshot_bytes = bytes;
+    scenes.emplace(scene_name, std::move(recovered));
+    max_covered = std::max(max_covered, newest.sequence);
+    ++out.report.snapshots_loaded;
+  }
+  if (!snapshots.empty() && segments.empty()) {
+    return absl::DataLossError(
+        absl::StrCat(dir, ": snapshots exist but no log segment; refusing to start"));
+  }
+
+  // Every log segment in order. Only the last may end in a torn write: closed segments were
+  // fsynced completely before the next one was started.
+  uint64_t last_sequence = 0;  // of the last intact record read
+  for (size_t i = 0; i < segments.size(); ++i) {
+    SegmentInfo& segment = segments[i];
+    const bool is_last = i + 1 == segments.size();
+    const std::string path = JoinPath(dir, segment.name);
+    if (i > 0 && segment.first_sequence != last_sequence + 1) {
+      return Corruption(path, 0,
+                        absl::StrCat("segment starts at sequence ", segment.first_sequence,
+                                     " but the previous one ends at ", last_sequence));
+    }
+    COLLIDE_ASSIGN_OR_RETURN(std::string data, fs->ReadFile(path));
+    SegmentScan scan = ScanSegment(data, segment.first_sequence);
+    if (scan.end == SegmentEnd::kCorrupt || (scan.end == SegmentEnd::kTornTail && !is_last)) {
+      return Corruption(path, scan.bad_offset, scan.problem);
+    }
+    if (scan.records.empty() && !is_last) {
+      return Corruption(path, 0, "a closed segment holds no records");
+    }
+    for (const RecordView& record : scan.records) {
+      absl::StatusOr<DecodedRecord> decoded = DecodeLogRecord(record.payload);
+      absl::Status status = decoded.status();
+      if (status.ok()) {
+        status = Replay(*decoded, record.sequence, kRecordHeaderBytes + record.payload.size(),
+                        &scenes, &out.stale_files, &out.report);
+      }
+      if (!status.ok()) {
+        return Corruption(path, record.offset,
+                          absl::StrCat("record ", record.sequence, ": ", status.message()));
+      }
+      last_sequence = record.sequence;
+    }
+    if (scan.end == SegmentEnd::kTornTail) {
+      COLLIDE_RETURN_IF_ERROR(fs->Truncate(path, scan.valid_bytes));
+      out.report.torn_tail = TornTail{.file = path,
+                                      .offset = scan.bad_offset,
+                                      .bytes_cut = data.size() - scan.valid_bytes,
+                                      .problem = scan.problem};
+    }
+    segment.bytes = scan.valid_bytes;
+    if (scan.records.empty()) last_sequence = segment.first_sequence - 1;
+    ++out.report.segments_read;
+  }
+
+  // Snapshots are written only after the log is fsynced through what they cover, and the newest
+  // segment is never deleted: so the log must reach every snapshot. (Whether segments are
+  // missing before the first one cannot be told: a scene whose snapshot is current needs no
+  // segment at all.)
+  if (!segments.empty() && max_covered > last_sequence) {
+    return absl::DataLossError(absl::StrCat(dir, ": a snapshot covers the log through sequence ",
+                                            max_covered, " but the log ends at ", last_sequence,
+                                            "; refusing to start"));
+  }
+
+  out.next_sequence = last_sequence + 1;
+  out.report.next_sequence = out.next_sequence;
+  out.segments = std::move(segments);
+  out.scenes.reserve(scenes.size());
+  for (auto& [name, scene] : scenes) out.scenes.push_back(std::move(scene));
+  return out;
+}
+
+}  // namespace collide

@@ -1,0 +1,78 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "scene/scene.h"
+#include "store/commit_log.h"
+#include "store/file_system.h"
+
+namespace collide {
+
+/// The damaged end of the last log segment, cut off at start-up.
+struct TornTail {
+  /// The segment's path.
+  std::string file;
+  /// Where the damage started; the file now ends here.
+  uint64_t offset = 0;
+  /// How many bytes were cut.
+  uint64_t bytes_cut = 0;
+  /// What was wrong at `offset`.
+  std::string problem;
+};
+
+/// What start-up found and did (the service logs it).
+struct RecoveryReport {
+  int snapshots_loaded = 0;
+  int segments_read = 0;
+  /// Log records applied on top of the snapshots.
+  uint64_t records_replayed = 0;
+  /// Log records already covered by a snapshot or belonging to deleted scenes.
+  uint64_t records_skipped = 0;
+  /// Set when the log ended in a torn write.
+  std::optional<TornTail> torn_tail;
+  /// Temporary files deleted; superseded snapshot files are deleted once the log is open.
+  int temp_files_deleted = 0;
+  /// The sequence number the next log record gets.
+  uint64_t next_sequence = 1;
+};
+
+/// One scene as recovery rebuilt it.
+struct RecoveredScene {
+  std::unique_ptr<Scene> scene;
+  /// The log sequence of the record that created this incarnation.
+  uint64_t create_sequence = 0;
+  /// The newest snapshot (0 and empty when there is none).
+  uint64_t snapshot_sequence = 0;
+  std::string snapshot_file;
+  uint64_t snapshot_bytes = 0;
+  /// Bytes of this scene's log records after its snapshot.
+  uint64_t log_bytes = 0;
+};
+
+/// Everything recovery rebuilt from a data directory.
+struct RecoveredState {
+  std::vector<RecoveredScene> scenes;
+  /// The log segments, oldest first; the last one ends right before next_sequence (or is empty
+  /// and named after it), as CommitLog::Open requires.
+  std::vector<SegmentInfo> segments;
+  uint64_t next_sequence = 1;
+  /// Snapshot files no longer needed (superseded, or of deleted scenes): delete them once the
+  /// log is durable.
+  std::vector<std::string> stale_files;
+  RecoveryReport report;
+};
+
+/// Rebuilds the scenes of the data directory `dir` (which must exist): loads each scene's newest
+/// snapshot, then replays the log segments in order, applying each scene's records after its
+/// snapshot. A torn tail of the last segment is truncated (reported in `report.torn_tail`).
+/// Refuses with DATA_LOSS naming the file and offset when data that was once complete is
+/// damaged: a damaged record followed by intact ones, damage in a closed segment, a gap in the
+/// sequence numbers, a snapshot that does not decode, or a record that no longer applies.
+absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir);
+
+}  // namespace collide

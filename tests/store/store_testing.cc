@@ -1,0 +1,121 @@
+#include "store/store_testing.h"
+
+#include <dirent.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+
+namespace collide {
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = absl::StrCat(base != nullptr && *base ? base : "/tmp", "/collide-XXXXXX");
+  std::vector<char> buffer(pattern.begin(), pattern.end());
+  buffer.push_back('\0');
+  if (::mkdtemp(buffer.data()) == nullptr) {
+    ADD_FAILURE() << "mkdtemp " << pattern << ": " << std::strerror(errno);
+  }
+  path_ = buffer.data();
+}
+
+TempDir::~TempDir() {
+  // The data directory is flat, except for what a test creates below it.
+  std::vector<std::string> stack{path_};
+  std::vector<std::string> dirs;
+  while (!stack.empty()) {
+    std::string dir = stack.back();
+    stack.pop_back();
+    dirs.push_back(dir);
+    DIR* d = ::opendir(dir.c_str());
+    if (d == nullptr) continue;
+    while (struct dirent* e = ::readdir(d)) {
+      std::string name = e->d_name;
+      if (name == "." || name == "..") continue;
+      std::string path = dir + "/" + name;
+      struct stat st;
+      if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode)) {
+        stack.push_back(path);
+      } else {
+        ::unlink(path.c_str());
+      }
+    }
+    ::closedir(d);
+  }
+  for (auto it = dirs.rbegin(); it != dirs.rend(); ++it) ::rmdir(it->c_str());
+}
+
+uint64_t DirectoryBytes(const std::string& dir) {
+  uint64_t total = 0;
+  DIR* d = ::opendir(dir.c_str());
+  if (d == nullptr) return 0;
+  while (struct dirent* e = ::readdir(d)) {
+    struct stat st;
+    std::string path = dir + "/" + e->d_name;
+    if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      total += static_cast<uint64_t>(st.st_size);
+    }
+  }
+  ::closedir(d);
+  return total;
+}
+
+namespace {
+
+bool SameShape(const Shape& a, const Shape& b) {
+  if (a.type != b.type) return false;
+  switch (a.type) {
+    case ShapeType::kSphere:
+      return a.sphere.radius == b.sphere.radius;
+    case ShapeType::kBox:
+      return a.box.half_extents == b.box.half_extents;
+    case ShapeType::kCapsule:
+      return a.capsule.radius == b.capsule.radius && a.capsule.half_height == b.capsule.half_height;
+  }
+  return false;
+}
+
+}  // namespace
+
+::testing::AssertionResult SameState(const SceneState& actual, const SceneState& expected) {
+  if (actual.version != expected.version) {
+    return ::testing::AssertionFailure()
+           << "version " << actual.version << ", expected " << expected.version;
+  }
+  if (!(actual.clients == expected.clients)) {
+    return ::testing::AssertionFailure() << "client marks differ";
+  }
+  if (actual.bodies.size() != expected.bodies.size()) {
+    return ::testing::AssertionFailure()
+           << actual.bodies.size() << " bodies, expected " << expected.bodies.size();
+  }
+  for (size_t i = 0; i < actual.bodies.size(); ++i) {
+    const BodyState& a = actual.bodies[i];
+    const BodyState& e = expected.bodies[i];
+    if (a.id != e.id || !SameShape(a.shape, e.shape) || !(a.pose == e.pose) ||
+        a.category != e.category || a.mask != e.mask || a.kind != e.kind ||
+        a.user_data != e.user_data) {
+      return ::testing::AssertionFailure()
+             << "body " << i << " (id " << a.id << ", expected id " << e.id << ") differs";
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+DatabaseOptions CrashTestOptions(DurabilityPolicy policy) {
+  DatabaseOptions options;
+  options.durability = policy;
+  options.sync_interval = std::chrono::milliseconds(20);
+  options.segment_bytes = 16 << 10;
+  options.snapshot_min_log_bytes = 8 << 10;
+  options.snapshot_log_ratio = 1.0;
+  options.max_log_bytes = 64 << 10;
+  options.maintenance_interval = std::chrono::milliseconds(5);
+  return options;
+}
+
+}  // namespace collide
