@@ -130,6 +130,10 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
               [](const SnapshotName& a, const SnapshotName& b) { return a.sequence > b.sequence; });
     for (size_t i = 1; i < files.size(); ++i) out.stale_files.push_back(files[i].name);
     const SnapshotName& newest = files.front();
+    if (absl::Status status = ValidateSceneName(scene_name); !status.ok()) {
+      return absl::DataLossError(
+          absl::StrCat(JoinPath(dir, newest.name), ": not the snapshot of a valid scene name"));
+    }
     COLLIDE_ASSIGN_OR_RETURN(DecodedSnapshot snapshot,
                              ReadSnapshotFile(fs, dir, newest.name, scene_name, newest.sequence));
     absl::StatusOr<std::unique_ptr<Scene>> scene =
