@@ -56,7 +56,9 @@ TEST(CommitLog, AppendsConsecutiveSequencesAndRotatesSegments) {
     absl::StatusOr<uint64_t> seq = log->Append(std::string(50, static_cast<char>(i)));
     ASSERT_TRUE(seq.ok());
     EXPECT_EQ(*seq, static_cast<uint64_t>(i));
-    if (i % 10 == 0) ASSERT_TRUE(log->SyncAll().ok());  // several write rounds
+    if (i % 10 == 0) {  // several write rounds
+      ASSERT_TRUE(log->SyncAll().ok());
+    }
   }
   ASSERT_TRUE(log->SyncAll().ok());
   EXPECT_EQ(log->synced_sequence(), 100u);

@@ -167,7 +167,9 @@ Totals RunCrashCycles(DurabilityPolicy policy, int cycles, uint64_t seed) {
           return;
         }
         EXPECT_EQ(version, k);  // batch k produces version k (creation is version 0)
-        if (policy == DurabilityPolicy::kAlways) EXPECT_EQ(parts[3], "1");
+        if (policy == DurabilityPolicy::kAlways) {
+          EXPECT_EQ(parts[3], "1");
+        }
         acks.emplace_back(k, Clock::now());
       };
       while (child.ReadLine(kill_at, &line)) take(line);

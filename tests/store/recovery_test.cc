@@ -311,7 +311,9 @@ TEST(Recovery, RandomCrashesAlwaysRecoverAReplayOfEveryAcknowledgedBatch) {
     const uint64_t n = RecoveredSequence(*db, &state);
     ASSERT_GE(n, acked);
     ASSERT_TRUE(SameState(state, Replay(seed, n)));
-    if (crash == 0) ASSERT_TRUE(db->CreateScene(kCrashScene, SceneOptions{}).ok());
+    if (crash == 0) {
+      ASSERT_TRUE(db->CreateScene(kCrashScene, SceneOptions{}).ok());
+    }
     BatchStream stream(seed);
     for (uint64_t k = 1; k <= n; ++k) stream.Next();
     // Acknowledged batches, then some in flight that the crash may or may not keep.
@@ -436,7 +438,9 @@ TEST(Recovery, DeletedScenesStayDeletedAndRecreatedOnesKeepOnlyTheirOwnState) {
     for (const std::string& name : names) {
       std::string scene;
       uint64_t seq;
-      if (ParseSnapshotFileName(name, &scene, &seq)) EXPECT_EQ(scene, "again") << name;
+      if (ParseSnapshotFileName(name, &scene, &seq)) {
+        EXPECT_EQ(scene, "again") << name;
+      }
     }
   }
 }
@@ -459,7 +463,9 @@ TEST(Recovery, ADuplicateStaysADuplicateAcrossRestarts) {
     EXPECT_TRUE(again->duplicate);
     EXPECT_TRUE(again->durable);
     EXPECT_EQ(again->version, 1u);
-    if (restart == 0) ASSERT_TRUE(db->Checkpoint().ok());  // the mark survives in a snapshot too
+    if (restart == 0) {  // the mark survives in a snapshot too
+      ASSERT_TRUE(db->Checkpoint().ok());
+    }
   }
 }
 
