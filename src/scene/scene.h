@@ -26,15 +26,20 @@ namespace collide {
 /// applied twice). client_id 0 opts out of deduplication. Sequences must grow per client and
 /// scene; gaps are allowed.
 struct ClientTag {
+  /// The sender's id; 0 opts out of deduplication.
   uint64_t client_id = 0;
+  /// The batch's position in the sender's stream for this scene.
   uint64_t sequence = 0;
 };
 
 /// The high-water mark of one client in one scene: its latest applied sequence and the version
 /// that batch produced.
 struct ClientMark {
+  /// The client (never 0).
   uint64_t client_id = 0;
+  /// Its highest applied sequence.
   uint64_t sequence = 0;
+  /// The scene version that batch produced.
   uint64_t version = 0;
   friend bool operator==(const ClientMark&, const ClientMark&) = default;
 };
@@ -50,17 +55,25 @@ struct ApplyResult {
 
 /// Everything the scene knows about one body.
 struct BodyState {
+  /// The client-chosen id.
   uint64_t id = 0;
+  /// Shape in the body's frame (length units).
   Shape shape{};
+  /// World pose (unit rotation).
   Pose pose{};
+  /// The categories the body belongs to.
   uint32_t category = 1;
+  /// The query categories that may hit the body.
   uint32_t mask = ~0u;
+  /// Static or dynamic (which tree it lives in).
   BodyKind kind = BodyKind::kDynamic;
+  /// Opaque client data.
   uint64_t user_data = 0;
 };
 
 /// A scene's whole state at one version, as snapshots store it.
 struct SceneState {
+  /// The version this state is.
   uint64_t version = 0;
   /// The caller's position (the store's log sequence number) of the last applied change.
   uint64_t log_position = 0;
@@ -72,7 +85,9 @@ struct SceneState {
 
 /// Counters of a scene at one version.
 struct SceneStats {
+  /// The current version.
   uint64_t version = 0;
+  /// Live bodies, and how many of them are static.
   int32_t body_count = 0;
   int32_t static_body_count = 0;
   /// The larger of the two trees' heights (0 for an empty or one-leaf tree).
@@ -92,7 +107,9 @@ struct ReadBudget {
 
 /// The versions a bounded read saw.
 struct ReadSpan {
+  /// The version the first chunk saw.
   uint64_t first_version = 0;
+  /// The version the last chunk saw (equal to first_version unless writers got in between).
   uint64_t last_version = 0;
 };
 
@@ -133,7 +150,9 @@ class Scene {
                                                         const SceneOptions& options,
                                                         const SceneState& state);
 
+  /// The scene's name (the id clients use).
   const std::string& name() const { return name_; }
+  /// The settings the scene was created with.
   const SceneOptions& options() const { return options_; }
 
   /// Runs after a batch is validated and before anything is applied, under the scene's writer

@@ -107,11 +107,15 @@ using DoneCallback = absl::AnyInvocable<void(absl::Status)>;
 
 /// Counters of the store.
 struct StoreStats {
+  /// Log segments on disk and their bytes.
   int segments = 0;
   uint64_t log_bytes = 0;
+  /// Bytes of the live scenes' newest snapshots.
   uint64_t snapshot_bytes = 0;
+  /// The last appended and the last fsynced log sequence.
   uint64_t last_sequence = 0;
   uint64_t synced_sequence = 0;
+  /// Since Open: snapshots written, segments deleted.
   uint64_t snapshots_written = 0;
   uint64_t segments_deleted = 0;
   /// The last error of the maintenance thread (snapshot or segment deletion; retried), if any.

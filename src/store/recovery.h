@@ -27,6 +27,7 @@ struct TornTail {
 
 /// What start-up found and did (the service logs it).
 struct RecoveryReport {
+  /// Snapshot files loaded and log segments read.
   int snapshots_loaded = 0;
   int segments_read = 0;
   /// Log records applied on top of the snapshots.
@@ -43,6 +44,7 @@ struct RecoveryReport {
 
 /// One scene as recovery rebuilt it.
 struct RecoveredScene {
+  /// The scene at the end of the log.
   std::unique_ptr<Scene> scene;
   /// The log sequence of the record that created this incarnation.
   uint64_t create_sequence = 0;
