@@ -146,8 +146,14 @@ inline SegmentBoxResult SegmentBoxClosest(const Vec3& c, const Vec3& u, const Ve
       if (k > -1.0f && k < 1.0f) knots[n++] = k;
     }
   }
+  // Insertion sort of the (at most six) inner break points.
+  for (int i = 2; i < n; ++i) {
+    const float k = knots[i];
+    int j = i;
+    for (; j > 1 && knots[j - 1] > k; --j) knots[j] = knots[j - 1];
+    knots[j] = k;
+  }
   knots[n++] = 1.0f;
-  std::sort(knots + 1, knots + n - 1);
 
   bool have = false;
   for (int k = 0; k + 1 < n; ++k) {
