@@ -94,9 +94,9 @@ TEST(ClosestPointBox, FaceEdgeAndCornerRegionsOutside) {
         EXPECT_NEAR(r.signed_distance, c.distance, place.tol);
         EXPECT_TRUE(VecNear(r.point, TransformPoint(pose, c.nearest), place.tol));
         // Far away the query point only carries an ulp of 0.0078, so the direction of an
-        // offset of length >= 0.5 is good to ~0.01 there; near the origin to a few 1e-7.
+        // offset of length >= 0.5 is good to ~0.016 there; near the origin to a few 1e-7.
         EXPECT_TRUE(VecNear(r.normal, TransformVector(pose, Normalize(c.local - c.nearest)),
-                            place.tol == kTol ? 1e-5f : 1e-2f));
+                            place.tol == kTol ? 1e-5f : 2e-2f));
       }
     }
   }
