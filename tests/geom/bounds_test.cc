@@ -49,7 +49,8 @@ TEST(BoundsSphere, IsTheCentrePlusMinusTheRadius) {
   for (const Case& c : cases) {
     SCOPED_TRACE(testing::Message() << "radius " << c.radius << " centre " << c.centre);
     // Rotation must not matter for a ball.
-    const Aabb box = Bounds(Sphere{c.radius}, At(c.centre, Degrees({1, 1, 0}, 33.0f)));
+    const Aabb box =
+        Bounds(Sphere{c.radius}, At(c.centre, Degrees(Normalize(Vec3{1, 1, 0}), 33.0f)));
     const Vec3 r{c.radius, c.radius, c.radius};
     // One rounding of centre -+ r: exact up to half an ulp of the result.
     EXPECT_EQ(box.min, c.centre - r);
@@ -137,7 +138,8 @@ TEST(BoundsBox, ContainsEveryCornerAndTouchesOnEverySideUnderRandomRotations) {
 }
 
 TEST(BoundsBox, ZeroExtentsGiveAPointOrAFlatBox) {
-  const Aabb point = Bounds(Box{{0, 0, 0}}, At({1, 2, 3}, Degrees({1, 2, 3}, 40.0f)));
+  const Aabb point =
+      Bounds(Box{{0, 0, 0}}, At({1, 2, 3}, Degrees(Normalize(Vec3{1, 2, 3}), 40.0f)));
   EXPECT_EQ(point.min, (Vec3{1, 2, 3}));
   EXPECT_EQ(point.max, (Vec3{1, 2, 3}));
   // A square of half side 1 in local XY, turned a quarter about X into the XZ plane.
@@ -182,7 +184,7 @@ TEST(BoundsCapsule, FollowsTheSegmentWhenTurned) {
 }
 
 TEST(BoundsCapsule, ZeroHalfHeightIsASphereAndZeroRadiusASegment) {
-  const Pose pose = At({3, -2, 1}, Degrees({1, 1, 1}, 70.0f));
+  const Pose pose = At({3, -2, 1}, Degrees(Normalize(Vec3{1, 1, 1}), 70.0f));
   EXPECT_TRUE(BoxNear(Bounds(Capsule{0.5f, 0.0f}, pose), Bounds(Sphere{0.5f}, pose), 0.0f));
   const Aabb segment = Bounds(Capsule{0.0f, 1.0f}, At({}, Degrees({0, 0, 1}, 90.0f)));
   EXPECT_TRUE(BoxNear(segment, {{-1, 0, 0}, {1, 0, 0}}, kTol));
@@ -209,7 +211,7 @@ TEST(BoundsCapsule, ContainsTheGrownEndPointsUnderRandomRotations) {
 // Shape
 
 TEST(BoundsShape, DispatchesToTheConcreteShape) {
-  const Pose pose = At({1, 2, 3}, Degrees({0, 1, 1}, 25.0f));
+  const Pose pose = At({1, 2, 3}, Degrees(Normalize(Vec3{0, 1, 1}), 25.0f));
   const Sphere s{1.5f};
   const Box b{{1, 2, 3}};
   const Capsule c{0.5f, 2.0f};

@@ -40,7 +40,8 @@ TEST(ClosestPointSphere, OutsideAndInsideAlongEachAxis) {
         for (float d : {5.0f, 2.0f, 0.5f}) {
           SCOPED_TRACE(testing::Message() << place.name << " axis " << i << sign << " d " << d);
           const Vec3 p = c + Axis(i, sign) * d;
-          const ClosestPointResult r = ClosestPoint(s, At(c, Degrees({1, 0, 1}, 30.0f)), p);
+          const ClosestPointResult r =
+              ClosestPoint(s, At(c, Degrees(Normalize(Vec3{1, 0, 1}), 30.0f)), p);
           EXPECT_NEAR(r.signed_distance, d - 2.0f, place.tol);
           EXPECT_TRUE(VecNear(r.point, c + Axis(i, sign) * 2.0f, place.tol));
           EXPECT_TRUE(VecNear(r.normal, Axis(i, sign), 1e-6f));
@@ -219,7 +220,7 @@ TEST(ClosestPointCapsule, ZeroHalfHeightIsASphere) {
 // Shape
 
 TEST(ClosestPointShape, DispatchesToTheConcreteShape) {
-  const Pose pose = At({1, 2, 3}, Degrees({0, 1, 1}, 25.0f));
+  const Pose pose = At({1, 2, 3}, Degrees(Normalize(Vec3{0, 1, 1}), 25.0f));
   const Vec3 p{3, -1, 2};
   auto same = [](const ClosestPointResult& a, const ClosestPointResult& b) {
     return a.point == b.point && a.normal == b.normal && a.signed_distance == b.signed_distance;
