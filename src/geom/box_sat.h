@@ -103,19 +103,28 @@ inline bool BoxBoxOverlap(const BoxPair& p) {
   });
 }
 
+/// A cross axis must beat the best face axis by this fraction of the boxes' size to be chosen
+/// as the minimum: when one box is turned about a single axis of the other, some cross axes
+/// are the same direction as a face axis (A_x x B_z = -A_y when B_z = A_z) and their depths
+/// differ only by rounding (~1e-7 of the size); the face axis then gives the natural contact
+/// (the middle of the touching faces' overlap). The depth can be off by at most this much.
+inline constexpr float kCrossAxisBias = 1e-6f;
+
 /// The separating-axis test with the minimum-overlap axis: false when some axis separates;
 /// otherwise `*best` is the axis of least overlap (the exact penetration depth and direction,
 /// since the faces of the Minkowski difference of two boxes all have normals among these
-/// axes). Ties keep the earlier axis, so face axes win over equal cross axes.
+/// axes). Ties keep the earlier axis, so A's faces win over B's, and faces over cross axes
+/// (within kCrossAxisBias).
 inline bool BoxBoxMinimumAxis(const BoxPair& p, SatAxis* best) {
   bool have = false;
+  const float bias = kCrossAxisBias * (MaxComponent(p.ea) + MaxComponent(p.eb));
   return ForEachBoxBoxAxis(p, [&](const Vec3& l, int index) {
     float proj;
     const float overlap = ProjectionOverlap(p, l, &proj);
     if (overlap < 0.0f) return false;
     const float len = Length(l);
     const float depth = overlap / len;
-    if (!have || depth < best->depth) {
+    if (!have || depth < best->depth - (index >= 6 ? bias : 0.0f)) {
       have = true;
       best->depth = depth;
       best->index = index;
