@@ -19,18 +19,22 @@ inline bool IsIdentity(const Quat& q) { return q.x == 0.0f && q.y == 0.0f && q.z
 }  // namespace
 
 bool Overlap(const Sphere& a, const Pose& pa, const Sphere& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return RoundOverlap(MakeRoundPair(a, pa, b, pb));
 }
 
 bool Overlap(const Sphere& a, const Pose& pa, const Box& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return Overlap(b, pb, a, pa);
 }
 
 bool Overlap(const Sphere& a, const Pose& pa, const Capsule& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return RoundOverlap(MakeRoundPair(a, pa, b, pb));
 }
 
 bool Overlap(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   // Seed 000: clamp the centre into the box in the box's frame, compare |q - clamp(q)|^2 with
   // r^2 (no square root).
   const Vec3 q = InverseTransformPoint(pa, pb.position);
@@ -38,6 +42,7 @@ bool Overlap(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb) {
 }
 
 bool Overlap(const Box& a, const Pose& pa, const Box& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   if (IsIdentity(pa.rotation) && IsIdentity(pb.rotation)) {
     // Two AABBs: they meet when |cb - ca| <= ea + eb on every axis (seed 003). The SAT below
     // reduces to exactly these comparisons for identity rotations, so both paths agree.
@@ -50,6 +55,7 @@ bool Overlap(const Box& a, const Pose& pa, const Box& b, const Pose& pb) {
 }
 
 bool Overlap(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   // The capsule's segment in the box's frame; they meet when dist(segment, box) <= r.
   const Vec3 c = InverseTransformPoint(pa, pb.position);
   const Vec3 u = Rotate(Conjugate(pa.rotation) * pb.rotation, Vec3{0.0f, b.half_height, 0.0f});
@@ -58,14 +64,17 @@ bool Overlap(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb) {
 }
 
 bool Overlap(const Capsule& a, const Pose& pa, const Sphere& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return Overlap(b, pb, a, pa);
 }
 
 bool Overlap(const Capsule& a, const Pose& pa, const Box& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return Overlap(b, pb, a, pa);
 }
 
 bool Overlap(const Capsule& a, const Pose& pa, const Capsule& b, const Pose& pb) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   return RoundOverlap(MakeRoundPair(a, pa, b, pb));
 }
 

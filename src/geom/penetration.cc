@@ -304,10 +304,14 @@ Vec3 BoxBoxContact(const BoxPair& p, const SatAxis& axis) {
 }  // namespace
 
 bool Penetrate(const Sphere& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   return PenetrateRound(geom_internal::MakeRoundPair(a, pa, b, pb), pa.position, out);
 }
 
 bool Penetrate(const Sphere& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   if (!Penetrate(b, pb, a, pa, out)) return false;
   Flip(out);
   return true;
@@ -315,10 +319,14 @@ bool Penetrate(const Sphere& a, const Pose& pa, const Box& b, const Pose& pb, Pe
 
 bool Penetrate(const Sphere& a, const Pose& pa, const Capsule& b, const Pose& pb,
                Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   return PenetrateRound(geom_internal::MakeRoundPair(a, pa, b, pb), pa.position, out);
 }
 
 bool Penetrate(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   const Vec3& e = a.half_extents;
   const float r = b.radius;
   // The sphere's centre in the box's frame (seed 000).
@@ -361,6 +369,8 @@ bool Penetrate(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb, Pe
 }
 
 bool Penetrate(const Box& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   const BoxPair p = geom_internal::MakeBoxPair(a.half_extents, pa, b.half_extents, pb);
   SatAxis axis;
   if (!geom_internal::BoxBoxMinimumAxis(p, &axis)) return false;
@@ -372,6 +382,8 @@ bool Penetrate(const Box& a, const Pose& pa, const Box& b, const Pose& pb, Penet
 }
 
 bool Penetrate(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   const Vec3& e = a.half_extents;
   const float r = b.radius;
   // The capsule's segment c + t u in the box's frame.
@@ -408,10 +420,14 @@ bool Penetrate(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb, P
 
 bool Penetrate(const Capsule& a, const Pose& pa, const Sphere& b, const Pose& pb,
                Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   return PenetrateRound(geom_internal::MakeRoundPair(a, pa, b, pb), pa.position, out);
 }
 
 bool Penetrate(const Capsule& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   if (!Penetrate(b, pb, a, pa, out)) return false;
   Flip(out);
   return true;
@@ -419,6 +435,8 @@ bool Penetrate(const Capsule& a, const Pose& pa, const Box& b, const Pose& pb, P
 
 bool Penetrate(const Capsule& a, const Pose& pa, const Capsule& b, const Pose& pb,
                Penetration* out) {
+  assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
+  assert(out != nullptr);
   return PenetrateRound(geom_internal::MakeRoundPair(a, pa, b, pb), pa.position, out);
 }
 

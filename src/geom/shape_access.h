@@ -22,4 +22,11 @@ constexpr const T& ShapeAs(const Shape& s) {
   }
 }
 
+/// The preconditions of every narrow-phase routine, for debug asserts: non-negative sizes.
+constexpr bool IsValid(const Sphere& s) { return s.radius >= 0.0f; }
+constexpr bool IsValid(const Box& b) {
+  return b.half_extents.x >= 0.0f && b.half_extents.y >= 0.0f && b.half_extents.z >= 0.0f;
+}
+constexpr bool IsValid(const Capsule& c) { return c.radius >= 0.0f && c.half_height >= 0.0f; }
+
 }  // namespace collide::geom_internal

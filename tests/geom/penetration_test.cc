@@ -52,7 +52,9 @@ void ExpectPenetration(const A& a, const Pose& pa, const B& b, const Pose& pb, c
   ASSERT_TRUE(Penetrate(a, pa, b, pb, &p));
   EXPECT_NEAR(p.depth, e.depth, place.tol);
   EXPECT_TRUE(VecNear(p.normal, TransformVector(frame, e.normal), NormalTol(place)));
-  if (check_point) EXPECT_TRUE(VecNear(p.point, TransformPoint(frame, e.point), place.tol));
+  if (check_point) {
+    EXPECT_TRUE(VecNear(p.point, TransformPoint(frame, e.point), place.tol));
+  }
   EXPECT_TRUE(HoldsContract(a, pa, b, pb, p, place.tol));
 
   Penetration q;
@@ -396,7 +398,9 @@ TEST(PenetrateBoxBox, ContractHoldsUnderRandomRotations) {
       // The depth is the least overlap: B moved by slightly less still overlaps.
       Pose short_of = pb;
       short_of.position = pb.position + (p.depth - 4.0f * place.tol) * p.normal;
-      if (p.depth > 4.0f * place.tol) EXPECT_TRUE(Overlap(a, pa, b, short_of));
+      if (p.depth > 4.0f * place.tol) {
+        EXPECT_TRUE(Overlap(a, pa, b, short_of));
+      }
     }
   }
   EXPECT_GT(hits, 100) << "the table should mostly overlap";
