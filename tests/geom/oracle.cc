@@ -864,6 +864,191 @@ Vec3 ToFloat(const DVec3& p) {
   return {static_cast<float>(p.x), static_cast<float>(p.y), static_cast<float>(p.z)};
 }
 
+Pose RandomPose(std::mt19937& rng) {
+  Pose pose;
+  pose.rotation = RandomRotation(rng);
+  pose.position = RandomSceneOffset(rng);
+  if (Chance(rng, 0.5)) {
+    pose.position += ToFloat(Uniform(rng, 0.0, 10.0) * ToDouble(RandomUnit(rng)));
+  }
+  return pose;
+}
+
+namespace {
+
+// The half extents of the local AABB of the shape grown by r.
+DVec3 GrownLocalExtents(const PosedShape& s, double r) {
+  switch (s.type) {
+    case ShapeType::kBox:
+      return s.half_extents + DVec3{r, r, r};
+    case ShapeType::kCapsule:
+      return {s.radius + r, s.half_height + s.radius + r, s.radius + r};
+    case ShapeType::kSphere:
+    default:
+      return {s.radius + r, s.radius + r, s.radius + r};
+  }
+}
+
+// A unit vector perpendicular to the unit vector n, uniformly random about it.
+DVec3 RandomPerpendicular(std::mt19937& rng, const DVec3& n) {
+  const DVec3 u = Perpendicular(n);
+  const DVec3 v = Cross(n, u);
+  const double a = Uniform(rng, 0.0, 2.0 * std::numbers::pi);
+  return std::cos(a) * u + std::sin(a) * v;
+}
+
+// A point of the shape's surface feature the casts aim at: a box corner or edge point, a
+// capsule's rim (where cylinder and cap meet) or pole, a sphere's surface point; local frame.
+DVec3 LocalFeaturePoint(std::mt19937& rng, const PosedShape& s) {
+  switch (s.type) {
+    case ShapeType::kBox: {
+      DVec3 p;
+      const int free_axis = Chance(rng, 0.4) ? -1 : Index(rng, 3);  // -1: a corner
+      for (int i = 0; i < 3; ++i) {
+        p[i] = i == free_axis ? Uniform(rng, -1.0, 1.0) * s.half_extents[i]
+                              : (Chance(rng, 0.5) ? -1.0 : 1.0) * s.half_extents[i];
+      }
+      return p;
+    }
+    case ShapeType::kCapsule: {
+      const double side = Chance(rng, 0.5) ? -1.0 : 1.0;
+      if (Chance(rng, 0.3)) return {0.0, side * (s.half_height + s.radius), 0.0};
+      const double a = Uniform(rng, 0.0, 2.0 * std::numbers::pi);
+      return {s.radius * std::cos(a), side * s.half_height, s.radius * std::sin(a)};
+    }
+    case ShapeType::kSphere:
+    default:
+      return s.radius * ToDouble(RandomUnit(rng));
+  }
+}
+
+// A random point inside the local AABB scaled by `scale` (inside the shape for a box; for the
+// rounded shapes mostly inside).
+DVec3 LocalInteriorPoint(std::mt19937& rng, const PosedShape& s, double r, double scale) {
+  switch (s.type) {
+    case ShapeType::kBox: {
+      const DVec3 e = s.half_extents;
+      return {Uniform(rng, -1, 1) * scale * (e.x + r), Uniform(rng, -1, 1) * scale * (e.y + r),
+              Uniform(rng, -1, 1) * scale * (e.z + r)};
+    }
+    case ShapeType::kCapsule: {
+      DVec3 p = Uniform(rng, 0.0, scale * (s.radius + r)) * ToDouble(RandomUnit(rng));
+      p.y += Uniform(rng, -1.0, 1.0) * s.half_height;
+      return p;
+    }
+    case ShapeType::kSphere:
+    default:
+      return Uniform(rng, 0.0, scale * (s.radius + r)) * ToDouble(RandomUnit(rng));
+  }
+}
+
+DVec3 ToWorldPoint(const PosedShape& s, const DVec3& local) {
+  return s.position + ToWorldVector(s, local);
+}
+
+}  // namespace
+
+CastCase RandomCast(std::mt19937& rng, const Shape& shape, const Pose& pose, float radius) {
+  const PosedShape s = MakePosed(shape, pose);
+  const double r = radius;
+  const double reach = BoundingRadius(s) + r;
+  // Distance from the start to the point aimed at.
+  const double dist = reach + LogUniform(rng, 0.01, 300.0);
+  CastCase c;
+  DVec3 origin, dir;
+  double max_distance = dist * Uniform(rng, 1.2, 3.0);
+  bool clip_at_hit = false;
+  const double pick = Uniform(rng, 0.0, 1.0);
+  if (pick < 0.18) {
+    c.kind = "aimed";
+    const DVec3 target = s.position + Uniform(rng, 0.0, 1.2 * reach) * ToDouble(RandomUnit(rng));
+    dir = ToDouble(RandomUnit(rng));
+    origin = target - dist * dir;
+  } else if (pick < 0.30) {
+    c.kind = "feature";
+    const DVec3 target = ToWorldPoint(s, LocalFeaturePoint(rng, s));
+    dir = ToDouble(RandomUnit(rng));
+    origin = target - dist * dir;
+  } else if (pick < 0.42) {
+    c.kind = "axis_parallel";
+    const DVec3 e = GrownLocalExtents(s, r);
+    const int axis = Index(rng, 3);
+    const double sign = Chance(rng, 0.5) ? -1.0 : 1.0;
+    DVec3 local_dir{};
+    local_dir[axis] = sign;
+    DVec3 local;
+    local[axis] = -sign * (e[axis] + LogUniform(rng, 0.01, 300.0));
+    for (int k = 1; k <= 2; ++k) {
+      const int j = (axis + k) % 3;
+      const double side = Chance(rng, 0.5) ? -1.0 : 1.0;
+      const double q = Uniform(rng, 0.0, 1.0);
+      if (k == 1 && q < 0.35) {
+        local[j] = side * e[j];  // in the grown face plane: grazing along the face
+      } else if (k == 1 && q < 0.6) {
+        local[j] = side * e[j] * (1.0 + (Chance(rng, 0.5) ? -1 : 1) * LogUniform(rng, 1e-9, 1e-2));
+      } else if (k == 1 && q < 0.7 && s.type == ShapeType::kBox) {
+        local[j] = side * s.half_extents[j];  // in a face plane of the box itself
+      } else {
+        local[j] = Uniform(rng, -1.1, 1.1) * e[j];
+      }
+    }
+    origin = ToWorldPoint(s, local);
+    dir = ToWorldVector(s, local_dir);
+  } else if (pick < 0.58) {
+    c.kind = "tangent";
+    DVec3 n = ToDouble(RandomUnit(rng));
+    if (Chance(rng, 0.25)) {
+      // A face normal of a box (or a capsule's axis / equator direction).
+      DVec3 local{};
+      local[Index(rng, 3)] = Chance(rng, 0.5) ? -1.0 : 1.0;
+      n = ToWorldVector(s, local);
+    }
+    const DVec3 x = SupportPoint(s, n) + r * n;
+    const double off = Chance(rng, 0.3) ? 0.0
+                                        : (Chance(rng, 0.5) ? -1.0 : 1.0) *
+                                              LogUniform(rng, 1e-9, 1e-2) * std::fmax(reach, 1.0);
+    dir = RandomPerpendicular(rng, n);
+    origin = x + off * n - dist * dir;
+  } else if (pick < 0.70) {
+    c.kind = "inside_start";
+    origin = ToWorldPoint(s, LocalInteriorPoint(rng, s, r, 0.95));
+    dir = ToDouble(RandomUnit(rng));
+  } else if (pick < 0.75) {
+    c.kind = "surface_start";
+    const DVec3 n = ToDouble(RandomUnit(rng));
+    origin = SupportPoint(s, n) + r * n;
+    dir = ToDouble(RandomUnit(rng));
+  } else if (pick < 0.88) {
+    c.kind = "anywhere";
+    origin = s.position + Uniform(rng, 0.0, 3.0 * reach + 1.0) * ToDouble(RandomUnit(rng));
+    dir = ToDouble(RandomUnit(rng));
+    max_distance = LogUniform(rng, 0.01, 4.0 * reach + 10.0);
+  } else {
+    c.kind = "max_distance_at_hit";
+    const DVec3 target = s.position + Uniform(rng, 0.0, 0.9 * reach) * ToDouble(RandomUnit(rng));
+    dir = ToDouble(RandomUnit(rng));
+    origin = target - dist * dir;
+    clip_at_hit = true;
+  }
+  if (!clip_at_hit && Chance(rng, 0.1)) max_distance = Uniform(rng, 0.0, 1.0) * dist;
+  c.ray.origin = ToFloat(origin);
+  c.ray.direction = Normalize(ToFloat(dir));
+  c.ray.max_distance = static_cast<float>(max_distance);
+  if (clip_at_hit) {
+    const CastPath path{ToDouble(c.ray.origin), ToDouble(c.ray.direction),
+                        static_cast<double>(c.ray.max_distance), r};
+    const CastOracle o = CastBySdf(s, path);
+    if (o.hits && o.t_hit > 0.0) {
+      const double q = Uniform(rng, 0.0, 1.0);
+      const double t =
+          q < 0.3 ? o.t_hit
+                  : o.t_hit * (1.0 + (q < 0.65 ? -1.0 : 1.0) * LogUniform(rng, 1e-7, 1e-2));
+      c.ray.max_distance = static_cast<float>(t);
+    }
+  }
+  return c;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Printing.
 
@@ -879,38 +1064,95 @@ std::string Str(double v) {
   return buf;
 }
 
-std::string Str(const Vec3& v) { return "{" + Str(v.x) + ", " + Str(v.y) + ", " + Str(v.z) + "}"; }
+std::string Str(const Vec3& v) {
+  std::string out = "{";
+  out += Str(v.x);
+  out += ", ";
+  out += Str(v.y);
+  out += ", ";
+  out += Str(v.z);
+  out += "}";
+  return out;
+}
 
-std::string Str(const DVec3& v) { return "{" + Str(v.x) + ", " + Str(v.y) + ", " + Str(v.z) + "}"; }
+std::string Str(const DVec3& v) {
+  std::string out = "{";
+  out += Str(v.x);
+  out += ", ";
+  out += Str(v.y);
+  out += ", ";
+  out += Str(v.z);
+  out += "}";
+  return out;
+}
 
 std::string Str(const Quat& q) {
-  return "Quat{" + Str(q.x) + ", " + Str(q.y) + ", " + Str(q.z) + ", " + Str(q.w) + "}";
+  std::string out = "Quat{";
+  out += Str(q.x);
+  out += ", ";
+  out += Str(q.y);
+  out += ", ";
+  out += Str(q.z);
+  out += ", ";
+  out += Str(q.w);
+  out += "}";
+  return out;
 }
 
 std::string Str(const Pose& p) {
-  return "Pose{" + Str(p.rotation) + ", Vec3" + Str(p.position) + "}";
+  std::string out = "Pose{";
+  out += Str(p.rotation);
+  out += ", Vec3";
+  out += Str(p.position);
+  out += "}";
+  return out;
 }
 
 std::string Str(const Shape& s) {
+  std::string out;
   switch (s.type) {
     case ShapeType::kBox:
-      return "Box{Vec3" + Str(s.box.half_extents) + "}";
+      out = "Box{Vec3";
+      out += Str(s.box.half_extents);
+      break;
     case ShapeType::kCapsule:
-      return "Capsule{" + Str(s.capsule.radius) + ", " + Str(s.capsule.half_height) + "}";
+      out = "Capsule{";
+      out += Str(s.capsule.radius);
+      out += ", ";
+      out += Str(s.capsule.half_height);
+      break;
     case ShapeType::kSphere:
     default:
-      return "Sphere{" + Str(s.sphere.radius) + "}";
+      out = "Sphere{";
+      out += Str(s.sphere.radius);
+      break;
   }
+  out += "}";
+  return out;
 }
 
 std::string Str(const Ray& r) {
-  return "Ray{Vec3" + Str(r.origin) + ", Vec3" + Str(r.direction) + ", " + Str(r.max_distance) +
-         "}";
+  std::string out = "Ray{Vec3";
+  out += Str(r.origin);
+  out += ", Vec3";
+  out += Str(r.direction);
+  out += ", ";
+  out += Str(r.max_distance);
+  out += "}";
+  return out;
 }
 
 std::string Str(const CastHit& h) {
-  return "CastHit{distance " + Str(h.distance) + ", point " + Str(h.point) + ", normal " +
-         Str(h.normal) + ", start_overlapping " + (h.start_overlapping ? "true" : "false") + "}";
+  std::string out = "CastHit{distance ";
+  out += Str(h.distance);
+  out += ", point ";
+  out += Str(h.point);
+  out += ", normal ";
+  out += Str(h.normal);
+  out += ", start_overlapping ";
+  out += h.start_overlapping ? "true" : "false";
+  out += "}";
+  return out;
 }
 
 std::string ShapeName(ShapeType t) {

@@ -249,6 +249,15 @@ double FloatUlp(double x);
 /// float32 machine epsilon, 2^-23.
 inline constexpr double kFloatEps = 1.0 / 8388608.0;
 
+/// The error of a float32 unit normal that is a rotated axis or a normalised difference: a few
+/// roundings of components <= 1 and a rotation by a float quaternion, so 32 float epsilons
+/// (3.8e-6). Added to the spread of the exact normal over the contact's position tolerance.
+inline constexpr double kNormalBase = 32.0 * kFloatEps;
+
+/// How far from 1 the length of a float32 unit normal may be: normalised in float (a few eps)
+/// and rotated by a float quaternion that is itself unit only to a few eps; 16 eps (1.9e-6).
+inline constexpr double kUnitLengthTolerance = 16.0 * kFloatEps;
+
 /// The tolerance of a float32 geometric result whose world coordinates reach `magnitude` and
 /// whose local computation (relative to the shape) works with lengths up to `local_scale`:
 /// 4 ulps at the world magnitude (the inputs themselves are rounded to the ulp there, and a
@@ -288,6 +297,21 @@ Vec3 RandomSceneOffset(std::mt19937& rng);
 
 /// The float32 point of `p` (round to nearest).
 Vec3 ToFloat(const DVec3& p);
+
+/// A random cast of a ball of `radius` (0 for a ray) against `shape` at `pose`, drawn from a mix
+/// of ordinary and hard cases, labelled by `kind`: aimed at the shape; through a box corner or
+/// edge (a capsule's rim, a sphere's surface); parallel to the local axes with offsets on, just
+/// inside and just outside the (grown) faces; tangent to the grown surface, exactly or off by
+/// 1e-9..1e-2 of the size; starting inside; starting on the surface; from anywhere nearby; and
+/// with max_distance within 1e-7..1e-2 (relative) of the oracle's first contact, or equal to it.
+struct CastCase {
+  Ray ray;
+  const char* kind = "";
+};
+CastCase RandomCast(std::mt19937& rng, const Shape& shape, const Pose& pose, float radius);
+
+/// A random pose: RandomRotation at RandomSceneOffset plus a jitter of up to 10.
+Pose RandomPose(std::mt19937& rng);
 
 // ---------------------------------------------------------------------------------------------
 // Printing (round-trip precision, so a printed case can be typed back in).
