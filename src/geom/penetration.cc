@@ -2,6 +2,7 @@
 
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 #include "geom/box_sat.h"
 #include "geom/round_pair.h"
@@ -35,9 +36,12 @@ void Flip(Penetration* p) {
 // ---------------------------------------------------------------------------------------------
 // Spheres and capsules: the core segments' closest points.
 
-// `v` with its component along `axis` removed (axis non-zero).
+// `v` with its component along `axis` removed (axis non-zero), for a `v` that is across `axis`
+// in exact arithmetic. When less than 1e-3 of |v| remains, `v` was rounding noise along the
+// axis (its exact length is ~0, so it has no direction) and zero is returned.
 Vec3 Across(const Vec3& v, const Vec3& axis) {
-  return v - (Dot(v, axis) / LengthSquared(axis)) * axis;
+  const Vec3 r = v - (Dot(v, axis) / LengthSquared(axis)) * axis;
+  return LengthSquared(r) > 1e-6f * LengthSquared(v) ? r : Vec3{};
 }
 
 // Round shapes A and B overlap when dist(segments) <= ra + rb, and the minimum translation is
@@ -301,6 +305,45 @@ Vec3 BoxBoxContact(const BoxPair& p, const SatAxis& axis) {
   return best;
 }
 
+// The unit direction from the box's nearest point to the segment's (c + t u, box frame), for a
+// segment outside the box. The offset is exactly zero on the axes where the box point is
+// strictly inside its slab; when the segment point is interior it is also perpendicular to u.
+// At an edge (one such axis k) with an interior segment point it is therefore along u x e_k:
+// taking that direction, exact from the inputs, rather than the offset itself avoids a tilt of
+// ulp / distance from the rounding of the two points (which the projection of a long shape on
+// the normal would magnify). At a vertex the offset is made perpendicular to u.
+Vec3 BoxSegmentDirection(const geom_internal::SegmentBoxResult& closest, const Vec3& u,
+                         const Vec3& e) {
+  Vec3 d = closest.segment_point - closest.box_point;
+  const float uu = LengthSquared(u);
+  if (uu > 0.0f && closest.t > -1.0f && closest.t < 1.0f) {
+    int free_axis = -1;
+    int free_count = 0;
+    for (int i = 0; i < 3; ++i) {
+      // Strictly inside the slab by more than rounding: at a break point (the edge's end, where
+      // the nearest box feature changes) the point counts as a vertex.
+      const float noise = 4.0f * std::numeric_limits<float>::epsilon() *
+                          (std::fabs(closest.segment_point[i]) + std::fabs(u[i]) + e[i]);
+      if (std::fabs(closest.box_point[i]) < e[i] - noise) {
+        free_axis = i;
+        ++free_count;
+      }
+    }
+    if (free_count == 1) {
+      Vec3 axis{};
+      axis[free_axis] = 1.0f;
+      const Vec3 w = Cross(u, axis);
+      // Unless the segment is parallel to the edge (then d is already across both).
+      if (LengthSquared(w) > 1e-12f * uu) d = Dot(d, w) >= 0.0f ? w : -w;
+    } else if (free_count == 0) {
+      const Vec3 across = Across(d, u);
+      if (LengthSquared(across) > 0.0f) d = across;
+    }
+  }
+  const float len2 = LengthSquared(d);
+  return len2 > 0.0f ? d * (1.0f / std::sqrt(len2)) : Vec3{0.0f, 1.0f, 0.0f};
+}
+
 }  // namespace
 
 bool Penetrate(const Sphere& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out) {
@@ -398,7 +441,7 @@ bool Penetrate(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb, P
     // The segment is outside the box: depth = r - dist(segment, box) along the direction from
     // the box's nearest point to the segment's.
     const float dist = std::sqrt(closest.distance_squared);
-    n = (closest.segment_point - closest.box_point) * (1.0f / dist);
+    n = BoxSegmentDirection(closest, u, e);
     depth = std::fmax(r - dist, 0.0f);
     point = closest.box_point;
   } else {

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "geom/vec3.h"
 
@@ -42,20 +43,26 @@ struct SegmentPair {
 /// segments the interior solve is taken from the component of u1 perpendicular to u2 (whose
 /// rounding is relative to |u1|), not from Cramer's rule on a*e - b^2 (which squares the
 /// conditioning).
+///
+/// Candidates whose distances agree to rounding are told apart by how many of their parameters
+/// sit at an end point: the fewer, the better. Near its minimum the distance changes only to
+/// second order, so an end point a hair from an interior minimum can round to the smaller
+/// value; the interior candidate is the exact stationary point, and the direction between its
+/// two points the exact normal.
 inline SegmentPair ClosestSegmentSegment(const Vec3& c1, const Vec3& u1, const Vec3& c2,
                                          const Vec3& u2) {
-  SegmentPair best;
-  bool have = false;
-  auto consider = [&](float s, float t) {
+  const float uu1 = LengthSquared(u1);
+  const float uu2 = LengthSquared(u2);
+  SegmentPair candidates[5];
+  int ends[5];
+  int n = 0;
+  auto add = [&](float s, float t) {
     const Vec3 p1 = c1 + s * u1;
     const Vec3 p2 = c2 + t * u2;
-    const float d2 = DistanceSquared(p1, p2);
-    if (!have || d2 < best.distance_squared) {
-      have = true;
-      best = SegmentPair{s, t, p1, p2, d2};
-    }
+    candidates[n] = SegmentPair{s, t, p1, p2, DistanceSquared(p1, p2)};
+    ends[n] = (uu1 > 0.0f && std::fabs(s) == 1.0f) + (uu2 > 0.0f && std::fabs(t) == 1.0f);
+    ++n;
   };
-  const float uu2 = LengthSquared(u2);
   // Interior stationary point. With r = c1 - c2 and P the projection across u2,
   //   s* = -(P r).(P u1) / |P u1|^2,  t* = (c1 + s* u1 - c2).u2 / |u2|^2.
   if (uu2 > 0.0f) {
@@ -67,14 +74,31 @@ inline SegmentPair ClosestSegmentSegment(const Vec3& c1, const Vec3& u1, const V
       const float s = -Dot(pr, w) / ww;
       if (s > -1.0f && s < 1.0f) {
         const float t = Dot(r + s * u1, u2) / uu2;
-        if (t > -1.0f && t < 1.0f) consider(s, t);
+        if (t > -1.0f && t < 1.0f) add(s, t);
       }
     }
   }
   // The four sides of the square: an end point of one segment against the other segment.
-  for (float s : {-1.0f, 1.0f}) consider(s, ClosestParameterOnSegment(c2, u2, c1 + s * u1));
-  for (float t : {-1.0f, 1.0f}) consider(ClosestParameterOnSegment(c1, u1, c2 + t * u2), t);
-  return best;
+  for (float s : {-1.0f, 1.0f}) add(s, ClosestParameterOnSegment(c2, u2, c1 + s * u1));
+  for (float t : {-1.0f, 1.0f}) add(ClosestParameterOnSegment(c1, u1, c2 + t * u2), t);
+
+  float least = candidates[0].distance_squared;
+  for (int i = 1; i < n; ++i) least = std::fmin(least, candidates[i].distance_squared);
+  // Rounding of a squared distance: relative eps, plus that of the coordinates' size when the
+  // distance is near zero.
+  const float size = Length(c1 - c2) + std::sqrt(uu1) + std::sqrt(uu2);
+  const float eps = 8.0f * std::numeric_limits<float>::epsilon();
+  const float tie = least * (1.0f + eps) + (eps * size) * (eps * size);
+  int best = -1;
+  for (int i = 0; i < n; ++i) {
+    if (candidates[i].distance_squared > tie) continue;
+    if (best < 0 || ends[i] < ends[best] ||
+        (ends[i] == ends[best] &&
+         candidates[i].distance_squared < candidates[best].distance_squared)) {
+      best = i;
+    }
+  }
+  return candidates[best];
 }
 
 /// Squared distance from the local point `p` to the box of half extents `e` about the origin.
@@ -185,6 +209,19 @@ inline SegmentBoxResult SegmentBoxClosest(const Vec3& c, const Vec3& u, const Ve
       out.distance_squared = d2;
     }
   }
+  // When the nearest segment point sits at a break point, c_i + t u_i = +-e_i holds exactly
+  // only in exact arithmetic: rounded, it leaves an offset of an ulp or so across that face,
+  // which would tilt the direction from the box to the segment by ulp / distance. Offsets of
+  // that size on axes where the box point is on a face are rounding: drop them.
+  for (int i = 0; i < 3; ++i) {
+    const float noise =
+        4.0f * std::numeric_limits<float>::epsilon() * (std::fabs(c[i]) + std::fabs(u[i]) + e[i]);
+    if (std::fabs(out.box_point[i]) == e[i] &&
+        std::fabs(out.segment_point[i] - out.box_point[i]) <= noise) {
+      out.segment_point[i] = out.box_point[i];
+    }
+  }
+  out.distance_squared = DistanceSquared(out.segment_point, out.box_point);
   // A minimum of exactly 0 means the segment touches the box after all (the slab clip and the
   // pieces round differently by an ulp at a grazing contact).
   out.intersects = out.distance_squared == 0.0f;
