@@ -310,6 +310,19 @@ struct CastCase {
 };
 CastCase RandomCast(std::mt19937& rng, const Shape& shape, const Pose& pose, float radius);
 
+/// A random query point for `shape` at `pose`, labelled by `*kind`: anywhere around it, inside,
+/// on or within 1e-9..1e-2 (relative) of the surface, on a box's medial planes or a capsule's
+/// axis or a sphere's centre (where the nearest surface point is not unique), or far away.
+Vec3 RandomQueryPoint(std::mt19937& rng, const Shape& shape, const Pose& pose, const char** kind);
+
+/// B's pose for a random pair test against A at `pose_a`: B's rotation is random and B is placed
+/// along a random direction u (or one of A's axes) at the distance where the two shapes' extents
+/// along u just meet, plus a gap: 0 exactly, +-1e-9..1e-2 (relative), or anything from deep
+/// overlap to well apart; or B near A's centre. `overlap_bias` in [0, 1] moves the mix towards
+/// overlapping placements. The kind is stored in `*kind`.
+Pose RandomPairPose(std::mt19937& rng, const Shape& a, const Pose& pose_a, const Shape& b,
+                    double overlap_bias, const char** kind);
+
 /// A random pose: RandomRotation at RandomSceneOffset plus a jitter of up to 10.
 Pose RandomPose(std::mt19937& rng);
 
@@ -336,13 +349,16 @@ struct ErrorStats {
   double worst_ratio = 0.0;
   double worst_error = 0.0;
   double worst_tolerance = 0.0;
+  /// The largest tolerance recorded (printed as the tolerance when no error was above zero).
+  double max_tolerance = 0.0;
 
   /// Records one comparison: error `error` against tolerance `tolerance`.
   void Add(double error, double tolerance);
 };
 
 /// Prints `oracle-summary <function> cases=<n> worst_error=<x> tolerance=<y>` to stdout, where
-/// the worst error is the one closest to its tolerance and `tolerance` is that case's.
+/// the worst error is the one closest to its tolerance and `tolerance` is that case's (the
+/// largest tolerance recorded when every error was 0).
 void PrintSummary(const std::string& function, int64_t cases, const ErrorStats& stats);
 
 }  // namespace collide::oracle
