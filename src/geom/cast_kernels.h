@@ -40,6 +40,20 @@ inline Vec3 UnitOr(const Vec3& v, const Vec3& fallback) {
   return len2 > 0.0f ? v * (1.0f / std::sqrt(len2)) : fallback;
 }
 
+/// The unit outward normal at the entry point of a ray into a round surface of `radius`: the
+/// entry point relative to the nearest point of the core, `at_t` as computed from the
+/// returned distance, or `exact`, the same point written as orthogonal terms that do not
+/// cancel. `at_t` keeps the normal consistent with the distance reported (which matters at
+/// grazing entries, where the distance is ill-conditioned); `exact` takes over when `at_t` has
+/// lost most of its digits (a small radius far from the ray origin, or a zero radius).
+/// `fallback` is returned when both are zero (a zero radius hit dead on).
+inline Vec3 EntryNormal(const Vec3& at_t, const Vec3& exact, float radius, const Vec3& fallback) {
+  if (radius > 0.0f && LengthSquared(at_t) >= 0.25f * radius * radius) {
+    return UnitOr(at_t, fallback);
+  }
+  return UnitOr(exact, fallback);
+}
+
 /// The contact mapped to the world frame by `pose`.
 inline CastHit ToWorld(const Pose& pose, const LocalContact& c) {
   CastHit hit;
@@ -59,18 +73,21 @@ inline bool BallContains(const Vec3& m, float radius) {
 }
 
 /// The entry distance of the ray m + t d into the closed ball of `radius` about the origin, for
-/// m outside the ball. False when the ray misses it.
-inline bool RayBall(const Vec3& m, const Vec3& d, float radius, float* t) {
+/// m outside the ball. False when the ray misses it. When `normal` is given it receives the unit
+/// outward normal of the ball at the entry point (-d when the ball has no extent there).
+inline bool RayBall(const Vec3& m, const Vec3& d, float radius, float* t, Vec3* normal = nullptr) {
   // solve: |m + t d|^2 = R^2, the smaller root t = -b - sqrt(b^2 - c) with b = m.d and
-  // c = |m|^2 - R^2. The discriminant b^2 - c equals R^2 - |m - b d|^2: taken from the offset of
-  // the closest approach, it does not cancel two large squares (Real-Time Collision Detection
-  // 5.3.2), and -b - sqrt(...) adds two non-negative terms.
+  // c = |m|^2 - R^2. The discriminant b^2 - c equals R^2 - |q|^2 with q = m - b d the closest
+  // approach of the line to the centre: taken from q, it does not cancel two large squares
+  // (Real-Time Collision Detection 5.3.2), and -b - sqrt(...) adds two non-negative terms.
   float b = Dot(m, d);
   if (b > 0.0f) return false;  // outside and moving away
-  Vec3 q = m - b * d;          // the closest approach of the line to the centre
+  Vec3 q = m - b * d;
   float disc = radius * radius - LengthSquared(q);
   if (disc < 0.0f) return false;  // the line passes further than R from the centre
-  *t = std::max(-b - std::sqrt(disc), 0.0f);
+  const float s = std::sqrt(disc);
+  *t = std::max(-b - s, 0.0f);
+  if (normal != nullptr) *normal = EntryNormal(m + *t * d, q - s * d, radius, -d);
   return true;
 }
 
@@ -79,10 +96,10 @@ inline bool RayBall(const Vec3& m, const Vec3& d, float radius, float* t) {
 inline bool CastBall(const Vec3& m, const Vec3& d, float radius, float r, float max_t,
                      LocalContact* out) {
   float t;
-  if (!RayBall(m, d, radius + r, &t) || t > max_t) return false;
+  Vec3 n;
   // The target's outward normal at the contact is the direction from its centre to the
-  // moving ball's centre at impact.
-  Vec3 n = UnitOr(m + t * d, -d);
+  // moving ball's centre at impact: the grown ball's normal at the entry point.
+  if (!RayBall(m, d, radius + r, &t, &n) || t > max_t) return false;
   out->t = t;
   out->normal = n;
   out->point = n * radius;
@@ -102,10 +119,12 @@ inline bool CapsuleContains(const Vec3& o, float h, float radius) {
 
 /// The entry of the ray o + t d into the capsule of `radius` about the segment from -h to +h on
 /// axis kAxis, for o outside it: distance `*t` and the point of the segment nearest the entry
-/// point. False when it misses or enters beyond max_t.
+/// point. False when it misses or enters beyond max_t. When `normal` is given it receives the
+/// unit outward normal of the capsule at the entry point; on a zero-radius capsule (a segment)
+/// that is the direction closest to -d among the segment's normals at the point hit.
 template <int kAxis>
 inline bool RayCapsule(const Vec3& o, const Vec3& d, float h, float radius, float max_t, float* t,
-                       Vec3* axis_point) {
+                       Vec3* axis_point, Vec3* normal = nullptr) {
   constexpr int a = (kAxis + 1) % 3;
   constexpr int b = (kAxis + 2) % 3;
   const float rr = radius * radius;
@@ -124,7 +143,8 @@ inline bool RayCapsule(const Vec3& o, const Vec3& d, float h, float radius, floa
     const float cross = ma * db - mb * da;
     const float disc = rr * dd - cross * cross;
     if (disc < 0.0f) return false;  // misses the infinite cylinder, hence the capsule
-    const float tc = c / (std::sqrt(disc) - bb);
+    const float root = std::sqrt(disc);
+    const float tc = c / (root - bb);
     // The capsule lies inside the infinite cylinder: it cannot be entered before tc.
     if (!(tc <= max_t)) return false;
     const float y = o[kAxis] + tc * d[kAxis];
@@ -132,18 +152,48 @@ inline bool RayCapsule(const Vec3& o, const Vec3& d, float h, float radius, floa
       *t = tc;
       *axis_point = Vec3{};
       (*axis_point)[kAxis] = y;
+      if (normal != nullptr) {
+        // The entry point across the axis, m + tc d = q - (root / dd) d, with q = m - (bb / dd) d
+        // the closest approach of the projected line: orthogonal terms, no cancellation.
+        const float k = bb / dd;
+        const float s = root / dd;
+        Vec3 exact{};
+        exact[a] = (ma - k * da) - s * da;
+        exact[b] = (mb - k * db) - s * db;
+        Vec3 at_t{};
+        at_t[a] = ma + tc * da;
+        at_t[b] = mb + tc * db;
+        Vec3 back{};  // a segment hit from the side: -d across the axis
+        back[a] = -da;
+        back[b] = -db;
+        *normal = EntryNormal(at_t, exact, radius, UnitOr(back, -d));
+      }
       return true;
     }
     y_ref = y;
   }
   // The ray is (or gets) inside the infinite cylinder beyond an end: it enters through the end
   // cap on that side, if at all.
+  const float side = y_ref > 0.0f ? 1.0f : -1.0f;
   Vec3 cap{};
-  cap[kAxis] = y_ref > 0.0f ? h : -h;
+  cap[kAxis] = side * h;
   float tb;
-  if (!RayBall(o - cap, d, radius, &tb) || tb > max_t) return false;
+  Vec3 n;
+  if (!RayBall(o - cap, d, radius, &tb, &n) || tb > max_t) return false;
   *t = tb;
   *axis_point = cap;
+  if (normal != nullptr) {
+    // Only the outer half of the end ball is the capsule's surface (all of it when h = 0): a
+    // normal pointing back along the axis (rounding on the rim, or -d at the tip of a
+    // segment) is moved onto it.
+    if (h > 0.0f && n[kAxis] * side < 0.0f) {
+      n[kAxis] = 0.0f;
+      Vec3 axial{};
+      axial[kAxis] = side;
+      n = UnitOr(n, axial);
+    }
+    *normal = n;
+  }
   return true;
 }
 
@@ -166,9 +216,10 @@ inline bool CastCapsule(const Vec3& o, const Vec3& d, float h, float radius, flo
                         LocalContact* out) {
   float t;
   Vec3 axis_point;
-  if (!RayCapsule<1>(o, d, h, radius + r, max_t, &t, &axis_point)) return false;
-  // The outward normal points from the nearest point of the segment to the ball's centre.
-  Vec3 n = UnitOr(o + t * d - axis_point, -d);
+  Vec3 n;
+  // The outward normal points from the nearest point of the segment to the ball's centre: the
+  // grown capsule's normal at the entry point.
+  if (!RayCapsule<1>(o, d, h, radius + r, max_t, &t, &axis_point, &n)) return false;
   out->t = t;
   out->normal = n;
   out->point = axis_point + n * radius;

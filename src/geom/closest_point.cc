@@ -27,19 +27,20 @@ ClosestPointResult ClosestPoint(const Box& box, const Pose& pose, const Vec3& p)
   // Local frame: subtract the position first (precision far from the origin), then unrotate.
   const Vec3 q = InverseTransformPoint(pose, p);
   const Vec3 clamped = Clamp(q, -e, e);
+  const Vec3 d = q - clamped;
+  const float len = Length(d);
   Vec3 local_point;
   Vec3 local_normal{};
   float signed_distance;
-  if (clamped != q) {
+  if (len > 0.0f) {
     // Outside: the clamped point is the nearest (seed 000), the normal points from it to p.
-    const Vec3 d = q - clamped;
-    const float len = Length(d);
     local_point = clamped;
     local_normal = d * (1.0f / len);
     signed_distance = len;
   } else {
-    // Inside or on the surface: the nearest face is the one with the least e_i - |q_i|; p moves
-    // onto it along that axis. Ties go to the lowest axis, q_i = 0 to the + face.
+    // Inside or on the surface (or outside by so little that |d|^2 underflows): the nearest
+    // face is the one with the least e_i - |q_i|; p moves onto it along that axis. Ties go to
+    // the lowest axis, q_i = 0 to the + face.
     int axis = 0;
     float best = e.x - std::fabs(q.x);
     for (int i = 1; i < 3; ++i) {
@@ -53,7 +54,7 @@ ClosestPointResult ClosestPoint(const Box& box, const Pose& pose, const Vec3& p)
     local_point = q;
     local_point[axis] = sign * e[axis];
     local_normal[axis] = sign;
-    signed_distance = -best;
+    signed_distance = -std::fmax(best, 0.0f);
   }
   ClosestPointResult out;
   out.point = TransformPoint(pose, local_point);

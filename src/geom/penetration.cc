@@ -401,7 +401,8 @@ bool Penetrate(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb, Pe
     }
     const float sign = q[axis] >= 0.0f ? 1.0f : -1.0f;
     n[axis] = sign;
-    depth = gap + r;
+    // gap < 0 only when the centre is outside by so little that d2 underflowed to 0.
+    depth = std::fmax(gap, 0.0f) + r;
     point = q;
     point[axis] = sign * e[axis];
   }

@@ -1109,6 +1109,7 @@ CastCase RandomCast(std::mt19937& rng, const Shape& shape, const Pose& pose, flo
     clip_at_hit = true;
   }
   if (!clip_at_hit && Chance(rng, 0.1)) max_distance = Uniform(rng, 0.0, 1.0) * dist;
+  if (!clip_at_hit && Chance(rng, 0.03)) max_distance = 0.0;  // only what contains the start
   c.ray.origin = ToFloat(origin);
   c.ray.direction = Normalize(ToFloat(dir));
   c.ray.max_distance = static_cast<float>(max_distance);

@@ -17,7 +17,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "geom/oracle.h"
 #include "geom/oracle_test_util.h"
@@ -49,6 +51,9 @@ struct Totals {
   int64_t clear_misses = 0;
   int64_t starts_inside = 0;
   int64_t near_boundary = 0;
+  // Per kind of generated case: how many, and how many were decided clearly (not near the
+  // boundary), so that the hard kinds are seen to be asserted.
+  std::map<std::string, std::pair<int64_t, int64_t>> kinds;
   ErrorStats distance;
   ErrorStats point;
   ErrorStats normal;
@@ -70,6 +75,12 @@ Totals& GlobalTotals() {
           static_cast<long long>(t.starts_inside), static_cast<long long>(t.near_boundary),
           t.point.worst_error, t.point.worst_tolerance, t.normal.worst_error,
           t.normal.worst_tolerance);
+      std::printf("oracle-kinds %s", "ray_cast");
+      for (const auto& [kind, counts] : t.kinds) {
+        std::printf(" %s=%lld/%lld", kind.c_str(), static_cast<long long>(counts.second),
+                    static_cast<long long>(counts.first));
+      }
+      std::printf(" (clearly decided/generated)\n");
     }));
 
 // Checks one case; returns nothing, records into `failures` and `totals`.
@@ -205,7 +216,11 @@ void RunShape(ShapeType type) {
     const Shape shape = oracle::RandomShape(rng, type);
     const Pose pose = oracle::RandomPose(rng);
     const oracle::CastCase cc = oracle::RandomCast(rng, shape, pose, 0.0f);
+    const int64_t near_before = totals.near_boundary;
     CheckCase(index, shape, pose, cc, &failures, &totals);
+    auto& counts = totals.kinds[cc.kind];
+    ++counts.first;
+    if (totals.near_boundary == near_before) ++counts.second;
   }
   EXPECT_EQ(failures.count(), 0) << "failing cases of " << oracle::ShapeName(type) << " (seed "
                                  << kSeed << "; the first " << oracle::MaxReports()

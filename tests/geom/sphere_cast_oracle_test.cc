@@ -18,7 +18,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
 #include <string>
+#include <utility>
 
 #include "geom/oracle.h"
 #include "geom/oracle_test_util.h"
@@ -53,6 +55,9 @@ struct Totals {
   int64_t starts_overlapping = 0;
   int64_t near_boundary = 0;
   int64_t radius_zero_compared = 0;
+  // Per kind of generated case: how many, and how many were decided clearly (not near the
+  // boundary), so that the hard kinds are seen to be asserted.
+  std::map<std::string, std::pair<int64_t, int64_t>> kinds;
   ErrorStats distance;
   ErrorStats point;
   ErrorStats normal;
@@ -77,6 +82,12 @@ Totals& GlobalTotals() {
           static_cast<long long>(t.radius_zero_compared), t.point.worst_error,
           t.point.worst_tolerance, t.normal.worst_error, t.normal.worst_tolerance,
           t.mtv.worst_error, t.mtv.worst_tolerance);
+      std::printf("oracle-kinds %s", "sphere_cast");
+      for (const auto& [kind, counts] : t.kinds) {
+        std::printf(" %s=%lld/%lld", kind.c_str(), static_cast<long long>(counts.second),
+                    static_cast<long long>(counts.first));
+      }
+      std::printf(" (clearly decided/generated)\n");
     }));
 
 void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, float radius,
@@ -268,7 +279,11 @@ void RunShape(ShapeType type) {
     const Pose pose = oracle::RandomPose(rng);
     const float radius = RandomCastRadius(rng);
     const oracle::CastCase cc = oracle::RandomCast(rng, shape, pose, radius);
+    const int64_t near_before = totals.near_boundary;
     CheckCase(index, shape, pose, radius, cc, &failures, &totals);
+    auto& counts = totals.kinds[cc.kind];
+    ++counts.first;
+    if (totals.near_boundary == near_before) ++counts.second;
   }
   EXPECT_EQ(failures.count(), 0) << "failing cases of " << oracle::ShapeName(type) << " (seed "
                                  << kSeed << "; the first " << oracle::MaxReports()
