@@ -88,6 +88,12 @@ TEST(CommitLog, OneFsyncCoversEveryRecordThatArrivedMeanwhile) {
     });
   }
   ASSERT_TRUE(log->WaitSynced(last).ok());
+  // The committer publishes the synced sequence before it calls the waiters (outside its lock),
+  // so WaitSynced may return while the last callbacks are still running.
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (acked.load() < 500 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(1));
+  }
   EXPECT_EQ(acked.load(), 500);
   // The first waiter may trigger an fsync of what was written by then; everything after it is
   // covered by at most one more.
