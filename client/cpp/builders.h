@@ -1,0 +1,66 @@
+#pragma once
+
+#include <cstdint>
+#include <span>
+
+#include "collide/v1/collide.pb.h"
+
+namespace collide::client {
+
+/// Small constructors of API messages, so that requests read as one expression.
+
+/// A point or direction.
+v1::Vec3 MakeVec3(float x, float y, float z);
+/// A rotation (x, y, z, w); the server requires it within 1e-3 of unit length.
+v1::Quat MakeQuat(float x, float y, float z, float w);
+/// The rotation by `angle` radians about `axis` (normalised here; a zero axis gives identity).
+v1::Quat MakeQuatFromAxisAngle(const v1::Vec3& axis, float angle);
+/// A pose with an absent rotation (the identity).
+v1::Pose MakePose(const v1::Vec3& position);
+/// A pose with an explicit rotation.
+v1::Pose MakePose(const v1::Vec3& position, const v1::Quat& rotation);
+
+/// Shapes, dimensions in length units.
+v1::Shape MakeSphere(float radius);
+v1::Shape MakeBox(float half_x, float half_y, float half_z);
+v1::Shape MakeCapsule(float radius, float half_height);
+
+/// A dynamic body with default filter bits (category 1, mask all).
+v1::Body MakeBody(uint64_t id, const v1::Shape& shape, const v1::Pose& pose);
+/// The same, static.
+v1::Body MakeStaticBody(uint64_t id, const v1::Shape& shape, const v1::Pose& pose);
+
+/// The operations of an UpdateBatch.
+v1::UpdateOp MakeUpsertOp(const v1::Body& body);
+v1::UpdateOp MakeSetPoseOp(uint64_t id, const v1::Pose& pose);
+v1::UpdateOp MakeSetFilterOp(uint64_t id, uint32_t category, uint32_t mask);
+v1::UpdateOp MakeRemoveOp(uint64_t id);
+/// Appends one move to the column form: the position and the rotation (identity when absent).
+void AddMove(uint64_t id, const v1::Pose& pose, v1::PoseColumns* moves);
+
+/// Query inputs.
+v1::Raycast MakeRaycast(const v1::Vec3& origin, const v1::Vec3& direction, float max_distance);
+v1::SphereCast MakeSphereCast(const v1::Vec3& origin, const v1::Vec3& direction, float max_distance,
+                              float radius);
+v1::Overlap MakeOverlap(const v1::Shape& shape, const v1::Pose& pose);
+v1::PointQuery MakePoint(const v1::Vec3& point, float radius);
+v1::AabbQuery MakeRegion(const v1::Vec3& min, const v1::Vec3& max);
+
+/// Queries of a QueryBatch, tagged with `request_id`, in `mode` (max_hits 0: the server's 64).
+v1::Query MakeRaycastQuery(uint64_t request_id, const v1::Raycast& ray,
+                           v1::Mode mode = v1::MODE_CLOSEST, uint32_t max_hits = 0);
+v1::Query MakeSphereCastQuery(uint64_t request_id, const v1::SphereCast& cast,
+                              v1::Mode mode = v1::MODE_CLOSEST, uint32_t max_hits = 0);
+v1::Query MakeOverlapQuery(uint64_t request_id, const v1::Overlap& overlap,
+                           v1::Mode mode = v1::MODE_ALL, bool detail = false,
+                           uint32_t max_hits = 0);
+v1::Query MakePointQuery(uint64_t request_id, const v1::PointQuery& point,
+                         v1::Mode mode = v1::MODE_ALL, uint32_t max_hits = 0);
+v1::Query MakeAabbQuery(uint64_t request_id, const v1::AabbQuery& region,
+                        v1::Mode mode = v1::MODE_ALL, uint32_t max_hits = 0);
+
+/// A filter with explicit bits and excluded ids.
+v1::Filter MakeFilter(uint32_t category, uint32_t mask,
+                      std::span<const uint64_t> excluded_ids = {});
+
+}  // namespace collide::client

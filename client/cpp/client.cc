@@ -1,0 +1,168 @@
+#include "client/cpp/client.h"
+
+#include <chrono>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "client/cpp/grpc_status.h"
+
+namespace collide::client {
+
+absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
+  absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(options);
+  if (!channel.ok()) return channel.status();
+  return std::make_unique<Client>(*std::move(channel), options);
+}
+
+Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
+    : channel_(std::move(channel)),
+      options_(std::move(options)),
+      stub_(v1::Collide::NewStub(channel_)) {}
+
+std::unique_ptr<grpc::ClientContext> Client::NewContext(bool unary) const {
+  auto context = std::make_unique<grpc::ClientContext>();
+  if (!options_.bearer_token.empty()) {
+    context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
+  }
+  if (unary && options_.default_deadline > absl::ZeroDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + options_.default_deadline));
+  }
+  return context;
+}
+
+absl::Status Client::WaitForConnected(absl::Duration timeout) {
+  if (channel_->WaitForConnected(absl::ToChronoTime(absl::Now() + timeout))) {
+    return absl::OkStatus();
+  }
+  return absl::DeadlineExceededError(absl::StrCat("not connected to ", options_.address, " within ",
+                                                  absl::FormatDuration(timeout)));
+}
+
+absl::StatusOr<v1::SceneInfo> Client::CreateScene(const v1::CreateSceneRequest& request) {
+  v1::CreateSceneResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->CreateScene(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_scene());
+}
+
+absl::StatusOr<v1::SceneInfo> Client::CreateScene(std::string_view scene,
+                                                  const v1::SceneOptions& options) {
+  v1::CreateSceneRequest request;
+  request.set_scene(std::string(scene));
+  *request.mutable_options() = options;
+  return CreateScene(request);
+}
+
+absl::Status Client::DeleteScene(std::string_view scene) {
+  v1::DeleteSceneRequest request;
+  request.set_scene(std::string(scene));
+  v1::DeleteSceneResponse response;
+  auto context = NewContext(true);
+  return FromGrpcStatus(stub_->DeleteScene(context.get(), request, &response));
+}
+
+absl::StatusOr<std::vector<v1::SceneInfo>> Client::ListScenes() {
+  v1::ListScenesResponse response;
+  auto context = NewContext(true);
+  absl::Status status =
+      FromGrpcStatus(stub_->ListScenes(context.get(), v1::ListScenesRequest(), &response));
+  if (!status.ok()) return status;
+  return std::vector<v1::SceneInfo>(response.scenes().begin(), response.scenes().end());
+}
+
+absl::StatusOr<v1::SceneInfo> Client::GetScene(std::string_view scene) {
+  v1::GetSceneRequest request;
+  request.set_scene(std::string(scene));
+  v1::GetSceneResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->GetScene(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_scene());
+}
+
+absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(const v1::UpsertBodiesRequest& request) {
+  v1::WriteResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->UpsertBodies(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(std::string_view scene,
+                                                       std::span<const v1::Body> bodies) {
+  v1::UpsertBodiesRequest request;
+  request.set_scene(std::string(scene));
+  for (const v1::Body& body : bodies) *request.add_bodies() = body;
+  return UpsertBodies(request);
+}
+
+absl::StatusOr<v1::WriteResponse> Client::RemoveBodies(const v1::RemoveBodiesRequest& request) {
+  v1::WriteResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->RemoveBodies(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<v1::WriteResponse> Client::RemoveBodies(std::string_view scene,
+                                                       std::span<const uint64_t> ids) {
+  v1::RemoveBodiesRequest request;
+  request.set_scene(std::string(scene));
+  for (uint64_t id : ids) request.add_ids(id);
+  return RemoveBodies(request);
+}
+
+absl::StatusOr<v1::GetBodiesResponse> Client::GetBodies(std::string_view scene,
+                                                        std::span<const uint64_t> ids) {
+  v1::GetBodiesRequest request;
+  request.set_scene(std::string(scene));
+  for (uint64_t id : ids) request.add_ids(id);
+  v1::GetBodiesResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->GetBodies(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<v1::QueryResponse> Client::Raycast(const v1::RaycastRequest& request) {
+  v1::QueryResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->Raycast(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<v1::QueryResponse> Client::SphereCast(const v1::SphereCastRequest& request) {
+  v1::QueryResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->SphereCast(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<v1::QueryResponse> Client::Overlap(const v1::OverlapRequest& request) {
+  v1::QueryResponse response;
+  auto context = NewContext(true);
+  absl::Status status = FromGrpcStatus(stub_->Overlap(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
+absl::StatusOr<std::unique_ptr<UpdateWriter>> Client::OpenUpdateStream(uint64_t client_id,
+                                                                       uint64_t first_sequence) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(false);
+  auto stream = stub_->UpdateStream(context.get());
+  if (stream == nullptr) return absl::InternalError("update stream: could not be opened");
+  return std::make_unique<UpdateWriter>(std::move(context), std::move(stream), client_id,
+                                        first_sequence);
+}
+
+absl::StatusOr<std::unique_ptr<QueryStreamSession>> Client::OpenQueryStream() {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(false);
+  auto stream = stub_->QueryStream(context.get());
+  if (stream == nullptr) return absl::InternalError("query stream: could not be opened");
+  return std::make_unique<QueryStreamSession>(std::move(context), std::move(stream));
+}
+
+}  // namespace collide::client

@@ -1,0 +1,44 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "absl/time/time.h"
+#include "grpcpp/channel.h"
+
+namespace collide::client {
+
+/// How a client reaches and authenticates to a collide server.
+struct ClientOptions {
+  /// The server's address, `host:port` (any gRPC target string).
+  std::string address = "127.0.0.1:50051";
+  /// Sent as `authorization: Bearer <token>` on every call when not empty.
+  std::string bearer_token;
+  /// Use TLS. Implied when any of the PEM fields below is set; with an empty
+  /// `tls_root_cert_pem` the system's roots verify the server.
+  bool use_tls = false;
+  /// PEM text of the certificates that verify the server (empty: the system's roots).
+  std::string tls_root_cert_pem;
+  /// PEM text of the client's certificate chain and private key, for servers that require client
+  /// certificates (both or neither).
+  std::string tls_client_cert_pem;
+  std::string tls_client_key_pem;
+  /// The deadline of each unary call, from the moment it starts. Zero or negative: none.
+  absl::Duration default_deadline = absl::Seconds(10);
+  /// The largest message the client accepts, in bytes.
+  int max_receive_message_bytes = 64 << 20;
+  /// Honour the `http_proxy` / `grpc_proxy` environment variables (gRPC's default). Tests that
+  /// talk to a server on the loopback interface turn this off.
+  bool enable_http_proxy = true;
+};
+
+/// Reads a whole PEM (or any text) file, for the TLS fields of ClientOptions.
+absl::StatusOr<std::string> ReadTextFile(const std::string& path);
+
+/// Opens a channel to `options.address` with the credentials the options describe. The channel
+/// connects lazily, on the first call. INVALID_ARGUMENT for an empty address or a client
+/// certificate without its key (or the reverse).
+absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ClientOptions& options);
+
+}  // namespace collide::client
