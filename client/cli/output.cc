@@ -1,0 +1,137 @@
+#include "client/cli/output.h"
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "google/protobuf/util/json_util.h"
+
+namespace collide::cli {
+namespace {
+
+std::string Num(float value) { return absl::StrFormat("%g", value); }
+
+}  // namespace
+
+std::string ToJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string text;
+  if (!google::protobuf::util::MessageToJsonString(message, &text, options).ok()) {
+    // Only non-finite floats fail to print; the server never returns them.
+    return "{}";
+  }
+  return text;
+}
+
+void Output::Print(const google::protobuf::Message& message, absl::string_view human) {
+  if (json_) {
+    *out_ << ToJson(message) << "\n";
+    return;
+  }
+  *out_ << human;
+  if (human.empty() || human.back() != '\n') *out_ << "\n";
+}
+
+std::string FormatVec3(const v1::Vec3& v) {
+  return absl::StrCat("(", Num(v.x()), ", ", Num(v.y()), ", ", Num(v.z()), ")");
+}
+
+std::string FormatRotation(const v1::Pose& pose) {
+  if (!pose.has_rotation()) return "identity";
+  const v1::Quat& q = pose.rotation();
+  return absl::StrCat("(", Num(q.x()), ", ", Num(q.y()), ", ", Num(q.z()), ", ", Num(q.w()), ")");
+}
+
+std::string FormatShape(const v1::Shape& shape) {
+  switch (shape.shape_case()) {
+    case v1::Shape::kSphere:
+      return absl::StrCat("sphere radius ", Num(shape.sphere().radius()));
+    case v1::Shape::kBox:
+      return absl::StrCat("box half_extents ", FormatVec3(shape.box().half_extents()));
+    case v1::Shape::kCapsule:
+      return absl::StrCat("capsule radius ", Num(shape.capsule().radius()), " half_height ",
+                          Num(shape.capsule().half_height()));
+    case v1::Shape::SHAPE_NOT_SET:
+      break;
+  }
+  return "no shape";
+}
+
+absl::string_view DurabilityName(v1::Durability durability) {
+  switch (durability) {
+    case v1::DURABILITY_NONE:
+      return "none";
+    case v1::DURABILITY_PERIODIC:
+      return "periodic";
+    case v1::DURABILITY_ALWAYS:
+      return "always";
+    default:
+      return "default";
+  }
+}
+
+std::string FormatScene(const v1::SceneInfo& scene) {
+  const v1::SceneStats& stats = scene.stats();
+  const v1::SceneOptions& options = scene.options();
+  std::string text = absl::StrCat("scene ", scene.name(), "\n");
+  absl::StrAppend(&text, "  version      ", stats.version(), "\n");
+  absl::StrAppend(&text, "  bodies       ", stats.body_count(), " (", stats.static_body_count(),
+                  " static)\n");
+  absl::StrAppend(&text, "  tree height  ", stats.tree_height(), "\n");
+  absl::StrAppend(&text, "  memory       ", stats.memory_bytes(), " bytes\n");
+  absl::StrAppend(&text, "  durability   ", DurabilityName(options.durability()), "\n");
+  absl::StrAppend(&text, "  max bodies   ", options.max_bodies(), "\n");
+  absl::StrAppend(&text, "  fat margin   ", Num(options.fat_margin()), "\n");
+  return text;
+}
+
+std::string FormatSceneLine(const v1::SceneInfo& scene) {
+  return absl::StrCat(scene.name(), "  version ", scene.stats().version(), "  bodies ",
+                      scene.stats().body_count(), " (", scene.stats().static_body_count(),
+                      " static)  durability ", DurabilityName(scene.options().durability()));
+}
+
+std::string FormatBody(const v1::Body& body) {
+  return absl::StrFormat(
+      "body %d  %s  position %s  rotation %s  category 0x%x  mask 0x%x  %s  user_data %d",
+      body.id(), FormatShape(body.shape()), FormatVec3(body.pose().position()),
+      FormatRotation(body.pose()), body.has_category() ? body.category() : 1u,
+      body.has_mask() ? body.mask() : ~0u,
+      body.kind() == v1::BODY_KIND_STATIC ? "static" : "dynamic", body.user_data());
+}
+
+std::string FormatWrite(const v1::WriteResponse& write) {
+  return absl::StrCat("version ", write.version(), write.durable() ? " (durable)" : "");
+}
+
+std::string FormatHits(const v1::QueryResponse& response, HitKind kind) {
+  int count = response.hits_size();
+  std::string text =
+      absl::StrCat("version ", response.version(), ": ", count == 0 ? "no" : absl::StrCat(count),
+                   " hit", count == 1 ? "" : "s", response.truncated() ? " (truncated)" : "", "\n");
+  for (const v1::Hit& hit : response.hits()) {
+    absl::StrAppend(&text, "  body ", hit.body_id());
+    switch (kind) {
+      case HitKind::kCast:
+        absl::StrAppend(&text, "  distance ", Num(hit.distance()), "  point ",
+                        FormatVec3(hit.point()), "  normal ", FormatVec3(hit.normal()),
+                        hit.start_overlapping() ? "  start_overlapping" : "");
+        break;
+      case HitKind::kOverlapDetail:
+        absl::StrAppend(&text, "  depth ", Num(hit.depth()), "  point ", FormatVec3(hit.point()),
+                        "  normal ", FormatVec3(hit.normal()));
+        break;
+      case HitKind::kPoint:
+        absl::StrAppend(&text, "  distance ", Num(hit.distance()), "  point ",
+                        FormatVec3(hit.point()));
+        break;
+      case HitKind::kOverlap:
+      case HitKind::kRegion:
+        break;
+    }
+    absl::StrAppend(&text, "\n");
+  }
+  return text;
+}
+
+}  // namespace collide::cli

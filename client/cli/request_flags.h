@@ -1,0 +1,37 @@
+#pragma once
+
+#include <optional>
+
+#include "client/cli/args.h"
+#include "client/cli/command.h"
+#include "collide/v1/collide.pb.h"
+
+namespace collide::cli {
+
+/// Flags shared by several commands, read from `args` (problems recorded in args.status()).
+
+/// Exactly one of --sphere=R, --box=HX,HY,HZ, --capsule=R,HALF_HEIGHT.
+v1::Shape ShapeFromFlags(Args& args);
+/// --pos=X,Y,Z (default origin, or required) and --rot=X,Y,Z,W (absent: identity).
+v1::Pose PoseFromFlags(Args& args, bool position_required);
+/// --category=N, --mask=N, --exclude=ID,ID...; nullopt when none is given.
+std::optional<v1::Filter> FilterFromFlags(Args& args);
+/// --mode=closest|any|all, or --all / --any; `fallback` when none is given.
+v1::Mode ModeFromFlags(Args& args, v1::Mode fallback);
+
+/// The flag specs of the above, for command tables.
+inline const FlagSpec kSphereFlag{"sphere", "R", "a sphere of radius R"};
+inline const FlagSpec kBoxFlag{"box", "HX,HY,HZ", "a box of these half extents"};
+inline const FlagSpec kCapsuleFlag{"capsule", "R,HALF_HEIGHT",
+                                   "a capsule along local y: radius, half the inner segment"};
+inline const FlagSpec kRotFlag{"rot", "X,Y,Z,W",
+                               "rotation as a unit quaternion (default identity)"};
+inline const FlagSpec kCategoryFlag{"category", "N", "query category bits (default all)"};
+inline const FlagSpec kMaskFlag{"mask", "N", "body categories the query hits (default all)"};
+inline const FlagSpec kExcludeFlag{"exclude", "ID,...", "body ids never hit"};
+inline const FlagSpec kModeFlag{"mode", "closest|any|all", "how many hits to return"};
+inline const FlagSpec kAllFlag{"all", "", "every hit, sorted by distance (--mode=all)"};
+inline const FlagSpec kAnyFlag{"any", "", "any one hit (--mode=any)"};
+inline const FlagSpec kMaxHitsFlag{"max_hits", "N", "with --all: the most hits (default 64)"};
+
+}  // namespace collide::cli

@@ -1,0 +1,115 @@
+// collide scene create | delete | list | get.
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "client/cli/command.h"
+
+namespace collide::cli {
+namespace {
+
+absl::Status ParseDurability(absl::string_view name, v1::Durability* durability) {
+  if (name == "default") {
+    *durability = v1::DURABILITY_DEFAULT;
+  } else if (name == "none") {
+    *durability = v1::DURABILITY_NONE;
+  } else if (name == "periodic") {
+    *durability = v1::DURABILITY_PERIODIC;
+  } else if (name == "always") {
+    *durability = v1::DURABILITY_ALWAYS;
+  } else {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--durability: expected default, none, periodic or always, got \"", name, "\""));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CreateScene(CommandContext& c) {
+  v1::CreateSceneRequest request;
+  request.set_scene(c.args.positional()[0]);
+  v1::SceneOptions* options = request.mutable_options();
+  if (c.args.Has("fat_margin")) options->set_fat_margin(c.args.Float("fat_margin", 0.0f));
+  if (c.args.Has("max_bodies")) {
+    uint64_t max_bodies = c.args.Uint64("max_bodies", 0);
+    if (max_bodies > UINT32_MAX) {
+      c.args.Fail(absl::InvalidArgumentError("--max_bodies: at most 4294967295"));
+    }
+    options->set_max_bodies(static_cast<uint32_t>(max_bodies));
+  }
+  if (c.args.Has("durability")) {
+    v1::Durability durability;
+    c.args.Fail(ParseDurability(c.args.String("durability"), &durability));
+    options->set_durability(durability);
+  }
+  if (!c.args.ok()) return c.args.status();
+  absl::StatusOr<v1::SceneInfo> scene = c.client.CreateScene(request);
+  if (!scene.ok()) return scene.status();
+  v1::CreateSceneResponse response;
+  *response.mutable_scene() = *scene;
+  c.out.Print(response, absl::StrCat("created scene ", scene->name(), " (durability ",
+                                     DurabilityName(scene->options().durability()), ", max_bodies ",
+                                     scene->options().max_bodies(), ", fat_margin ",
+                                     scene->options().fat_margin(), ")"));
+  return absl::OkStatus();
+}
+
+absl::Status DeleteScene(CommandContext& c) {
+  const std::string& name = c.args.positional()[0];
+  absl::Status status = c.client.DeleteScene(name);
+  if (!status.ok()) return status;
+  c.out.Print(v1::DeleteSceneResponse(), absl::StrCat("deleted scene ", name));
+  return absl::OkStatus();
+}
+
+absl::Status ListScenes(CommandContext& c) {
+  absl::StatusOr<std::vector<v1::SceneInfo>> scenes = c.client.ListScenes();
+  if (!scenes.ok()) return scenes.status();
+  v1::ListScenesResponse response;
+  std::string text;
+  for (const v1::SceneInfo& scene : *scenes) {
+    *response.add_scenes() = scene;
+    absl::StrAppend(&text, FormatSceneLine(scene), "\n");
+  }
+  c.out.Print(response, scenes->empty() ? "no scenes" : text);
+  return absl::OkStatus();
+}
+
+absl::Status GetScene(CommandContext& c) {
+  absl::StatusOr<v1::SceneInfo> scene = c.client.GetScene(c.args.positional()[0]);
+  if (!scene.ok()) return scene.status();
+  v1::GetSceneResponse response;
+  *response.mutable_scene() = *scene;
+  c.out.Print(response, FormatScene(*scene));
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+std::vector<Command> SceneCommands() {
+  return {
+      {.name = "scene create",
+       .positional = "SCENE",
+       .positional_count = 1,
+       .summary = "Creates an empty scene (CreateScene; admin).",
+       .flags = {{"durability", "default|none|periodic|always",
+                  "when update batches are acknowledged (default: the server's --durability)"},
+                 {"max_bodies", "N", "the most bodies the scene may hold (default 1000000)"},
+                 {"fat_margin", "F", "how far tree leaves reach beyond bodies (default 0.1)"}},
+       .run = CreateScene},
+      {.name = "scene delete",
+       .positional = "SCENE",
+       .positional_count = 1,
+       .summary = "Deletes a scene and its bodies (DeleteScene; admin).",
+       .run = DeleteScene},
+      {.name = "scene list",
+       .summary = "Lists the scenes the token may see (ListScenes).",
+       .run = ListScenes},
+      {.name = "scene get",
+       .positional = "SCENE",
+       .positional_count = 1,
+       .summary = "Shows one scene's settings and counters (GetScene).",
+       .run = GetScene},
+  };
+}
+
+}  // namespace collide::cli
