@@ -15,7 +15,7 @@ namespace collide::cli {
 /// One flag a command accepts.
 struct FlagSpec {
   /// The name without dashes.
-  absl::string_view name;
+  absl::string_view name = "";
   /// What its value looks like ("x,y,z", "N"); empty for a boolean flag.
   absl::string_view value;
   /// One line of help.
@@ -35,15 +35,15 @@ struct CommandContext {
 /// One subcommand of `collide`.
 struct Command {
   /// The words that name it ("scene create", "raycast").
-  absl::string_view name;
+  absl::string_view name = "";
   /// The positional arguments after the name ("SCENE").
-  absl::string_view positional;
+  absl::string_view positional = "";
   /// How many positional words it takes.
   int positional_count = 0;
   /// One line: what it does and which rpc it calls.
-  absl::string_view summary;
+  absl::string_view summary = "";
   /// The flags it accepts, beyond the global ones.
-  std::vector<FlagSpec> flags;
+  std::vector<FlagSpec> flags = {};
   /// Runs it; the status is printed as `error: CODE: message`.
   absl::Status (*run)(CommandContext& context) = nullptr;
 };

@@ -144,6 +144,7 @@ int Run(int argc, char** argv) {
   if (!args.ok()) return Fail(args.status(), kExitUsage);
   for (absl::string_view name : {"json", "help", "tls", "timeout"}) args.Take(name);
   options.default_deadline = absl::Seconds(timeout_seconds);
+  options.stream_deadline = absl::Seconds(timeout_seconds);
   options.use_tls = tls;
   for (auto [name, field] : {std::pair{"tls_ca", &options.tls_root_cert_pem},
                              std::pair{"tls_cert", &options.tls_client_cert_pem},

@@ -37,7 +37,7 @@ absl::Status CreateScene(CommandContext& c) {
     options->set_max_bodies(static_cast<uint32_t>(max_bodies));
   }
   if (c.args.Has("durability")) {
-    v1::Durability durability;
+    v1::Durability durability = v1::DURABILITY_DEFAULT;
     c.args.Fail(ParseDurability(c.args.String("durability"), &durability));
     options->set_durability(durability);
   }

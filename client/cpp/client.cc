@@ -24,8 +24,9 @@ std::unique_ptr<grpc::ClientContext> Client::NewContext(bool unary) const {
   if (!options_.bearer_token.empty()) {
     context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
   }
-  if (unary && options_.default_deadline > absl::ZeroDuration()) {
-    context->set_deadline(absl::ToChronoTime(absl::Now() + options_.default_deadline));
+  absl::Duration deadline = unary ? options_.default_deadline : options_.stream_deadline;
+  if (deadline > absl::ZeroDuration()) {
+    context->set_deadline(absl::ToChronoTime(absl::Now() + deadline));
   }
   return context;
 }

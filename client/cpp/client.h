@@ -66,10 +66,10 @@ class Client {
   absl::StatusOr<v1::QueryResponse> Overlap(const v1::OverlapRequest& request);
 
   /// Opens an UpdateStream whose batches carry `client_id` (0: no deduplication) and sequences
-  /// from `first_sequence` on. The stream has no deadline.
+  /// from `first_sequence` on. Deadline: options().stream_deadline.
   absl::StatusOr<std::unique_ptr<UpdateWriter>> OpenUpdateStream(uint64_t client_id,
                                                                  uint64_t first_sequence = 1);
-  /// Opens a QueryStream (no deadline).
+  /// Opens a QueryStream. Deadline: options().stream_deadline.
   absl::StatusOr<std::unique_ptr<QueryStreamSession>> OpenQueryStream();
 
   /// The channel, for callers that need the raw stub.
@@ -78,7 +78,7 @@ class Client {
   const ClientOptions& options() const { return options_; }
 
  private:
-  // A context with the token and, for unary calls, the default deadline.
+  // A context with the token and the deadline of a unary call or a stream.
   std::unique_ptr<grpc::ClientContext> NewContext(bool unary) const;
 
   std::shared_ptr<grpc::Channel> channel_;

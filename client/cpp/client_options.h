@@ -26,6 +26,9 @@ struct ClientOptions {
   std::string tls_client_key_pem;
   /// The deadline of each unary call, from the moment it starts. Zero or negative: none.
   absl::Duration default_deadline = absl::Seconds(10);
+  /// The deadline of each stream, from the moment it opens. Zero or negative (the default):
+  /// none, for long-lived streams.
+  absl::Duration stream_deadline = absl::ZeroDuration();
   /// The largest message the client accepts, in bytes.
   int max_receive_message_bytes = 64 << 20;
   /// Honour the `http_proxy` / `grpc_proxy` environment variables (gRPC's default). Tests that

@@ -1,0 +1,183 @@
+#include "integration/server_process.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+
+#ifndef COLLIDE_SERVER_PATH
+#error "COLLIDE_SERVER_PATH must name the collide-server binary"
+#endif
+#ifndef COLLIDE_CLI_PATH
+#error "COLLIDE_CLI_PATH must name the collide binary"
+#endif
+
+namespace collide::integration {
+namespace {
+
+// How long the server may take to start serving or to exit.
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+constexpr auto kStopTimeout = std::chrono::seconds(20);
+constexpr auto kPollInterval = std::chrono::milliseconds(10);
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+int ExitCode(int wait_status) {
+  if (WIFEXITED(wait_status)) return WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) return 128 + WTERMSIG(wait_status);
+  return -1;
+}
+
+}  // namespace
+
+TempDir::TempDir(const std::string& prefix) {
+  const char* base = std::getenv("TMPDIR");
+  std::string pattern = absl::StrCat(base != nullptr && *base != '\0' ? base : "/tmp", "/collide-",
+                                     prefix, "-XXXXXX");
+  if (mkdtemp(pattern.data()) == nullptr) {
+    std::perror(pattern.c_str());
+    std::abort();
+  }
+  path_ = pattern;
+}
+
+TempDir::~TempDir() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
+ServerProcess::ServerProcess(ServerConfig config) : config_(std::move(config)), dir_("server") {}
+
+absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(ServerConfig config) {
+  std::unique_ptr<ServerProcess> server(new ServerProcess(std::move(config)));
+  if (!server->config_.token_file_contents.empty()) {
+    std::ofstream tokens(server->dir_.File("tokens"));
+    tokens << server->config_.token_file_contents;
+    if (!tokens) return absl::InternalError("cannot write the token file");
+  }
+  absl::Status launched = server->Launch();
+  if (!launched.ok()) return launched;
+  return server;
+}
+
+ServerProcess::~ServerProcess() {
+  if (running()) Stop(SIGTERM).IgnoreError();
+}
+
+absl::Status ServerProcess::Launch() {
+  if (running()) return absl::FailedPreconditionError("the server is already running");
+  std::string port_file = dir_.File("port");
+  std::filesystem::remove(port_file);
+  ++launches_;
+  std::string log_file = dir_.File("server.log");
+  std::vector<std::string> words = {
+      COLLIDE_SERVER_PATH,
+      "--address=127.0.0.1:0",
+      absl::StrCat("--port_file=", port_file),
+      absl::StrCat("--data_dir=", data_dir()),
+      "--log_level=warn",
+  };
+  if (!config_.token_file_contents.empty()) {
+    words.push_back(absl::StrCat("--token_file=", dir_.File("tokens")));
+  }
+  for (const std::string& flag : config_.extra_flags) words.push_back(flag);
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid < 0) return absl::InternalError("fork failed");
+  if (pid == 0) {
+    // The child: only async-signal-safe calls until exec. The server dies with the test.
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+      close(log);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  pid_ = pid;
+
+  auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int wait_status = 0;
+    if (waitpid(pid_, &wait_status, WNOHANG) == pid_) {
+      pid_ = -1;
+      return absl::InternalError(absl::StrCat("collide-server exited with ", ExitCode(wait_status),
+                                              " before serving:\n", Logs()));
+    }
+    std::string text = ReadFile(port_file);
+    int port = 0;
+    if (!text.empty() && text.back() == '\n' &&
+        absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &port) && port > 0) {
+      address_ = absl::StrCat("127.0.0.1:", port);
+      return absl::OkStatus();
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  Stop(SIGKILL).IgnoreError();
+  return absl::DeadlineExceededError(
+      absl::StrCat("collide-server wrote no port file within 20 s:\n", Logs()));
+}
+
+absl::StatusOr<int> ServerProcess::Stop(int signal) {
+  if (!running()) return absl::FailedPreconditionError("the server is not running");
+  kill(pid_, signal);
+  auto deadline = std::chrono::steady_clock::now() + kStopTimeout;
+  int wait_status = 0;
+  bool exited = false;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (waitpid(pid_, &wait_status, WNOHANG) == pid_) {
+      exited = true;
+      break;
+    }
+    std::this_thread::sleep_for(kPollInterval);
+  }
+  if (!exited) {
+    kill(pid_, SIGKILL);
+    waitpid(pid_, &wait_status, 0);
+    pid_ = -1;
+    return absl::DeadlineExceededError(
+        absl::StrCat("collide-server did not exit within 20 s of signal ", signal));
+  }
+  pid_ = -1;
+  return ExitCode(wait_status);
+}
+
+absl::Status ServerProcess::Restart() { return Launch(); }
+
+std::unique_ptr<client::Client> ServerProcess::NewClient(const std::string& token) const {
+  client::ClientOptions options;
+  options.address = address_;
+  options.bearer_token = token;
+  options.enable_http_proxy = false;
+  options.default_deadline = absl::Seconds(10);
+  return *client::Client::Connect(options);
+}
+
+std::string ServerProcess::Logs() const { return ReadFile(dir_.File("server.log")); }
+
+const char* CliPath() { return COLLIDE_CLI_PATH; }
+
+}  // namespace collide::integration

@@ -1,0 +1,87 @@
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "client/cpp/client.h"
+
+namespace collide::integration {
+
+/// A temporary directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
+class TempDir {
+ public:
+  /// Creates `collide-<prefix>-XXXXXX`; aborts the test binary if it cannot.
+  explicit TempDir(const std::string& prefix = "it");
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  ~TempDir();
+
+  /// The directory's path.
+  const std::string& path() const { return path_; }
+  /// `path()/name`.
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// How to start the server.
+struct ServerConfig {
+  /// Token file contents (see the contract); empty: no auth.
+  std::string token_file_contents;
+  /// More flags, `--name=value` each (for example `--max_batch_ops=100`).
+  std::vector<std::string> extra_flags;
+};
+
+/// The real collide-server binary run as a child process on 127.0.0.1 with port 0, its data in a
+/// temporary directory. The bound port is read from the --port_file the server writes once
+/// serving. The server can be stopped (SIGTERM or SIGKILL) and started again on the same data.
+class ServerProcess {
+ public:
+  /// Starts the server and waits (up to 20 s) until it serves.
+  static absl::StatusOr<std::unique_ptr<ServerProcess>> Start(ServerConfig config = {});
+  ServerProcess(const ServerProcess&) = delete;
+  ServerProcess& operator=(const ServerProcess&) = delete;
+  /// Stops a running server with SIGTERM (SIGKILL if it does not exit in time).
+  ~ServerProcess();
+
+  /// `127.0.0.1:<port>` of the running server.
+  const std::string& address() const { return address_; }
+  /// The data directory (kept across restarts).
+  std::string data_dir() const { return dir_.File("data"); }
+  /// The scratch directory the server's files live in.
+  const TempDir& dir() const { return dir_; }
+  /// True while the child runs.
+  bool running() const { return pid_ > 0; }
+
+  /// Sends `signal` and waits (up to 20 s, then SIGKILL) for the exit. Returns the exit code, or
+  /// 128 + signal number when a signal ended it.
+  absl::StatusOr<int> Stop(int signal);
+  /// Starts the server again on the same data directory (after Stop), possibly on another port.
+  absl::Status Restart();
+
+  /// A client of this server: the token given, no proxy, a 10 s deadline per unary call.
+  std::unique_ptr<client::Client> NewClient(const std::string& token = "") const;
+  /// The server's stderr and stdout so far (for failure messages).
+  std::string Logs() const;
+
+ private:
+  explicit ServerProcess(ServerConfig config);
+  absl::Status Launch();
+
+  ServerConfig config_;
+  TempDir dir_;
+  pid_t pid_ = -1;
+  std::string address_;
+  int launches_ = 0;
+};
+
+/// The collide CLI binary built with the tests.
+const char* CliPath();
+
+}  // namespace collide::integration

@@ -1,0 +1,133 @@
+#include "integration/test_util.h"
+
+#include <fcntl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "google/protobuf/util/message_differencer.h"
+#include "integration/server_process.h"
+
+namespace collide::integration {
+namespace {
+
+v1::Quat UnitRotation(const v1::Pose& pose) {
+  v1::Quat q;
+  if (!pose.has_rotation()) {
+    q.set_w(1.0f);
+    return q;
+  }
+  q = pose.rotation();
+  double length = std::sqrt(double{q.x()} * q.x() + double{q.y()} * q.y() + double{q.z()} * q.z() +
+                            double{q.w()} * q.w());
+  if (length > 0) {
+    q.set_x(static_cast<float>(q.x() / length));
+    q.set_y(static_cast<float>(q.y() / length));
+    q.set_z(static_cast<float>(q.z() / length));
+    q.set_w(static_cast<float>(q.w() / length));
+  }
+  return q;
+}
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+::testing::AssertionResult IsOk(const absl::Status& status) {
+  if (status.ok()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << status.ToString();
+}
+
+::testing::AssertionResult HasError(const absl::Status& status, absl::StatusCode code,
+                                    absl::string_view path_prefix) {
+  if (status.code() == code && absl::StartsWith(status.message(), path_prefix)) {
+    return ::testing::AssertionSuccess();
+  }
+  return ::testing::AssertionFailure()
+         << "expected " << absl::StatusCodeToString(code) << " with a message starting \""
+         << path_prefix << "\", got " << absl::StatusCodeToString(status.code()) << ": \""
+         << status.message() << "\"";
+}
+
+::testing::AssertionResult SameBody(const v1::Body& got, const v1::Body& sent) {
+  using google::protobuf::util::MessageDifferencer;
+  std::string problems;
+  if (got.id() != sent.id()) absl::StrAppend(&problems, " id");
+  if (!MessageDifferencer::Equals(got.shape(), sent.shape())) absl::StrAppend(&problems, " shape");
+  if (!MessageDifferencer::Equals(got.pose().position(), sent.pose().position())) {
+    absl::StrAppend(&problems, " position");
+  }
+  v1::Quat a = UnitRotation(got.pose()), b = UnitRotation(sent.pose());
+  if (std::fabs(a.x() - b.x()) > 1e-6f || std::fabs(a.y() - b.y()) > 1e-6f ||
+      std::fabs(a.z() - b.z()) > 1e-6f || std::fabs(a.w() - b.w()) > 1e-6f) {
+    absl::StrAppend(&problems, " rotation");
+  }
+  if ((got.has_category() ? got.category() : 1u) != (sent.has_category() ? sent.category() : 1u)) {
+    absl::StrAppend(&problems, " category");
+  }
+  if ((got.has_mask() ? got.mask() : ~0u) != (sent.has_mask() ? sent.mask() : ~0u)) {
+    absl::StrAppend(&problems, " mask");
+  }
+  if (got.user_data() != sent.user_data()) absl::StrAppend(&problems, " user_data");
+  if (got.kind() != sent.kind()) absl::StrAppend(&problems, " kind");
+  if (problems.empty()) return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << "body " << sent.id() << " differs in" << problems << ":\n  got  "
+         << got.ShortDebugString() << "\n  sent " << sent.ShortDebugString();
+}
+
+::testing::AssertionResult SameBodies(const std::vector<v1::Body>& got,
+                                      const std::vector<v1::Body>& sent) {
+  if (got.size() != sent.size()) {
+    return ::testing::AssertionFailure()
+           << "got " << got.size() << " bodies, expected " << sent.size();
+  }
+  for (size_t i = 0; i < got.size(); ++i) {
+    ::testing::AssertionResult same = SameBody(got[i], sent[i]);
+    if (!same) return same;
+  }
+  return ::testing::AssertionSuccess();
+}
+
+std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response) {
+  return std::vector<v1::Body>(response.bodies().begin(), response.bodies().end());
+}
+
+CommandResult RunCommand(const std::vector<std::string>& argv) {
+  TempDir dir("cmd");
+  std::string out_path = dir.File("out"), err_path = dir.File("err");
+  std::vector<std::string> words = argv;
+  std::vector<char*> args;
+  for (std::string& word : words) args.push_back(word.data());
+  args.push_back(nullptr);
+  CommandResult result;
+  pid_t pid = fork();
+  if (pid < 0) return result;
+  if (pid == 0) {
+    int out = open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    int err = open(err_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out < 0 || err < 0) _exit(126);
+    dup2(out, STDOUT_FILENO);
+    dup2(err, STDERR_FILENO);
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  result.out = ReadAll(out_path);
+  result.err = ReadAll(err_path);
+  return result;
+}
+
+}  // namespace collide::integration

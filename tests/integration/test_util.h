@@ -1,0 +1,48 @@
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "collide/v1/collide.pb.h"
+#include "gtest/gtest.h"
+
+namespace collide::integration {
+
+/// Success when `status` is OK; the code and message otherwise.
+::testing::AssertionResult IsOk(const absl::Status& status);
+/// The same for a StatusOr.
+template <typename T>
+::testing::AssertionResult IsOk(const absl::StatusOr<T>& value) {
+  return IsOk(value.status());
+}
+
+/// Success when `status` has `code` and its message starts with `path_prefix` (the contract's
+/// field path; empty: any message).
+::testing::AssertionResult HasError(const absl::Status& status, absl::StatusCode code,
+                                    absl::string_view path_prefix);
+
+/// Success when the server's copy of a body equals what was sent: id, shape, position, rotation
+/// (absent = identity, compared after normalising within 1e-6), filter bits (absent = the
+/// defaults 1 / all), user data and kind.
+::testing::AssertionResult SameBody(const v1::Body& got, const v1::Body& sent);
+
+/// Success when both lists hold the same bodies in the same order (see SameBody).
+::testing::AssertionResult SameBodies(const std::vector<v1::Body>& got,
+                                      const std::vector<v1::Body>& sent);
+
+/// The bodies of a GetBodies answer as a vector.
+std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response);
+
+/// Runs a shell command line, returning its exit code and (separately) stdout and stderr.
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+/// Runs `argv` (argv[0] a path) without a shell and collects its output.
+CommandResult RunCommand(const std::vector<std::string>& argv);
+
+}  // namespace collide::integration
