@@ -1,0 +1,80 @@
+#pragma once
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collide/v1/collide.grpc.pb.h"
+#include "collide/v1/collide.pb.h"
+#include "grpcpp/support/server_callback.h"
+#include "query/batch.h"
+#include "server/auth.h"
+#include "server/service_context.h"
+
+namespace collide {
+
+/// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each
+/// authenticates the call, then delegates to a function returning absl::Status that validates
+/// and converts at the edge (proto_convert.h); the status becomes the call's status in one place
+/// (status_convert.h). Unary writes finish from the store's acknowledgement; the two streams are
+/// UpdateStreamReactor and QueryStreamReactor.
+class CollideService final : public v1::Collide::CallbackService {
+ public:
+  /// `context`'s pointers must outlive the service.
+  explicit CollideService(ServiceContext context);
+
+  grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext* call,
+                                        const v1::CreateSceneRequest* request,
+                                        v1::CreateSceneResponse* response) override;
+  grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext* call,
+                                        const v1::DeleteSceneRequest* request,
+                                        v1::DeleteSceneResponse* response) override;
+  grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext* call,
+                                       const v1::ListScenesRequest* request,
+                                       v1::ListScenesResponse* response) override;
+  grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext* call,
+                                     const v1::GetSceneRequest* request,
+                                     v1::GetSceneResponse* response) override;
+  grpc::ServerUnaryReactor* UpsertBodies(grpc::CallbackServerContext* call,
+                                         const v1::UpsertBodiesRequest* request,
+                                         v1::WriteResponse* response) override;
+  grpc::ServerUnaryReactor* RemoveBodies(grpc::CallbackServerContext* call,
+                                         const v1::RemoveBodiesRequest* request,
+                                         v1::WriteResponse* response) override;
+  grpc::ServerUnaryReactor* GetBodies(grpc::CallbackServerContext* call,
+                                      const v1::GetBodiesRequest* request,
+                                      v1::GetBodiesResponse* response) override;
+  grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* UpdateStream(
+      grpc::CallbackServerContext* call) override;
+  grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* QueryStream(
+      grpc::CallbackServerContext* call) override;
+  grpc::ServerUnaryReactor* Raycast(grpc::CallbackServerContext* call,
+                                    const v1::RaycastRequest* request,
+                                    v1::QueryResponse* response) override;
+  grpc::ServerUnaryReactor* SphereCast(grpc::CallbackServerContext* call,
+                                       const v1::SphereCastRequest* request,
+                                       v1::QueryResponse* response) override;
+  grpc::ServerUnaryReactor* Overlap(grpc::CallbackServerContext* call,
+                                    const v1::OverlapRequest* request,
+                                    v1::QueryResponse* response) override;
+
+  // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
+
+  /// Every scene `principal` may see, sorted by name.
+  absl::Status DoListScenes(const Principal& principal, v1::ListScenesResponse* response) const;
+  /// One scene's info. PERMISSION_DENIED, NOT_FOUND.
+  absl::Status DoGetScene(const Principal& principal, const v1::GetSceneRequest& request,
+                          v1::GetSceneResponse* response) const;
+  /// Bodies of one scene, read at one version.
+  absl::Status DoGetBodies(const Principal& principal, const v1::GetBodiesRequest& request,
+                           v1::GetBodiesResponse* response) const;
+  /// One query against one scene version (`query` from the request's conversion).
+  absl::Status DoQuery(const Principal& principal, absl::string_view scene,
+                       absl::StatusOr<Query> query, v1::QueryResponse* response) const;
+
+ private:
+  // The principal of `call` if its role is at least `role`.
+  absl::StatusOr<const Principal*> Authorize(grpc::CallbackServerContext* call, Role role) const;
+
+  const ServiceContext context_;
+};
+
+}  // namespace collide

@@ -1,0 +1,175 @@
+// collide-server: flags -> ServerOptions, logging, signals, port file. See collide_contract.md.
+
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/strings/str_cat.h"
+#include "server/server.h"
+#include "server/service_options.h"
+#include "spdlog/sinks/stdout_color_sinks.h"
+#include "spdlog/spdlog.h"
+
+ABSL_FLAG(std::string, address, "127.0.0.1:50051",
+          "Listen address host:port; port 0 picks a free port.");
+ABSL_FLAG(std::string, port_file, "",
+          "When set, the bound port is written to this file (decimal, newline), atomically, once "
+          "the server is serving.");
+ABSL_FLAG(std::string, data_dir, "./data", "Data directory (created if missing).");
+ABSL_FLAG(std::string, durability, "always",
+          "none / periodic / always: the durability of scenes created with DURABILITY_DEFAULT.");
+ABSL_FLAG(int, sync_interval_ms, 100, "Periodic fsync interval, in milliseconds.");
+ABSL_FLAG(std::string, log_level, "info", "trace / debug / info / warn / error / off.");
+ABSL_FLAG(std::string, token_file, "",
+          "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "
+          "admin).");
+ABSL_FLAG(bool, allow_insecure_remote, false,
+          "Without a token file, allow binding a non-loopback address.");
+ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --tls_key).");
+ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
+ABSL_FLAG(std::string, tls_ca, "", "PEM CA certificates: require and verify client certificates.");
+ABSL_FLAG(int, max_message_bytes, 16777216, "gRPC max receive message size, in bytes.");
+ABSL_FLAG(uint32_t, max_batch_ops, 100000,
+          "Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or "
+          "GetBodies.");
+ABSL_FLAG(uint32_t, max_queries_per_batch, 10000, "Queries per QueryBatch.");
+ABSL_FLAG(uint32_t, max_scenes, 1024, "The most scenes the server holds.");
+ABSL_FLAG(uint32_t, max_bodies_per_scene, 10000000,
+          "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).");
+ABSL_FLAG(uint32_t, max_hits, 4096, "Max max_hits per query.");
+ABSL_FLAG(uint32_t, max_excluded_ids, 64, "Max Filter.excluded_ids length.");
+ABSL_FLAG(uint32_t, max_inflight_per_stream, 64,
+          "Batches read but not yet answered, per stream (then the server stops reading).");
+ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
+
+namespace collide {
+namespace {
+
+// Writes `port` and a newline to `path` atomically (temp file + rename).
+bool WritePortFile(const std::string& path, int port) {
+  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
+  {
+    std::ofstream out(temp, std::ios::trunc);
+    out << port << "\n";
+    out.flush();
+    if (!out) return false;
+  }
+  return std::rename(temp.c_str(), path.c_str()) == 0;
+}
+
+int Main() {
+  auto logger = spdlog::stderr_color_mt("collide");
+  spdlog::set_default_logger(logger);
+  const std::string level_name = absl::GetFlag(FLAGS_log_level);
+  const spdlog::level::level_enum level = spdlog::level::from_str(level_name);
+  if (level == spdlog::level::off && level_name != "off") {
+    spdlog::error("--log_level: unknown level \"{}\"", level_name);
+    return 2;
+  }
+  spdlog::set_level(level);
+
+  ServerOptions options;
+  options.address = absl::GetFlag(FLAGS_address);
+  options.data_dir = absl::GetFlag(FLAGS_data_dir);
+  absl::StatusOr<DurabilityPolicy> durability =
+      ParseDurabilityPolicy(absl::GetFlag(FLAGS_durability));
+  if (!durability.ok() || *durability == DurabilityPolicy::kDefault) {
+    spdlog::error("--durability: must be none, periodic or always");
+    return 2;
+  }
+  options.durability = *durability;
+  if (absl::GetFlag(FLAGS_sync_interval_ms) < 0 || absl::GetFlag(FLAGS_drain_timeout_ms) < 0 ||
+      absl::GetFlag(FLAGS_max_message_bytes) <= 0) {
+    spdlog::error("--sync_interval_ms, --drain_timeout_ms must be >= 0; --max_message_bytes > 0");
+    return 2;
+  }
+  options.sync_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_sync_interval_ms));
+  options.token_file = absl::GetFlag(FLAGS_token_file);
+  options.allow_insecure_remote = absl::GetFlag(FLAGS_allow_insecure_remote);
+  options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
+  options.tls_key = absl::GetFlag(FLAGS_tls_key);
+  options.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.drain_timeout = std::chrono::milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
+  ServiceLimits& limits = options.limits;
+  limits.max_batch_ops = absl::GetFlag(FLAGS_max_batch_ops);
+  limits.max_queries_per_batch = absl::GetFlag(FLAGS_max_queries_per_batch);
+  limits.max_scenes = absl::GetFlag(FLAGS_max_scenes);
+  limits.max_bodies_per_scene = absl::GetFlag(FLAGS_max_bodies_per_scene);
+  limits.max_hits = absl::GetFlag(FLAGS_max_hits);
+  limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
+  limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
+  if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
+      limits.max_bodies_per_scene == 0) {
+    spdlog::error("--max_inflight_per_stream, --max_scenes, --max_bodies_per_scene must be > 0");
+    return 2;
+  }
+
+  // Block the signals before gRPC starts its threads, so that only sigwait below sees them.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGTERM);
+  sigaddset(&signals, SIGINT);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  signal(SIGPIPE, SIG_IGN);
+
+  spdlog::info(
+      "starting: address {}, data_dir {}, durability {}, sync_interval_ms {}, auth {}, tls {}{}, "
+      "max_message_bytes {}, max_batch_ops {}, max_queries_per_batch {}, max_scenes {}, "
+      "max_bodies_per_scene {}, max_hits {}, max_excluded_ids {}, max_inflight_per_stream {}, "
+      "drain_timeout_ms {}",
+      options.address, options.data_dir, std::string(DurabilityPolicyName(options.durability)),
+      options.sync_interval.count(), options.token_file.empty() ? "off" : "token file",
+      options.tls_cert.empty() ? "off" : "on", options.tls_ca.empty() ? "" : " (client certs)",
+      options.max_message_bytes, limits.max_batch_ops, limits.max_queries_per_batch,
+      limits.max_scenes, limits.max_bodies_per_scene, limits.max_hits, limits.max_excluded_ids,
+      limits.max_inflight_per_stream, options.drain_timeout.count());
+  if (options.token_file.empty() && options.allow_insecure_remote) {
+    spdlog::warn("serving without authentication (--allow_insecure_remote)");
+  }
+
+  absl::StatusOr<std::unique_ptr<CollideServer>> server = CollideServer::Start(options);
+  if (!server.ok()) {
+    spdlog::error("cannot start: {}", server.status().ToString());
+    return 1;
+  }
+  std::printf("collide-server listening on %s\n", (*server)->bound_address().c_str());
+  std::fflush(stdout);
+  spdlog::info("serving on {}", (*server)->bound_address());
+  const std::string port_file = absl::GetFlag(FLAGS_port_file);
+  if (!port_file.empty() && !WritePortFile(port_file, (*server)->port())) {
+    spdlog::error("--port_file: cannot write {}", port_file);
+    (*server)->Shutdown().IgnoreError();
+    return 1;
+  }
+
+  int signal_number = 0;
+  sigwait(&signals, &signal_number);
+  spdlog::info("signal {}: shutting down (drain {} ms)", signal_number,
+               options.drain_timeout.count());
+  absl::Status status = (*server)->Shutdown();
+  if (!status.ok()) {
+    spdlog::error("shutdown: {}", status.ToString());
+    return 1;
+  }
+  spdlog::info("stopped");
+  return 0;
+}
+
+}  // namespace
+}  // namespace collide
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "collide-server: the collide collision query server (gRPC service collide.v1.Collide).");
+  absl::ParseCommandLine(argc, argv);
+  return collide::Main();
+}

@@ -1,0 +1,91 @@
+#include "server/query_stream.h"
+
+#include <memory>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "server/proto_convert.h"
+#include "server/status_convert.h"
+
+namespace collide {
+
+QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal)
+    : context_(context), principal_(principal) {
+  StartRead(&request_);
+}
+
+void QueryStreamReactor::OnReadDone(bool ok) {
+  if (!ok) {
+    // The client half-closed (or the call ended): every batch read has been answered.
+    Finish(grpc::Status::OK);
+    return;
+  }
+  Answer();
+  StartWrite(&response_);
+}
+
+void QueryStreamReactor::OnWriteDone(bool ok) {
+  if (!ok) {
+    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
+    return;
+  }
+  StartRead(&request_);
+}
+
+void QueryStreamReactor::OnDone() { delete this; }
+
+void QueryStreamReactor::Answer() {
+  // Clear() keeps the result and hit messages allocated for the next batch.
+  response_.Clear();
+  const v1::QueryBatch& batch = request_;
+  absl::Status status = principal_->CheckScene(batch.scene());
+  if (status.ok() &&
+      static_cast<size_t>(batch.queries_size()) > context_.limits.max_queries_per_batch) {
+    status = absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",
+                                                       context_.limits.max_queries_per_batch,
+                                                       " queries, got ", batch.queries_size()));
+  }
+  std::shared_ptr<const Scene> scene;
+  if (status.ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(batch.scene());
+    if (found.ok()) {
+      scene = *std::move(found);
+    } else {
+      status = found.status();
+    }
+  }
+  if (!status.ok()) {
+    ToProtoError(status, response_.mutable_error());
+    return;
+  }
+
+  queries_.clear();
+  slots_.clear();
+  for (int i = 0; i < batch.queries_size(); ++i) {
+    const v1::Query& proto = batch.queries(i);
+    v1::QueryResult* result = response_.add_results();
+    result->set_request_id(proto.request_id());
+    Query& query = queries_.emplace_back();
+    if (absl::Status s = QueryFromProto(proto, static_cast<size_t>(i), context_.limits, &query);
+        !s.ok()) {
+      queries_.pop_back();
+      ToProtoError(s, result->mutable_error());
+      continue;
+    }
+    slots_.push_back(static_cast<size_t>(i));
+  }
+  const uint64_t version = scene->Read([this](const CollisionWorld& world, uint64_t v) {
+    RunBatch(world, queries_, &results_, &hits_);
+    return v;
+  });
+  response_.set_version(version);
+  for (size_t j = 0; j < queries_.size(); ++j) {
+    const QueryResult& r = results_[j];
+    v1::QueryResult* out = response_.mutable_results(static_cast<int>(slots_[j]));
+    out->set_truncated(r.truncated);
+    out->mutable_hits()->Reserve(static_cast<int>(r.hit_count));
+    for (uint32_t h = 0; h < r.hit_count; ++h) HitToProto(hits_[r.first_hit + h], out->add_hits());
+  }
+}
+
+}  // namespace collide

@@ -1,0 +1,181 @@
+#include "server/server.h"
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <system_error>
+#include <utility>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "grpcpp/ext/proto_server_reflection_plugin.h"
+#include "grpcpp/health_check_service_interface.h"
+#include "grpcpp/security/server_credentials.h"
+#include "grpcpp/server_builder.h"
+#include "spdlog/spdlog.h"
+
+namespace collide {
+namespace {
+
+// `address` without its port: `host` of `host:port`, `[v6]` of `[v6]:port`.
+absl::string_view HostOf(absl::string_view address) {
+  if (absl::StartsWith(address, "[")) {
+    const size_t close = address.find(']');
+    return close == absl::string_view::npos ? address : address.substr(0, close + 1);
+  }
+  const size_t colon = address.rfind(':');
+  return colon == absl::string_view::npos ? address : address.substr(0, colon);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return absl::NotFoundError(absl::StrCat(what, ": cannot read ", path));
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
+    const ServerOptions& options) {
+  if (options.tls_cert.empty() != options.tls_key.empty()) {
+    return absl::InvalidArgumentError("tls_cert, tls_key: give both or neither");
+  }
+  if (options.tls_cert.empty()) {
+    if (!options.tls_ca.empty()) {
+      return absl::InvalidArgumentError("tls_ca: needs tls_cert and tls_key");
+    }
+    return grpc::InsecureServerCredentials();
+  }
+  grpc::SslServerCredentialsOptions ssl;
+  grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
+  absl::StatusOr<std::string> cert = ReadFile(options.tls_cert, "tls_cert");
+  if (!cert.ok()) return cert.status();
+  absl::StatusOr<std::string> key = ReadFile(options.tls_key, "tls_key");
+  if (!key.ok()) return key.status();
+  pair.cert_chain = *std::move(cert);
+  pair.private_key = *std::move(key);
+  ssl.pem_key_cert_pairs.push_back(std::move(pair));
+  if (!options.tls_ca.empty()) {
+    absl::StatusOr<std::string> ca = ReadFile(options.tls_ca, "tls_ca");
+    if (!ca.ok()) return ca.status();
+    ssl.pem_root_certs = *std::move(ca);
+    ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
+  }
+  return grpc::SslServerCredentials(ssl);
+}
+
+}  // namespace
+
+bool IsLoopbackAddress(absl::string_view address) {
+  if (absl::StartsWith(address, "unix:") || absl::StartsWith(address, "unix-abstract:")) {
+    return true;
+  }
+  absl::string_view host = HostOf(address);
+  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
+  if (host == "[::1]" || host == "::1") return true;
+  std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
+  if (parts.size() != 4) return false;
+  for (absl::string_view part : parts) {
+    int value = 0;
+    if (!absl::SimpleAtoi(part, &value) || value < 0 || value > 255) return false;
+  }
+  return parts[0] == "127";
+}
+
+absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const ServerOptions& options) {
+  if (options.durability == DurabilityPolicy::kDefault) {
+    return absl::InvalidArgumentError("durability: must be none, periodic or always");
+  }
+  auto server = std::unique_ptr<CollideServer>(new CollideServer());
+  server->options_ = options;
+
+  if (options.token_file.empty()) {
+    if (!IsLoopbackAddress(options.address) && !options.allow_insecure_remote) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "address: refusing to serve ", options.address,
+          " (not a loopback address) without --token_file; set --allow_insecure_remote to "
+          "serve it without authentication"));
+    }
+    server->auth_ = Authenticator::AllowAll();
+  } else {
+    absl::StatusOr<std::unique_ptr<Authenticator>> auth =
+        Authenticator::FromFile(options.token_file);
+    if (!auth.ok()) return auth.status();
+    server->auth_ = *std::move(auth);
+  }
+  absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
+  if (!credentials.ok()) return credentials.status();
+
+  std::error_code error;
+  std::filesystem::create_directories(options.data_dir, error);
+  if (error) {
+    return absl::UnavailableError(
+        absl::StrCat("data_dir: cannot create ", options.data_dir, ": ", error.message()));
+  }
+  DatabaseOptions db_options;
+  db_options.durability = options.durability;
+  db_options.sync_interval = options.sync_interval;
+  db_options.max_scenes = options.limits.max_scenes;
+  absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
+  if (!db.ok()) return db.status();
+  server->db_ = *std::move(db);
+  spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
+               server->db_->scenes().size());
+
+  server->service_ =
+      std::make_unique<CollideService>(ServiceContext{.db = server->db_.get(),
+                                                      .auth = server->auth_.get(),
+                                                      .limits = options.limits,
+                                                      .default_durability = options.durability});
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  builder.AddListeningPort(options.address, *credentials, &server->port_);
+  builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.RegisterService(server->service_.get());
+  server->server_ = builder.BuildAndStart();
+  if (server->server_ == nullptr || server->port_ == 0) {
+    server->server_.reset();
+    server->db_->Close().IgnoreError();
+    return absl::UnavailableError(absl::StrCat("address: cannot listen on ", options.address));
+  }
+  if (absl::StartsWith(options.address, "unix")) {
+    server->bound_address_ = options.address;
+  } else {
+    server->bound_address_ = absl::StrCat(HostOf(options.address), ":", server->port_);
+  }
+  grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
+  if (health != nullptr) {
+    health->SetServingStatus(true);
+    health->SetServingStatus(v1::Collide::service_full_name(), true);
+  }
+  return server;
+}
+
+CollideServer::~CollideServer() { Shutdown().IgnoreError(); }
+
+absl::Status CollideServer::Shutdown() {
+  if (shut_down_) return absl::OkStatus();
+  shut_down_ = true;
+  if (server_ != nullptr) {
+    if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
+      health->SetServingStatus(false);
+    }
+    server_->Shutdown(std::chrono::system_clock::now() + options_.drain_timeout);
+    server_->Wait();
+  }
+  absl::Status status;
+  if (db_ != nullptr) {
+    status = db_->Flush();
+    absl::Status closed = db_->Close();
+    if (status.ok()) status = closed;
+  }
+  return status;
+}
+
+}  // namespace collide

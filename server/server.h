@@ -1,0 +1,59 @@
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "grpcpp/server.h"
+#include "server/auth.h"
+#include "server/collide_service.h"
+#include "server/service_options.h"
+#include "store/database.h"
+
+namespace collide {
+
+/// True when `address` (`host:port`, `[v6]:port`, `unix:...`) can only be reached from this
+/// machine: localhost, 127.0.0.0/8, ::1 or a unix socket.
+bool IsLoopbackAddress(absl::string_view address);
+
+/// A running collide server: the database, the service, the health and reflection services,
+/// listening on one address.
+class CollideServer {
+ public:
+  /// Opens the database, reads the token file, checks the options (a non-loopback address
+  /// without a token file needs allow_insecure_remote: FAILED_PRECONDITION otherwise), and
+  /// starts serving. UNAVAILABLE when the address cannot be bound.
+  static absl::StatusOr<std::unique_ptr<CollideServer>> Start(const ServerOptions& options);
+  /// Shutdown()s the server.
+  ~CollideServer();
+  CollideServer(const CollideServer&) = delete;
+  CollideServer& operator=(const CollideServer&) = delete;
+
+  /// The bound port (the picked one when the address asked for port 0).
+  int port() const { return port_; }
+  /// The address with the bound port, e.g. `127.0.0.1:43121`.
+  const std::string& bound_address() const { return bound_address_; }
+  /// The database (tests).
+  Database* database() { return db_.get(); }
+
+  /// Graceful shutdown: health turns NOT_SERVING, calls in progress get options.drain_timeout
+  /// to finish before they are cancelled, then the database is flushed and closed. Returns the
+  /// database's error, if any. Idempotent.
+  absl::Status Shutdown();
+
+ private:
+  CollideServer() = default;
+
+  ServerOptions options_;
+  std::unique_ptr<Database> db_;
+  std::unique_ptr<Authenticator> auth_;
+  std::unique_ptr<CollideService> service_;
+  std::unique_ptr<grpc::Server> server_;
+  int port_ = 0;
+  std::string bound_address_;
+  bool shut_down_ = false;
+};
+
+}  // namespace collide

@@ -1,0 +1,23 @@
+#pragma once
+
+#include "scene/scene_options.h"
+#include "server/auth.h"
+#include "server/service_options.h"
+#include "store/database.h"
+
+namespace collide {
+
+/// What every handler and stream of the service needs: the store, the token checker, the
+/// limits and the server's default durability. The pointers outlive the service.
+struct ServiceContext {
+  /// The durable scene store.
+  Database* db = nullptr;
+  /// Checks each call's bearer token (AllowAll() without a token file).
+  const Authenticator* auth = nullptr;
+  /// Request limits.
+  ServiceLimits limits;
+  /// The policy that DURABILITY_DEFAULT resolves to.
+  DurabilityPolicy default_durability = DurabilityPolicy::kAlways;
+};
+
+}  // namespace collide

@@ -1,0 +1,58 @@
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "scene/scene_options.h"
+
+namespace collide {
+
+/// The limits the service enforces on every request (the collide-server flags of the same names).
+struct ServiceLimits {
+  /// Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or GetBodies
+  /// (and bodies per GetBodies response). Over it: RESOURCE_EXHAUSTED.
+  uint32_t max_batch_ops = 100000;
+  /// Queries per QueryBatch. Over it: RESOURCE_EXHAUSTED.
+  uint32_t max_queries_per_batch = 10000;
+  /// The most scenes the server holds. A create beyond it: RESOURCE_EXHAUSTED.
+  uint32_t max_scenes = 1024;
+  /// The largest SceneOptions.max_bodies accepted, and the cap of its default.
+  uint32_t max_bodies_per_scene = 10000000;
+  /// The largest Query.max_hits accepted (0 asks for min(64, this)).
+  uint32_t max_hits = 4096;
+  /// The longest Filter.excluded_ids accepted.
+  uint32_t max_excluded_ids = 64;
+  /// Batches a stream has read but not answered yet; at this many the stream stops reading
+  /// (HTTP/2 flow control then pushes back on the client).
+  uint32_t max_inflight_per_stream = 64;
+};
+
+/// Everything collide-server is configured with (flags are parsed only in server/main.cc).
+struct ServerOptions {
+  /// The listen address, `host:port`; port 0 picks a free port (see CollideServer::port()).
+  std::string address = "127.0.0.1:50051";
+  /// The data directory (created if missing).
+  std::string data_dir = "./data";
+  /// The policy of scenes created with DURABILITY_DEFAULT (never kDefault).
+  DurabilityPolicy durability = DurabilityPolicy::kAlways;
+  /// The periodic fsync interval.
+  std::chrono::milliseconds sync_interval{100};
+  /// When not empty, the token file that enables auth (auth.h).
+  std::string token_file;
+  /// Without a token file, binding a non-loopback address is refused unless this is set.
+  bool allow_insecure_remote = false;
+  /// PEM files of the server's certificate chain and key: serve TLS when set (both or neither).
+  std::string tls_cert;
+  std::string tls_key;
+  /// PEM file of the CA that client certificates must chain to: requires client certificates.
+  std::string tls_ca;
+  /// The largest request message accepted, in bytes.
+  int max_message_bytes = 16 << 20;
+  /// How long a graceful shutdown waits for calls in progress before cancelling them.
+  std::chrono::milliseconds drain_timeout{5000};
+  /// Request limits.
+  ServiceLimits limits;
+};
+
+}  // namespace collide

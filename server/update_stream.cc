@@ -1,0 +1,212 @@
+#include "server/update_stream.h"
+
+#include <deque>
+#include <limits>
+#include <utility>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/strings/str_cat.h"
+#include "absl/synchronization/mutex.h"
+#include "server/proto_convert.h"
+#include "server/status_convert.h"
+
+namespace collide {
+namespace {
+
+constexpr uint64_t kNoIndex = std::numeric_limits<uint64_t>::max();
+
+}  // namespace
+
+// Shared between the reactor and the store callbacks of its batches.
+struct UpdateStreamReactor::State {
+  // An ack waiting for its turn.
+  struct Pending {
+    bool ready = false;
+    v1::UpdateAck ack;
+  };
+
+  absl::Mutex mu;
+  // Null once OnDone ran: callbacks then drop their ack.
+  UpdateStreamReactor* reactor ABSL_GUARDED_BY(mu) = nullptr;
+  // Acks of batches read and not yet written, in read order; pending.front() is batch
+  // `first_index`.
+  std::deque<Pending> pending ABSL_GUARDED_BY(mu);
+  uint64_t first_index ABSL_GUARDED_BY(mu) = 0;
+  // The message of the write in progress (owned by gRPC while `writing`).
+  v1::UpdateAck out;
+  bool writing ABSL_GUARDED_BY(mu) = false;
+  bool reading ABSL_GUARDED_BY(mu) = false;
+  // The read side is converting and applying a batch (request_ and batch_ are in use).
+  bool processing ABSL_GUARDED_BY(mu) = false;
+  // The client half-closed (or the read failed).
+  bool read_done ABSL_GUARDED_BY(mu) = false;
+  // A write failed or the call was cancelled: nothing more is read or written.
+  bool broken ABSL_GUARDED_BY(mu) = false;
+  bool finished ABSL_GUARDED_BY(mu) = false;
+  // While the read side is inside Database::Apply for batch `applying_index`, the proto of that
+  // batch (to rewrite the core's error paths: such errors arrive before Apply returns).
+  uint64_t applying_index ABSL_GUARDED_BY(mu) = kNoIndex;
+  const v1::UpdateBatch* applying_batch ABSL_GUARDED_BY(mu) = nullptr;
+};
+
+// What to do after leaving the locked section.
+struct UpdateStreamReactor::Actions {
+  UpdateStreamReactor* reactor = nullptr;
+  bool write = false;
+  bool read = false;
+  bool finish = false;
+  grpc::Status status;
+  bool any() const { return write || read || finish; }
+};
+
+UpdateStreamReactor::UpdateStreamReactor(const ServiceContext& context, const Principal* principal)
+    : context_(context), principal_(principal), state_(std::make_shared<State>()) {
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->reactor = this;
+    state_->reading = true;
+  }
+  StartRead(&request_);
+}
+
+void UpdateStreamReactor::Decide(State* s, uint32_t max_inflight, Actions* actions)
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {  // the caller holds s->mu
+  actions->reactor = s->reactor;
+  if (s->finished || s->reactor == nullptr) return;
+  if (!s->broken && !s->writing && !s->pending.empty() && s->pending.front().ready) {
+    s->out = std::move(s->pending.front().ack);
+    s->pending.pop_front();
+    ++s->first_index;
+    s->writing = true;
+    actions->write = true;
+  }
+  const size_t unanswered = s->pending.size() + (s->writing ? 1 : 0);
+  if (!s->broken && !s->reading && !s->processing && !s->read_done && unanswered < max_inflight) {
+    s->reading = true;
+    actions->read = true;
+  }
+  if (!s->writing && !s->reading && !s->processing &&
+      (s->broken || (s->read_done && s->pending.empty()))) {
+    s->finished = true;
+    actions->finish = true;
+    actions->status = s->broken ? grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled")
+                                : grpc::Status::OK;
+  }
+}
+
+void UpdateStreamReactor::Run(const Actions& actions) {
+  // The flags set under the lock keep the reactor alive here: Finish happens only while no read
+  // or write is in progress, and OnDone only after Finish.
+  if (actions.finish) Finish(actions.status);
+  if (actions.write) StartWrite(&state_->out);
+  if (actions.read) StartRead(&request_);
+}
+
+void UpdateStreamReactor::OnReadDone(bool ok) {
+  const uint32_t max_inflight = context_.limits.max_inflight_per_stream;
+  Actions actions;
+  uint64_t index = 0;
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->reading = false;
+    if (!ok) {
+      state_->read_done = true;
+      Decide(state_.get(), max_inflight, &actions);
+    } else {
+      index = state_->first_index + state_->pending.size();
+      state_->pending.emplace_back();
+      state_->processing = true;
+    }
+  }
+  if (!ok) return Run(actions);
+  Process(index);
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->processing = false;
+    Decide(state_.get(), max_inflight, &actions);
+  }
+  Run(actions);
+}
+
+void UpdateStreamReactor::Complete(State* state, uint64_t index, uint64_t client_sequence,
+                                   absl::StatusOr<ApplyAck> result, uint32_t max_inflight,
+                                   Actions* actions) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  absl::MutexLock lock(&state->mu);
+  if (state->reactor == nullptr || state->finished) return;
+  if (index < state->first_index || index - state->first_index >= state->pending.size()) return;
+  State::Pending& slot = state->pending[index - state->first_index];
+  slot.ready = true;
+  slot.ack.set_client_sequence(client_sequence);
+  if (result.ok()) {
+    slot.ack.set_version(result->version);
+    slot.ack.set_durable(result->durable);
+    slot.ack.set_duplicate(result->duplicate);
+  } else {
+    absl::Status status = result.status();
+    if (state->applying_batch != nullptr && state->applying_index == index) {
+      status = TranslateUpdateError(status, *state->applying_batch);
+    }
+    ToProtoError(status, slot.ack.mutable_error());
+  }
+  Decide(state, max_inflight, actions);
+}
+
+void UpdateStreamReactor::Process(uint64_t index) {
+  const uint32_t max_inflight = context_.limits.max_inflight_per_stream;
+  const uint64_t sequence = request_.client_sequence();
+  absl::Status status = principal_->CheckScene(request_.scene());
+  if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
+  if (!status.ok()) {
+    Actions actions;
+    Complete(state_.get(), index, sequence, status, max_inflight, &actions);
+    return Run(actions);
+  }
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->applying_index = index;
+    state_->applying_batch = &request_;
+  }
+  context_.db->Apply(
+      request_.scene(),
+      ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
+      [state = state_, index, sequence, max_inflight](absl::StatusOr<ApplyAck> result) {
+        Actions actions;
+        Complete(state.get(), index, sequence, std::move(result), max_inflight, &actions);
+        // The reactor may be gone: then Complete set no action.
+        if (actions.any()) actions.reactor->Run(actions);
+      });
+  absl::MutexLock lock(&state_->mu);
+  state_->applying_index = kNoIndex;
+  state_->applying_batch = nullptr;
+}
+
+void UpdateStreamReactor::OnWriteDone(bool ok) {
+  Actions actions;
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->writing = false;
+    if (!ok) state_->broken = true;
+    Decide(state_.get(), context_.limits.max_inflight_per_stream, &actions);
+  }
+  Run(actions);
+}
+
+void UpdateStreamReactor::OnCancel() {
+  Actions actions;
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->broken = true;
+    Decide(state_.get(), context_.limits.max_inflight_per_stream, &actions);
+  }
+  Run(actions);
+}
+
+void UpdateStreamReactor::OnDone() {
+  {
+    absl::MutexLock lock(&state_->mu);
+    state_->reactor = nullptr;
+  }
+  delete this;
+}
+
+}  // namespace collide

@@ -1,0 +1,59 @@
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "collide/v1/collide.pb.h"
+#include "grpcpp/support/server_callback.h"
+#include "scene/update_batch.h"
+#include "server/auth.h"
+#include "server/service_context.h"
+#include "store/database.h"
+
+namespace collide {
+
+/// The reactor of one UpdateStream call. Each batch read is validated and handed to
+/// Database::Apply; its ack is written when the store acknowledges it, in the order the batches
+/// were read (store callbacks may complete out of order: acks wait in an ordered queue). At most
+/// limits.max_inflight_per_stream batches are read but unanswered; then reading pauses until
+/// an ack is written (HTTP/2 flow control pushes back on the client). One write is outstanding
+/// at a time.
+///
+/// Store callbacks may run after the call is gone (cancelled client): they reach the stream
+/// through a shared state whose reactor pointer is cleared, under its mutex, in OnDone.
+class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck> {
+ public:
+  /// Starts reading. `principal` (already checked for the writer role) and `context` outlive
+  /// the call.
+  UpdateStreamReactor(const ServiceContext& context, const Principal* principal);
+
+  void OnReadDone(bool ok) override;
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  struct State;
+  struct Actions;
+
+  // Decides, under the lock, what may start now: the next ordered write, the next read
+  // (backpressure: fewer than max_inflight unanswered batches), or the end of the call.
+  static void Decide(State* state, uint32_t max_inflight, Actions* actions);
+  // Stores the ack of batch `index` (translating error paths) and decides what that allows.
+  static void Complete(State* state, uint64_t index, uint64_t client_sequence,
+                       absl::StatusOr<ApplyAck> result, uint32_t max_inflight, Actions* actions);
+  // Converts and applies the batch just read as the `index`-th of the stream.
+  void Process(uint64_t index);
+  // Runs what the locked section decided: Finish, StartWrite, StartRead.
+  void Run(const Actions& actions);
+
+  const ServiceContext& context_;
+  const Principal* const principal_;
+  std::shared_ptr<State> state_;
+  // Touched only by the read side (one read at a time).
+  v1::UpdateBatch request_;
+  UpdateBatch batch_;
+};
+
+}  // namespace collide
