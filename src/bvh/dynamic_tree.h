@@ -141,6 +141,16 @@ class DynamicTree {
   void SweptCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
                  const Vec3& half_extent, uint32_t mask, F&& f) const;
 
+  /// Runs many casts (rays, or boxes swept along them) together, interleaving their traversals
+  /// so that one cast's cache misses overlap the others' work. For each cast i, calls
+  /// `f(size_t i, uint32_t user_data, int32_t proxy, float max_distance) -> float` on exactly
+  /// the proxies, and in the same order, that `SweptCast` with that cast's values would (same
+  /// callback contract, per cast); the calls of different casts interleave. Before each leaf
+  /// visit, `prefetch_leaf(uint32_t user_data)` lets the caller prefetch its data for that
+  /// leaf (it must not read it).
+  template <typename F, typename Prefetch>
+  void CastBatch(std::span<const BatchCast> casts, F&& f, Prefetch&& prefetch_leaf) const;
+
   /// The fat box of a live proxy.
   const Aabb& FatAabb(int32_t proxy) const {
     assert(IsLiveProxy(proxy));
@@ -341,6 +351,24 @@ template <size_t kInlineStack, typename F>
 void DynamicTree::SweptCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
                             const Vec3& half_extent, uint32_t mask, F&& f) const {
   CastImpl<true, kInlineStack>(origin, unit_dir, max_distance, half_extent, mask, f);
+}
+
+template <typename F, typename Prefetch>
+void DynamicTree::CastBatch(std::span<const BatchCast> casts, F&& f,
+                            Prefetch&& prefetch_leaf) const {
+  if (root_ == kNullRef) return;
+  if (wide_current_ && !IsLeafRef(root_)) {
+    wide_.CastBatch(casts.data(), casts.size(), leaf_user_.data(), f, prefetch_leaf);
+    return;
+  }
+  // Without the 4-wide form (the tree changed since Optimize) the casts run one by one.
+  for (size_t i = 0; i < casts.size(); ++i) {
+    const BatchCast& c = casts[i];
+    CastImpl<true, kDefaultInlineStack>(c.origin, c.unit_dir, c.max_distance, c.half_extent, c.mask,
+                                        [&](uint32_t user, int32_t proxy, float max_distance) {
+                                          return f(i, user, proxy, max_distance);
+                                        });
+  }
 }
 
 template <bool kSwept, size_t kInlineStack, typename F>

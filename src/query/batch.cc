@@ -43,17 +43,15 @@ QueryResult Collect(const Query& query, float max_distance, std::vector<QueryHit
 
 }  // namespace
 
-QueryResult RunQuery(const CollisionWorld& world, const Query& query,
-                     std::vector<QueryHit>* hits) {
+QueryResult RunQuery(const CollisionWorld& world, const Query& query, std::vector<QueryHit>* hits) {
   constexpr float kUnbounded = std::numeric_limits<float>::infinity();
   switch (query.kind) {
     case QueryKind::kRaycast:
       return Collect(query, query.ray.max_distance, hits,
                      [&](auto& c) { CastRay(world, query.ray, query.filter, c); });
     case QueryKind::kSphereCast:
-      return Collect(query, query.ray.max_distance, hits, [&](auto& c) {
-        CastSphere(world, query.ray, query.radius, query.filter, c);
-      });
+      return Collect(query, query.ray.max_distance, hits,
+                     [&](auto& c) { CastSphere(world, query.ray, query.radius, query.filter, c); });
     case QueryKind::kOverlap:
       return Collect(query, kUnbounded, hits, [&](auto& c) {
         OverlapShape(world, query.shape, query.pose, query.detail, query.filter, c);
@@ -69,12 +67,112 @@ QueryResult RunQuery(const CollisionWorld& world, const Query& query,
   return QueryResult{.first_hit = static_cast<uint32_t>(hits->size())};
 }
 
+namespace {
+
+// True for the queries RunBatch runs interleaved: the closest or any hit of a ray or sphere cast.
+bool Interleavable(const Query& query) {
+  return (query.kind == QueryKind::kRaycast || query.kind == QueryKind::kSphereCast) &&
+         (query.mode == CollectMode::kClosest || query.mode == CollectMode::kAny);
+}
+
+// The collector of one interleaved cast: ClosestHitCollector or AnyHitCollector by `any`.
+struct CastSlot {
+  float max_distance = 0.0f;
+  bool any = false;
+  bool has_hit = false;
+  QueryHit hit{};
+
+  bool Done() const { return any && has_hit; }
+  void Add(const QueryHit& h) {
+    if (any) {
+      if (!has_hit) {
+        hit = h;
+        has_hit = true;
+      }
+    } else if (!has_hit || HitBefore(h, hit)) {
+      hit = h;
+      has_hit = true;
+      max_distance = h.distance;  // ties at this distance are still visited
+    }
+  }
+};
+
+// Runs queries[begin, end), all Interleavable, with their tree traversals interleaved
+// (DynamicTree::CastBatch): the same hits, in the same order, as RunQuery on each.
+void RunCasts(const CollisionWorld& world, std::span<const Query> queries,
+              std::vector<QueryResult>* results, std::vector<QueryHit>* hits) {
+  thread_local std::vector<CastSlot> slots;
+  thread_local std::vector<BatchCast> casts;
+  const size_t count = queries.size();
+  slots.assign(count, CastSlot{});
+  casts.resize(count);
+  for (size_t i = 0; i < count; ++i) {
+    slots[i].max_distance = queries[i].ray.max_distance;
+    slots[i].any = queries[i].mode == CollectMode::kAny;
+  }
+  for (BodyKind kind : internal::kTraversalOrder) {
+    const DynamicTree& tree = world.tree(kind);
+    if (tree.ProxyCount() == 0) continue;
+    for (size_t i = 0; i < count; ++i) {
+      const Query& q = queries[i];
+      const float r = q.kind == QueryKind::kSphereCast ? q.radius : 0.0f;
+      // A finished query gets a negative length, which the traversal skips.
+      casts[i] = BatchCast{.origin = q.ray.origin,
+                           .unit_dir = q.ray.direction,
+                           .max_distance = slots[i].Done() ? -1.0f : slots[i].max_distance,
+                           .half_extent = Vec3{r, r, r},
+                           .mask = q.filter.mask};
+    }
+    tree.CastBatch(
+        std::span<const BatchCast>(casts.data(), count),
+        [&](size_t i, uint32_t user, int32_t /*proxy*/, float max_distance) -> float {
+          const Query& q = queries[i];
+          CastSlot& slot = slots[i];
+          const Body& body = world.body(static_cast<BodyHandle>(user));
+          if (!Accepts(q.filter, body.id, body.category, body.mask)) return max_distance;
+          Ray clipped = q.ray;
+          clipped.max_distance = slot.max_distance;
+          CastHit hit;
+          const bool found = q.kind == QueryKind::kRaycast
+                                 ? RayCast(body.shape, body.pose, clipped, &hit)
+                                 : SphereCast(body.shape, body.pose, clipped, q.radius, &hit);
+          if (found) {
+            slot.Add(internal::ToQueryHit(body.id, hit));
+            if (slot.Done()) return -1.0f;
+          }
+          return slot.max_distance;
+        },
+        [&](uint32_t user) { __builtin_prefetch(&world.body(static_cast<BodyHandle>(user))); });
+  }
+  for (size_t i = 0; i < count; ++i) {
+    QueryResult result{.first_hit = static_cast<uint32_t>(hits->size())};
+    if (slots[i].has_hit) hits->push_back(slots[i].hit);
+    result.hit_count = static_cast<uint32_t>(hits->size()) - result.first_hit;
+    results->push_back(result);
+  }
+}
+
+}  // namespace
+
 void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
               std::vector<QueryResult>* results, std::vector<QueryHit>* hits) {
   results->clear();
   hits->clear();
   results->reserve(queries.size());
-  for (const Query& query : queries) results->push_back(RunQuery(world, query, hits));
+  // Runs of closest/any casts go through the interleaved traversal; a run of one gains
+  // nothing from it.
+  size_t i = 0;
+  while (i < queries.size()) {
+    size_t end = i;
+    while (end < queries.size() && Interleavable(queries[end])) ++end;
+    if (end - i >= 2) {
+      RunCasts(world, queries.subspan(i, end - i), results, hits);
+      i = end;
+    } else {
+      results->push_back(RunQuery(world, queries[i], hits));
+      ++i;
+    }
+  }
 }
 
 }  // namespace collide

@@ -802,3 +802,82 @@ TEST(DynamicTree, StatsDescribeTheTree) {
 
 }  // namespace
 }  // namespace collide
+
+namespace collide {
+namespace {
+
+// One callback call of a cast: which proxy, with which current max distance.
+struct Visit {
+  int32_t proxy;
+  float max_distance;
+  friend bool operator==(const Visit&, const Visit&) = default;
+};
+
+// CastBatch must make, for every cast, exactly the calls SweptCast makes for it alone, in the same
+// order, whatever the callbacks do (go on, clip at a distance, stop), on the 4-wide form and on
+// the binary tree.
+TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
+  for (bool optimized : {true, false}) {
+    SCOPED_TRACE(optimized ? "4-wide form" : "binary tree");
+    Harness h(4242, 20.0f, 2.0f);
+    for (int i = 0; i < 3000; ++i) h.Create();
+    if (optimized) {
+      h.tree().Optimize();
+      ASSERT_TRUE(h.tree().IsOptimized());
+    } else {
+      h.MoveAt(0, 10.0f);
+      ASSERT_FALSE(h.tree().IsOptimized());
+    }
+    std::mt19937& rng = h.rng();
+    std::vector<BatchCast> casts(200);
+    for (size_t i = 0; i < casts.size(); ++i) {
+      const float r = i % 3 == 0 ? 0.0f : Uniform(rng, 0.0f, 1.5f);
+      casts[i] = BatchCast{.origin = RandomBox(rng, 20.0f, 0.0f).min,
+                           .unit_dir = RandomDirection(rng),
+                           .max_distance = i % 17 == 0 ? -1.0f : Uniform(rng, 0.0f, 60.0f),
+                           .half_extent = Vec3{r, r, r},
+                           .mask = h.RandomMask()};
+    }
+    // The callback's answer depends only on (cast, proxy): every third proxy clips the cast to
+    // where its box is entered, one in 50 stops the cast, the rest go on.
+    auto answer = [](size_t cast, int32_t proxy, float max_distance, float clip) -> float {
+      const uint32_t key = static_cast<uint32_t>(cast * 7919 + static_cast<size_t>(proxy) * 31);
+      if (key % 50 == 0) return -1.0f;
+      if (key % 3 == 0) return std::min(max_distance, clip);
+      return max_distance;
+    };
+    auto clip_of = [&](const BatchCast& c, int32_t proxy) {
+      float t0, t1;
+      const Aabb grown = Grow(h.tree().FatAabb(proxy), c.half_extent);
+      RayAabbInterval(grown, c.origin, Reciprocal(c.unit_dir), 1e9f, &t0, &t1);
+      return std::max(t0, 0.0f);
+    };
+    std::vector<std::vector<Visit>> alone(casts.size()), together(casts.size());
+    for (size_t i = 0; i < casts.size(); ++i) {
+      const BatchCast& c = casts[i];
+      h.tree().SweptCast(c.origin, c.unit_dir, c.max_distance, c.half_extent, c.mask,
+                         [&](uint32_t, int32_t proxy, float max_distance) {
+                           alone[i].push_back({proxy, max_distance});
+                           return answer(i, proxy, max_distance, clip_of(c, proxy));
+                         });
+    }
+    int prefetches = 0;
+    h.tree().CastBatch(
+        casts,
+        [&](size_t i, uint32_t, int32_t proxy, float max_distance) {
+          together[i].push_back({proxy, max_distance});
+          return answer(i, proxy, max_distance, clip_of(casts[i], proxy));
+        },
+        [&](uint32_t) { ++prefetches; });
+    size_t visits = 0;
+    for (size_t i = 0; i < casts.size(); ++i) {
+      EXPECT_EQ(together[i], alone[i]) << "cast " << i;
+      visits += alone[i].size();
+    }
+    EXPECT_GT(visits, casts.size());  // the casts do reach leaves
+    if (optimized) EXPECT_GE(prefetches, static_cast<int>(visits));
+  }
+}
+
+}  // namespace
+}  // namespace collide
