@@ -29,7 +29,7 @@ absl::string_view RoleName(Role role);
 struct Principal {
   Role role = Role::kReader;
   /// Empty: every scene. Otherwise only scenes whose name starts with one of these.
-  std::vector<std::string> prefixes;
+  std::vector<std::string> prefixes{};
 
   /// OK when the role is at least `required`; PERMISSION_DENIED otherwise.
   absl::Status Require(Role required) const;

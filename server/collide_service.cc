@@ -80,12 +80,12 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
       request->scene(), resolved,
       [this, reactor, request, response, resolved](absl::Status status) {
         if (status.ok()) {
-          spdlog::info("created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})",
-                       request->scene(), resolved.fat_margin, resolved.max_bodies,
-                       std::string(DurabilityPolicyName(
-                           resolved.durability == DurabilityPolicy::kDefault
-                               ? context_.default_durability
-                               : resolved.durability)));
+          spdlog::info(
+              "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})",
+              request->scene(), resolved.fat_margin, resolved.max_bodies,
+              std::string(DurabilityPolicyName(resolved.durability == DurabilityPolicy::kDefault
+                                                   ? context_.default_durability
+                                                   : resolved.durability)));
           absl::StatusOr<std::shared_ptr<const Scene>> scene =
               context_.db->GetScene(request->scene());
           if (scene.ok()) {
