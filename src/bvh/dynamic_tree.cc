@@ -603,8 +603,33 @@ void DynamicTree::Optimize() {
   if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
   wide_.Reserve(static_cast<size_t>(node_count_ / 2 + 1));
 
-  // Each wide node takes a binary node's two children and keeps opening its internal child
-  // of largest area until it has four children (or only leaves). Nodes are written in
+  // Leaves under each binary node (post-order over an explicit stack).
+  std::vector<int32_t> leaves(nodes_.size(), 0);
+  {
+    auto leaves_of = [&](int32_t ref) { return IsLeafRef(ref) ? 1 : leaves[ref]; };
+    std::vector<std::pair<int32_t, bool>> stack{{root_, false}};
+    while (!stack.empty()) {
+      auto [node, expanded] = stack.back();
+      stack.pop_back();
+      const Node& b = nodes_[node];
+      if (expanded) {
+        leaves[node] = leaves_of(b.child[0]) + leaves_of(b.child[1]);
+        continue;
+      }
+      stack.push_back({node, true});
+      for (int c = 0; c < 2; ++c) {
+        if (!IsLeafRef(b.child[c])) stack.push_back({b.child[c], false});
+      }
+    }
+  }
+
+  // Each wide node takes a binary node's two children and opens internal children into their
+  // two children while it has a free slot: first those of more than four leaves, the one of
+  // largest area first (the upper levels keep the binary tree's surface-area order); then one
+  // whose leaves all fit in the free slots (absorbed whole, it costs no node of its own). A
+  // child of at most four leaves that does not fit stays a child: it becomes one full node.
+  // Opening every child greedily instead leaves the bottom level with half-empty nodes
+  // whenever the binary depth is odd (about n/2 nodes instead of n/3). Nodes are written in
   // preorder, the first child's subtree right after its parent.
   struct Slot {
     int32_t ref;
@@ -631,14 +656,21 @@ void DynamicTree::Optimize() {
     while (count < WideTree::kWidth) {
       int widest = -1;
       float widest_area = -1.0f;
+      int absorbable = -1;
       for (int i = 0; i < count; ++i) {
         if (IsLeafRef(slots[i].ref)) continue;
-        float area = HalfArea(slots[i].box);
-        if (area > widest_area) {
-          widest_area = area;
-          widest = i;
+        const int32_t n = leaves[slots[i].ref];
+        if (n > WideTree::kWidth) {
+          float area = HalfArea(slots[i].box);
+          if (area > widest_area) {
+            widest_area = area;
+            widest = i;
+          }
+        } else if (absorbable < 0 && count - 1 + n <= WideTree::kWidth) {
+          absorbable = i;
         }
       }
+      if (widest < 0) widest = absorbable;
       if (widest < 0) break;
       const Node& open = nodes_[slots[widest].ref];
       slots[count++] = {open.child[1], open.box[1], open.category[1]};
