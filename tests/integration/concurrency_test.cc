@@ -27,10 +27,10 @@ using client::MakeVec3;
 
 constexpr int kBodies = 200;
 constexpr int kStaticBodies = 20;
-constexpr int kUpdateBatches = 120;
+constexpr int kUpdateBatches = 200;
 constexpr int kMovesPerBatch = 40;
 constexpr int kQueryThreads = 16;
-constexpr int kBatchesPerThread = 30;
+constexpr int kBatchesPerThread = 60;
 constexpr int kQueriesPerBatch = 12;
 constexpr float kWorld = 20.0f;
 constexpr uint32_t kSeed = 20261123;

@@ -103,13 +103,20 @@ std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response) {
   return std::vector<v1::Body>(response.bodies().begin(), response.bodies().end());
 }
 
-CommandResult RunCommand(const std::vector<std::string>& argv) {
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env) {
   TempDir dir("cmd");
   std::string out_path = dir.File("out"), err_path = dir.File("err");
   std::vector<std::string> words = argv;
   std::vector<char*> args;
   for (std::string& word : words) args.push_back(word.data());
   args.push_back(nullptr);
+  std::vector<std::string> variables = env;
+  std::vector<char*> envp;
+  // getenv finds the first match: the additions go first.
+  for (std::string& variable : variables) envp.push_back(variable.data());
+  for (char** e = environ; *e != nullptr; ++e) envp.push_back(*e);
+  envp.push_back(nullptr);
   CommandResult result;
   pid_t pid = fork();
   if (pid < 0) return result;
@@ -119,7 +126,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv) {
     if (out < 0 || err < 0) _exit(126);
     dup2(out, STDOUT_FILENO);
     dup2(err, STDERR_FILENO);
-    execv(args[0], args.data());
+    execve(args[0], args.data(), envp.data());
     _exit(127);
   }
   int status = 0;

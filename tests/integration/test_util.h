@@ -36,13 +36,15 @@ template <typename T>
 /// The bodies of a GetBodies answer as a vector.
 std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response);
 
-/// Runs a shell command line, returning its exit code and (separately) stdout and stderr.
+/// What a command printed, and how it exited.
 struct CommandResult {
   int exit_code = -1;
   std::string out;
   std::string err;
 };
-/// Runs `argv` (argv[0] a path) without a shell and collects its output.
-CommandResult RunCommand(const std::vector<std::string>& argv);
+/// Runs `argv` (argv[0] a path) without a shell, with the test's environment plus `env`
+/// (`NAME=value` each), and collects its output.
+CommandResult RunCommand(const std::vector<std::string>& argv,
+                         const std::vector<std::string>& env = {});
 
 }  // namespace collide::integration
