@@ -29,8 +29,9 @@ class Output {
 /// The JSON text of `message` (one line).
 std::string ToJson(const google::protobuf::Message& message);
 
-/// Human-readable pieces. Numbers use %g (six significant digits).
-/// `(x, y, z)`.
+// Human-readable pieces. Numbers use %g (six significant digits).
+
+/// A vector as `(x, y, z)`.
 std::string FormatVec3(const v1::Vec3& v);
 /// `(x, y, z, w)`, or `identity` when absent.
 std::string FormatRotation(const v1::Pose& pose);

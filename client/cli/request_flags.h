@@ -8,7 +8,7 @@
 
 namespace collide::cli {
 
-/// Flags shared by several commands, read from `args` (problems recorded in args.status()).
+// Flags shared by several commands, read from `args` (problems recorded in args.status()).
 
 /// Exactly one of --sphere=R, --box=HX,HY,HZ, --capsule=R,HALF_HEIGHT.
 v1::Shape ShapeFromFlags(Args& args);
@@ -19,19 +19,31 @@ std::optional<v1::Filter> FilterFromFlags(Args& args);
 /// --mode=closest|any|all, or --all / --any; `fallback` when none is given.
 v1::Mode ModeFromFlags(Args& args, v1::Mode fallback);
 
-/// The flag specs of the above, for command tables.
+// The flag specs of the above, for command tables.
+
+/// --sphere=R.
 inline const FlagSpec kSphereFlag{"sphere", "R", "a sphere of radius R"};
+/// --box=HX,HY,HZ.
 inline const FlagSpec kBoxFlag{"box", "HX,HY,HZ", "a box of these half extents"};
+/// --capsule=R,HALF_HEIGHT.
 inline const FlagSpec kCapsuleFlag{"capsule", "R,HALF_HEIGHT",
                                    "a capsule along local y: radius, half the inner segment"};
+/// --rot=X,Y,Z,W.
 inline const FlagSpec kRotFlag{"rot", "X,Y,Z,W",
                                "rotation as a unit quaternion (default identity)"};
+/// --category=N (of a query).
 inline const FlagSpec kCategoryFlag{"category", "N", "query category bits (default all)"};
+/// --mask=N (of a query).
 inline const FlagSpec kMaskFlag{"mask", "N", "body categories the query hits (default all)"};
+/// --exclude=ID,...
 inline const FlagSpec kExcludeFlag{"exclude", "ID,...", "body ids never hit"};
+/// --mode=closest|any|all.
 inline const FlagSpec kModeFlag{"mode", "closest|any|all", "how many hits to return"};
+/// --all.
 inline const FlagSpec kAllFlag{"all", "", "every hit, sorted by distance (--mode=all)"};
+/// --any.
 inline const FlagSpec kAnyFlag{"any", "", "any one hit (--mode=any)"};
+/// --max_hits=N.
 inline const FlagSpec kMaxHitsFlag{"max_hits", "N", "with --all: the most hits (default 64)"};
 
 }  // namespace collide::cli

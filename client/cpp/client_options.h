@@ -20,9 +20,10 @@ struct ClientOptions {
   bool use_tls = false;
   /// PEM text of the certificates that verify the server (empty: the system's roots).
   std::string tls_root_cert_pem;
-  /// PEM text of the client's certificate chain and private key, for servers that require client
-  /// certificates (both or neither).
+  /// PEM text of the client's certificate chain, for servers that require client certificates
+  /// (with tls_client_key_pem, or neither).
   std::string tls_client_cert_pem;
+  /// PEM text of the private key of tls_client_cert_pem.
   std::string tls_client_key_pem;
   /// The deadline of each unary call, from the moment it starts. Zero or negative: none.
   absl::Duration default_deadline = absl::Seconds(10);

@@ -15,9 +15,11 @@ absl::Status FromGrpcStatus(const grpc::Status& status);
 /// the canonical range become UNKNOWN.
 absl::Status FromStreamError(bool has_error, const v1::Error& error);
 
-/// Shorthands for the answers that carry an Error.
+/// An UpdateAck's error: OK when the batch was applied (or was a duplicate).
 absl::Status AckStatus(const v1::UpdateAck& ack);
+/// A QueryBatchResult's whole-batch error (unknown scene, too many queries, permission).
 absl::Status BatchStatus(const v1::QueryBatchResult& result);
+/// One QueryResult's error (that query was rejected; the others were answered).
 absl::Status ResultStatus(const v1::QueryResult& result);
 
 }  // namespace collide::client

@@ -38,8 +38,11 @@ std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response);
 
 /// What a command printed, and how it exited.
 struct CommandResult {
+  /// The exit code, or 128 + the signal that ended it.
   int exit_code = -1;
+  /// Everything written to stdout.
   std::string out;
+  /// Everything written to stderr.
   std::string err;
 };
 /// Runs `argv` (argv[0] a path) without a shell, with the test's environment plus `env`
