@@ -106,6 +106,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
         Authenticator::FromFile(options.token_file);
     if (!auth.ok()) return auth.status();
     server->auth_ = *std::move(auth);
+    spdlog::info("auth: {} tokens from {}", server->auth_->token_count(), options.token_file);
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();

@@ -427,6 +427,45 @@ TEST_F(ServerTest, ACancelledUpdateStreamLeavesTheServerServing) {
   EXPECT_TRUE(stub_->GetScene(Context().get(), get, &got).ok());
 }
 
+TEST_F(ServerTest, ConcurrentUpdateStreamsEachGetTheirAcksInOrder) {
+  Start();
+  ASSERT_TRUE(CreateScene("slow", v1::DURABILITY_ALWAYS).ok());
+  ASSERT_TRUE(CreateScene("fast", v1::DURABILITY_NONE).ok());
+  constexpr int kStreams = 4;
+  constexpr int kBatches = 100;
+  std::vector<std::thread> threads;
+  std::vector<int> in_order(kStreams, 0);
+  for (int s = 0; s < kStreams; ++s) {
+    threads.emplace_back([&, s] {
+      auto context = Context();
+      auto stream = stub_->UpdateStream(context.get());
+      // Writes from a second thread while this one reads, like a real client.
+      std::thread writer([&] {
+        for (int i = 0; i < kBatches; ++i) {
+          v1::UpdateBatch batch;
+          batch.set_scene(i % 3 == 0 ? "slow" : "fast");
+          batch.set_client_sequence(static_cast<uint64_t>(i));
+          v1::Body* body = batch.add_ops()->mutable_upsert();
+          body->set_id(static_cast<uint64_t>(s * kBatches + i));
+          body->mutable_shape()->mutable_sphere()->set_radius(1);
+          if (!stream->Write(batch)) return;
+        }
+        stream->WritesDone();
+      });
+      v1::UpdateAck ack;
+      int next = 0;
+      while (stream->Read(&ack)) {
+        if (ack.client_sequence() == static_cast<uint64_t>(next) && !ack.has_error()) ++next;
+      }
+      writer.join();
+      EXPECT_TRUE(stream->Finish().ok());
+      in_order[s] = next;
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (int s = 0; s < kStreams; ++s) EXPECT_EQ(in_order[s], kBatches) << "stream " << s;
+}
+
 TEST_F(ServerTest, TokensGateRolesAndScenePrefixes) {
   Start(
       "# test tokens\n"
