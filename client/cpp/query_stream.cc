@@ -47,6 +47,8 @@ absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Run(const v1::QueryBatc
   return Read();
 }
 
+void QueryStreamSession::Cancel() { context_->TryCancel(); }
+
 absl::Status QueryStreamSession::Finish() {
   if (finished_) return final_status_;
   stream_->WritesDone();

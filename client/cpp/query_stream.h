@@ -36,6 +36,9 @@ class QueryStreamSession {
   absl::StatusOr<v1::QueryBatchResult> Read();
   /// Send, then Read.
   absl::StatusOr<v1::QueryBatchResult> Run(const v1::QueryBatch& batch);
+  /// Cancels the stream from any thread: blocked sends and reads return, and Finish reports
+  /// CANCELLED.
+  void Cancel();
   /// Closes the sending side, drops answers still due, and returns the stream's final status.
   absl::Status Finish();
 

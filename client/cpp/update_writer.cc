@@ -71,15 +71,13 @@ absl::Status UpdateWriter::StreamEnded() {
 }
 
 absl::StatusOr<v1::UpdateAck> UpdateWriter::ReadAck() {
-  {
-    absl::MutexLock lock(&mu_);
-    if (unacknowledged_.empty()) {
-      return absl::FailedPreconditionError("update stream: no batch awaits an ack");
-    }
-  }
   v1::UpdateAck ack;
   if (!stream_->Read(&ack)) return StreamEnded();
   absl::MutexLock lock(&mu_);
+  if (unacknowledged_.empty()) {
+    return absl::DataLossError(absl::StrCat("update stream: ack for sequence ",
+                                            ack.client_sequence(), ", no batch was sent"));
+  }
   uint64_t expected = unacknowledged_.front();
   unacknowledged_.pop_front();
   if (ack.client_sequence() != expected) {
@@ -98,6 +96,8 @@ absl::StatusOr<v1::UpdateAck> UpdateWriter::Apply(v1::UpdateBatch batch) {
   }
   return ReadAck();
 }
+
+void UpdateWriter::Cancel() { context_->TryCancel(); }
 
 absl::Status UpdateWriter::Finish() {
   if (finished_) return final_status_;

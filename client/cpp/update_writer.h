@@ -35,12 +35,16 @@ class UpdateWriter {
   /// Sends `batch` exactly as given (its own client_id and client_sequence), for resending a
   /// batch or testing deduplication. Does not advance the writer's sequence.
   absl::Status SendAsIs(const v1::UpdateBatch& batch);
-  /// Blocks for the next acknowledgement. The ack's client_sequence must be the oldest
-  /// unacknowledged batch's (DATA_LOSS otherwise); when the stream has ended, the stream's
-  /// status (or UNAVAILABLE if it ended cleanly with batches unanswered).
+  /// Blocks for the next acknowledgement (so some batch must be on its way: a sender thread may
+  /// still be about to send it). The ack's client_sequence must be the oldest unacknowledged
+  /// batch's (DATA_LOSS otherwise); when the stream has ended, the stream's status (or
+  /// UNAVAILABLE if it ended cleanly with batches unanswered).
   absl::StatusOr<v1::UpdateAck> ReadAck();
   /// Send, then ReadAck: one batch, one answer. The ack may still carry an error.
   absl::StatusOr<v1::UpdateAck> Apply(v1::UpdateBatch batch);
+  /// Cancels the stream from any thread: blocked sends and reads return, and Finish reports
+  /// CANCELLED.
+  void Cancel();
   /// Closes the sending side, reads (and drops) any acks still due, and returns the stream's
   /// final status.
   absl::Status Finish();

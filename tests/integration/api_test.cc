@@ -206,6 +206,49 @@ TEST_F(ApiTest, UnaryQueriesMatchTheInProcessEngine) {
   EXPECT_TRUE(ResponseMatches(AsQuery(overlap), *touching, world));
 }
 
+TEST_F(ApiTest, CastsStartingInsideHitAtDistanceZero) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
+  std::vector<v1::Body> bodies = ArenaBodies();
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", bodies)));
+  ReferenceWorld world(bodies);
+
+  // A ray from inside the ball: distance 0, normal = -direction; also with max_distance 0.
+  for (float max_distance : {10.0f, 0.0f}) {
+    v1::RaycastRequest ray;
+    ray.set_scene("arena");
+    *ray.mutable_ray() = client::MakeRaycast(MakeVec3(0.1f, 0, 5), MakeVec3(2, 0, 0), max_distance);
+    auto hit = client_->Raycast(ray);
+    ASSERT_TRUE(IsOk(hit));
+    ASSERT_EQ(hit->hits_size(), 1);
+    EXPECT_EQ(hit->hits(0).body_id(), 1u);
+    EXPECT_EQ(hit->hits(0).distance(), 0.0f);
+    EXPECT_TRUE(hit->hits(0).start_overlapping());
+    EXPECT_NEAR(hit->hits(0).normal().x(), -1.0f, 1e-6f);
+    EXPECT_TRUE(ResponseMatches(AsQuery(ray), *hit, world));
+  }
+
+  // A sphere cast that starts overlapping the box: distance 0 and the separating direction.
+  v1::SphereCastRequest cast;
+  cast.set_scene("arena");
+  *cast.mutable_cast() = client::MakeSphereCast(MakeVec3(1.8f, 0, 5), MakeVec3(0, 1, 0), 5, 0.5f);
+  auto swept = client_->SphereCast(cast);
+  ASSERT_TRUE(IsOk(swept));
+  ASSERT_EQ(swept->hits_size(), 1);
+  EXPECT_EQ(swept->hits(0).body_id(), 2u);
+  EXPECT_EQ(swept->hits(0).distance(), 0.0f);
+  EXPECT_TRUE(swept->hits(0).start_overlapping());
+  EXPECT_TRUE(ResponseMatches(AsQuery(cast), *swept, world));
+
+  // Nothing within reach: no hits, not an error.
+  v1::RaycastRequest miss;
+  miss.set_scene("arena");
+  *miss.mutable_ray() = client::MakeRaycast(MakeVec3(0, 0, 0), MakeVec3(0, 0, -1), 100);
+  auto none = client_->Raycast(miss);
+  ASSERT_TRUE(IsOk(none));
+  EXPECT_EQ(none->hits_size(), 0);
+  EXPECT_EQ(none->version(), 1u);
+}
+
 TEST_F(ApiTest, UpdateStreamAcknowledgesInOrderAndDeduplicates) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", ArenaBodies())));
