@@ -90,7 +90,7 @@ absl::Status ServerProcess::Launch() {
   std::string log_file = dir_.File("server.log");
   std::vector<std::string> words = {
       COLLIDE_SERVER_PATH,
-      "--address=127.0.0.1:0",
+      absl::StrCat("--address=", config_.address),
       absl::StrCat("--port_file=", port_file),
       absl::StrCat("--data_dir=", data_dir()),
       "--log_level=warn",

@@ -34,6 +34,8 @@ class TempDir {
 struct ServerConfig {
   /// Token file contents (see the contract); empty: no auth.
   std::string token_file_contents;
+  /// The --address to listen on; its port should be 0. Clients connect to 127.0.0.1 either way.
+  std::string address = "127.0.0.1:0";
   /// More flags, `--name=value` each (for example `--max_batch_ops=100`).
   std::vector<std::string> extra_flags;
 };
