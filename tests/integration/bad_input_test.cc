@@ -561,6 +561,15 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
       // Auth.
       {"missing token", StatusCode::kUnauthenticated, "",
        [&] { return Client("").ListScenes().status(); }},
+      {"token without the Bearer scheme", StatusCode::kUnauthenticated, "",
+       [&] {
+         auto stub = v1::Collide::NewStub(admin().channel());
+         grpc::ClientContext context;
+         context.AddMetadata("authorization", kAdmin);
+         v1::ListScenesResponse response;
+         return client::FromGrpcStatus(
+             stub->ListScenes(&context, v1::ListScenesRequest(), &response));
+       }},
       {"wrong token", StatusCode::kUnauthenticated, "",
        [&] { return Client("not-a-token").GetScene("arena").status(); }},
       {"missing token on a query stream", StatusCode::kUnauthenticated, "",

@@ -1,0 +1,131 @@
+// The server's limits, each a RESOURCE_EXHAUSTED (or, for a setting beyond the server's bound,
+// a rejected option) that changes nothing: scenes per server, bodies per scene (unary and
+// streamed), ids per read, message size.
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/cpp/builders.h"
+#include "client/cpp/client.h"
+#include "client/cpp/grpc_status.h"
+#include "gtest/gtest.h"
+#include "integration/server_process.h"
+#include "integration/test_util.h"
+
+namespace collide::integration {
+namespace {
+
+using absl::StatusCode;
+using client::MakeBody;
+using client::MakePose;
+using client::MakeSphere;
+using client::MakeVec3;
+
+std::vector<v1::Body> Spheres(int first, int count) {
+  std::vector<v1::Body> bodies;
+  for (int i = first; i < first + count; ++i) {
+    bodies.push_back(MakeBody(i, MakeSphere(0.5f), MakePose(MakeVec3(i, 0, 0))));
+  }
+  return bodies;
+}
+
+class LimitsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    ServerConfig config;
+    config.extra_flags = {"--max_scenes=3", "--max_bodies_per_scene=1000", "--max_batch_ops=50",
+                          "--max_message_bytes=65536"};
+    auto server = ServerProcess::Start(config);
+    ASSERT_TRUE(IsOk(server));
+    server_ = *std::move(server);
+    client_ = server_->NewClient();
+  }
+
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<client::Client> client_;
+};
+
+TEST_F(LimitsTest, ScenesBeyondMaxScenesAreRefused) {
+  for (const char* name : {"a", "b", "c"}) ASSERT_TRUE(IsOk(client_->CreateScene(name)));
+  EXPECT_TRUE(HasError(client_->CreateScene("d").status(), StatusCode::kResourceExhausted, ""));
+  ASSERT_TRUE(IsOk(client_->DeleteScene("a")));
+  EXPECT_TRUE(IsOk(client_->CreateScene("d")));
+}
+
+TEST_F(LimitsTest, MaxBodiesDefaultsToTheServerBoundAndCannotExceedIt) {
+  auto scene = client_->CreateScene("capped");
+  ASSERT_TRUE(IsOk(scene));
+  EXPECT_EQ(scene->options().max_bodies(), 1000u);
+  v1::SceneOptions options;
+  options.set_max_bodies(1001);
+  absl::Status too_many = client_->CreateScene("over", options).status();
+  EXPECT_TRUE(HasError(too_many, StatusCode::kInvalidArgument, "options.max_bodies") ||
+              HasError(too_many, StatusCode::kResourceExhausted, "options.max_bodies"))
+      << too_many;
+}
+
+TEST_F(LimitsTest, BodiesBeyondTheScenesMaxBodiesAreRefusedWholeBatches) {
+  v1::SceneOptions options;
+  options.set_max_bodies(5);
+  ASSERT_TRUE(IsOk(client_->CreateScene("small", options)));
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("small", Spheres(1, 4))));
+  // Two more would make six: refused, nothing applied.
+  EXPECT_TRUE(HasError(client_->UpsertBodies("small", Spheres(5, 2)).status(),
+                       StatusCode::kResourceExhausted, ""));
+  // Replacing existing bodies does not grow the scene.
+  EXPECT_TRUE(IsOk(client_->UpsertBodies("small", Spheres(1, 4))));
+  auto writer = client_->OpenUpdateStream(/*client_id=*/1);
+  ASSERT_TRUE(IsOk(writer));
+  v1::UpdateBatch batch;
+  batch.set_scene("small");
+  for (const v1::Body& body : Spheres(5, 2)) *batch.add_ops() = client::MakeUpsertOp(body);
+  auto ack = (*writer)->Apply(batch);
+  ASSERT_TRUE(IsOk(ack));
+  EXPECT_TRUE(HasError(client::AckStatus(*ack), StatusCode::kResourceExhausted, ""));
+  // Remove one, then one fits.
+  v1::UpdateBatch fits;
+  fits.set_scene("small");
+  *fits.add_ops() = client::MakeRemoveOp(1);
+  *fits.add_ops() = client::MakeUpsertOp(Spheres(5, 1)[0]);
+  *fits.add_ops() = client::MakeUpsertOp(Spheres(6, 1)[0]);
+  ack = (*writer)->Apply(fits);
+  ASSERT_TRUE(IsOk(ack));
+  EXPECT_TRUE(IsOk(client::AckStatus(*ack)));
+  EXPECT_TRUE(IsOk((*writer)->Finish()));
+  auto scene = client_->GetScene("small");
+  ASSERT_TRUE(IsOk(scene));
+  EXPECT_EQ(scene->stats().body_count(), 5u);
+  EXPECT_EQ(scene->stats().version(), 3u);
+}
+
+TEST_F(LimitsTest, ReadsOfTooManyIdsAreRefused) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
+  std::vector<uint64_t> ids;
+  for (int i = 0; i <= 50; ++i) ids.push_back(i);
+  EXPECT_TRUE(
+      HasError(client_->GetBodies("arena", ids).status(), StatusCode::kResourceExhausted, "ids"));
+  ids.pop_back();
+  auto read = client_->GetBodies("arena", ids);
+  ASSERT_TRUE(IsOk(read));
+  EXPECT_EQ(read->missing_ids_size(), 50);
+}
+
+TEST_F(LimitsTest, MessagesOverMaxMessageBytesAreRefusedAndTheServerGoesOn) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
+  v1::UpsertBodiesRequest request;
+  request.set_scene("arena");
+  for (const v1::Body& body : Spheres(1, 40)) *request.add_bodies() = body;
+  request.mutable_bodies(0)->mutable_shape()->mutable_sphere()->set_radius(1);
+  // A 100 kB scene name makes the message too big before any validation.
+  request.set_scene(std::string(100000, 'a'));
+  EXPECT_TRUE(
+      HasError(client_->UpsertBodies(request).status(), StatusCode::kResourceExhausted, ""));
+  request.set_scene("arena");
+  auto write = client_->UpsertBodies(request);
+  ASSERT_TRUE(IsOk(write));
+  EXPECT_EQ(write->version(), 1u);
+}
+
+}  // namespace
+}  // namespace collide::integration
