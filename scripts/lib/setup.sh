@@ -10,6 +10,7 @@ COLLIDE_PACKAGES=(
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev
+  openssl
 )
 
 collide_log() { echo "[collide] $*" >&2; }
