@@ -12,52 +12,77 @@ QueryStreamSession::QueryStreamSession(
     : context_(std::move(context)), stream_(std::move(stream)) {}
 
 QueryStreamSession::~QueryStreamSession() {
-  if (!finished_) {
+  bool finished;
+  {
+    absl::MutexLock lock(&finish_mu_);
+    finished = finished_;
+  }
+  if (!finished) {
     context_->TryCancel();
-    stream_->Finish().IgnoreError();
+    FinishOnce().IgnoreError();
   }
 }
 
 absl::Status QueryStreamSession::Send(const v1::QueryBatch& batch) {
-  if (finished_) return absl::FailedPreconditionError("query stream: already finished");
+  if (writes_done_.load()) return absl::FailedPreconditionError("query stream: already finished");
   if (!stream_->Write(batch)) {
     return absl::UnavailableError("query stream: broken (Finish returns the reason)");
   }
   return absl::OkStatus();
 }
 
-absl::Status QueryStreamSession::StreamEnded() {
+absl::Status QueryStreamSession::FinishOnce() {
+  absl::MutexLock lock(&finish_mu_);
   if (!finished_) {
     final_status_ = FromGrpcStatus(stream_->Finish());
     finished_ = true;
   }
-  if (!final_status_.ok()) return final_status_;
+  return final_status_;
+}
+
+absl::Status QueryStreamSession::StreamEnded() {
+  absl::Status status = FinishOnce();
+  if (!status.ok()) return status;
   return absl::UnavailableError("query stream: ended with batches unanswered");
 }
 
 absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Read() {
-  if (finished_) return StreamEnded();
+  {
+    absl::MutexLock lock(&finish_mu_);
+    if (finished_) {
+      if (!final_status_.ok()) return final_status_;
+      return absl::UnavailableError("query stream: ended with batches unanswered");
+    }
+  }
   v1::QueryBatchResult result;
   if (!stream_->Read(&result)) return StreamEnded();
   return result;
 }
 
 absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Run(const v1::QueryBatch& batch) {
-  if (!Send(batch).ok()) return StreamEnded();
+  if (!Send(batch).ok()) {
+    // The write failed because the stream ended: drop what is left to read, report why.
+    v1::QueryBatchResult ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return StreamEnded();
+  }
   return Read();
 }
 
 void QueryStreamSession::Cancel() { context_->TryCancel(); }
 
 absl::Status QueryStreamSession::Finish() {
-  if (finished_) return final_status_;
-  stream_->WritesDone();
+  bool first = !writes_done_.exchange(true);
+  {
+    absl::MutexLock lock(&finish_mu_);
+    if (finished_) return final_status_;
+  }
+  if (first) stream_->WritesDone();
   v1::QueryBatchResult result;
   while (stream_->Read(&result)) {
   }
-  final_status_ = FromGrpcStatus(stream_->Finish());
-  finished_ = true;
-  return final_status_;
+  return FinishOnce();
 }
 
 QueryBatcher::QueryBatcher(QueryStreamSession* session, std::string scene, size_t flush_size,

@@ -1,13 +1,16 @@
 #pragma once
 
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -34,7 +37,7 @@ class QueryStreamSession {
   /// Blocks for the next answer; when the stream has ended, its status (UNAVAILABLE if it ended
   /// cleanly).
   absl::StatusOr<v1::QueryBatchResult> Read();
-  /// Send, then Read.
+  /// Send, then Read, for a session used from one thread.
   absl::StatusOr<v1::QueryBatchResult> Run(const v1::QueryBatch& batch);
   /// Cancels the stream from any thread: blocked sends and reads return, and Finish reports
   /// CANCELLED.
@@ -43,12 +46,17 @@ class QueryStreamSession {
   absl::Status Finish();
 
  private:
+  // Calls stream_->Finish() the first time; the status it gave after that.
+  absl::Status FinishOnce();
+  // The status of a stream that ended while answers were expected.
   absl::Status StreamEnded();
 
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::QueryBatch, v1::QueryBatchResult>> stream_;
-  bool finished_ = false;
-  absl::Status final_status_;
+  std::atomic<bool> writes_done_{false};
+  absl::Mutex finish_mu_;
+  bool finished_ ABSL_GUARDED_BY(finish_mu_) = false;
+  absl::Status final_status_ ABSL_GUARDED_BY(finish_mu_);
 };
 
 /// Collects queries for one scene and runs them on a QueryStreamSession in batches of

@@ -17,9 +17,14 @@ UpdateWriter::UpdateWriter(
       next_sequence_(first_sequence) {}
 
 UpdateWriter::~UpdateWriter() {
-  if (!finished_) {
+  bool finished;
+  {
+    absl::MutexLock lock(&finish_mu_);
+    finished = finished_;
+  }
+  if (!finished) {
     context_->TryCancel();
-    stream_->Finish().IgnoreError();
+    FinishOnce().IgnoreError();
   }
 }
 
@@ -61,12 +66,18 @@ absl::Status UpdateWriter::SendAsIs(const v1::UpdateBatch& batch) {
   return absl::OkStatus();
 }
 
-absl::Status UpdateWriter::StreamEnded() {
+absl::Status UpdateWriter::FinishOnce() {
+  absl::MutexLock lock(&finish_mu_);
   if (!finished_) {
     final_status_ = FromGrpcStatus(stream_->Finish());
     finished_ = true;
   }
-  if (!final_status_.ok()) return final_status_;
+  return final_status_;
+}
+
+absl::Status UpdateWriter::StreamEnded() {
+  absl::Status status = FinishOnce();
+  if (!status.ok()) return status;
   return absl::UnavailableError("update stream: ended with batches unacknowledged");
 }
 
@@ -90,9 +101,11 @@ absl::StatusOr<v1::UpdateAck> UpdateWriter::ReadAck() {
 absl::StatusOr<v1::UpdateAck> UpdateWriter::Apply(v1::UpdateBatch batch) {
   absl::StatusOr<uint64_t> sent = Send(std::move(batch));
   if (!sent.ok()) {
-    // The write failed because the stream ended: report why.
-    absl::Status ended = StreamEnded();
-    return ended;
+    // The write failed because the stream ended: drop what is left to read, report why.
+    v1::UpdateAck ignored;
+    while (stream_->Read(&ignored)) {
+    }
+    return StreamEnded();
   }
   return ReadAck();
 }
@@ -100,18 +113,21 @@ absl::StatusOr<v1::UpdateAck> UpdateWriter::Apply(v1::UpdateBatch batch) {
 void UpdateWriter::Cancel() { context_->TryCancel(); }
 
 absl::Status UpdateWriter::Finish() {
-  if (finished_) return final_status_;
+  bool first;
   {
     absl::MutexLock lock(&mu_);
+    first = !writes_done_;
     writes_done_ = true;
   }
-  stream_->WritesDone();
+  {
+    absl::MutexLock lock(&finish_mu_);
+    if (finished_) return final_status_;
+  }
+  if (first) stream_->WritesDone();
   v1::UpdateAck ack;
   while (stream_->Read(&ack)) {
   }
-  final_status_ = FromGrpcStatus(stream_->Finish());
-  finished_ = true;
-  return final_status_;
+  return FinishOnce();
 }
 
 }  // namespace collide::client

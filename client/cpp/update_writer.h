@@ -40,7 +40,8 @@ class UpdateWriter {
   /// batch's (DATA_LOSS otherwise); when the stream has ended, the stream's status (or
   /// UNAVAILABLE if it ended cleanly with batches unanswered).
   absl::StatusOr<v1::UpdateAck> ReadAck();
-  /// Send, then ReadAck: one batch, one answer. The ack may still carry an error.
+  /// Send, then ReadAck: one batch, one answer, for a writer used from one thread. The ack may
+  /// still carry an error; when the stream has ended, its status.
   absl::StatusOr<v1::UpdateAck> Apply(v1::UpdateBatch batch);
   /// Cancels the stream from any thread: blocked sends and reads return, and Finish reports
   /// CANCELLED.
@@ -57,6 +58,9 @@ class UpdateWriter {
   size_t pending() const;
 
  private:
+  // Calls stream_->Finish() the first time; the status it gave after that.
+  absl::Status FinishOnce();
+  // The status of a stream that ended while answers were expected.
   absl::Status StreamEnded();
 
   std::unique_ptr<grpc::ClientContext> context_;
@@ -66,8 +70,9 @@ class UpdateWriter {
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_);
   std::deque<uint64_t> unacknowledged_ ABSL_GUARDED_BY(mu_);
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ = false;
-  absl::Status final_status_;
+  absl::Mutex finish_mu_;
+  bool finished_ ABSL_GUARDED_BY(finish_mu_) = false;
+  absl::Status final_status_ ABSL_GUARDED_BY(finish_mu_);
 };
 
 }  // namespace collide::client
