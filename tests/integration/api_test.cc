@@ -95,7 +95,9 @@ TEST_F(ApiTest, ScenesAreCreatedListedDescribedAndDeleted) {
 TEST_F(ApiTest, BodiesAreStoredReadBackAndRemoved) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   std::vector<v1::Body> bodies = ArenaBodies();
-  auto write = client_->UpsertBodies("arena", bodies);
+  // Sent out of order; read back sorted by id.
+  std::vector<v1::Body> shuffled = {bodies[2], bodies[0], bodies[1]};
+  auto write = client_->UpsertBodies("arena", shuffled);
   ASSERT_TRUE(IsOk(write));
   EXPECT_EQ(write->version(), 1u);
   EXPECT_TRUE(write->durable());  // The server's default durability is always.
@@ -302,6 +304,20 @@ TEST_F(ApiTest, UpdateStreamAcknowledgesInOrderAndDeduplicates) {
   ASSERT_TRUE(IsOk(ack));
   EXPECT_TRUE(ack->duplicate());
   EXPECT_EQ(ack->version(), 5u);
+  // Sequences are per (client, scene): sequence 1 of the same client in another scene applies.
+  ASSERT_TRUE(IsOk(client_->CreateScene("other")));
+  v1::UpdateBatch elsewhere;
+  elsewhere.set_scene("other");
+  elsewhere.set_client_id(7);
+  elsewhere.set_client_sequence(1);
+  *elsewhere.add_ops() =
+      client::MakeUpsertOp(MakeBody(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 0))));
+  ASSERT_TRUE(IsOk((*writer)->SendAsIs(elsewhere)));
+  ack = (*writer)->ReadAck();
+  ASSERT_TRUE(IsOk(ack));
+  EXPECT_TRUE(IsOk(client::AckStatus(*ack)));
+  EXPECT_FALSE(ack->duplicate());
+  EXPECT_EQ(ack->version(), 1u);
   ASSERT_TRUE(IsOk((*writer)->Finish()));
 
   auto all = client_->GetBodies("arena");
