@@ -251,6 +251,75 @@ TEST_F(ApiTest, CastsStartingInsideHitAtDistanceZero) {
   EXPECT_EQ(none->version(), 1u);
 }
 
+TEST_F(ApiTest, AllHitsDefaultToSixtyFourAndTruncate) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("row")));
+  std::vector<v1::Body> bodies;
+  for (int i = 1; i <= 100; ++i) {
+    bodies.push_back(MakeBody(i, MakeSphere(0.4f), MakePose(MakeVec3(i, 0, 0))));
+  }
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("row", bodies)));
+  ReferenceWorld world(bodies);
+  v1::RaycastRequest ray;
+  ray.set_scene("row");
+  *ray.mutable_ray() = client::MakeRaycast(MakeVec3(0, 0, 0), MakeVec3(1, 0, 0), 1000);
+  ray.set_mode(v1::MODE_ALL);
+  auto capped = client_->Raycast(ray);
+  ASSERT_TRUE(IsOk(capped));
+  EXPECT_EQ(capped->hits_size(), 64);
+  EXPECT_TRUE(capped->truncated());
+  EXPECT_EQ(capped->hits(63).body_id(), 64u);
+  EXPECT_TRUE(ResponseMatches(AsQuery(ray), *capped, world));
+  ray.set_max_hits(4096);  // The server's limit is allowed.
+  auto all = client_->Raycast(ray);
+  ASSERT_TRUE(IsOk(all));
+  EXPECT_EQ(all->hits_size(), 100);
+  EXPECT_FALSE(all->truncated());
+  EXPECT_TRUE(ResponseMatches(AsQuery(ray), *all, world));
+}
+
+TEST_F(ApiTest, FarFromTheOriginAnswersStillMatchTheEngine) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("far")));
+  std::vector<v1::Body> bodies;
+  for (int i = 0; i < 30; ++i) {
+    float x = 1e5f - 3.0f * i;
+    v1::Shape shape = i % 3 == 0   ? MakeSphere(1)
+                      : i % 3 == 1 ? MakeBox(1, 0.5f, 2)
+                                   : MakeCapsule(0.5f, 1);
+    bodies.push_back(MakeBody(i + 1, shape,
+                              MakePose(MakeVec3(x, -1e5f + 0.1f * i, 5e4f),
+                                       MakeQuatFromAxisAngle(MakeVec3(1, 1, 0), 0.3f * i))));
+  }
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("far", bodies)));
+  ReferenceWorld world(bodies);
+  v1::QueryBatch batch;
+  batch.set_scene("far");
+  for (int i = 0; i < 30; ++i) {
+    v1::Vec3 at = MakeVec3(1e5f - 3.0f * i + 0.2f, -1e5f + 0.1f * i - 10, 5e4f + 0.1f);
+    *batch.add_queries() = client::MakeRaycastQuery(
+        4 * i + 1, client::MakeRaycast(at, MakeVec3(0, 1, 0), 50), v1::MODE_ALL);
+    *batch.add_queries() = client::MakeSphereCastQuery(
+        4 * i + 2, client::MakeSphereCast(at, MakeVec3(0.1f, 1, 0), 50, 0.7f));
+    *batch.add_queries() = client::MakeOverlapQuery(
+        4 * i + 3,
+        client::MakeOverlap(MakeBox(2, 2, 2), MakePose(MakeVec3(at.x(), at.y() + 10, at.z()))),
+        v1::MODE_ALL, /*detail=*/true);
+    *batch.add_queries() = client::MakePointQuery(
+        4 * i + 4, client::MakePoint(MakeVec3(at.x(), at.y() + 8, at.z()), 3));
+  }
+  auto session = client_->OpenQueryStream();
+  ASSERT_TRUE(IsOk(session));
+  auto result = (*session)->Run(batch);
+  ASSERT_TRUE(IsOk(result));
+  ASSERT_EQ(result->results_size(), batch.queries_size());
+  int hits = 0;
+  for (int q = 0; q < batch.queries_size(); ++q) {
+    hits += result->results(q).hits_size();
+    EXPECT_TRUE(ResultMatches(batch.queries(q), result->results(q), world)) << q;
+  }
+  EXPECT_GT(hits, 30);
+  EXPECT_TRUE(IsOk((*session)->Finish()));
+}
+
 TEST_F(ApiTest, UpdateStreamAcknowledgesInOrderAndDeduplicates) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", ArenaBodies())));
