@@ -43,6 +43,8 @@ struct ServerConfig {
 /// The real collide-server binary run as a child process on 127.0.0.1 with port 0, its data in a
 /// temporary directory. The bound port is read from the --port_file the server writes once
 /// serving. The server can be stopped (SIGTERM or SIGKILL) and started again on the same data.
+/// The child gets SIGKILL when the thread that started it exits (so a crashed test leaves no
+/// server behind): start and restart it from the test's main thread.
 class ServerProcess {
  public:
   /// Starts the server and waits (up to 20 s) until it serves.
