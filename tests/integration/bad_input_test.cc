@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
@@ -76,8 +77,10 @@ class BadInputTest : public ::testing::Test {
   void SetUp() override {
     ServerConfig config;
     config.token_file_contents = kTokens;
+    // Debug logging, to check that no token ever reaches the log.
     config.extra_flags = {absl::StrCat("--max_batch_ops=", kMaxBatchOps),
-                          absl::StrCat("--max_queries_per_batch=", kMaxQueriesPerBatch)};
+                          absl::StrCat("--max_queries_per_batch=", kMaxQueriesPerBatch),
+                          "--log_level=debug"};
     auto server = ServerProcess::Start(config);
     ASSERT_TRUE(IsOk(server));
     server_ = *std::move(server);
@@ -644,6 +647,12 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
   // The update streams that saw errors still end cleanly.
   for (auto& [token, writer] : writers_) EXPECT_TRUE(IsOk(writer->Finish())) << token;
   for (auto& [token, session] : sessions_) EXPECT_TRUE(IsOk(session->Finish())) << token;
+
+  // Tokens, right or wrong, never reach the log.
+  std::string logs = server_->Logs();
+  for (const char* token : {kAdmin, kWriter, kReader, kTeamWriter, kTeamReader, "not-a-token"}) {
+    EXPECT_FALSE(absl::StrContains(logs, token)) << token << " is in the log:\n" << logs;
+  }
 }
 
 TEST_F(BadInputTest, PrefixTokensSeeOnlyTheirScenes) {
