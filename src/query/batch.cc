@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "query/collector.h"
+#include "query/past_query.h"
 #include "query/query_engine.h"
 
 namespace collide {
@@ -173,6 +174,57 @@ void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
       ++i;
     }
   }
+}
+
+namespace {
+
+// True when `query` must look into the history (a past tick, or an interpolation).
+bool IsPast(const PoseHistory& history, const Query& query) {
+  return query.at_tick.has_value() &&
+         (*query.at_tick != history.tick() || query.tick_fraction > 0.0f);
+}
+
+}  // namespace
+
+QueryResult RunQuery(const CollisionWorld& world, const PoseHistory& history, const Query& query,
+                     std::vector<QueryHit>* hits) {
+  if (!IsPast(history, query)) return RunQuery(world, query, hits);
+  constexpr float kUnbounded = std::numeric_limits<float>::infinity();
+  const TickPoint at{.tick = *query.at_tick, .fraction = query.tick_fraction};
+  switch (query.kind) {
+    case QueryKind::kRaycast:
+      return Collect(query, query.ray.max_distance, hits,
+                     [&](auto& c) { CastRayAt(world, history, at, query.ray, query.filter, c); });
+    case QueryKind::kSphereCast:
+      return Collect(query, query.ray.max_distance, hits, [&](auto& c) {
+        CastSphereAt(world, history, at, query.ray, query.radius, query.filter, c);
+      });
+    case QueryKind::kOverlap:
+      return Collect(query, kUnbounded, hits, [&](auto& c) {
+        OverlapShapeAt(world, history, at, query.shape, query.pose, query.detail, query.filter, c);
+      });
+    case QueryKind::kWithinRadius:
+      return Collect(query, kUnbounded, hits, [&](auto& c) {
+        WithinRadiusAt(world, history, at, query.ray.origin, query.radius, query.filter, c);
+      });
+    case QueryKind::kRegion:
+      return Collect(query, kUnbounded, hits, [&](auto& c) {
+        QueryRegionAt(world, history, at, query.region, query.filter, c);
+      });
+  }
+  return QueryResult{.first_hit = static_cast<uint32_t>(hits->size())};
+}
+
+void RunBatch(const CollisionWorld& world, const PoseHistory& history,
+              std::span<const Query> queries, std::vector<QueryResult>* results,
+              std::vector<QueryHit>* hits) {
+  bool any_past = false;
+  for (const Query& q : queries) any_past = any_past || IsPast(history, q);
+  if (!any_past) return RunBatch(world, queries, results, hits);
+  results->clear();
+  hits->clear();
+  results->reserve(queries.size());
+  for (const Query& q : queries) results->push_back(RunQuery(world, history, q, hits));
 }
 
 }  // namespace collide

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -11,16 +12,17 @@
 #include "query/collision_world.h"
 #include "query/filter.h"
 #include "query/hit.h"
+#include "query/pose_history.h"
 
 namespace collide {
 
 /// What a query asks.
 enum class QueryKind : uint8_t {
-  kRaycast = 0,     ///< `ray`
-  kSphereCast = 1,  ///< a ball of `radius` along `ray`
-  kOverlap = 2,     ///< the posed `shape`
+  kRaycast = 0,       ///< `ray`
+  kSphereCast = 1,    ///< a ball of `radius` along `ray`
+  kOverlap = 2,       ///< the posed `shape`
   kWithinRadius = 3,  ///< bodies within `radius` of `ray.origin`
-  kRegion = 4,      ///< bodies whose bounds overlap `region`
+  kRegion = 4,        ///< bodies whose bounds overlap `region`
 };
 
 /// How many hits a query returns.
@@ -48,6 +50,12 @@ struct Query {
   /// kAll: the most hits returned (the rest is reported as truncated).
   uint32_t max_hits = 64;
   QueryFilter filter{};
+  /// Answer against the bodies as they were at the end of this tick (retained by the history:
+  /// the caller checks PoseHistory::Retains); unset means now.
+  std::optional<uint64_t> at_tick;
+  /// With `at_tick`: in [0, 1), interpolate poses that far towards the end of at_tick + 1 (which
+  /// must be retained too).
+  float tick_fraction = 0.0f;
 };
 
 /// The answer to one query of a batch: its hits are hits[first_hit, first_hit + hit_count).
@@ -64,7 +72,18 @@ struct QueryResult {
 void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
               std::vector<QueryResult>* results, std::vector<QueryHit>* hits);
 
-/// Runs one query; appends its hits to `hits` and returns where they are.
+/// Runs one query; appends its hits to `hits` and returns where they are. `at_tick` is ignored.
 QueryResult RunQuery(const CollisionWorld& world, const Query& query, std::vector<QueryHit>* hits);
+
+/// As RunBatch, honouring each query's `at_tick` / `tick_fraction` against `history` (the
+/// world's history; every named tick retained). Queries at the current tick without a fraction
+/// run as RunBatch runs them.
+void RunBatch(const CollisionWorld& world, const PoseHistory& history,
+              std::span<const Query> queries, std::vector<QueryResult>* results,
+              std::vector<QueryHit>* hits);
+
+/// As RunQuery, honouring `at_tick` / `tick_fraction` against `history`.
+QueryResult RunQuery(const CollisionWorld& world, const PoseHistory& history, const Query& query,
+                     std::vector<QueryHit>* hits);
 
 }  // namespace collide

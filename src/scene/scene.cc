@@ -41,12 +41,19 @@ UpdateOp UpsertOf(const BodyState& body) {
   return op;
 }
 
+// The history a scene with `options` keeps from tick `start`. A body moving further than this in
+// one tick goes on the side list (pose_history.h): a few fat margins, at least one unit.
+PoseHistory HistoryFor(const SceneOptions& options, uint64_t start) {
+  return PoseHistory(options.history_ticks, start, std::max(1.0f, 4.0f * options.fat_margin));
+}
+
 }  // namespace
 
 Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_position)
     : name_(std::move(name)),
       options_(options),
       world_(CollisionWorldOptions{.fat_margin = options.fat_margin}),
+      history_(HistoryFor(options, 0)),
       log_position_(log_position) {}
 
 absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const SceneOptions& options,
@@ -84,6 +91,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
     }
   }
   scene->version_ = state.version;
+  scene->history_ = HistoryFor(options, state.tick);
   return scene;
 }
 
@@ -130,6 +138,11 @@ absl::Status Scene::ValidateBatch(const UpdateBatch& batch) const {
 
 absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved)
     const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (batch.tick.has_value() && *batch.tick < history_.tick()) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tick: %d is below the scene's current tick %d (ticks never go back)",
+                        *batch.tick, history_.tick()));
+  }
   const std::vector<UpdateOp>& ops = batch.ops;
   if (!IsStructural(batch)) {
     // The hot path: moves and filter changes only, so existence never changes within the batch
@@ -198,6 +211,7 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
 
 BodyHandle Scene::AddBody(const UpdateOp& op) {
   const BodyHandle handle = world_.Add(DescOf(op));
+  history_.AfterCreate(world_, handle);
   if (static_cast<size_t>(world_.slot_count()) > extra_.size()) extra_.resize(world_.slot_count());
   extra_[handle].user_data = op.user_data;
   return handle;
@@ -205,15 +219,19 @@ BodyHandle Scene::AddBody(const UpdateOp& op) {
 
 void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved) {
   const std::vector<UpdateOp>& ops = batch.ops;
+  if (batch.tick.has_value()) history_.AdvanceTo(*batch.tick);
   if (!IsStructural(batch)) {
     assert(resolved.size() == ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
       if (ops[i].type == UpdateOpType::kSetPose) {
+        history_.BeforeMove(world_, resolved[i]);
         world_.SetPose(resolved[i], NormalizedPose(ops[i].pose));
       } else {
+        history_.BeforeChange(world_, resolved[i]);
         world_.SetFilter(resolved[i], ops[i].category, ops[i].mask);
       }
     }
+    history_.EndBatch(world_);
     // Moves only grew tree boxes; tighten them (and refresh the query form) once per batch.
     world_.FinishUpdates();
     return;
@@ -224,25 +242,31 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
         // A replacement may change the kind, and so the tree: remove and add again (the slot is
         // reused, so the handle usually stays the same).
         auto it = handles_.find(op.body_id);
-        if (it != handles_.end()) world_.Remove(it->second);
+        if (it != handles_.end()) {
+          history_.BeforeChange(world_, it->second);
+          world_.Remove(it->second);
+        }
         handles_.insert_or_assign(op.body_id, AddBody(op));
         break;
       }
       case UpdateOpType::kSetPose: {
         auto it = handles_.find(op.body_id);
         assert(it != handles_.end());
+        history_.BeforeMove(world_, it->second);
         world_.SetPose(it->second, NormalizedPose(op.pose));
         break;
       }
       case UpdateOpType::kSetFilter: {
         auto it = handles_.find(op.body_id);
         assert(it != handles_.end());
+        history_.BeforeChange(world_, it->second);
         world_.SetFilter(it->second, op.category, op.mask);
         break;
       }
       case UpdateOpType::kRemove: {
         auto it = handles_.find(op.body_id);
         assert(it != handles_.end());
+        history_.BeforeChange(world_, it->second);
         world_.Remove(it->second);
         extra_[it->second] = BodyExtra{};
         handles_.erase(it);
@@ -250,6 +274,7 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
       }
     }
   }
+  history_.EndBatch(world_);
   world_.FinishUpdates();
 }
 
@@ -276,6 +301,11 @@ uint64_t Scene::log_position() const {
   return log_position_;
 }
 
+uint64_t Scene::tick() const {
+  ReaderLock lock(&mu_);
+  return history_.tick();
+}
+
 bool Scene::deleted() const {
   ReaderLock lock(&mu_);
   return deleted_;
@@ -294,7 +324,10 @@ SceneStats Scene::Stats() const {
                        handles_.capacity() * (sizeof(std::pair<const uint64_t, BodyHandle>) + 1) +
                        extra_.capacity() * sizeof(BodyExtra) +
                        clients_.capacity() * (sizeof(std::pair<const uint64_t, ClientMark>) + 1) +
-                       sizeof(*this);
+                       history_.MemoryBytes() + sizeof(*this);
+  stats.tick = history_.tick();
+  stats.oldest_tick = history_.oldest_tick();
+  stats.history_bytes = history_.MemoryBytes();
   return stats;
 }
 
@@ -328,6 +361,7 @@ SceneState Scene::CaptureState() const {
   {
     ReaderLock lock(&mu_);
     state.version = version_;
+    state.tick = history_.tick();
     state.log_position = log_position_;
     state.bodies.reserve(handles_.size());
     for (const auto& [id, handle] : handles_) state.bodies.push_back(StateOf(handle));

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "query/collision_world.h"
+#include "query/pose_history.h"
 #include "scene/rw_mutex.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
@@ -75,6 +76,8 @@ struct BodyState {
 struct SceneState {
   /// The version this state is.
   uint64_t version = 0;
+  /// The scene's current tick (UpdateBatch::tick) at that version.
+  uint64_t tick = 0;
   /// The caller's position (the store's log sequence number) of the last applied change.
   uint64_t log_position = 0;
   /// Every body, sorted by id.
@@ -94,6 +97,12 @@ struct SceneStats {
   int tree_height = 0;
   /// Bytes held by bodies, trees and the scene's tables (capacity, not just size).
   size_t memory_bytes = 0;
+  /// The current tick, and the oldest tick queries may name (equal when no history is kept, and
+  /// after a restart until new ticks arrive).
+  uint64_t tick = 0;
+  uint64_t oldest_tick = 0;
+  /// Bytes of `memory_bytes` held by the tick history.
+  size_t history_bytes = 0;
 };
 
 /// How long a bounded read may hold the reader lock before letting writers in.
@@ -124,16 +133,13 @@ struct ReadSpan {
 ///
 /// Body table: `handles_` maps id -> BodyHandle, a dense slot index into the world's body array
 /// (poses, shapes, filters) and into `extra_` (per-body data the query layer does not need).
-/// Designed so that a bounded per-tick pose history (queries at a past tick) fits in later:
-/// because every body lives in a dense slot, a history is a ring of the last K ticks where each
-/// tick holds the version it ended at, a `std::vector<Pose>` indexed by slot (a memcpy of the
-/// pose column at the tick boundary, or a list of (slot, pose) for the slots that moved) and the
-/// slots created or removed in that tick. Slots are reused after removal, so `extra_` would gain
-/// a generation counter per slot, stamped into each tick, to keep a recycled slot from
-/// inheriting the poses of the body that held it before. A query at tick t then walks the
-/// current trees with boxes grown by the largest displacement since t (kept per tick) and runs
-/// the narrow phase against the slot's pose at t. The ring lives beside `extra_`, is written
-/// under the writer lock in ApplyLocked and read under the reader lock, like everything else.
+///
+/// Ticks and history: batches may name a tick (UpdateBatch::tick, never decreasing). `history_`
+/// (query/pose_history.h) keeps, for the last options().history_ticks ticks, an undo record per
+/// slot changed in each tick, with a generation per slot so that a recycled slot never inherits
+/// the past of the body that held it before; it is written under the writer lock in ApplyLocked
+/// and read under the reader lock (ReadWithHistory), like everything else. It is not durable:
+/// a restored scene retains only its current tick.
 class Scene {
  public:
   /// An empty scene at version 0. `log_position` is the caller's position of the scene's
@@ -195,6 +201,16 @@ class Scene {
     return std::forward<F>(f)(static_cast<const CollisionWorld&>(world_), version_);
   }
 
+  /// As Read, with the scene's tick history: runs `f(const CollisionWorld& world, const
+  /// PoseHistory& history, uint64_t version)` under the reader lock (past-tick queries: check
+  /// the ticks they name with CheckQueryTick under the same call).
+  template <typename F>
+  decltype(auto) ReadWithHistory(F&& f) const {
+    ReaderLock lock(&mu_);
+    return std::forward<F>(f)(static_cast<const CollisionWorld&>(world_),
+                              static_cast<const PoseHistory&>(history_), version_);
+  }
+
   /// Runs `f(const CollisionWorld& world, uint64_t version, size_t begin, size_t end)` over
   /// consecutive chunks [begin, end) of [0, count) of at most budget.chunk_size items, under the
   /// reader lock. Once the lock has been held for budget.max_hold, it is released and retaken
@@ -206,6 +222,8 @@ class Scene {
 
   /// The current version (0 for a new scene).
   uint64_t version() const;
+  /// The current tick (UpdateBatch::tick; 0 for a new scene).
+  uint64_t tick() const;
   /// The caller's position of the last applied change (SceneState::log_position). Waits for a
   /// writer in progress, so that a batch already committed by its CommitFn is counted.
   uint64_t log_position() const;
@@ -247,6 +265,8 @@ class Scene {
   CollisionWorld world_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, BodyHandle> handles_ ABSL_GUARDED_BY(mu_);
   std::vector<BodyExtra> extra_ ABSL_GUARDED_BY(mu_);
+  // The per-tick history of the world (pose_history.h), written beside it in ApplyLocked.
+  PoseHistory history_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, ClientMark> clients_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t log_position_ ABSL_GUARDED_BY(mu_) = 0;

@@ -39,6 +39,11 @@ absl::Status ValidateSceneOptions(const SceneOptions& options) {
     return absl::InvalidArgumentError(absl::StrCat("options.max_bodies: must be in [1, ",
                                                    kMaxBodiesLimit, "], got ", options.max_bodies));
   }
+  if (options.history_ticks > kMaxHistoryTicks) {
+    return absl::InvalidArgumentError(absl::StrCat("options.history_ticks: must be in [0, ",
+                                                   kMaxHistoryTicks, "], got ",
+                                                   options.history_ticks));
+  }
   switch (options.durability) {
     case DurabilityPolicy::kDefault:
     case DurabilityPolicy::kNone:

@@ -42,7 +42,13 @@ struct SceneOptions {
   uint32_t max_bodies = 1'000'000;
   /// When batches of this scene are acknowledged.
   DurabilityPolicy durability = DurabilityPolicy::kDefault;
+  /// How many ticks (the current one included) queries may name with `at_tick`, in
+  /// [0, kMaxHistoryTicks]; 0 and 1 keep no history (only the current tick is answered).
+  uint32_t history_ticks = 64;
 };
+
+/// The most ticks a scene may retain (SceneOptions::history_ticks).
+inline constexpr uint32_t kMaxHistoryTicks = 4096;
 
 /// OK when every option is in range; INVALID_ARGUMENT naming the field otherwise (field paths
 /// start with `options.`).

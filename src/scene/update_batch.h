@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -60,6 +61,9 @@ UpdateOp RemoveOp(uint64_t id);
 /// NOT_FOUND); one body may be upserted at most once per batch.
 struct UpdateBatch {
   std::vector<UpdateOp> ops;
+  /// The simulation tick the batch belongs to: never below the scene's current tick (equal
+  /// amends that tick; higher starts a new one). Unset: the scene's current tick.
+  std::optional<uint64_t> tick;
 };
 
 /// Whether any operation creates or removes bodies (such batches need the slower, id-tracking

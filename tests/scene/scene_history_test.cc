@@ -1,0 +1,490 @@
+// Differential tests of past-tick queries: a scene is driven through many ticks of random moves
+// (about 10% of the bodies per tick, some far), creations, removals, re-creations of removed ids
+// (slot reuse), replacements and filter changes, while an independent oracle replays the same
+// batches into a plain id -> body map and keeps a copy of it at the end of every tick. Then, for
+// every retained tick, random queries of every kind and mode run at that tick through the scene
+// and by brute force over the oracle's copy (the same narrow-phase functions, so hits agree bit
+// for bit), and interpolated queries against brute force over lerped poses.
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "query/batch.h"
+#include "query/collector.h"
+#include "query/query_engine.h"
+#include "scene/query_ticks.h"
+#include "scene/scene.h"
+
+namespace collide {
+namespace {
+
+constexpr uint32_t kSeed = 20261123;
+
+// One body as the oracle keeps it: the client's description, normalised the way the scene
+// normalises it, and its incarnation (an upsert of an existing id is a new body).
+struct OracleBody {
+  BodyDesc desc;
+  uint64_t incarnation = 0;
+};
+using OracleWorld = std::map<uint64_t, OracleBody>;
+
+class Random {
+ public:
+  explicit Random(uint32_t seed) : rng_(seed) {}
+  float Uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
+  int Int(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool Chance(double p) { return std::bernoulli_distribution(p)(rng_); }
+  Vec3 InCube(float side) { return {Uniform(0, side), Uniform(0, side), Uniform(0, side)}; }
+  Vec3 UnitVector() {
+    while (true) {
+      Vec3 v{Uniform(-1, 1), Uniform(-1, 1), Uniform(-1, 1)};
+      float l = Length(v);
+      if (l > 0.1f && l <= 1.0f) return v / l;
+    }
+  }
+  Quat Rotation() {
+    if (Int(0, 3) == 0) return Quat::Identity();
+    Quat q{Uniform(-1, 1), Uniform(-1, 1), Uniform(-1, 1), Uniform(-1, 1)};
+    return Length(q) > 0.1f ? Normalize(q) : Quat::Identity();
+  }
+  Shape AnyShape() {
+    switch (Int(0, 2)) {
+      case 0:
+        return Sphere{Uniform(0.1f, 1.5f)};
+      case 1:
+        return Box{Vec3{Uniform(0.1f, 1.2f), Int(0, 9) == 0 ? 0.0f : Uniform(0.1f, 1.2f),
+                        Uniform(0.1f, 1.2f)}};
+      default:
+        return Capsule{Uniform(0.1f, 0.8f), Uniform(0.0f, 1.2f)};
+    }
+  }
+  uint32_t Bits() { return Int(0, 3) == 0 ? (1u << Int(0, 3)) : ~0u; }
+
+ private:
+  std::mt19937 rng_;
+};
+
+// Drives a scene and the oracle through the same random ticks.
+class HistoryDriver {
+ public:
+  HistoryDriver(uint32_t seed, int bodies, float side, uint32_t history_ticks)
+      : rng_(seed), side_(side), scene_("history", SceneOptions{.history_ticks = history_ticks}) {
+    UpdateBatch batch;
+    batch.tick = 0;
+    for (int i = 0; i < bodies; ++i) batch.ops.push_back(NewBody(next_id_++));
+    Apply(batch);
+    EndTick();
+  }
+
+  Scene& scene() { return scene_; }
+  Random& rng() { return rng_; }
+  uint64_t tick() const { return tick_; }
+  float side() const { return side_; }
+  // The oracle's world at the end of tick t.
+  const OracleWorld& At(uint64_t t) const { return ends_.at(t); }
+  const OracleWorld& Now() const { return now_; }
+
+  // Runs one tick: one or more batches (the later ones amend it), and now and then a jump over
+  // a few empty ticks.
+  void Step() {
+    const uint64_t next = tick_ + (rng_.Int(0, 9) == 0 ? rng_.Int(2, 4) : 1);
+    const int batches = rng_.Int(1, 3);
+    for (int b = 0; b < batches; ++b) {
+      UpdateBatch batch;
+      if (b == 0 || rng_.Chance(0.5)) batch.tick = next;
+      Fill(&batch, b == 0 ? 0.10 : 0.02);
+      Apply(batch);
+      if (b == 0) {
+        // Ticks skipped over end with the state of the tick before them.
+        for (uint64_t k = tick_ + 1; k < next; ++k) ends_[k] = ends_.at(tick_);
+        tick_ = next;
+      }
+    }
+    EndTick();
+  }
+
+ private:
+  UpdateOp NewBody(uint64_t id) {
+    const float r = rng_.Uniform(0.0f, 1.0f);
+    BodyDesc desc{.id = id,
+                  .shape = rng_.AnyShape(),
+                  .pose = Pose{rng_.Rotation(), rng_.InCube(side_)},
+                  .category = rng_.Bits(),
+                  .mask = rng_.Bits(),
+                  .kind = r < 0.25f ? BodyKind::kStatic : BodyKind::kDynamic};
+    return UpsertOp(desc, id);
+  }
+
+  // Adds random operations to `batch`: about `move_fraction` of the bodies move (a few far),
+  // and a few are created, removed, re-created, replaced or refiltered.
+  void Fill(UpdateBatch* batch, double move_fraction) {
+    std::vector<uint64_t> ids;
+    for (const auto& [id, body] : now_) ids.push_back(id);
+    std::vector<bool> used(ids.size(), false);
+    auto pick = [&]() -> int {
+      for (int tries = 0; tries < 8 && !ids.empty(); ++tries) {
+        int i = rng_.Int(0, static_cast<int>(ids.size()) - 1);
+        if (!used[i]) {
+          used[i] = true;
+          return i;
+        }
+      }
+      return -1;
+    };
+    const int moves = static_cast<int>(move_fraction * ids.size());
+    for (int m = 0; m < moves; ++m) {
+      int i = pick();
+      if (i < 0) continue;
+      const OracleBody& b = now_.at(ids[i]);
+      Pose pose = b.desc.pose;
+      if (rng_.Chance(0.02)) {
+        pose.position = rng_.InCube(side_);  // a teleport: a far mover
+      } else {
+        pose.position = pose.position + rng_.UnitVector() * rng_.Uniform(0.0f, 0.3f);
+      }
+      if (rng_.Chance(0.3)) pose.rotation = rng_.Rotation();
+      batch->ops.push_back(SetPoseOp(ids[i], pose));
+    }
+    const int structural = rng_.Int(0, 6);
+    for (int k = 0; k < structural; ++k) {
+      const int what = rng_.Int(0, 4);
+      if (what == 0) {
+        batch->ops.push_back(NewBody(next_id_++));
+      } else if (what == 1 && !removed_.empty()) {
+        // Re-create a removed id (its slot was likely given to another body meanwhile).
+        const size_t j = rng_.Int(0, static_cast<int>(removed_.size()) - 1);
+        batch->ops.push_back(NewBody(removed_[j]));
+        removed_.erase(removed_.begin() + j);
+      } else {
+        int i = pick();
+        if (i < 0) continue;
+        if (what == 2) {
+          batch->ops.push_back(RemoveOp(ids[i]));
+          removed_.push_back(ids[i]);
+        } else if (what == 3) {
+          batch->ops.push_back(NewBody(ids[i]));  // a replacement
+        } else {
+          batch->ops.push_back(SetFilterOp(ids[i], rng_.Bits(), rng_.Bits()));
+        }
+      }
+    }
+  }
+
+  void Apply(const UpdateBatch& batch) {
+    absl::StatusOr<ApplyResult> applied = scene_.Apply(batch);
+    ASSERT_TRUE(applied.ok()) << applied.status();
+    for (const UpdateOp& op : batch.ops) {
+      switch (op.type) {
+        case UpdateOpType::kUpsert: {
+          BodyDesc desc{.id = op.body_id,
+                        .shape = op.shape,
+                        .pose = NormalizedPose(op.pose),
+                        .category = op.category,
+                        .mask = op.mask,
+                        .kind = op.kind};
+          now_[op.body_id] = OracleBody{desc, ++incarnations_};
+          break;
+        }
+        case UpdateOpType::kSetPose:
+          now_.at(op.body_id).desc.pose = NormalizedPose(op.pose);
+          break;
+        case UpdateOpType::kSetFilter:
+          now_.at(op.body_id).desc.category = op.category;
+          now_.at(op.body_id).desc.mask = op.mask;
+          break;
+        case UpdateOpType::kRemove:
+          now_.erase(op.body_id);
+          break;
+      }
+    }
+  }
+
+  void EndTick() { ends_[tick_] = now_; }
+
+  Random rng_;
+  float side_;
+  Scene scene_;
+  OracleWorld now_;
+  std::map<uint64_t, OracleWorld> ends_;
+  std::vector<uint64_t> removed_;
+  uint64_t next_id_ = 1;
+  uint64_t incarnations_ = 0;
+  uint64_t tick_ = 0;
+};
+
+// The oracle's bodies at `t` (with `fraction`, lerped towards t + 1 where the same body exists
+// at both ends).
+std::vector<BodyDesc> BodiesAt(const HistoryDriver& driver, uint64_t t, float fraction) {
+  std::vector<BodyDesc> out;
+  const OracleWorld& at = driver.At(t);
+  for (const auto& [id, body] : at) {
+    BodyDesc desc = body.desc;
+    if (fraction > 0.0f) {
+      const OracleWorld& next = driver.At(t + 1);
+      auto it = next.find(id);
+      if (it != next.end() && it->second.incarnation == body.incarnation) {
+        desc.pose = LerpPose(body.desc.pose, it->second.desc.pose, fraction);
+      }
+    }
+    out.push_back(desc);
+  }
+  return out;
+}
+
+// Every hit of `q` among `bodies`, by brute force, in (distance, id) order.
+std::vector<QueryHit> BruteForce(const std::vector<BodyDesc>& bodies, const Query& q) {
+  std::vector<QueryHit> hits;
+  for (const BodyDesc& b : bodies) {
+    if (!Accepts(q.filter, b.id, b.category, b.mask)) continue;
+    QueryHit hit{.body_id = b.id};
+    bool found = false;
+    switch (q.kind) {
+      case QueryKind::kRaycast:
+      case QueryKind::kSphereCast: {
+        CastHit c;
+        found = q.kind == QueryKind::kRaycast ? RayCast(b.shape, b.pose, q.ray, &c)
+                                              : SphereCast(b.shape, b.pose, q.ray, q.radius, &c);
+        if (found) hit = internal::ToQueryHit(b.id, c);
+        break;
+      }
+      case QueryKind::kOverlap:
+        if (!q.detail) {
+          found = Overlap(b.shape, b.pose, q.shape, q.pose);
+        } else {
+          Penetration p;
+          found = Penetrate(b.shape, b.pose, q.shape, q.pose, &p);
+          hit.depth = p.depth;
+          hit.point = p.point;
+          hit.normal = p.normal;
+        }
+        break;
+      case QueryKind::kWithinRadius: {
+        ClosestPointResult c = ClosestPoint(b.shape, b.pose, q.ray.origin);
+        found = c.signed_distance <= q.radius;
+        hit.distance = std::max(c.signed_distance, 0.0f);
+        hit.point = c.point;
+        hit.normal = c.normal;
+        break;
+      }
+      case QueryKind::kRegion:
+        found = Overlaps(Bounds(b.shape, b.pose), q.region);
+        break;
+    }
+    if (found) hits.push_back(hit);
+  }
+  std::sort(hits.begin(), hits.end(), HitBefore);
+  return hits;
+}
+
+Query RandomQuery(Random& r, float side, QueryKind kind, CollectMode mode) {
+  Query q;
+  q.kind = kind;
+  q.mode = mode;
+  q.max_hits = static_cast<uint32_t>(r.Int(1, 40));
+  q.filter.category = r.Bits();
+  q.filter.mask = r.Bits();
+  q.ray = Ray{
+      .origin = r.InCube(side), .direction = r.UnitVector(), .max_distance = r.Uniform(1.0f, side)};
+  q.radius = r.Uniform(0.0f, 2.5f);
+  q.shape = r.AnyShape();
+  q.pose = Pose{r.Rotation(), r.InCube(side)};
+  q.detail = r.Chance(0.5);
+  const Vec3 c = r.InCube(side);
+  const Vec3 h{r.Uniform(0.1f, 4.0f), r.Uniform(0.1f, 4.0f), r.Uniform(0.1f, 4.0f)};
+  q.region = Aabb{c - h, c + h};
+  return q;
+}
+
+std::string Describe(const QueryHit& h) {
+  char buf[160];
+  std::snprintf(buf, sizeof(buf), "{id %llu d %.9g depth %.9g}",
+                static_cast<unsigned long long>(h.body_id), h.distance, h.depth);
+  return buf;
+}
+
+bool SameHit(const QueryHit& a, const QueryHit& b) {
+  return a.body_id == b.body_id && a.distance == b.distance && a.depth == b.depth &&
+         a.point == b.point && a.normal == b.normal && a.start_overlapping == b.start_overlapping;
+}
+
+// Runs `q` through the scene and compares with brute force over the oracle at (t, fraction).
+void CheckQuery(HistoryDriver& driver, Query q, uint64_t t, float fraction,
+                const std::string& where) {
+  q.at_tick = t;
+  q.tick_fraction = fraction;
+  std::vector<QueryHit> hits;
+  QueryResult result;
+  driver.scene().ReadWithHistory(
+      [&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
+        ASSERT_TRUE(CheckQueryTick(history, q, 0).ok());
+        result = RunQuery(world, history, q, &hits);
+      });
+  const std::vector<QueryHit> expected = BruteForce(BodiesAt(driver, t, fraction), q);
+  const std::vector<QueryHit> got(hits.begin() + result.first_hit,
+                                  hits.begin() + result.first_hit + result.hit_count);
+  SCOPED_TRACE(where + " kind " + std::to_string(static_cast<int>(q.kind)) + " mode " +
+               std::to_string(static_cast<int>(q.mode)) + " detail " + std::to_string(q.detail));
+  switch (q.mode) {
+    case CollectMode::kClosest:
+      ASSERT_EQ(got.size(), expected.empty() ? 0u : 1u);
+      if (!got.empty()) {
+        EXPECT_TRUE(SameHit(got[0], expected[0]))
+            << Describe(got[0]) << " vs " << Describe(expected[0]);
+      }
+      break;
+    case CollectMode::kAny:
+      ASSERT_EQ(got.size(), expected.empty() ? 0u : 1u);
+      if (!got.empty()) {
+        EXPECT_TRUE(std::any_of(expected.begin(), expected.end(),
+                                [&](const QueryHit& e) { return SameHit(e, got[0]); }))
+            << Describe(got[0]) << " is not a hit of brute force";
+      }
+      break;
+    case CollectMode::kAll: {
+      const size_t n = std::min<size_t>(expected.size(), q.max_hits);
+      EXPECT_EQ(result.truncated, expected.size() > q.max_hits);
+      ASSERT_EQ(got.size(), n);
+      for (size_t i = 0; i < n; ++i) {
+        EXPECT_TRUE(SameHit(got[i], expected[i]))
+            << "hit " << i << ": " << Describe(got[i]) << " vs " << Describe(expected[i]);
+      }
+      break;
+    }
+  }
+}
+
+// Queries of every kind and mode at every retained tick (and interpolated between them).
+void CheckEveryRetainedTick(HistoryDriver& driver, int queries_per_kind, const std::string& where) {
+  const SceneStats stats = driver.scene().Stats();
+  ASSERT_EQ(stats.tick, driver.tick());
+  for (uint64_t t = stats.oldest_tick; t <= stats.tick; ++t) {
+    for (int k = 0; k < 5; ++k) {
+      for (int m = 0; m < 3; ++m) {
+        for (int i = 0; i < queries_per_kind; ++i) {
+          const Query q = RandomQuery(driver.rng(), driver.side(), static_cast<QueryKind>(k),
+                                      static_cast<CollectMode>(m));
+          const std::string at = where + " tick " + std::to_string(t);
+          CheckQuery(driver, q, t, 0.0f, at);
+          if (t < stats.tick) {
+            const float f = driver.rng().Uniform(0.0f, 0.999f);
+            CheckQuery(driver, q, t, f, at + " fraction " + std::to_string(f));
+          }
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST(SceneHistory, PastTickQueriesMatchBruteForceOverTheReplayedWorld) {
+  SCOPED_TRACE("seed " + std::to_string(kSeed));
+  HistoryDriver driver(kSeed, 2000, 60.0f, 12);
+  for (int step = 0; step < 40; ++step) {
+    driver.Step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    ASSERT_TRUE(driver.scene().Validate());
+    if (step == 15 || step == 39) {
+      CheckEveryRetainedTick(driver, 3, "step " + std::to_string(step));
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    }
+  }
+}
+
+TEST(SceneHistory, PastTickQueriesMatchBruteForceInALargerSparserScene) {
+  const uint32_t seed = kSeed + 1;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HistoryDriver driver(seed, 5000, 150.0f, 8);
+  for (int step = 0; step < 20; ++step) {
+    driver.Step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  }
+  CheckEveryRetainedTick(driver, 2, "end");
+}
+
+TEST(SceneHistory, TicksOutsideTheWindowAreOutOfRangeWithTheRetainedRange) {
+  Scene scene("s", SceneOptions{.history_ticks = 4});
+  for (uint64_t t = 10; t <= 20; ++t) {
+    UpdateBatch batch;
+    batch.tick = t;
+    ASSERT_TRUE(scene.Apply(batch).ok());
+  }
+  const SceneStats stats = scene.Stats();
+  EXPECT_EQ(stats.tick, 20u);
+  EXPECT_EQ(stats.oldest_tick, 17u);
+  scene.ReadWithHistory([](const CollisionWorld&, const PoseHistory& history, uint64_t) {
+    Query q;
+    q.at_tick = 16;
+    absl::Status s = CheckQueryTick(history, q, 2);
+    EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+    EXPECT_EQ(s.message(), "queries[2].at_tick: tick 16 is not retained (retained: 17..20)");
+    q.at_tick = 21;
+    EXPECT_EQ(CheckQueryTick(history, q).code(), absl::StatusCode::kOutOfRange);
+    q.at_tick = 17;
+    EXPECT_TRUE(CheckQueryTick(history, q).ok());
+    q.at_tick = 20;
+    q.tick_fraction = 0.5f;
+    s = CheckQueryTick(history, q);
+    EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
+    EXPECT_NE(s.message().find("tick_fraction: interpolating from tick 20 needs tick 21"),
+              absl::string_view::npos)
+        << s.message();
+  });
+}
+
+TEST(SceneHistory, ABatchBelowTheCurrentTickIsRejectedAndAnEqualTickAmendsIt) {
+  Scene scene("s", SceneOptions{});
+  UpdateBatch batch;
+  batch.tick = 5;
+  batch.ops.push_back(UpsertOp(BodyDesc{.id = 1, .shape = Sphere{1.0f}}));
+  ASSERT_TRUE(scene.Apply(batch).ok());
+  UpdateBatch back;
+  back.tick = 4;
+  back.ops.push_back(SetPoseOp(1, Pose{}));
+  absl::StatusOr<ApplyResult> r = scene.Apply(back);
+  ASSERT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(r.status().message(),
+            "tick: 4 is below the scene's current tick 5 (ticks never go back)");
+  EXPECT_EQ(scene.version(), 1u);
+  UpdateBatch same;
+  same.tick = 5;
+  same.ops.push_back(SetPoseOp(1, Pose{.position = {1, 0, 0}}));
+  ASSERT_TRUE(scene.Apply(same).ok());
+  UpdateBatch untagged;
+  untagged.ops.push_back(SetPoseOp(1, Pose{.position = {2, 0, 0}}));
+  ASSERT_TRUE(scene.Apply(untagged).ok());
+  EXPECT_EQ(scene.tick(), 5u);
+  EXPECT_EQ(scene.CaptureState().tick, 5u);
+}
+
+TEST(SceneHistory, ARestoredSceneRetainsOnlyItsCurrentTick) {
+  SceneState state;
+  state.version = 7;
+  state.tick = 42;
+  absl::StatusOr<std::unique_ptr<Scene>> scene = Scene::Restore("s", SceneOptions{}, state);
+  ASSERT_TRUE(scene.ok());
+  const SceneStats stats = (*scene)->Stats();
+  EXPECT_EQ(stats.tick, 42u);
+  EXPECT_EQ(stats.oldest_tick, 42u);
+}
+
+TEST(SceneHistory, NoHistoryAnswersOnlyTheCurrentTick) {
+  Scene scene("s", SceneOptions{.history_ticks = 0});
+  for (uint64_t t = 1; t <= 3; ++t) {
+    UpdateBatch batch;
+    batch.tick = t;
+    batch.ops.push_back(UpsertOp(BodyDesc{.id = t, .shape = Sphere{1.0f}}));
+    ASSERT_TRUE(scene.Apply(batch).ok());
+  }
+  const SceneStats stats = scene.Stats();
+  EXPECT_EQ(stats.oldest_tick, 3u);
+  EXPECT_EQ(stats.tick, 3u);
+}
+
+}  // namespace
+}  // namespace collide
