@@ -306,6 +306,12 @@ uint64_t Scene::tick() const {
   return history_.tick();
 }
 
+void Scene::ForgetHistory() {
+  WriterLock serial(&write_mu_);
+  WriterLock lock(&mu_);
+  history_ = HistoryFor(options_, history_.tick());
+}
+
 bool Scene::deleted() const {
   ReaderLock lock(&mu_);
   return deleted_;

@@ -237,6 +237,9 @@ class Scene {
   std::optional<ClientMark> GetClientMark(uint64_t client_id) const;
   /// A copy of the whole state at the current version (O(bodies), under the reader lock).
   SceneState CaptureState() const;
+  /// Drops the tick history (keeping the current tick), as after a restart: only the current
+  /// tick and later ones can be queried from then on.
+  void ForgetHistory();
   /// Checks the body table against the world and the trees (tests; O(bodies)).
   bool Validate() const;
 

@@ -82,6 +82,9 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   for (RecoveredScene& recovered : state.scenes) {
     auto entry = std::make_shared<Entry>();
     entry->scene = std::shared_ptr<Scene>(std::move(recovered.scene));
+    // The tick history is not durable: whether a scene came from a snapshot or from replaying
+    // its log, after a restart it answers only its current tick and later ones.
+    entry->scene->ForgetHistory();
     entry->policy = db->Resolve(entry->scene->options().durability);
     entry->create_sequence = recovered.create_sequence;
     entry->log_bytes = recovered.log_bytes;

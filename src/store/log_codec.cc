@@ -248,6 +248,7 @@ void EncodeSceneOptions(const SceneOptions& options, pb::SceneOptions* out) {
   out->set_fat_margin(options.fat_margin);
   out->set_max_bodies(options.max_bodies);
   out->set_durability(ToProto(options.durability));
+  out->set_history_ticks(options.history_ticks);
 }
 
 absl::StatusOr<SceneOptions> DecodeSceneOptions(const pb::SceneOptions& in) {
@@ -255,6 +256,7 @@ absl::StatusOr<SceneOptions> DecodeSceneOptions(const pb::SceneOptions& in) {
   options.fat_margin = in.fat_margin();
   options.max_bodies = in.max_bodies();
   options.durability = static_cast<DurabilityPolicy>(in.durability());
+  if (in.has_history_ticks()) options.history_ticks = in.history_ticks();
   if (absl::Status status = ValidateSceneOptions(options); !status.ok()) {
     return Corrupt("scene options", status);
   }
@@ -269,6 +271,7 @@ std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client,
   update->set_client_id(client.client_id);
   update->set_client_sequence(client.sequence);
   update->set_version(version);
+  if (batch.tick.has_value()) update->set_tick(*batch.tick);
   EncodeOps(batch.ops, update->mutable_ops());
   return record.SerializeAsString();
 }
@@ -309,6 +312,7 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
       out.scene = update.scene();
       out.client = ClientTag{.client_id = update.client_id(), .sequence = update.client_sequence()};
       out.version = update.version();
+      if (update.has_tick()) out.batch.tick = update.tick();
       if (absl::Status status = DecodeOps(update.ops(), &out.batch.ops); !status.ok()) {
         return Corrupt("update record", status);
       }
@@ -328,6 +332,7 @@ std::string EncodeSnapshot(absl::string_view scene, const SceneOptions& options,
   snapshot.set_create_sequence(create_sequence);
   snapshot.set_covered_sequence(state.log_position);
   snapshot.set_version(state.version);
+  snapshot.set_tick(state.tick);
   for (const ClientMark& mark : state.clients) {
     pb::ClientMark* out = snapshot.add_clients();
     out->set_client_id(mark.client_id);
@@ -349,6 +354,7 @@ absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload) {
   out.create_sequence = snapshot.create_sequence();
   out.state.log_position = snapshot.covered_sequence();
   out.state.version = snapshot.version();
+  out.state.tick = snapshot.tick();
   if (out.create_sequence == 0 || out.create_sequence > out.state.log_position) {
     return absl::DataLossError(absl::StrCat("snapshot: create sequence ", out.create_sequence,
                                             " is not in [1, covered sequence ",
