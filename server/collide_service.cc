@@ -6,10 +6,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scene/query_ticks.h"
 #include "server/proto_convert.h"
 #include "server/query_stream.h"
 #include "server/status_convert.h"
 #include "server/update_stream.h"
+#include "server/version_wait.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
@@ -283,11 +285,33 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
   if (!principal.ok()) {
     return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(principal.status());
   }
-  return new QueryStreamReactor(context_, *principal);
+  return new QueryStreamReactor(context_, *principal, call->deadline());
 }
 
 // ---------------------------------------------------------------------------------------------
 // Unary queries.
+
+grpc::ServerUnaryReactor* CollideService::QueryAfterVersion(
+    grpc::CallbackServerContext* call, absl::string_view rpc, const Principal& principal,
+    absl::string_view scene_name, uint64_t min_version, std::function<absl::Status()> query) {
+  std::shared_ptr<const Scene> scene;
+  if (min_version > 0 && principal.CheckScene(scene_name).ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(scene_name);
+    if (found.ok()) scene = *std::move(found);
+  }
+  if (scene == nullptr || scene->version() >= min_version) return FinishNow(call, rpc, query());
+  // The reactor finishes from the wait's callback; gRPC keeps the request and response alive
+  // until then.
+  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
+  VersionWait::Start(std::move(scene), min_version,
+                     VersionWaitDeadline(call->deadline(), context_.limits.max_version_wait_ms),
+                     [reactor, rpc, query = std::move(query)](absl::Status wait) {
+                       const absl::Status status = wait.ok() ? query() : wait;
+                       LogServerError(rpc, status);
+                       reactor->Finish(ToGrpcStatus(status));
+                     });
+  return reactor;
+}
 
 absl::Status CollideService::DoQuery(const Principal& principal, absl::string_view scene_name,
                                      absl::StatusOr<Query> query,
@@ -298,10 +322,14 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   if (!scene.ok()) return scene.status();
   std::vector<QueryHit> hits;
   QueryResult result;
-  const uint64_t version = (*scene)->Read([&](const CollisionWorld& world, uint64_t v) {
-    result = RunQuery(world, *query, &hits);
-    return v;
-  });
+  absl::Status tick_status;
+  const uint64_t version = (*scene)->ReadWithHistory(
+      [&](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
+        tick_status = CheckQueryTick(history, *query);
+        if (tick_status.ok()) result = RunQuery(world, history, *query, &hits);
+        return v;
+      });
+  if (!tick_status.ok()) return tick_status;
   response->set_version(version);
   response->set_truncated(result.truncated);
   for (uint32_t h = 0; h < result.hit_count; ++h) {
@@ -315,9 +343,12 @@ grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* c
                                                   v1::QueryResponse* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
   if (!principal.ok()) return FinishNow(call, "Raycast", principal.status());
-  return FinishNow(call, "Raycast",
-                   DoQuery(**principal, request->scene(),
-                           RaycastRequestToQuery(*request, context_.limits), response));
+  return QueryAfterVersion(call, "Raycast", **principal, request->scene(), request->min_version(),
+                           [this, principal, request, response]() {
+                             return DoQuery(**principal, request->scene(),
+                                            RaycastRequestToQuery(*request, context_.limits),
+                                            response);
+                           });
 }
 
 grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext* call,
@@ -325,9 +356,12 @@ grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext
                                                      v1::QueryResponse* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
   if (!principal.ok()) return FinishNow(call, "SphereCast", principal.status());
-  return FinishNow(call, "SphereCast",
-                   DoQuery(**principal, request->scene(),
-                           SphereCastRequestToQuery(*request, context_.limits), response));
+  return QueryAfterVersion(call, "SphereCast", **principal, request->scene(),
+                           request->min_version(), [this, principal, request, response]() {
+                             return DoQuery(**principal, request->scene(),
+                                            SphereCastRequestToQuery(*request, context_.limits),
+                                            response);
+                           });
 }
 
 grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* call,
@@ -335,9 +369,12 @@ grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* c
                                                   v1::QueryResponse* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
   if (!principal.ok()) return FinishNow(call, "Overlap", principal.status());
-  return FinishNow(call, "Overlap",
-                   DoQuery(**principal, request->scene(),
-                           OverlapRequestToQuery(*request, context_.limits), response));
+  return QueryAfterVersion(call, "Overlap", **principal, request->scene(), request->min_version(),
+                           [this, principal, request, response]() {
+                             return DoQuery(**principal, request->scene(),
+                                            OverlapRequestToQuery(*request, context_.limits),
+                                            response);
+                           });
 }
 
 }  // namespace collide

@@ -48,6 +48,9 @@ ABSL_FLAG(uint32_t, max_bodies_per_scene, 10000000,
           "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).");
 ABSL_FLAG(uint32_t, max_hits, 4096, "Max max_hits per query.");
 ABSL_FLAG(uint32_t, max_excluded_ids, 64, "Max Filter.excluded_ids length.");
+ABSL_FLAG(uint32_t, max_version_wait_ms, 10000,
+          "The longest a query with a min_version waits for its scene to reach it (ms; also "
+          "bounded by the call's deadline); then DEADLINE_EXCEEDED.");
 ABSL_FLAG(uint32_t, max_inflight_per_stream, 64,
           "Batches read but not yet answered, per stream (then the server stops reading).");
 ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
@@ -109,6 +112,7 @@ int Main() {
   limits.max_hits = absl::GetFlag(FLAGS_max_hits);
   limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
   limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
+  limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
   if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
       limits.max_bodies_per_scene == 0) {
     spdlog::error("--max_inflight_per_stream, --max_scenes, --max_bodies_per_scene must be > 0");

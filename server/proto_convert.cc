@@ -199,6 +199,21 @@ absl::Status AabbQueryFromProto(const v1::AabbQuery& proto, const FieldPath& at,
 }
 
 // The fields every query has: filter, mode, max_hits (at `at`, the query or request root).
+// The tick a query names: `at_tick` and `tick_fraction` (a fraction needs a tick and lies in
+// [0, 1)). Whether the scene retains the tick is checked under the scene read (CheckQueryTick).
+absl::Status TickFromProto(bool has_tick, uint64_t at_tick, float fraction, const FieldPath& at,
+                           Query* out) {
+  if (!std::isfinite(fraction) || fraction < 0.0f || fraction >= 1.0f) {
+    return Invalid(at, "tick_fraction", absl::StrCat("must be in [0, 1), got ", fraction));
+  }
+  if (fraction > 0.0f && !has_tick) {
+    return Invalid(at, "tick_fraction", "needs at_tick");
+  }
+  if (has_tick) out->at_tick = at_tick;
+  out->tick_fraction = fraction;
+  return absl::OkStatus();
+}
+
 absl::Status CommonFromProto(const v1::Filter& filter, v1::Mode mode, uint32_t max_hits,
                              bool detail, const FieldPath& at, const ServiceLimits& limits,
                              Query* out) {
@@ -289,6 +304,14 @@ absl::StatusOr<SceneOptions> SceneOptionsFromProto(const v1::SceneOptions& proto
     }
     options.max_bodies = proto.max_bodies();
   }
+  if (proto.has_history_ticks()) {
+    if (proto.history_ticks() > kMaxHistoryTicks) {
+      return absl::InvalidArgumentError(absl::StrCat("options.history_ticks: must be in [0, ",
+                                                     kMaxHistoryTicks, "], got ",
+                                                     proto.history_ticks()));
+    }
+    options.history_ticks = proto.history_ticks();
+  }
   switch (proto.durability()) {
     case v1::DURABILITY_DEFAULT:
       options.durability = DurabilityPolicy::kDefault;
@@ -329,6 +352,8 @@ void StatsToProto(const SceneStats& stats, v1::SceneStats* out) {
   out->set_static_body_count(static_cast<uint32_t>(stats.static_body_count));
   out->set_tree_height(static_cast<uint32_t>(stats.tree_height));
   out->set_memory_bytes(stats.memory_bytes);
+  out->set_tick(stats.tick);
+  out->set_oldest_tick(stats.oldest_tick);
 }
 
 void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::SceneInfo* out) {
@@ -337,6 +362,7 @@ void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::S
   v1::SceneOptions* o = out->mutable_options();
   o->set_fat_margin(options.fat_margin);
   o->set_max_bodies(options.max_bodies);
+  o->set_history_ticks(options.history_ticks);
   o->set_durability(DurabilityToProto(
       options.durability == DurabilityPolicy::kDefault ? server_default : options.durability));
   StatsToProto(scene.Stats(), out->mutable_stats());
@@ -409,6 +435,11 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
                                                    7 * move_count, "), got ", poses.size()));
   }
   out->ops.resize(op_count + move_count);
+  if (proto.has_tick()) {
+    out->tick = proto.tick();
+  } else {
+    out->tick.reset();
+  }
   for (size_t i = 0; i < op_count; ++i) {
     const v1::UpdateOp& op = proto.ops(static_cast<int>(i));
     UpdateOp& core = out->ops[i];
@@ -572,6 +603,11 @@ absl::Status QueryFromProto(const v1::Query& proto, size_t index, const ServiceL
                      "must hold a raycast, sphere_cast, overlap, point or aabb query");
   }
   if (!status.ok()) return status;
+  if (absl::Status s = TickFromProto(proto.has_at_tick(), proto.at_tick(), proto.tick_fraction(),
+                                     FieldPath{"queries", index}, out);
+      !s.ok()) {
+    return s;
+  }
   return CommonFromProto(proto.filter(), proto.mode(), proto.max_hits(), proto.detail(),
                          FieldPath{"queries", index}, limits, out);
 }
@@ -584,6 +620,11 @@ absl::StatusOr<Query> RaycastRequestToQuery(const v1::RaycastRequest& request,
   }
   if (absl::Status s = CommonFromProto(request.filter(), request.mode(), request.max_hits(), false,
                                        FieldPath{}, limits, &query);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
+                                     request.tick_fraction(), FieldPath{}, &query);
       !s.ok()) {
     return s;
   }
@@ -601,6 +642,11 @@ absl::StatusOr<Query> SphereCastRequestToQuery(const v1::SphereCastRequest& requ
       !s.ok()) {
     return s;
   }
+  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
+                                     request.tick_fraction(), FieldPath{}, &query);
+      !s.ok()) {
+    return s;
+  }
   return query;
 }
 
@@ -612,6 +658,11 @@ absl::StatusOr<Query> OverlapRequestToQuery(const v1::OverlapRequest& request,
   }
   if (absl::Status s = CommonFromProto(request.filter(), request.mode(), request.max_hits(),
                                        request.detail(), FieldPath{}, limits, &query);
+      !s.ok()) {
+    return s;
+  }
+  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
+                                     request.tick_fraction(), FieldPath{}, &query);
       !s.ok()) {
     return s;
   }

@@ -4,13 +4,16 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "scene/query_ticks.h"
 #include "server/proto_convert.h"
 #include "server/status_convert.h"
+#include "server/version_wait.h"
 
 namespace collide {
 
-QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal)
-    : context_(context), principal_(principal) {
+QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal,
+                                       std::chrono::system_clock::time_point call_deadline)
+    : context_(context), principal_(principal), call_deadline_(call_deadline) {
   StartRead(&request_);
 }
 
@@ -20,8 +23,30 @@ void QueryStreamReactor::OnReadDone(bool ok) {
     Finish(grpc::Status::OK);
     return;
   }
-  Answer();
-  StartWrite(&response_);
+  AnswerAndWrite();
+}
+
+void QueryStreamReactor::AnswerAndWrite() {
+  const uint64_t min_version = request_.min_version();
+  std::shared_ptr<const Scene> scene;
+  if (min_version > 0 && principal_->CheckScene(request_.scene()).ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request_.scene());
+    if (found.ok()) scene = *std::move(found);
+  }
+  if (scene == nullptr || scene->version() >= min_version) {
+    Answer(absl::OkStatus());
+    StartWrite(&response_);
+    return;
+  }
+  // No operation is pending on the call while it waits, and Finish has not been called, so the
+  // reactor stays alive until the wait's callback starts the write (a cancelled call then fails
+  // that write, and OnWriteDone finishes it).
+  VersionWait::Start(std::move(scene), min_version,
+                     VersionWaitDeadline(call_deadline_, context_.limits.max_version_wait_ms),
+                     [this](absl::Status wait) {
+                       Answer(wait);
+                       StartWrite(&response_);
+                     });
 }
 
 void QueryStreamReactor::OnWriteDone(bool ok) {
@@ -34,11 +59,12 @@ void QueryStreamReactor::OnWriteDone(bool ok) {
 
 void QueryStreamReactor::OnDone() { delete this; }
 
-void QueryStreamReactor::Answer() {
+void QueryStreamReactor::Answer(const absl::Status& wait) {
   // Clear() keeps the result and hit messages allocated for the next batch.
   response_.Clear();
   const v1::QueryBatch& batch = request_;
-  absl::Status status = principal_->CheckScene(batch.scene());
+  absl::Status status = wait;
+  if (status.ok()) status = principal_->CheckScene(batch.scene());
   if (status.ok() &&
       static_cast<size_t>(batch.queries_size()) > context_.limits.max_queries_per_batch) {
     status = absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",
@@ -74,8 +100,26 @@ void QueryStreamReactor::Answer() {
     }
     slots_.push_back(static_cast<size_t>(i));
   }
-  const uint64_t version = scene->Read([this](const CollisionWorld& world, uint64_t v) {
-    RunBatch(world, queries_, &results_, &hits_);
+  const uint64_t version = scene->ReadWithHistory([this](const CollisionWorld& world,
+                                                         const PoseHistory& history, uint64_t v) {
+    // Ticks are checked under the same read as the queries run: the window cannot move
+    // in between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
+    size_t kept = 0;
+    for (size_t j = 0; j < queries_.size(); ++j) {
+      absl::Status s = CheckQueryTick(history, queries_[j], slots_[j]);
+      if (!s.ok()) {
+        ToProtoError(s, response_.mutable_results(static_cast<int>(slots_[j]))->mutable_error());
+        continue;
+      }
+      if (kept != j) {
+        queries_[kept] = std::move(queries_[j]);
+        slots_[kept] = slots_[j];
+      }
+      ++kept;
+    }
+    queries_.resize(kept);
+    slots_.resize(kept);
+    RunBatch(world, history, queries_, &results_, &hits_);
     return v;
   });
   response_.set_version(version);

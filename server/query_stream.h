@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <vector>
 
@@ -25,18 +26,26 @@ class QueryStreamReactor final
  public:
   /// Starts reading. `principal` (already checked for the reader role) and `context` outlive
   /// the call.
-  QueryStreamReactor(const ServiceContext& context, const Principal* principal);
+  /// A batch with a min_version waits (VersionWait, holding no thread) at most until
+  /// `call_deadline` and limits.max_version_wait_ms; then it gets a DEADLINE_EXCEEDED batch
+  /// error and the stream goes on.
+  QueryStreamReactor(const ServiceContext& context, const Principal* principal,
+                     std::chrono::system_clock::time_point call_deadline =
+                         std::chrono::system_clock::time_point::max());
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
   void OnDone() override;
 
  private:
-  // Answers request_ into response_.
-  void Answer();
+  // Answers request_ into response_ (once its min_version is reached), then writes it.
+  void AnswerAndWrite();
+  // Answers request_ into response_; `wait` is the outcome of its min_version wait.
+  void Answer(const absl::Status& wait);
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  const std::chrono::system_clock::time_point call_deadline_;
   v1::QueryBatch request_;
   v1::QueryBatchResult response_;
   // Per-batch scratch, reused.

@@ -26,6 +26,9 @@ struct ServiceLimits {
   /// Batches a stream has read but not answered yet; at this many the stream stops reading
   /// (HTTP/2 flow control then pushes back on the client).
   uint32_t max_inflight_per_stream = 64;
+  /// The longest a query asking for a min_version waits for the scene to reach it (ms), whatever
+  /// its deadline.
+  uint32_t max_version_wait_ms = 10000;
 };
 
 /// Everything collide-server is configured with (flags are parsed only in server/main.cc).
