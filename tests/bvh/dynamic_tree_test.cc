@@ -875,7 +875,9 @@ TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
       visits += alone[i].size();
     }
     EXPECT_GT(visits, casts.size());  // the casts do reach leaves
-    if (optimized) EXPECT_GE(prefetches, static_cast<int>(visits));
+    if (optimized) {
+      EXPECT_GE(prefetches, static_cast<int>(visits));
+    }
   }
 }
 

@@ -143,7 +143,9 @@ void Mutate(Fixture& f, Random& r, float side, bool validate_each) {
       Mirror(f, h, d);
       f.live.push_back(h);
     }
-    if (validate_each) ASSERT_TRUE(f.world.Validate()) << "seed " << kSeed << " op " << k;
+    if (validate_each) {
+      ASSERT_TRUE(f.world.Validate()) << "seed " << kSeed << " op " << k;
+    }
   }
   ASSERT_TRUE(f.world.Validate()) << "seed " << kSeed;
 }
