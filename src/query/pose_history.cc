@@ -75,7 +75,7 @@ void PoseHistory::AdvanceTo(uint64_t t) {
     record.entries.clear();
     record.full.clear();
     record.side.clear();
-    record.max_shift = 0.0f;
+    record.growth = 0.0f;
     record.max_lerp_slack = 0.0f;
   }
   tick_ = t;
@@ -192,16 +192,40 @@ void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
     // The tree prunes by the current category bits, so a body whose bits changed is found
     // through the side list.
     side = shift > far_shift_ || category != now.category;
+    SetSide(record, index, side);
     if (!side) {
-      record.max_shift = std::max(record.max_shift, shift);
+      Grow(slot, now.shape, after);
       const float moved = MaxComponent(Abs(now.pose.position - e.pose.position));
       record.max_lerp_slack =
           std::max(record.max_lerp_slack,
                    moved + BoundingRadius(now.shape) + Slack(MagnitudeOf(after) + moved));
     }
     last_side_[slot] = side ? tick_ + 1 : e.prev_side;
+    return;
   }
   SetSide(record, index, side);
+}
+
+void PoseHistory::Grow(BodyHandle slot, const Shape& shape, const Aabb& now) {
+  // The body's states at the ends of past ticks are piecewise constant between its records: the
+  // record of tick k holds its state at the end of ticks prev.tick .. k - 1. One shift per record
+  // raises the growth of each tick in its range. Older than a side record, the side list has the
+  // body; older than its creation, it did not exist.
+  const uint64_t lo = oldest_tick();
+  const uint32_t generation = generation_[slot];
+  Ref ref = head_[slot];
+  while (ref.index >= 0 && ref.tick > lo) {
+    const TickRecord& record = Record(ref.tick);
+    const Entry& e = record.entries[ref.index];
+    if (!e.alive || e.generation != generation || e.side >= 0) break;
+    const float shift = ShiftBetween(Bounds(shape, e.pose), now);
+    const uint64_t first = e.prev.index >= 0 ? std::max(e.prev.tick, lo) : lo;
+    for (uint64_t t = first; t < ref.tick; ++t) {
+      TickRecord& r = Record(t);
+      r.growth = std::max(r.growth, shift);
+    }
+    ref = e.prev;
+  }
 }
 
 void PoseHistory::EndBatch(const CollisionWorld& world) {
@@ -246,11 +270,8 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
 }
 
 float PoseHistory::GrowthSince(uint64_t t) const {
-  if (!Recording()) return 0.0f;
-  float sum = 0.0f;
-  for (uint64_t k = t + 1; k <= tick_; ++k) sum += Record(k).max_shift;
-  // The sum itself rounds: a relative ulp margin keeps it an upper bound.
-  return sum * (1.0f + 1e-6f);
+  if (!Recording() || t >= tick_) return 0.0f;
+  return Record(t).growth;
 }
 
 float PoseHistory::LerpSlackOf(uint64_t t) const {

@@ -34,14 +34,17 @@ struct PastBody {
 /// state when it has not changed since t.
 ///
 /// Queries at a past tick walk the CURRENT trees with the query grown by the largest box shift
-/// any body made since t (kept per tick and summed; see below), then test each candidate's
+/// any body made since t (kept per retained tick: each move raises the growth of every tick by
+/// that body's distance from its state then), then test each candidate's
 /// historic state exactly, plus a small side list of bodies the grown walk cannot find (removed
 /// or replaced since t, moved further than `far_shift` in one tick, or with changed category
 /// bits). Why this and not a per-body union box over the window: the union boxes would need a
 /// second tree (or two, for a sliding window) updated on every move, doubling or tripling the
-/// writer's cost and the memory; growing the query costs nothing on the writer side and, with
-/// the far movers taken out, keeps the growth to a few per-tick steps of ordinary motion. The
-/// cost is measured by bench/history_bench.cc.
+/// writer's cost and the memory; growing the query costs the writer O(retained ticks) float
+/// maxima per move and, with the far movers taken out, keeps the growth to the largest real
+/// displacement of one body since t (a first version summed per-tick maxima instead: that bound
+/// grew with the window and made 63-tick-old raycasts far slower). The cost is measured by
+/// bench/history_bench.cc.
 ///
 /// Not thread-safe: the scene writes it under its writer lock and reads it under the reader
 /// lock, like the world. Not durable: it starts empty (retaining only the current tick) when a
@@ -135,7 +138,9 @@ class PoseHistory {
     std::vector<Entry> entries;
     std::vector<Full> full;
     std::vector<int32_t> side;  // entry indices
-    float max_shift = 0.0f;
+    // How far (per axis) any body the trees hold, and not on a side list since, has moved its
+    // tight box since the end of this tick (kept exact per body move, see Grow).
+    float growth = 0.0f;
     float max_lerp_slack = 0.0f;
   };
 
@@ -146,6 +151,9 @@ class PoseHistory {
   // Records the slot's state at the start of the current tick unless done already.
   Entry& Touch(const CollisionWorld& world, BodyHandle slot, bool need_full);
   void Classify(const CollisionWorld& world, BodyHandle slot);
+  // Raises the growth of every retained tick by how far the body in `slot` (tight box `now`)
+  // is from where it was at that tick's end.
+  void Grow(BodyHandle slot, const Shape& shape, const Aabb& now);
   void SetSide(TickRecord& record, int32_t index, bool side);
 
   uint32_t capacity_;

@@ -1,0 +1,170 @@
+// Past-tick queries on the reference scene (shared/bench/README.md): N bodies (100,000 by
+// default) in a scene keeping a 64-tick history; each tick moves 10% of the bodies by the
+// reference scene's random steps. Then the reference rays are cast (closest hit) at the current
+// tick and at past ticks 1, 16, 32 and 63 ticks back, and the ratio of each to the current cast
+// is reported, with the history's memory per retained tick and the writer's cost per tick with
+// and without history. Each figure is the median of --runs runs.
+//
+//   collide-bench-history [--bodies N] [--ticks K] [--rays Q] [--runs R]
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench/reference_scene.h"
+#include "query/batch.h"
+#include "scene/scene.h"
+
+namespace collide::bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+struct Options {
+  int bodies = 100000;
+  uint32_t ticks = 64;
+  int rays = 20000;
+  int runs = 3;
+};
+
+// A scene of the reference bodies, all dynamic, driven through `ticks` + 1 ticks of moves of
+// 10% of the bodies (a fresh random 10% each tick). Returns the time per tick spent in Apply.
+std::unique_ptr<Scene> Drive(const ReferenceScene& ref, uint32_t history_ticks, int ticks,
+                             double* apply_ms_per_tick) {
+  auto scene = std::make_unique<Scene>("bench", SceneOptions{.history_ticks = history_ticks});
+  const int n = static_cast<int>(ref.poses.size());
+  UpdateBatch create;
+  create.tick = 0;
+  for (int i = 0; i < n; ++i) {
+    create.ops.push_back(UpsertOp(BodyDesc{
+        .id = static_cast<uint64_t>(i + 1), .shape = ref.shapes[i], .pose = ref.poses[i]}));
+  }
+  if (!scene->Apply(create).ok()) std::abort();
+  std::vector<Pose> poses = ref.poses;
+  std::mt19937 rng(7);
+  std::vector<int> order(n);
+  for (int i = 0; i < n; ++i) order[i] = i;
+  double total = 0;
+  for (int t = 1; t <= ticks; ++t) {
+    std::shuffle(order.begin(), order.end(), rng);
+    UpdateBatch batch;
+    batch.tick = static_cast<uint64_t>(t);
+    for (int k = 0; k < n / 10; ++k) {
+      const int i = order[k];
+      poses[i].position =
+          poses[i].position + ref.moves[static_cast<size_t>(t % ref.rounds) * n + i];
+      batch.ops.push_back(SetPoseOp(static_cast<uint64_t>(i + 1), poses[i]));
+    }
+    const auto start = Clock::now();
+    if (!scene->Apply(batch).ok()) std::abort();
+    total += std::chrono::duration<double, std::milli>(Clock::now() - start).count();
+  }
+  *apply_ms_per_tick = total / ticks;
+  return scene;
+}
+
+// Nanoseconds per closest-hit raycast at `ticks_back` ticks before the current one (-1: a plain
+// current query, without at_tick). Returns the hit count through `hits`.
+double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, long* hits) {
+  std::vector<Query> queries(ref.rays.size());
+  const uint64_t now = scene.tick();
+  for (size_t i = 0; i < ref.rays.size(); ++i) {
+    queries[i].kind = QueryKind::kRaycast;
+    queries[i].ray = ref.rays[i];
+    if (ticks_back >= 0) queries[i].at_tick = now - static_cast<uint64_t>(ticks_back);
+  }
+  std::vector<QueryHit> out;
+  long found = 0;
+  const auto start = Clock::now();
+  scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
+    for (const Query& q : queries) {
+      out.clear();
+      found += RunQuery(world, history, q, &out).hit_count;
+    }
+    return 0;
+  });
+  const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  *hits = found;
+  if (std::getenv("COLLIDE_BENCH_VERBOSE") != nullptr && ticks_back >= 0) {
+    scene.ReadWithHistory([&](const CollisionWorld&, const PoseHistory& history, uint64_t) {
+      std::printf("  growth at now - %d: %.3f\n", ticks_back,
+                  history.GrowthSince(now - static_cast<uint64_t>(ticks_back)));
+      return 0;
+    });
+  }
+  return ns / static_cast<double>(queries.size());
+}
+
+int Main(int argc, char** argv) {
+  Options o;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    if (!std::strcmp(argv[i], "--bodies"))
+      o.bodies = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--ticks"))
+      o.ticks = static_cast<uint32_t>(std::atoi(argv[i + 1]));
+    else if (!std::strcmp(argv[i], "--rays"))
+      o.rays = std::atoi(argv[i + 1]);
+    else if (!std::strcmp(argv[i], "--runs"))
+      o.runs = std::atoi(argv[i + 1]);
+    else {
+      std::fprintf(stderr, "usage: %s [--bodies N] [--ticks K] [--rays Q] [--runs R]\n", argv[0]);
+      return 2;
+    }
+  }
+  const float side = o.bodies >= 100000 ? 250.0f : 120.0f;
+  const ReferenceScene ref = MakeReferenceScene(o.bodies, side, o.rays, 8);
+  std::printf(
+      "reference scene: %d bodies, side %.0f, %d rays; %u-tick window, 10%% of bodies "
+      "moving per tick; median of %d runs\n",
+      o.bodies, side, o.rays, o.ticks, o.runs);
+
+  const int back[] = {-1, 0, 1, 16, 32, static_cast<int>(o.ticks) - 1};
+  std::vector<std::vector<double>> ns(std::size(back));
+  std::vector<double> apply_hist, apply_none, bytes_per_tick, entries_per_tick;
+  std::vector<long> hit_counts(std::size(back));
+  for (int run = 0; run < o.runs; ++run) {
+    double ms_none = 0, ms_hist = 0;
+    const SceneStats base = Drive(ref, 0, static_cast<int>(o.ticks), &ms_none)->Stats();
+    std::unique_ptr<Scene> scene = Drive(ref, o.ticks, static_cast<int>(o.ticks), &ms_hist);
+    const SceneStats stats = scene->Stats();
+    apply_none.push_back(ms_none);
+    apply_hist.push_back(ms_hist);
+    // Retained ticks hold records for ticks oldest+1 .. tick.
+    const double ticks_held = static_cast<double>(stats.tick - stats.oldest_tick);
+    bytes_per_tick.push_back(static_cast<double>(stats.history_bytes - base.history_bytes) /
+                             ticks_held);
+    for (size_t b = 0; b < std::size(back); ++b) {
+      ns[b].push_back(CastAt(*scene, ref, back[b], &hit_counts[b]));
+    }
+  }
+  const double current = Median(ns[0]);
+  std::printf("%-28s %10s %8s %10s\n", "raycast (closest)", "ns/query", "ratio", "hits");
+  for (size_t b = 0; b < std::size(back); ++b) {
+    std::string label =
+        back[b] < 0 ? "current (no at_tick)" : "at_tick = now - " + std::to_string(back[b]);
+    std::printf("%-28s %10.0f %8.2f %10ld\n", label.c_str(), Median(ns[b]), Median(ns[b]) / current,
+                hit_counts[b]);
+  }
+  std::printf("history memory: %.0f bytes per retained tick (%.1f bytes per moved body)\n",
+              Median(bytes_per_tick), Median(bytes_per_tick) / (o.bodies / 10));
+  std::printf("apply per tick (%d moves): %.2f ms with history, %.2f ms without (ratio %.2f)\n",
+              o.bodies / 10, Median(apply_hist), Median(apply_none),
+              Median(apply_hist) / Median(apply_none));
+  return 0;
+}
+
+}  // namespace
+}  // namespace collide::bench
+
+int main(int argc, char** argv) { return collide::bench::Main(argc, argv); }
