@@ -210,4 +210,20 @@ v1::Filter MakeFilter(uint32_t category, uint32_t mask, std::span<const uint64_t
   return filter;
 }
 
+v1::Query AtTick(v1::Query query, uint64_t tick, float fraction) {
+  query.set_at_tick(tick);
+  query.set_tick_fraction(fraction);
+  return query;
+}
+
+v1::UpdateBatch WithTick(v1::UpdateBatch batch, uint64_t tick) {
+  batch.set_tick(tick);
+  return batch;
+}
+
+v1::QueryBatch WithMinVersion(v1::QueryBatch batch, uint64_t min_version) {
+  batch.set_min_version(min_version);
+  return batch;
+}
+
 }  // namespace collide::client

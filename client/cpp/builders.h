@@ -78,4 +78,18 @@ v1::Query MakeAabbQuery(uint64_t request_id, const v1::AabbQuery& region,
 v1::Filter MakeFilter(uint32_t category, uint32_t mask,
                       std::span<const uint64_t> excluded_ids = {});
 
+// Lag compensation and consistency (ticks, past-tick queries, minimum versions).
+
+/// `query` answered against the bodies as they were at the end of `tick` (lag compensation);
+/// with `fraction` in (0, 1), poses interpolated that far towards the end of tick + 1. Returns
+/// the query for chaining. The server answers OUT_OF_RANGE for a tick it does not retain
+/// (SceneStats.oldest_tick .. SceneStats.tick).
+v1::Query AtTick(v1::Query query, uint64_t tick, float fraction = 0.0f);
+/// The batch tagged with the simulation `tick` it belongs to (never below the scene's current
+/// tick; equal amends it).
+v1::UpdateBatch WithTick(v1::UpdateBatch batch, uint64_t tick);
+/// The batch answered only once the scene reached `min_version` (e.g. the version an UpdateAck
+/// reported), waiting at most until the call's deadline and the server's limit.
+v1::QueryBatch WithMinVersion(v1::QueryBatch batch, uint64_t min_version);
+
 }  // namespace collide::client
