@@ -65,7 +65,9 @@ TEST(TickRecovery, ARestartRestoresTheCurrentTickByReplayAndFromASnapshot) {
       const SceneStats stats = (*db->GetScene("arena"))->Stats();
       EXPECT_EQ(stats.tick, 40u);
       EXPECT_EQ(stats.oldest_tick, 25u);
-      if (checkpoint) ASSERT_TRUE(db->Checkpoint().ok());
+      if (checkpoint) {
+        ASSERT_TRUE(db->Checkpoint().ok());
+      }
       ASSERT_TRUE(db->Close().ok());
     }
     auto db = MustOpen(dir.path());
