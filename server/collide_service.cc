@@ -320,7 +320,9 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   if (!query.ok()) return query.status();
   absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(scene_name);
   if (!scene.ok()) return scene.status();
-  std::vector<QueryHit> hits;
+  // Reused by each thread from call to call: no hit-vector allocation per query once grown.
+  thread_local std::vector<QueryHit> hits;
+  hits.clear();
   QueryResult result;
   absl::Status tick_status;
   const uint64_t version = (*scene)->ReadWithHistory(
