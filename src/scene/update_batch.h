@@ -63,7 +63,7 @@ struct UpdateBatch {
   std::vector<UpdateOp> ops;
   /// The simulation tick the batch belongs to: never below the scene's current tick (equal
   /// amends that tick; higher starts a new one). Unset: the scene's current tick.
-  std::optional<uint64_t> tick;
+  std::optional<uint64_t> tick = std::nullopt;
 };
 
 /// Whether any operation creates or removes bodies (such batches need the slower, id-tracking
