@@ -179,8 +179,11 @@ double StreamRate(client::Client& c, const std::string& scene, const ReferenceSc
   stop = true;
   while (outstanding > 0) std::this_thread::yield();
   const double elapsed = Seconds(Clock::now() - t0);
-  (void)(*session)->Finish();
+  // The reader may be blocked in Read for an answer that never comes: cancel to release it, and
+  // Finish only once it is done (the session's contract: Finish after the sender and reader).
+  (*session)->Cancel();
   reader.join();
+  (void)(*session)->Finish();
   return static_cast<double>(answered.load()) / elapsed;
 }
 

@@ -77,6 +77,7 @@ ABSL_FLAG(int, moves, 1000, "ingest: moves per UpdateBatch");
 ABSL_FLAG(std::string, durability, "periodic", "ingest: scene durability (none/periodic/always)");
 ABSL_FLAG(double, query_rate, 200, "ingest: query batches/s on the concurrent query stream");
 ABSL_FLAG(int, query_batch, 16, "ingest: raycasts per concurrent query batch");
+ABSL_FLAG(double, fat_margin, 0, "the scene's fat_margin (0: the server's default)");
 
 namespace collide::load {
 namespace {
@@ -668,6 +669,9 @@ bool LoadScene(const std::string& address, const bench::ReferenceScene& ref, Wor
   create.set_scene(w->scene);
   create.mutable_options()->set_durability(durability);
   create.mutable_options()->set_max_bodies(static_cast<uint32_t>(ref.shapes.size()));
+  if (const double margin = absl::GetFlag(FLAGS_fat_margin); margin > 0) {
+    create.mutable_options()->set_fat_margin(static_cast<float>(margin));
+  }
   if (auto s = (*c)->CreateScene(create); !s.ok()) {
     std::fprintf(stderr, "create scene: %s\n", s.status().ToString().c_str());
     return false;
