@@ -269,12 +269,11 @@ class Recorder {
   uint64_t units_ = 0;
 };
 
-// Sleeps until `t` (the last 200 us by spinning, for accurate open-loop sends).
+// Sleeps until `t`. No spinning: on a 2-core machine a spinning pacer takes a core from the
+// server. Timer slack makes a send late by tens of microseconds, which the latency (measured
+// from the intended time) includes; a late pacer catches up by sending at once.
 void SleepUntil(Clock::time_point t) {
-  const Clock::time_point coarse = t - std::chrono::microseconds(200);
-  if (Clock::now() < coarse) std::this_thread::sleep_until(coarse);
-  while (Clock::now() < t) {
-  }
+  if (Clock::now() < t) std::this_thread::sleep_until(t);
 }
 
 // ---------------------------------------------------------------------------------------------
