@@ -247,6 +247,37 @@ absl::StatusOr<ApplyAck> Database::ApplyAndWait(absl::string_view scene, const C
 
 void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
                            ApplyCallback done) {
+  if (log_->total_bytes() > options_.max_log_bytes) {
+    bool deferred = false;
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      if (!acks_final_) {
+        deferred_acks_.push_back([this, policy, sequence, ack, done = std::move(done)]() mutable {
+          AcknowledgeNow(policy, sequence, ack, std::move(done));
+        });
+        deferred = true;
+      }
+    }
+    if (deferred) {
+      Wake();
+      return;
+    }
+  }
+  AcknowledgeNow(policy, sequence, ack, std::move(done));
+}
+
+void Database::ReleaseDeferredAcks(bool final) {
+  std::vector<absl::AnyInvocable<void()>> due;
+  {
+    std::lock_guard<std::mutex> lock(state_mu_);
+    due.swap(deferred_acks_);
+    if (final) acks_final_ = true;
+  }
+  for (auto& ack : due) ack();
+}
+
+void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
+                              ApplyCallback done) {
   CommitLog::Await await = CommitLog::Await::kWritten;
   switch (policy) {
     case DurabilityPolicy::kNone:
@@ -301,6 +332,8 @@ absl::Status Database::Close() {
   wake_cv_.notify_all();
   if (maintenance_.joinable()) maintenance_.join();
   absl::Status status = log_ != nullptr ? log_->Close() : absl::OkStatus();
+  // Everything is written and fsynced now: the held-back acknowledgements can go.
+  if (log_ != nullptr) ReleaseDeferredAcks(/*final=*/true);
   lock_.reset();  // another process (or Open) may use the directory now
   return status;
 }
@@ -348,8 +381,13 @@ void Database::RunMaintenance() {
     }
     // A failed pass (say, a full disk while writing a snapshot) is retried on the next one; the
     // log itself is unaffected.
-    std::lock_guard<std::mutex> lock(state_mu_);
-    maintenance_error_ = status;
+    {
+      std::lock_guard<std::mutex> lock(state_mu_);
+      maintenance_error_ = status;
+    }
+    // Acknowledgements held back while the log was over max_log_bytes go out after each pass
+    // (those still over it wait for the next one).
+    ReleaseDeferredAcks(/*final=*/false);
   }
 }
 

@@ -72,7 +72,9 @@ struct DatabaseOptions {
   uint64_t snapshot_min_log_bytes = 4 << 20;
   double snapshot_log_ratio = 2.0;
   /// When the log holds more than this many bytes, the scene pinning its oldest segment is
-  /// snapshotted.
+  /// snapshotted; and while it does, acknowledgements wait for the next maintenance pass (which
+  /// snapshots and deletes segments), so a writer that waits for its acknowledgements cannot
+  /// outrun the maintenance thread and the log stays near this size whatever the scheduling.
   uint64_t max_log_bytes = 64 << 20;
   /// Under `none`, acknowledgements wait for the write (instead of being immediate) while more
   /// than this many log bytes wait to be written: backpressure when the disk does not keep up.
@@ -123,10 +125,11 @@ struct StoreStats {
 };
 
 /// The durable scene store the service calls: scenes with their update log, snapshots and
-/// recovery. Thread-safe. Callbacks run either on the calling thread (before the call returns)
-/// or on the log's committer thread; they must be quick and must not call the blocking methods
-/// (ApplyAndWait, CreateScene/DeleteScene without callback, Flush, Close). Callbacks of
-/// different batches may run in a different order than the batches were applied.
+/// recovery. Thread-safe. Callbacks run on the calling thread (before the call returns), on the
+/// log's committer thread, or (while the log is over max_log_bytes) on the maintenance thread; they
+/// must be quick and must not call the blocking methods (ApplyAndWait, CreateScene/DeleteScene
+/// without callback, Flush, Close). Callbacks of different batches may run in a different order
+/// than the batches were applied.
 class Database {
  public:
   /// Opens (creating if needed) the data directory `dir` and recovers its scenes. Errors:
@@ -209,8 +212,12 @@ class Database {
   std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
   DurabilityPolicy Resolve(DurabilityPolicy policy) const;
   uint64_t ThresholdFor(uint64_t snapshot_bytes) const;
-  // Hands `done` the outcome of record `sequence` under `policy`.
+  // Hands `done` the outcome of record `sequence` under `policy`: now (AcknowledgeNow), or,
+  // while the log is over max_log_bytes, after the next maintenance pass.
   void Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done);
+  void AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done);
+  // Runs the acknowledgements deferred by Acknowledge; with `final`, no more are deferred.
+  void ReleaseDeferredAcks(bool final);
   void AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done);
   void OnFatal(const absl::Status& status);
 
@@ -241,10 +248,12 @@ class Database {
   std::atomic<uint64_t> snapshots_written_{0};
   std::atomic<uint64_t> segments_deleted_{0};
 
-  // Guards zombies_ and maintenance_error_ (short holds only).
+  // Guards zombies_, maintenance_error_ and the deferred acknowledgements (short holds only).
   mutable std::mutex state_mu_;
   std::vector<Zombie> zombies_;
   absl::Status maintenance_error_;
+  std::vector<absl::AnyInvocable<void()>> deferred_acks_;
+  bool acks_final_ = false;
 
   // Wakes the maintenance thread.
   std::mutex wake_mu_;
