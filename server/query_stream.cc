@@ -10,11 +10,34 @@
 #include "server/version_wait.h"
 
 namespace collide {
+namespace {
+
+// Enough for a batch of a few hundred queries; larger batches add blocks, freed by Reset.
+constexpr size_t kArenaBlockBytes = 128 << 10;
+
+google::protobuf::ArenaOptions ArenaOptionsFor(char* block) {
+  google::protobuf::ArenaOptions options;
+  options.initial_block = block;
+  options.initial_block_size = kArenaBlockBytes;
+  return options;
+}
+
+}  // namespace
 
 QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal,
                                        std::chrono::system_clock::time_point call_deadline)
-    : context_(context), principal_(principal), call_deadline_(call_deadline) {
-  StartRead(&request_);
+    : context_(context),
+      principal_(principal),
+      call_deadline_(call_deadline),
+      arena_block_(new char[kArenaBlockBytes]),
+      arena_(ArenaOptionsFor(arena_block_.get())) {
+  request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
+  StartRead(request_);
+}
+
+void QueryStreamReactor::NewRequest() {
+  arena_.Reset();
+  request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
 }
 
 void QueryStreamReactor::OnReadDone(bool ok) {
@@ -27,10 +50,10 @@ void QueryStreamReactor::OnReadDone(bool ok) {
 }
 
 void QueryStreamReactor::AnswerAndWrite() {
-  const uint64_t min_version = request_.min_version();
+  const uint64_t min_version = request_->min_version();
   std::shared_ptr<const Scene> scene;
-  if (min_version > 0 && principal_->CheckScene(request_.scene()).ok()) {
-    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request_.scene());
+  if (min_version > 0 && principal_->CheckScene(request_->scene()).ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request_->scene());
     if (found.ok()) scene = *std::move(found);
   }
   if (scene == nullptr || scene->version() >= min_version) {
@@ -54,7 +77,8 @@ void QueryStreamReactor::OnWriteDone(bool ok) {
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
     return;
   }
-  StartRead(&request_);
+  NewRequest();
+  StartRead(request_);
 }
 
 void QueryStreamReactor::OnDone() { delete this; }
@@ -62,7 +86,7 @@ void QueryStreamReactor::OnDone() { delete this; }
 void QueryStreamReactor::Answer(const absl::Status& wait) {
   // Clear() keeps the result and hit messages allocated for the next batch.
   response_.Clear();
-  const v1::QueryBatch& batch = request_;
+  const v1::QueryBatch& batch = *request_;
   absl::Status status = wait;
   if (status.ok()) status = principal_->CheckScene(batch.scene());
   if (status.ok() &&

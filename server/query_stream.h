@@ -2,9 +2,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
 #include <vector>
 
 #include "collide/v1/collide.pb.h"
+#include "google/protobuf/arena.h"
 #include "grpcpp/support/server_callback.h"
 #include "query/batch.h"
 #include "query/hit.h"
@@ -45,8 +47,15 @@ class QueryStreamReactor final
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  // Makes a fresh request_ on arena_ (resetting it: the previous batch is answered).
+  void NewRequest();
+
   const std::chrono::system_clock::time_point call_deadline_;
-  v1::QueryBatch request_;
+  // Each batch is parsed into an arena whose first block is reused from batch to batch: no
+  // allocation per query (outside an arena, clearing a Query frees its Raycast and Vec3s).
+  std::unique_ptr<char[]> arena_block_;
+  google::protobuf::Arena arena_;
+  v1::QueryBatch* request_ = nullptr;
   v1::QueryBatchResult response_;
   // Per-batch scratch, reused.
   std::vector<Query> queries_;
