@@ -102,6 +102,7 @@ uint32_t DynamicTree::RootCategory() const {
 int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t category_bits) {
   assert(tight.min.x <= tight.max.x && tight.min.y <= tight.max.y && tight.min.z <= tight.max.z);
   wide_current_ = false;
+  wide_shape_current_ = false;
   int32_t proxy = AllocateLeaf();
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   leaf_user_[proxy] = user_data;
@@ -113,6 +114,7 @@ int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t
 void DynamicTree::DestroyProxy(int32_t proxy) {
   assert(IsLiveProxy(proxy));
   wide_current_ = false;
+  wide_shape_current_ = false;
   RemoveLeaf(proxy);
   leaf_parent_[proxy] = kFreeLeaf;
   leaf_user_[proxy] = static_cast<uint32_t>(free_leaf_);
@@ -124,6 +126,7 @@ bool DynamicTree::MoveProxy(int32_t proxy, const Aabb& tight) {
   assert(IsLiveProxy(proxy));
   if (Contains(leaf_box_[proxy], tight)) return false;
   wide_current_ = false;
+  wide_shape_current_ = false;
   RemoveLeaf(proxy);
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   InsertLeaf(proxy);
@@ -134,6 +137,7 @@ bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
   assert(IsLiveProxy(proxy));
   if (Contains(leaf_box_[proxy], tight)) return false;
   wide_current_ = false;
+  if (wide_shape_current_) wide_dirty_.push_back(proxy);
   const Aabb fat = Expand(tight, options_.fat_margin);
   leaf_box_[proxy] = fat;
   int32_t ref = LeafRef(proxy);
@@ -164,6 +168,7 @@ bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
 void DynamicTree::SetCategoryBits(int32_t proxy, uint32_t category_bits) {
   assert(IsLiveProxy(proxy));
   wide_current_ = false;
+  if (wide_shape_current_) wide_dirty_.push_back(proxy);
   leaf_category_[proxy] = category_bits;
   int32_t ref = LeafRef(proxy);
   uint32_t bits = category_bits;
@@ -497,6 +502,7 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
          tight.size() == out_proxies.size());
   const int32_t n = static_cast<int32_t>(tight.size());
   wide_current_ = false;
+  wide_shape_current_ = false;
   // Fresh pools: proxies 0 .. n-1 in input order, nodes in preorder.
   leaf_box_.resize(n);
   leaf_user_.resize(n);
@@ -525,6 +531,7 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
 
 void DynamicTree::Rebuild() {
   wide_current_ = false;
+  wide_shape_current_ = false;
   item_refs_.clear();
   item_boxes_.clear();
   for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
@@ -539,6 +546,7 @@ void DynamicTree::Rebuild() {
 void DynamicTree::RebuildEnlarged() {
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
   wide_current_ = false;
+  wide_shape_current_ = false;
   // Collect the unmarked subtrees (and leaves) hanging below the marked top of the tree, and
   // free the marked nodes.
   item_refs_.clear();
@@ -598,9 +606,20 @@ void DynamicTree::Refit() {
 
 void DynamicTree::Optimize() {
   if (wide_current_) return;
+  if (wide_shape_current_ && wide_.HasRoot()) {
+    // Only boxes and categories changed since the 4-wide form was built: refit it.
+    RefitWide();
+    wide_current_ = true;
+    return;
+  }
   wide_.Clear();
+  wide_dirty_.clear();
   wide_current_ = true;
+  wide_shape_current_ = false;
   if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
+  wide_shape_current_ = true;
+  wide_leaf_at_.assign(leaf_parent_.size(), -1);
+  wide_parent_at_.clear();
   wide_.Reserve(static_cast<size_t>(node_count_ / 2 + 1));
 
   // Leaves under each binary node (post-order over an explicit stack).
@@ -647,6 +666,7 @@ void DynamicTree::Optimize() {
     pending.pop_back();
     const int32_t w = wide_.AddNode();
     if (p.wide_parent >= 0) wide_.node(p.wide_parent).child[p.slot] = w;
+    wide_parent_at_.push_back(p.wide_parent >= 0 ? p.wide_parent * WideTree::kWidth + p.slot : -1);
 
     Slot slots[WideTree::kWidth];
     const Node& b = nodes_[p.binary];
@@ -681,6 +701,8 @@ void DynamicTree::Optimize() {
     for (int i = 0; i < WideTree::kWidth; ++i) {
       if (i < count) {
         node.Set(i, slots[i].ref, slots[i].box, slots[i].category);
+        if (IsLeafRef(slots[i].ref))
+          wide_leaf_at_[ProxyOf(slots[i].ref)] = w * WideTree::kWidth + i;
       } else {
         node.SetEmpty(i);
       }
@@ -690,6 +712,57 @@ void DynamicTree::Optimize() {
     }
   }
   wide_.SetRoot(0);
+}
+
+void DynamicTree::RefitWide() {
+  // A leaf slot takes its leaf's fat box and category; an internal slot the union of its child
+  // node's slots, which is exactly the box the binary tree holds for that subtree after Refit
+  // (unions of the same fat boxes). Nodes are laid out in preorder (parents before children), so
+  // taking marked nodes highest index first finishes every child before its parent.
+  wide_node_marked_.resize(static_cast<size_t>(wide_.NodeCount()), 0);
+  wide_node_queue_.clear();
+  auto mark = [&](int32_t w) {
+    if (!wide_node_marked_[w]) {
+      wide_node_marked_[w] = 1;
+      wide_node_queue_.push_back(w);
+      std::push_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    }
+  };
+  for (int32_t proxy : wide_dirty_) {
+    if (!IsLiveProxy(proxy)) continue;
+    const int32_t at = wide_leaf_at_[proxy];
+    assert(at >= 0);
+    const int32_t w = at / WideTree::kWidth;
+    WideTree::Node& node = wide_.node(w);
+    const int slot = at % WideTree::kWidth;
+    node.Set(slot, node.child[slot], leaf_box_[proxy], leaf_category_[proxy]);
+    mark(w);
+  }
+  wide_dirty_.clear();
+  while (!wide_node_queue_.empty()) {
+    std::pop_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    const int32_t w = wide_node_queue_.back();
+    wide_node_queue_.pop_back();
+    wide_node_marked_[w] = 0;
+    const int32_t up = wide_parent_at_[w];
+    if (up < 0) continue;
+    const WideTree::Node& node = wide_.node(w);
+    Aabb box;
+    uint32_t category = 0;
+    bool first = true;
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (node.child[i] == kNullRef) continue;
+      const Aabb slot{{node.min_x[i], node.min_y[i], node.min_z[i]},
+                      {node.max_x[i], node.max_y[i], node.max_z[i]}};
+      box = first ? slot : Union(box, slot);
+      first = false;
+      category |= node.category[i];
+    }
+    WideTree::Node& parent = wide_.node(up / WideTree::kWidth);
+    const int slot = up % WideTree::kWidth;
+    parent.Set(slot, parent.child[slot], box, category);
+    mark(up / WideTree::kWidth);
+  }
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -264,6 +264,8 @@ class DynamicTree {
   // Builds over items (child references with their boxes) and makes the result the root.
   void BuildFromItems();
   bool ValidateWide(const char** why) const;
+  // Brings wide_ up to date from wide_dirty_ when wide_shape_current_ (see Optimize).
+  void RefitWide();
 
   template <bool kSwept, size_t kInlineStack, typename F>
   void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
@@ -289,6 +291,19 @@ class DynamicTree {
   // The 4-wide query form and whether it mirrors the binary tree.
   WideTree wide_;
   bool wide_current_ = false;
+  // True while wide_ mirrors the binary tree's current structure (no proxy created, destroyed or
+  // reinserted and no rebuild since it was built), so that Optimize may refit it instead of
+  // rebuilding it: only the slots of the leaves in wide_dirty_ and their ancestors change.
+  bool wide_shape_current_ = false;
+  // For each proxy, where its leaf sits in wide_ (node * kWidth + slot); for each wide node,
+  // where its parent refers to it (-1 for the root).
+  std::vector<int32_t> wide_leaf_at_;
+  std::vector<int32_t> wide_parent_at_;
+  // Proxies whose fat box or category changed since wide_ was last made current.
+  std::vector<int32_t> wide_dirty_;
+  // Scratch of RefitWide.
+  std::vector<uint8_t> wide_node_marked_;
+  std::vector<int32_t> wide_node_queue_;
 
   // Scratch for the builds.
   BinnedSahBuilder builder_;

@@ -883,3 +883,39 @@ TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
 
 }  // namespace
 }  // namespace collide
+
+namespace collide {
+namespace {
+
+// Moves that grow leaves in place and category changes leave the binary structure alone, so
+// Optimize refits the 4-wide form instead of rebuilding it; the refitted form must answer every
+// query as brute force does, round after round, and a structural change in between must fall
+// back to a full build.
+TEST(DynamicTree, RefittedWideFormAnswersLikeBruteForce) {
+  Harness h(9090, 30.0f, 2.0f, /*margin=*/0.2f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  h.tree().Optimize();
+  ASSERT_TRUE(h.tree().IsOptimized());
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (int k = 0; k < 300; ++k) {
+      const size_t i = h.rng()() % h.live().size();
+      h.MoveAt(i, 1.5f, /*enlarge=*/true);
+      if (k % 7 == 0) {
+        const uint32_t category = h.RandomCategory();
+        h.tree().SetCategoryBits(h.live()[i].proxy, category);
+        h.live()[i].category = category;
+      }
+    }
+    if (round == 3) {  // a structural change: the next Optimize rebuilds
+      h.DestroyAt(0);
+      h.Create();
+    }
+    EXPECT_FALSE(h.tree().IsOptimized());
+    h.tree().Refit();
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
+  }
+}
+
+}  // namespace
+}  // namespace collide
