@@ -52,7 +52,7 @@ struct Query {
   QueryFilter filter{};
   /// Answer against the bodies as they were at the end of this tick (retained by the history:
   /// the caller checks PoseHistory::Retains); unset means now.
-  std::optional<uint64_t> at_tick;
+  std::optional<uint64_t> at_tick{};
   /// With `at_tick`: in [0, 1), interpolate poses that far towards the end of at_tick + 1 (which
   /// must be retained too).
   float tick_fraction = 0.0f;
