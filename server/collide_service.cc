@@ -48,6 +48,27 @@ grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* call, absl::str
   return reactor;
 }
 
+// Applies a unary write's batch to `db` and finishes the call from the store's callback, with
+// the store's error paths rewritten by `translate` into the request's field names.
+grpc::ServerUnaryReactor* ApplyWrite(Database& db, grpc::CallbackServerContext* call,
+                                     absl::string_view rpc, const std::string& scene,
+                                     const UpdateBatch& batch,
+                                     absl::Status (*translate)(const absl::Status&),
+                                     v1::WriteResponse* response) {
+  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
+  db.Apply(scene, ClientTag{}, batch,
+           [reactor, response, rpc, translate](absl::StatusOr<ApplyAck> ack) {
+             if (ack.ok()) {
+               response->set_version(ack->version);
+               response->set_durable(ack->durable);
+             }
+             const absl::Status status = translate(ack.status());
+             LogServerError(rpc, status);
+             reactor->Finish(ToGrpcStatus(status));
+           });
+  return reactor;
+}
+
 }  // namespace
 
 CollideService::CollideService(ServiceContext context) : context_(std::move(context)) {}
@@ -172,18 +193,8 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
   if (absl::Status s = UpsertRequestToBatch(*request, context_.limits, &batch); !s.ok()) {
     return FinishNow(call, "UpsertBodies", s);
   }
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  context_.db->Apply(request->scene(), ClientTag{}, batch,
-                     [reactor, response](absl::StatusOr<ApplyAck> ack) {
-                       if (ack.ok()) {
-                         response->set_version(ack->version);
-                         response->set_durable(ack->durable);
-                       }
-                       const absl::Status status = TranslateUpsertError(ack.status());
-                       LogServerError("UpsertBodies", status);
-                       reactor->Finish(ToGrpcStatus(status));
-                     });
-  return reactor;
+  return ApplyWrite(*context_.db, call, "UpsertBodies", request->scene(), batch,
+                    &TranslateUpsertError, response);
 }
 
 grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerContext* call,
@@ -198,18 +209,8 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
   if (absl::Status s = RemoveRequestToBatch(*request, context_.limits, &batch); !s.ok()) {
     return FinishNow(call, "RemoveBodies", s);
   }
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  context_.db->Apply(request->scene(), ClientTag{}, batch,
-                     [reactor, response](absl::StatusOr<ApplyAck> ack) {
-                       if (ack.ok()) {
-                         response->set_version(ack->version);
-                         response->set_durable(ack->durable);
-                       }
-                       const absl::Status status = TranslateRemoveError(ack.status());
-                       LogServerError("RemoveBodies", status);
-                       reactor->Finish(ToGrpcStatus(status));
-                     });
-  return reactor;
+  return ApplyWrite(*context_.db, call, "RemoveBodies", request->scene(), batch,
+                    &TranslateRemoveError, response);
 }
 
 grpc::ServerUnaryReactor* CollideService::GetBodies(grpc::CallbackServerContext* call,
