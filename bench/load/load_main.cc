@@ -44,6 +44,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
 #include "bench/load/echo.grpc.pb.h"
@@ -810,6 +813,16 @@ int Drive(Stub* stub, const Workload& w, const std::vector<Kind>& mix) {
 }
 
 int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "a load generator for collide-server and collide-echo-server (see the comment at the top "
+      "of bench/load/load_main.cc for the workloads and examples).");
+  // --help lists this file's flags (by default absl matches files named like the binary).
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "bench/load/load_main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   const std::string workload = absl::GetFlag(FLAGS_workload);
   const std::string target = absl::GetFlag(FLAGS_target);
