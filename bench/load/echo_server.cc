@@ -15,6 +15,9 @@
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/strings/match.h"
 #include "bench/load/echo.grpc.pb.h"
 #include "grpcpp/server_builder.h"
 #include "server/transport_options.h"
@@ -127,6 +130,14 @@ class EchoService final : public collide::bench::v1::Echo::CallbackService {
 std::atomic<bool> g_stop{false};
 
 int Main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "the transport ceiling for collide-load: collide's messages answered without work.");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "bench/load/echo_server.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   std::signal(SIGTERM, [](int) { g_stop = true; });
   std::signal(SIGINT, [](int) { g_stop = true; });
