@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -187,8 +188,8 @@ double StreamRate(client::Client& c, const std::string& scene, const ReferenceSc
   return static_cast<double>(answered.load()) / elapsed;
 }
 
-// The same rays through the in-process engine, one thread, batches of `batch`.
-double InProcessRate(const ReferenceScene& ref, int batch) {
+// The reference scene as an in-process world, built once.
+CollisionWorld BuildWorld(const ReferenceScene& ref) {
   CollisionWorld world;
   std::vector<BodyDesc> descs(ref.shapes.size());
   for (size_t i = 0; i < descs.size(); ++i) {
@@ -196,15 +197,16 @@ double InProcessRate(const ReferenceScene& ref, int batch) {
   }
   std::vector<BodyHandle> handles(descs.size());
   world.AddBulk(descs, handles);
-  std::vector<Query> queries(ref.rays.size());
-  for (size_t i = 0; i < queries.size(); ++i) {
-    queries[i] = Query{.kind = QueryKind::kRaycast, .ray = ref.rays[i]};
-  }
+  return world;
+}
+
+// The same rays through the in-process engine, one thread, batches of `batch`.
+double InProcessRate(const CollisionWorld& world, std::span<const Query> queries, int batch) {
   std::vector<QueryResult> results;
   std::vector<QueryHit> hits;
   const Clock::time_point t0 = Clock::now();
   for (size_t i = 0; i + batch <= queries.size(); i += batch) {
-    RunBatch(world, std::span<const Query>(queries.data() + i, batch), &results, &hits);
+    RunBatch(world, queries.subspan(i, batch), &results, &hits);
   }
   return static_cast<double>(queries.size() / batch * batch) / Seconds(Clock::now() - t0);
 }
@@ -261,6 +263,11 @@ int Main(int argc, char** argv) {
               cfg.address.c_str(), cfg.runs);
   if (!Load(**c, scene, ref)) return 1;
 
+  const CollisionWorld world = BuildWorld(ref);
+  std::vector<Query> queries(ref.rays.size());
+  for (size_t i = 0; i < queries.size(); ++i) {
+    queries[i] = Query{.kind = QueryKind::kRaycast, .ray = ref.rays[i]};
+  }
   std::vector<double> p50, p99, p999, stream, local, ratio;
   for (int run = 0; run < cfg.runs; ++run) {
     std::vector<double> us = UnaryLatencies(**c, scene, ref, cfg.unary_calls);
@@ -268,7 +275,7 @@ int Main(int argc, char** argv) {
     p99.push_back(Percentile(us, 0.99));
     p999.push_back(Percentile(us, 0.999));
     stream.push_back(StreamRate(**c, scene, ref, cfg));
-    local.push_back(InProcessRate(ref, cfg.batch));
+    local.push_back(InProcessRate(world, queries, cfg.batch));
     ratio.push_back(stream.back() / local.back());
     std::printf(
         "run %d: unary raycast p50 %.0f us, p99 %.0f us, p99.9 %.0f us (%.0f calls/s one at a "

@@ -292,22 +292,30 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
 // ---------------------------------------------------------------------------------------------
 // Unary queries.
 
-grpc::ServerUnaryReactor* CollideService::QueryAfterVersion(
-    grpc::CallbackServerContext* call, absl::string_view rpc, const Principal& principal,
-    absl::string_view scene_name, uint64_t min_version, std::function<absl::Status()> query) {
+template <typename Request>
+grpc::ServerUnaryReactor* CollideService::UnaryQuery(
+    grpc::CallbackServerContext* call, absl::string_view rpc, const Request* request,
+    v1::QueryResponse* response,
+    absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&)) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  if (!principal.ok()) return FinishNow(call, rpc, principal.status());
+  auto run = [this, principal = *principal, request, response, convert] {
+    return DoQuery(*principal, request->scene(), convert(*request, context_.limits), response);
+  };
+  const uint64_t min_version = request->min_version();
   std::shared_ptr<const Scene> scene;
-  if (min_version > 0 && principal.CheckScene(scene_name).ok()) {
-    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(scene_name);
+  if (min_version > 0 && (*principal)->CheckScene(request->scene()).ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request->scene());
     if (found.ok()) scene = *std::move(found);
   }
-  if (scene == nullptr || scene->version() >= min_version) return FinishNow(call, rpc, query());
+  if (scene == nullptr || scene->version() >= min_version) return FinishNow(call, rpc, run());
   // The reactor finishes from the wait's callback; gRPC keeps the request and response alive
   // until then.
   grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
   VersionWait::Start(std::move(scene), min_version,
                      VersionWaitDeadline(call->deadline(), context_.limits.max_version_wait_ms),
-                     [reactor, rpc, query = std::move(query)](absl::Status wait) {
-                       const absl::Status status = wait.ok() ? query() : wait;
+                     [reactor, rpc, run](absl::Status wait) {
+                       const absl::Status status = wait.ok() ? run() : wait;
                        LogServerError(rpc, status);
                        reactor->Finish(ToGrpcStatus(status));
                      });
@@ -344,40 +352,19 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
 grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* call,
                                                   const v1::RaycastRequest* request,
                                                   v1::QueryResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return FinishNow(call, "Raycast", principal.status());
-  return QueryAfterVersion(call, "Raycast", **principal, request->scene(), request->min_version(),
-                           [this, principal, request, response]() {
-                             return DoQuery(**principal, request->scene(),
-                                            RaycastRequestToQuery(*request, context_.limits),
-                                            response);
-                           });
+  return UnaryQuery(call, "Raycast", request, response, &RaycastRequestToQuery);
 }
 
 grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext* call,
                                                      const v1::SphereCastRequest* request,
                                                      v1::QueryResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return FinishNow(call, "SphereCast", principal.status());
-  return QueryAfterVersion(call, "SphereCast", **principal, request->scene(),
-                           request->min_version(), [this, principal, request, response]() {
-                             return DoQuery(**principal, request->scene(),
-                                            SphereCastRequestToQuery(*request, context_.limits),
-                                            response);
-                           });
+  return UnaryQuery(call, "SphereCast", request, response, &SphereCastRequestToQuery);
 }
 
 grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* call,
                                                   const v1::OverlapRequest* request,
                                                   v1::QueryResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return FinishNow(call, "Overlap", principal.status());
-  return QueryAfterVersion(call, "Overlap", **principal, request->scene(), request->min_version(),
-                           [this, principal, request, response]() {
-                             return DoQuery(**principal, request->scene(),
-                                            OverlapRequestToQuery(*request, context_.limits),
-                                            response);
-                           });
+  return UnaryQuery(call, "Overlap", request, response, &OverlapRequestToQuery);
 }
 
 }  // namespace collide

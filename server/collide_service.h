@@ -1,7 +1,5 @@
 #pragma once
 
-#include <functional>
-
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.grpc.pb.h"
@@ -68,14 +66,16 @@ class CollideService final : public v1::Collide::CallbackService {
   /// Bodies of one scene, read at one version.
   absl::Status DoGetBodies(const Principal& principal, const v1::GetBodiesRequest& request,
                            v1::GetBodiesResponse* response) const;
+  /// Authorises a unary query, converts `request` with `convert` and answers it (DoQuery) once
+  /// the scene reached the request's min_version (at once when 0); DEADLINE_EXCEEDED when the
+  /// wait passes the call's deadline or limits.max_version_wait_ms. No thread waits meanwhile
+  /// (VersionWait).
+  template <typename Request>
+  grpc::ServerUnaryReactor* UnaryQuery(grpc::CallbackServerContext* call, absl::string_view rpc,
+                                       const Request* request, v1::QueryResponse* response,
+                                       absl::StatusOr<Query> (*convert)(const Request&,
+                                                                        const ServiceLimits&));
   /// One query against one scene version (`query` from the request's conversion).
-  // Runs `query` and finishes the call with its status, once the scene reached `min_version`
-  // (at once when 0); DEADLINE_EXCEEDED when the wait passes the call's deadline or
-  // limits.max_version_wait_ms. No thread waits meanwhile (VersionWait).
-  grpc::ServerUnaryReactor* QueryAfterVersion(grpc::CallbackServerContext* call,
-                                              absl::string_view rpc, const Principal& principal,
-                                              absl::string_view scene_name, uint64_t min_version,
-                                              std::function<absl::Status()> query);
   absl::Status DoQuery(const Principal& principal, absl::string_view scene,
                        absl::StatusOr<Query> query, v1::QueryResponse* response) const;
 

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
+#include "scene/status_macros.h"
 #include "server/status_convert.h"
 
 namespace collide {
@@ -67,18 +68,12 @@ absl::Status UnitQuat(float x, float y, float z, float w, const FieldPath& at,
 absl::Status PoseFromProto(const v1::Pose& proto, const FieldPath& at, absl::string_view field,
                            Pose* out) {
   Pose pose;
-  if (absl::Status s =
-          PointFromProto(proto.position(), at, absl::StrCat(field, ".position"), &pose.position);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(
+      PointFromProto(proto.position(), at, absl::StrCat(field, ".position"), &pose.position));
   if (proto.has_rotation()) {
     const v1::Quat& q = proto.rotation();
-    if (absl::Status s = UnitQuat(q.x(), q.y(), q.z(), q.w(), at, absl::StrCat(field, ".rotation"),
-                                  &pose.rotation);
-        !s.ok()) {
-      return s;
-    }
+    COLLIDE_RETURN_IF_ERROR(
+        UnitQuat(q.x(), q.y(), q.z(), q.w(), at, absl::StrCat(field, ".rotation"), &pose.rotation));
   }
   *out = pose;
   return absl::OkStatus();
@@ -144,53 +139,36 @@ absl::Status RadiusFromProto(float proto, const FieldPath& at, float* out) {
 
 absl::Status RaycastFromProto(const v1::Raycast& proto, const FieldPath& at, Query* out) {
   out->kind = QueryKind::kRaycast;
-  if (absl::Status s = PointFromProto(proto.origin(), at, "origin", &out->ray.origin); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = DirectionFromProto(proto.direction(), at, &out->ray.direction); !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &out->ray.origin));
+  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &out->ray.direction));
   return MaxDistanceFromProto(proto.max_distance(), at, &out->ray.max_distance);
 }
 
 absl::Status SphereCastFromProto(const v1::SphereCast& proto, const FieldPath& at, Query* out) {
   out->kind = QueryKind::kSphereCast;
-  if (absl::Status s = PointFromProto(proto.origin(), at, "origin", &out->ray.origin); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = DirectionFromProto(proto.direction(), at, &out->ray.direction); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = MaxDistanceFromProto(proto.max_distance(), at, &out->ray.max_distance);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &out->ray.origin));
+  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &out->ray.direction));
+  COLLIDE_RETURN_IF_ERROR(MaxDistanceFromProto(proto.max_distance(), at, &out->ray.max_distance));
   return RadiusFromProto(proto.radius(), at, &out->radius);
 }
 
 absl::Status OverlapFromProto(const v1::Overlap& proto, const FieldPath& at, Query* out) {
   out->kind = QueryKind::kOverlap;
-  if (absl::Status s = ShapeFromProto(proto.shape(), at, "shape", &out->shape); !s.ok()) return s;
+  COLLIDE_RETURN_IF_ERROR(ShapeFromProto(proto.shape(), at, "shape", &out->shape));
   return PoseFromProto(proto.pose(), at, "pose", &out->pose);
 }
 
 absl::Status PointQueryFromProto(const v1::PointQuery& proto, const FieldPath& at, Query* out) {
   out->kind = QueryKind::kWithinRadius;
-  if (absl::Status s = PointFromProto(proto.point(), at, "point", &out->ray.origin); !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.point(), at, "point", &out->ray.origin));
   return RadiusFromProto(proto.radius(), at, &out->radius);
 }
 
 absl::Status AabbQueryFromProto(const v1::AabbQuery& proto, const FieldPath& at, Query* out) {
   out->kind = QueryKind::kRegion;
   const v1::Aabb& region = proto.region();
-  if (absl::Status s = PointFromProto(region.min(), at, "region.min", &out->region.min); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = PointFromProto(region.max(), at, "region.max", &out->region.max); !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.min(), at, "region.min", &out->region.min));
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.max(), at, "region.max", &out->region.max));
   const Aabb& b = out->region;
   if (b.min.x > b.max.x || b.min.y > b.max.y || b.min.z > b.max.z) {
     return Invalid(at, "region", "min must not exceed max on any axis");
@@ -384,8 +362,8 @@ absl::Status BodyToOp(const v1::Body& body, const FieldPath& at, UpdateOp* op) {
     default:
       return Invalid(at, "kind", absl::StrCat("unknown body kind ", static_cast<int>(body.kind())));
   }
-  if (absl::Status s = ShapeFromProto(body.shape(), at, "shape", &op->shape); !s.ok()) return s;
-  if (absl::Status s = PoseFromProto(body.pose(), at, "pose", &op->pose); !s.ok()) return s;
+  COLLIDE_RETURN_IF_ERROR(ShapeFromProto(body.shape(), at, "shape", &op->shape));
+  COLLIDE_RETURN_IF_ERROR(PoseFromProto(body.pose(), at, "pose", &op->pose));
   op->category = body.has_category() ? body.category() : 1u;
   op->mask = body.has_mask() ? body.mask() : ~0u;
   op->user_data = body.user_data();
@@ -446,19 +424,13 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
     core = UpdateOp{};
     switch (op.op_case()) {
       case v1::UpdateOp::kUpsert:
-        if (absl::Status s = BodyToOp(op.upsert(), FieldPath{"ops", i, ".upsert"}, &core);
-            !s.ok()) {
-          return s;
-        }
+        COLLIDE_RETURN_IF_ERROR(BodyToOp(op.upsert(), FieldPath{"ops", i, ".upsert"}, &core));
         break;
       case v1::UpdateOp::kSetPose:
         core.type = UpdateOpType::kSetPose;
         core.body_id = op.set_pose().id();
-        if (absl::Status s = PoseFromProto(op.set_pose().pose(), FieldPath{"ops", i, ".set_pose"},
-                                           "pose", &core.pose);
-            !s.ok()) {
-          return s;
-        }
+        COLLIDE_RETURN_IF_ERROR(PoseFromProto(
+            op.set_pose().pose(), FieldPath{"ops", i, ".set_pose"}, "pose", &core.pose));
         break;
       case v1::UpdateOp::kSetFilter:
         core.type = UpdateOpType::kSetFilter;
@@ -486,9 +458,7 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
       return Invalid(at, "", absl::StrCat("position ", CoordinateReason()));
     }
     core.pose.position = Vec3{p[0], p[1], p[2]};
-    if (absl::Status s = UnitQuat(p[3], p[4], p[5], p[6], at, "", &core.pose.rotation); !s.ok()) {
-      return s;
-    }
+    COLLIDE_RETURN_IF_ERROR(UnitQuat(p[3], p[4], p[5], p[6], at, "", &core.pose.rotation));
   }
   return absl::OkStatus();
 }
@@ -541,11 +511,8 @@ absl::Status UpsertRequestToBatch(const v1::UpsertBodiesRequest& request,
   out->ops.resize(static_cast<size_t>(request.bodies_size()));
   for (size_t i = 0; i < out->ops.size(); ++i) {
     out->ops[i] = UpdateOp{};
-    if (absl::Status s =
-            BodyToOp(request.bodies(static_cast<int>(i)), FieldPath{"bodies", i}, &out->ops[i]);
-        !s.ok()) {
-      return s;
-    }
+    COLLIDE_RETURN_IF_ERROR(
+        BodyToOp(request.bodies(static_cast<int>(i)), FieldPath{"bodies", i}, &out->ops[i]));
   }
   return absl::OkStatus();
 }
@@ -603,69 +570,47 @@ absl::Status QueryFromProto(const v1::Query& proto, size_t index, const ServiceL
                      "must hold a raycast, sphere_cast, overlap, point or aabb query");
   }
   if (!status.ok()) return status;
-  if (absl::Status s = TickFromProto(proto.has_at_tick(), proto.at_tick(), proto.tick_fraction(),
-                                     FieldPath{"queries", index}, out);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(TickFromProto(proto.has_at_tick(), proto.at_tick(), proto.tick_fraction(),
+                                        FieldPath{"queries", index}, out));
   return CommonFromProto(proto.filter(), proto.mode(), proto.max_hits(), proto.detail(),
                          FieldPath{"queries", index}, limits, out);
 }
 
+namespace {
+
+// The filter, mode, max_hits, detail and tick fields every unary query request has.
+template <typename Request>
+absl::Status UnaryQueryOptionsFromProto(const Request& request, bool detail,
+                                        const ServiceLimits& limits, Query* query) {
+  COLLIDE_RETURN_IF_ERROR(CommonFromProto(request.filter(), request.mode(), request.max_hits(),
+                                          detail, FieldPath{}, limits, query));
+  return TickFromProto(request.has_at_tick(), request.at_tick(), request.tick_fraction(),
+                       FieldPath{}, query);
+}
+
+}  // namespace
+
 absl::StatusOr<Query> RaycastRequestToQuery(const v1::RaycastRequest& request,
                                             const ServiceLimits& limits) {
   Query query;
-  if (absl::Status s = RaycastFromProto(request.ray(), FieldPath{"ray"}, &query); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CommonFromProto(request.filter(), request.mode(), request.max_hits(), false,
-                                       FieldPath{}, limits, &query);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
-                                     request.tick_fraction(), FieldPath{}, &query);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(RaycastFromProto(request.ray(), FieldPath{"ray"}, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, false, limits, &query));
   return query;
 }
 
 absl::StatusOr<Query> SphereCastRequestToQuery(const v1::SphereCastRequest& request,
                                                const ServiceLimits& limits) {
   Query query;
-  if (absl::Status s = SphereCastFromProto(request.cast(), FieldPath{"cast"}, &query); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CommonFromProto(request.filter(), request.mode(), request.max_hits(), false,
-                                       FieldPath{}, limits, &query);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
-                                     request.tick_fraction(), FieldPath{}, &query);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(SphereCastFromProto(request.cast(), FieldPath{"cast"}, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, false, limits, &query));
   return query;
 }
 
 absl::StatusOr<Query> OverlapRequestToQuery(const v1::OverlapRequest& request,
                                             const ServiceLimits& limits) {
   Query query;
-  if (absl::Status s = OverlapFromProto(request.overlap(), FieldPath{"overlap"}, &query); !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = CommonFromProto(request.filter(), request.mode(), request.max_hits(),
-                                       request.detail(), FieldPath{}, limits, &query);
-      !s.ok()) {
-    return s;
-  }
-  if (absl::Status s = TickFromProto(request.has_at_tick(), request.at_tick(),
-                                     request.tick_fraction(), FieldPath{}, &query);
-      !s.ok()) {
-    return s;
-  }
+  COLLIDE_RETURN_IF_ERROR(OverlapFromProto(request.overlap(), FieldPath{"overlap"}, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, request.detail(), limits, &query));
   return query;
 }
 

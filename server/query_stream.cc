@@ -5,6 +5,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "scene/query_ticks.h"
+#include "scene/status_macros.h"
 #include "server/proto_convert.h"
 #include "server/status_convert.h"
 #include "server/version_wait.h"
@@ -50,24 +51,24 @@ void QueryStreamReactor::OnReadDone(bool ok) {
 }
 
 void QueryStreamReactor::AnswerAndWrite() {
+  absl::StatusOr<std::shared_ptr<const Scene>> scene = SceneFor(*request_);
   const uint64_t min_version = request_->min_version();
-  std::shared_ptr<const Scene> scene;
-  if (min_version > 0 && principal_->CheckScene(request_->scene()).ok()) {
-    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request_->scene());
-    if (found.ok()) scene = *std::move(found);
-  }
-  if (scene == nullptr || scene->version() >= min_version) {
-    Answer(absl::OkStatus());
+  if (!scene.ok() || min_version == 0 || (*scene)->version() >= min_version) {
+    Answer(scene);
     StartWrite(&response_);
     return;
   }
   // No operation is pending on the call while it waits, and Finish has not been called, so the
   // reactor stays alive until the wait's callback starts the write (a cancelled call then fails
   // that write, and OnWriteDone finishes it).
-  VersionWait::Start(std::move(scene), min_version,
+  VersionWait::Start(*scene, min_version,
                      VersionWaitDeadline(call_deadline_, context_.limits.max_version_wait_ms),
-                     [this](absl::Status wait) {
-                       Answer(wait);
+                     [this, scene = *scene](absl::Status wait) {
+                       if (wait.ok()) {
+                         Answer(scene);
+                       } else {
+                         Answer(wait);
+                       }
                        StartWrite(&response_);
                      });
 }
@@ -83,31 +84,26 @@ void QueryStreamReactor::OnWriteDone(bool ok) {
 
 void QueryStreamReactor::OnDone() { delete this; }
 
-void QueryStreamReactor::Answer(const absl::Status& wait) {
+absl::StatusOr<std::shared_ptr<const Scene>> QueryStreamReactor::SceneFor(
+    const v1::QueryBatch& batch) const {
+  COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(batch.scene()));
+  if (static_cast<size_t>(batch.queries_size()) > context_.limits.max_queries_per_batch) {
+    return absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",
+                                                     context_.limits.max_queries_per_batch,
+                                                     " queries, got ", batch.queries_size()));
+  }
+  return context_.db->GetScene(batch.scene());
+}
+
+void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& found) {
   // Clear() keeps the result and hit messages allocated for the next batch.
   response_.Clear();
   const v1::QueryBatch& batch = *request_;
-  absl::Status status = wait;
-  if (status.ok()) status = principal_->CheckScene(batch.scene());
-  if (status.ok() &&
-      static_cast<size_t>(batch.queries_size()) > context_.limits.max_queries_per_batch) {
-    status = absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",
-                                                       context_.limits.max_queries_per_batch,
-                                                       " queries, got ", batch.queries_size()));
-  }
-  std::shared_ptr<const Scene> scene;
-  if (status.ok()) {
-    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(batch.scene());
-    if (found.ok()) {
-      scene = *std::move(found);
-    } else {
-      status = found.status();
-    }
-  }
-  if (!status.ok()) {
-    ToProtoError(status, response_.mutable_error());
+  if (!found.ok()) {
+    ToProtoError(found.status(), response_.mutable_error());
     return;
   }
+  const Scene& scene = **found;
 
   queries_.clear();
   slots_.clear();
@@ -124,8 +120,8 @@ void QueryStreamReactor::Answer(const absl::Status& wait) {
     }
     slots_.push_back(static_cast<size_t>(i));
   }
-  const uint64_t version = scene->ReadWithHistory([this](const CollisionWorld& world,
-                                                         const PoseHistory& history, uint64_t v) {
+  const uint64_t version = scene.ReadWithHistory([this](const CollisionWorld& world,
+                                                        const PoseHistory& history, uint64_t v) {
     // Ticks are checked under the same read as the queries run: the window cannot move
     // in between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
     size_t kept = 0;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
 #include "google/protobuf/arena.h"
 #include "grpcpp/support/server_callback.h"
@@ -42,8 +43,10 @@ class QueryStreamReactor final
  private:
   // Answers request_ into response_ (once its min_version is reached), then writes it.
   void AnswerAndWrite();
-  // Answers request_ into response_; `wait` is the outcome of its min_version wait.
-  void Answer(const absl::Status& wait);
+  // The scene request_ may read (auth, batch size, lookup), or why the batch is rejected.
+  absl::StatusOr<std::shared_ptr<const Scene>> SceneFor(const v1::QueryBatch& batch) const;
+  // Answers request_ into response_ against `scene`, or with the batch's error.
+  void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
 
   const ServiceContext& context_;
   const Principal* const principal_;

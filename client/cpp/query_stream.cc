@@ -1,8 +1,7 @@
 #include "client/cpp/query_stream.h"
 
+#include <optional>
 #include <utility>
-
-#include "client/cpp/grpc_status.h"
 
 namespace collide::client {
 
@@ -12,14 +11,9 @@ QueryStreamSession::QueryStreamSession(
     : context_(std::move(context)), stream_(std::move(stream)) {}
 
 QueryStreamSession::~QueryStreamSession() {
-  bool finished;
-  {
-    absl::MutexLock lock(&finish_mu_);
-    finished = finished_;
-  }
-  if (!finished) {
+  if (!end_.status().has_value()) {
     context_->TryCancel();
-    FinishOnce().IgnoreError();
+    end_.FinishOnce(stream_.get()).IgnoreError();
   }
 }
 
@@ -31,29 +25,12 @@ absl::Status QueryStreamSession::Send(const v1::QueryBatch& batch) {
   return absl::OkStatus();
 }
 
-absl::Status QueryStreamSession::FinishOnce() {
-  absl::MutexLock lock(&finish_mu_);
-  if (!finished_) {
-    final_status_ = FromGrpcStatus(stream_->Finish());
-    finished_ = true;
-  }
-  return final_status_;
-}
-
 absl::Status QueryStreamSession::StreamEnded() {
-  absl::Status status = FinishOnce();
-  if (!status.ok()) return status;
-  return absl::UnavailableError("query stream: ended with batches unanswered");
+  return end_.Ended(stream_.get(), "query stream: ended with batches unanswered");
 }
 
 absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Read() {
-  {
-    absl::MutexLock lock(&finish_mu_);
-    if (finished_) {
-      if (!final_status_.ok()) return final_status_;
-      return absl::UnavailableError("query stream: ended with batches unanswered");
-    }
-  }
+  if (end_.status().has_value()) return StreamEnded();
   v1::QueryBatchResult result;
   if (!stream_->Read(&result)) return StreamEnded();
   return result;
@@ -74,15 +51,12 @@ void QueryStreamSession::Cancel() { context_->TryCancel(); }
 
 absl::Status QueryStreamSession::Finish() {
   bool first = !writes_done_.exchange(true);
-  {
-    absl::MutexLock lock(&finish_mu_);
-    if (finished_) return final_status_;
-  }
+  if (std::optional<absl::Status> ended = end_.status()) return *ended;
   if (first) stream_->WritesDone();
   v1::QueryBatchResult result;
   while (stream_->Read(&result)) {
   }
-  return FinishOnce();
+  return end_.FinishOnce(stream_.get());
 }
 
 QueryBatcher::QueryBatcher(QueryStreamSession* session, std::string scene, size_t flush_size,

@@ -11,6 +11,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "client/cpp/stream_end.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -46,17 +47,13 @@ class QueryStreamSession {
   absl::Status Finish();
 
  private:
-  // Calls stream_->Finish() the first time; the status it gave after that.
-  absl::Status FinishOnce();
   // The status of a stream that ended while answers were expected.
   absl::Status StreamEnded();
 
   std::unique_ptr<grpc::ClientContext> context_;
   std::unique_ptr<grpc::ClientReaderWriter<v1::QueryBatch, v1::QueryBatchResult>> stream_;
   std::atomic<bool> writes_done_{false};
-  absl::Mutex finish_mu_;
-  bool finished_ ABSL_GUARDED_BY(finish_mu_) = false;
-  absl::Status final_status_ ABSL_GUARDED_BY(finish_mu_);
+  StreamEnd end_;
 };
 
 /// Collects queries for one scene and runs them on a QueryStreamSession in batches of

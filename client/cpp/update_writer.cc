@@ -1,9 +1,9 @@
 #include "client/cpp/update_writer.h"
 
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "client/cpp/grpc_status.h"
 
 namespace collide::client {
 
@@ -17,14 +17,9 @@ UpdateWriter::UpdateWriter(
       next_sequence_(first_sequence) {}
 
 UpdateWriter::~UpdateWriter() {
-  bool finished;
-  {
-    absl::MutexLock lock(&finish_mu_);
-    finished = finished_;
-  }
-  if (!finished) {
+  if (!end_.status().has_value()) {
     context_->TryCancel();
-    FinishOnce().IgnoreError();
+    end_.FinishOnce(stream_.get()).IgnoreError();
   }
 }
 
@@ -66,19 +61,8 @@ absl::Status UpdateWriter::SendAsIs(const v1::UpdateBatch& batch) {
   return absl::OkStatus();
 }
 
-absl::Status UpdateWriter::FinishOnce() {
-  absl::MutexLock lock(&finish_mu_);
-  if (!finished_) {
-    final_status_ = FromGrpcStatus(stream_->Finish());
-    finished_ = true;
-  }
-  return final_status_;
-}
-
 absl::Status UpdateWriter::StreamEnded() {
-  absl::Status status = FinishOnce();
-  if (!status.ok()) return status;
-  return absl::UnavailableError("update stream: ended with batches unacknowledged");
+  return end_.Ended(stream_.get(), "update stream: ended with batches unacknowledged");
 }
 
 absl::StatusOr<v1::UpdateAck> UpdateWriter::ReadAck() {
@@ -119,15 +103,12 @@ absl::Status UpdateWriter::Finish() {
     first = !writes_done_;
     writes_done_ = true;
   }
-  {
-    absl::MutexLock lock(&finish_mu_);
-    if (finished_) return final_status_;
-  }
+  if (std::optional<absl::Status> ended = end_.status()) return *ended;
   if (first) stream_->WritesDone();
   v1::UpdateAck ack;
   while (stream_->Read(&ack)) {
   }
-  return FinishOnce();
+  return end_.FinishOnce(stream_.get());
 }
 
 }  // namespace collide::client

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
+#include "client/cpp/stream_end.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -58,8 +59,6 @@ class UpdateWriter {
   size_t pending() const;
 
  private:
-  // Calls stream_->Finish() the first time; the status it gave after that.
-  absl::Status FinishOnce();
   // The status of a stream that ended while answers were expected.
   absl::Status StreamEnded();
 
@@ -70,9 +69,7 @@ class UpdateWriter {
   uint64_t next_sequence_ ABSL_GUARDED_BY(mu_);
   std::deque<uint64_t> unacknowledged_ ABSL_GUARDED_BY(mu_);
   bool writes_done_ ABSL_GUARDED_BY(mu_) = false;
-  absl::Mutex finish_mu_;
-  bool finished_ ABSL_GUARDED_BY(finish_mu_) = false;
-  absl::Status final_status_ ABSL_GUARDED_BY(finish_mu_);
+  StreamEnd end_;
 };
 
 }  // namespace collide::client

@@ -46,12 +46,17 @@ inline Vec3 UnitOr(const Vec3& v, const Vec3& fallback) {
 /// cancel. `at_t` keeps the normal consistent with the distance reported (which matters at
 /// grazing entries, where the distance is ill-conditioned); `exact` takes over when `at_t` has
 /// lost most of its digits (a small radius far from the ray origin, or a zero radius).
-/// `fallback` is returned when both are zero (a zero radius hit dead on).
-inline Vec3 EntryNormal(const Vec3& at_t, const Vec3& exact, float radius, const Vec3& fallback) {
-  if (radius > 0.0f && LengthSquared(at_t) >= 0.25f * radius * radius) {
-    return UnitOr(at_t, fallback);
+/// `fallback()` is returned when both are zero (a zero radius hit dead on). `exact()` and
+/// `fallback()` are evaluated only when needed; the common case needs neither.
+template <typename Exact, typename Fallback>
+inline Vec3 EntryNormal(const Vec3& at_t, float radius, Exact&& exact, Fallback&& fallback) {
+  const float at_len2 = LengthSquared(at_t);
+  if (radius > 0.0f && at_len2 >= 0.25f * radius * radius) {
+    return at_t * (1.0f / std::sqrt(at_len2));
   }
-  return UnitOr(exact, fallback);
+  const Vec3 e = exact();
+  const float len2 = LengthSquared(e);
+  return len2 > 0.0f ? e * (1.0f / std::sqrt(len2)) : fallback();
 }
 
 /// The contact mapped to the world frame by `pose`.
@@ -87,7 +92,10 @@ inline bool RayBall(const Vec3& m, const Vec3& d, float radius, float* t, Vec3* 
   if (disc < 0.0f) return false;  // the line passes further than R from the centre
   const float s = std::sqrt(disc);
   *t = std::max(-b - s, 0.0f);
-  if (normal != nullptr) *normal = EntryNormal(m + *t * d, q - s * d, radius, -d);
+  if (normal != nullptr) {
+    *normal = EntryNormal(
+        m + *t * d, radius, [&] { return q - s * d; }, [&] { return -d; });
+  }
   return true;
 }
 
@@ -155,18 +163,28 @@ inline bool RayCapsule(const Vec3& o, const Vec3& d, float h, float radius, floa
       if (normal != nullptr) {
         // The entry point across the axis, m + tc d = q - (root / dd) d, with q = m - (bb / dd) d
         // the closest approach of the projected line: orthogonal terms, no cancellation.
-        const float k = bb / dd;
-        const float s = root / dd;
-        Vec3 exact{};
-        exact[a] = (ma - k * da) - s * da;
-        exact[b] = (mb - k * db) - s * db;
         Vec3 at_t{};
         at_t[a] = ma + tc * da;
         at_t[b] = mb + tc * db;
-        Vec3 back{};  // a segment hit from the side: -d across the axis
-        back[a] = -da;
-        back[b] = -db;
-        *normal = EntryNormal(at_t, exact, radius, UnitOr(back, -d));
+        *normal = EntryNormal(
+            at_t, radius,
+            [&] {
+              // The entry point across the axis, m + tc d = q - (root / dd) d, with
+              // q = m - (bb / dd) d the closest approach of the projected line: orthogonal terms,
+              // no cancellation.
+              const float k = bb / dd;
+              const float s = root / dd;
+              Vec3 exact{};
+              exact[a] = (ma - k * da) - s * da;
+              exact[b] = (mb - k * db) - s * db;
+              return exact;
+            },
+            [&] {
+              Vec3 back{};  // a segment hit from the side: -d across the axis
+              back[a] = -da;
+              back[b] = -db;
+              return UnitOr(back, -d);
+            });
       }
       return true;
     }
