@@ -529,9 +529,9 @@ void PaceStreams(const std::vector<std::unique_ptr<Driver>>& drivers, double rat
 
 struct RunResult {
   double rate = 0;  // units per second
-  LatencyHistogram latency;
+  LatencyHistogram latency{};
   double side_rate = 0;  // ingest: query results per second
-  LatencyHistogram side_latency;
+  LatencyHistogram side_latency{};
 };
 
 // Runs warm-up then the measured window with `recorders` measuring, calling `stop` after.
