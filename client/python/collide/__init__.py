@@ -1,0 +1,33 @@
+"""collide: a Python client for the collide collision-query server.
+
+    import collide
+    from collide import Body, Sphere, Pose, Raycast, Mode
+
+    with collide.Client("127.0.0.1:50051", token="...") as client:
+        client.create_scene("world")
+        client.upsert_bodies("world", [Body(1, Sphere(1.0), Pose((0, 0, 0)))])
+        print(client.raycast("world", Raycast((-5, 0, 0), (1, 0, 0), 100)).hits)
+        with client.update_writer("world") as writer:
+            writer.send(moves=([1], [0.5, 0, 0, 0, 0, 0, 1]))
+        with client.query_stream("world") as stream:
+            print(stream.query([collide.Query(Raycast((-5, 0, 0), (1, 0, 0), 100))]))
+"""
+
+from collide.client import SCENE_HEADER, Client
+from collide.errors import BatchRejectedError, CollideError
+from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, Filter,
+                           GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
+                           Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
+                           Remove, SceneInfo, SceneOptions, SceneStats, SetFilter, SetPose,
+                           Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+from collide.query_stream import QueryStream
+from collide.update_writer import UpdateWriter
+
+__all__ = [
+    "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
+    "CollideError", "Durability", "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap",
+    "PointQuery", "Pose", "PoseColumns", "Quat", "Query", "QueryBatchResult", "QueryResponse",
+    "QueryResult", "QueryStream", "Raycast", "Remove", "SCENE_HEADER", "SceneInfo",
+    "SceneOptions", "SceneStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck",
+    "UpdateWriter", "Upsert", "Vec3", "WriteResult",
+]

@@ -1,0 +1,238 @@
+"""Conversions between the dataclasses of collide.model and the collide.v1 messages."""
+
+from __future__ import annotations
+
+from typing import Iterable, List, Optional, Sequence
+
+from collide import model as t
+from collide._pb import pb
+from collide.errors import CollideError
+
+
+def set_vec3(message, value: t.Vec3Like) -> None:
+    """Fills a collide.v1.Vec3 from a Vec3 or an (x, y, z) sequence."""
+    x, y, z = value
+    message.x = x
+    message.y = y
+    message.z = z
+
+
+def set_quat(message, value: t.QuatLike) -> None:
+    """Fills a collide.v1.Quat from a Quat or an (x, y, z, w) sequence."""
+    x, y, z, w = value
+    message.x = x
+    message.y = y
+    message.z = z
+    message.w = w
+
+
+def set_pose(message, pose: t.Pose) -> None:
+    """Fills a collide.v1.Pose; an absent rotation stays absent (identity)."""
+    set_vec3(message.position, pose.position)
+    if pose.rotation is not None:
+        set_quat(message.rotation, pose.rotation)
+
+
+def set_shape(message, shape: t.Shape) -> None:
+    """Fills a collide.v1.Shape."""
+    if isinstance(shape, t.Sphere):
+        message.sphere.SetInParent()
+        message.sphere.radius = shape.radius
+    elif isinstance(shape, t.Box):
+        message.box.SetInParent()
+        set_vec3(message.box.half_extents, shape.half_extents)
+    elif isinstance(shape, t.Capsule):
+        message.capsule.SetInParent()
+        message.capsule.radius = shape.radius
+        message.capsule.half_height = shape.half_height
+    else:
+        raise TypeError(f"not a shape: {shape!r}")
+
+
+def set_body(message, body: t.Body) -> None:
+    """Fills a collide.v1.Body."""
+    message.id = body.id
+    set_shape(message.shape, body.shape)
+    set_pose(message.pose, body.pose)
+    if body.category is not None:
+        message.category = body.category
+    if body.mask is not None:
+        message.mask = body.mask
+    message.user_data = body.user_data
+    message.kind = int(body.kind)
+
+
+def set_filter(message, value: Optional[t.Filter]) -> None:
+    """Fills a collide.v1.Filter (None: no filter)."""
+    if value is None:
+        return
+    if value.category is not None:
+        message.category = value.category
+    if value.mask is not None:
+        message.mask = value.mask
+    message.excluded_ids.extend(value.excluded_ids)
+
+
+def set_options(message, options: Optional[t.SceneOptions]) -> None:
+    """Fills a collide.v1.SceneOptions (None: the defaults)."""
+    if options is None:
+        return
+    if options.fat_margin is not None:
+        message.fat_margin = options.fat_margin
+    if options.max_bodies is not None:
+        message.max_bodies = options.max_bodies
+    message.durability = int(options.durability)
+    if options.history_ticks is not None:
+        message.history_ticks = options.history_ticks
+
+
+def set_op(message, op: t.UpdateOp) -> None:
+    """Fills a collide.v1.UpdateOp."""
+    if isinstance(op, t.SetPose):
+        message.set_pose.SetInParent()
+        message.set_pose.id = op.id
+        set_pose(message.set_pose.pose, op.pose)
+    elif isinstance(op, t.Upsert):
+        message.upsert.SetInParent()
+        set_body(message.upsert, op.body)
+    elif isinstance(op, t.Remove):
+        message.remove = op.id
+    elif isinstance(op, t.SetFilter):
+        message.set_filter.SetInParent()
+        message.set_filter.id = op.id
+        message.set_filter.category = op.category
+        message.set_filter.mask = op.mask
+    else:
+        raise TypeError(f"not an update op: {op!r}")
+
+
+def update_batch(scene: str, ops: Iterable[t.UpdateOp], moves_ids: Optional[Sequence[int]],
+                 moves_poses: Optional[Sequence[float]], tick: Optional[int]):
+    """Builds a collide.v1.UpdateBatch (without client id and sequence)."""
+    batch = pb.UpdateBatch(scene=scene)
+    for op in ops:
+        set_op(batch.ops.add(), op)
+    if moves_ids is not None:
+        batch.moves.ids.extend(moves_ids)
+    if moves_poses is not None:
+        batch.moves.poses.extend(moves_poses)
+    if tick is not None:
+        batch.tick = tick
+    return batch
+
+
+def set_query_kind(message, kind: t.QueryKind) -> None:
+    """Fills the `kind` oneof of a collide.v1.Query."""
+    if isinstance(kind, t.Raycast):
+        message.raycast.SetInParent()
+        set_vec3(message.raycast.origin, kind.origin)
+        set_vec3(message.raycast.direction, kind.direction)
+        message.raycast.max_distance = kind.max_distance
+    elif isinstance(kind, t.SphereCast):
+        message.sphere_cast.SetInParent()
+        set_cast(message.sphere_cast, kind)
+    elif isinstance(kind, t.Overlap):
+        message.overlap.SetInParent()
+        set_shape(message.overlap.shape, kind.shape)
+        set_pose(message.overlap.pose, kind.pose)
+    elif isinstance(kind, t.PointQuery):
+        message.point.SetInParent()
+        set_vec3(message.point.point, kind.point)
+        message.point.radius = kind.radius
+    elif isinstance(kind, t.AabbQuery):
+        message.aabb.SetInParent()
+        set_vec3(message.aabb.region.min, kind.region.min)
+        set_vec3(message.aabb.region.max, kind.region.max)
+    else:
+        raise TypeError(f"not a query: {kind!r}")
+
+
+def set_cast(message, cast: t.SphereCast) -> None:
+    """Fills a collide.v1.SphereCast."""
+    set_vec3(message.origin, cast.origin)
+    set_vec3(message.direction, cast.direction)
+    message.max_distance = cast.max_distance
+    message.radius = cast.radius
+
+
+def set_query(message, query: t.Query) -> None:
+    """Fills a collide.v1.Query."""
+    message.request_id = query.request_id
+    set_query_kind(message, query.kind)
+    set_filter(message.filter, query.filter)
+    message.mode = int(query.mode)
+    message.max_hits = query.max_hits
+    message.detail = query.detail
+    if query.at_tick is not None:
+        message.at_tick = query.at_tick
+    message.tick_fraction = query.tick_fraction
+
+
+def vec3(message) -> t.Vec3:
+    """Reads a collide.v1.Vec3."""
+    return t.Vec3(message.x, message.y, message.z)
+
+
+def pose(message) -> t.Pose:
+    """Reads a collide.v1.Pose (absent rotation: None)."""
+    rotation = None
+    if message.HasField("rotation"):
+        r = message.rotation
+        rotation = t.Quat(r.x, r.y, r.z, r.w)
+    return t.Pose(vec3(message.position), rotation)
+
+
+def shape(message) -> t.Shape:
+    """Reads a collide.v1.Shape."""
+    which = message.WhichOneof("shape")
+    if which == "sphere":
+        return t.Sphere(message.sphere.radius)
+    if which == "box":
+        return t.Box(vec3(message.box.half_extents))
+    if which == "capsule":
+        return t.Capsule(message.capsule.radius, message.capsule.half_height)
+    raise ValueError("shape without a kind")
+
+
+def body(message) -> t.Body:
+    """Reads a collide.v1.Body."""
+    return t.Body(id=message.id, shape=shape(message.shape), pose=pose(message.pose),
+                  category=message.category if message.HasField("category") else None,
+                  mask=message.mask if message.HasField("mask") else None,
+                  user_data=message.user_data, kind=t.BodyKind(message.kind))
+
+
+def scene_info(message) -> t.SceneInfo:
+    """Reads a collide.v1.SceneInfo."""
+    o = message.options
+    s = message.stats
+    options = t.SceneOptions(
+        fat_margin=o.fat_margin if o.HasField("fat_margin") else None,
+        max_bodies=o.max_bodies if o.HasField("max_bodies") else None,
+        durability=t.Durability(o.durability),
+        history_ticks=o.history_ticks if o.HasField("history_ticks") else None)
+    stats = t.SceneStats(s.version, s.body_count, s.static_body_count, s.tree_height,
+                         s.memory_bytes, s.tick, s.oldest_tick)
+    return t.SceneInfo(message.name, options, stats)
+
+
+def hits(messages) -> List[t.Hit]:
+    """Reads repeated collide.v1.Hit."""
+    return [t.Hit(h.body_id, h.distance, t.Vec3(h.point.x, h.point.y, h.point.z),
+                  t.Vec3(h.normal.x, h.normal.y, h.normal.z), h.depth, h.start_overlapping)
+            for h in messages]
+
+
+def query_batch_result(message) -> t.QueryBatchResult:
+    """Reads a collide.v1.QueryBatchResult whose batch was accepted."""
+    results = []
+    for r in message.results:
+        error = CollideError.from_proto(r.error) if r.HasField("error") else None
+        results.append(t.QueryResult(r.request_id, hits(r.hits), r.truncated, error))
+    return t.QueryBatchResult(message.version, results)
+
+
+def update_ack(message) -> t.UpdateAck:
+    """Reads a collide.v1.UpdateAck without an error."""
+    return t.UpdateAck(message.client_sequence, message.version, message.durable,
+                       message.duplicate)

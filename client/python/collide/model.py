@@ -1,0 +1,342 @@
+"""Typed inputs and results of the collide API (dataclasses mirroring collide.v1 messages).
+
+Wherever a Vec3 or a Quat is expected, a plain tuple (x, y, z) / (x, y, z, w) works too.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from typing import List, Optional, Sequence, Tuple, Union
+
+
+class Mode(enum.IntEnum):
+    """How many hits a query returns (collide.v1.Mode)."""
+
+    CLOSEST = 0
+    ANY = 1
+    ALL = 2
+
+
+class BodyKind(enum.IntEnum):
+    """Whether a body is expected to move (collide.v1.BodyKind)."""
+
+    DYNAMIC = 0
+    STATIC = 1
+
+
+class Durability(enum.IntEnum):
+    """When update batches are acknowledged (collide.v1.Durability)."""
+
+    DEFAULT = 0
+    NONE = 1
+    PERIODIC = 2
+    ALWAYS = 3
+
+
+@dataclass(frozen=True)
+class Vec3:
+    """A point or a vector."""
+
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z))
+
+
+@dataclass(frozen=True)
+class Quat:
+    """A rotation as a unit quaternion (x, y, z, w)."""
+
+    x: float = 0.0
+    y: float = 0.0
+    z: float = 0.0
+    w: float = 1.0
+
+    def __iter__(self):
+        return iter((self.x, self.y, self.z, self.w))
+
+
+Vec3Like = Union[Vec3, Sequence[float]]
+QuatLike = Union[Quat, Sequence[float]]
+
+
+@dataclass(frozen=True)
+class Pose:
+    """A placement: rotate by `rotation` (None: identity), then move to `position`."""
+
+    position: Vec3Like = Vec3()
+    rotation: Optional[QuatLike] = None
+
+
+@dataclass(frozen=True)
+class Sphere:
+    """A ball of `radius` about the body's origin."""
+
+    radius: float
+
+
+@dataclass(frozen=True)
+class Box:
+    """A box of the given half extents, centred on the body's origin."""
+
+    half_extents: Vec3Like
+
+
+@dataclass(frozen=True)
+class Capsule:
+    """The points within `radius` of the segment (0, ±half_height, 0)."""
+
+    radius: float
+    half_height: float
+
+
+Shape = Union[Sphere, Box, Capsule]
+
+
+@dataclass(frozen=True)
+class Aabb:
+    """An axis-aligned box in world coordinates."""
+
+    min: Vec3Like
+    max: Vec3Like
+
+
+@dataclass
+class Body:
+    """A body: a shape placed in a scene, with filter bits and opaque data.
+
+    category and mask None mean the server's defaults (1 and all bits).
+    """
+
+    id: int
+    shape: Shape
+    pose: Pose = Pose()
+    category: Optional[int] = None
+    mask: Optional[int] = None
+    user_data: int = 0
+    kind: BodyKind = BodyKind.DYNAMIC
+
+
+@dataclass(frozen=True)
+class SceneOptions:
+    """A scene's settings, fixed at creation; None takes the server's default."""
+
+    fat_margin: Optional[float] = None
+    max_bodies: Optional[int] = None
+    durability: Durability = Durability.DEFAULT
+    history_ticks: Optional[int] = None
+
+
+@dataclass(frozen=True)
+class SceneStats:
+    """Counters of a scene at one version."""
+
+    version: int
+    body_count: int
+    static_body_count: int
+    tree_height: int
+    memory_bytes: int
+    tick: int
+    oldest_tick: int
+
+
+@dataclass(frozen=True)
+class SceneInfo:
+    """A scene's name, settings and counters."""
+
+    name: str
+    options: SceneOptions
+    stats: SceneStats
+
+
+@dataclass(frozen=True)
+class WriteResult:
+    """The outcome of a unary write: the scene version that holds it, and whether it is durable."""
+
+    version: int
+    durable: bool
+
+
+@dataclass(frozen=True)
+class GetBodiesResult:
+    """Bodies read at one scene version, and the ids asked for that do not exist."""
+
+    version: int
+    bodies: List[Body]
+    missing_ids: List[int]
+
+
+# Update operations (one UpdateOp each).
+
+
+@dataclass(frozen=True)
+class Upsert:
+    """Creates the body, or replaces every property of the existing body with its id."""
+
+    body: Body
+
+
+@dataclass(frozen=True)
+class SetPose:
+    """Moves an existing body."""
+
+    id: int
+    pose: Pose
+
+
+@dataclass(frozen=True)
+class SetFilter:
+    """Replaces an existing body's filter bits."""
+
+    id: int
+    category: int
+    mask: int
+
+
+@dataclass(frozen=True)
+class Remove:
+    """Removes an existing body."""
+
+    id: int
+
+
+UpdateOp = Union[Upsert, SetPose, SetFilter, Remove]
+
+
+@dataclass(frozen=True)
+class PoseColumns:
+    """Many moves in column form (the hot path): body ids[i] moves to position
+    poses[7i:7i+3] with rotation poses[7i+3:7i+7] as (x, y, z, w)."""
+
+    ids: Sequence[int]
+    poses: Sequence[float]
+
+    def __iter__(self):
+        return iter((self.ids, self.poses))
+
+
+@dataclass(frozen=True)
+class UpdateAck:
+    """The server's answer to one applied update batch."""
+
+    client_sequence: int
+    version: int
+    durable: bool
+    duplicate: bool
+
+
+# Queries.
+
+
+@dataclass(frozen=True)
+class Filter:
+    """Which bodies a query may hit; None means all bits."""
+
+    category: Optional[int] = None
+    mask: Optional[int] = None
+    excluded_ids: Tuple[int, ...] = ()
+
+
+@dataclass(frozen=True)
+class Raycast:
+    """A ray from `origin` along `direction` (normalised by the server), up to max_distance."""
+
+    origin: Vec3Like
+    direction: Vec3Like
+    max_distance: float
+
+
+@dataclass(frozen=True)
+class SphereCast:
+    """A ball of `radius` swept from `origin` along `direction`, up to max_distance."""
+
+    origin: Vec3Like
+    direction: Vec3Like
+    max_distance: float
+    radius: float
+
+
+@dataclass(frozen=True)
+class Overlap:
+    """The bodies a posed shape overlaps."""
+
+    shape: Shape
+    pose: Pose = Pose()
+
+
+@dataclass(frozen=True)
+class PointQuery:
+    """The bodies within `radius` of `point`, by distance."""
+
+    point: Vec3Like
+    radius: float = 0.0
+
+
+@dataclass(frozen=True)
+class AabbQuery:
+    """The bodies whose world bounds overlap `region`."""
+
+    region: Aabb
+
+
+QueryKind = Union[Raycast, SphereCast, Overlap, PointQuery, AabbQuery]
+
+
+@dataclass(frozen=True)
+class Query:
+    """One query of a query-stream batch.
+
+    at_tick answers against the bodies as they were at the end of that tick (lag compensation);
+    tick_fraction in [0, 1) interpolates towards the end of at_tick + 1.
+    """
+
+    kind: QueryKind
+    filter: Optional[Filter] = None
+    mode: Mode = Mode.CLOSEST
+    max_hits: int = 0
+    detail: bool = False
+    at_tick: Optional[int] = None
+    tick_fraction: float = 0.0
+    request_id: int = 0
+
+
+@dataclass(frozen=True)
+class Hit:
+    """One body hit by a query."""
+
+    body_id: int
+    distance: float
+    point: Vec3
+    normal: Vec3
+    depth: float
+    start_overlapping: bool
+
+
+@dataclass(frozen=True)
+class QueryResponse:
+    """The answer to a unary query: the scene version read, the hits in (distance, id) order."""
+
+    version: int
+    hits: List[Hit]
+    truncated: bool
+
+
+@dataclass
+class QueryResult:
+    """The answer to one query of a batch; `error` (a CollideError) when it was rejected."""
+
+    request_id: int
+    hits: List[Hit]
+    truncated: bool
+    error: Optional[Exception] = None
+
+
+@dataclass
+class QueryBatchResult:
+    """The answers to one query batch, all computed against scene version `version`."""
+
+    version: int
+    results: List[QueryResult] = field(default_factory=list)

@@ -1,0 +1,331 @@
+"""A resilient UpdateStream writer: resends unacknowledged batches after a reconnect."""
+
+from __future__ import annotations
+
+import collections
+import queue
+import secrets
+import threading
+import time
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Iterable, Iterator, List, Optional, Union
+
+import grpc
+
+from collide import _convert as convert
+from collide import model as t
+from collide.errors import BatchRejectedError, CollideError
+
+if TYPE_CHECKING:
+    from collide.client import Client
+
+# Stream failures after which the writer reconnects and resends (anything else is final).
+RETRIABLE_CODES = frozenset({
+    grpc.StatusCode.UNAVAILABLE,
+    grpc.StatusCode.ABORTED,
+    grpc.StatusCode.INTERNAL,
+    grpc.StatusCode.UNKNOWN,
+})
+
+Moves = Union[t.PoseColumns, tuple]
+
+
+@dataclass
+class _Pending:
+    """A batch sent and not yet acknowledged."""
+
+    sequence: int
+    batch: object  # collide.v1.UpdateBatch
+    future: Future
+
+
+def _requests(source: "queue.SimpleQueue") -> Iterator:
+    """The request iterator of one stream: batches from `source` until None."""
+    while True:
+        batch = source.get()
+        if batch is None:
+            return
+        yield batch
+
+
+class UpdateWriter:
+    """Sends update batches to one scene over an UpdateStream, exactly once.
+
+    Every batch is stamped with the writer's client_id and the next client_sequence and kept
+    until the server acknowledges it. A background thread reads the acks. When the stream breaks
+    (UNAVAILABLE, a server restart...) the writer reconnects with exponential backoff and resends
+    the unacknowledged batches in order with the same ids and sequences; the server acknowledges
+    the ones it had already applied as duplicates and never applies them twice.
+
+    Use as a context manager: leaving the block normally flushes (waits for every ack, raising
+    the first rejected batch's error) and closes; leaving it by an exception cancels the stream.
+
+    Args:
+        client: the Client whose channel carries the stream.
+        scene: the scene every batch updates (also sent as the x-collide-scene header).
+        client_id: the writer's id for deduplication (default: a random non-zero 64-bit id).
+            Reuse an id only with sequences above those already used with it.
+        first_sequence: the first batch's client_sequence (default 1).
+        max_pending: at most this many batches unacknowledged; send() blocks beyond it.
+        backoff_initial, backoff_max: the reconnect delays in seconds (doubling).
+        reconnect_timeout: give up (failing every pending batch with UNAVAILABLE) after this many
+            seconds without reaching the server.
+    """
+
+    def __init__(self, client: "Client", scene: str, *, client_id: Optional[int] = None,
+                 first_sequence: int = 1, max_pending: int = 1024,
+                 backoff_initial: float = 0.05, backoff_max: float = 2.0,
+                 reconnect_timeout: float = 60.0) -> None:
+        if max_pending < 1:
+            raise ValueError("max_pending must be >= 1")
+        self.scene = scene
+        self.client_id = client_id if client_id is not None else secrets.randbits(64) or 1
+        self._client = client
+        self._max_pending = max_pending
+        self._backoff_initial = backoff_initial
+        self._backoff_max = backoff_max
+        self._reconnect_timeout = reconnect_timeout
+        self._cond = threading.Condition()
+        self._pending: "collections.deque[_Pending]" = collections.deque()
+        self._next_sequence = first_sequence
+        self._rejected: List[BatchRejectedError] = []
+        self._failure: Optional[CollideError] = None
+        self._closed = False
+        self._cancelled = threading.Event()
+        self._version = 0
+        self._reconnects = 0
+        self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
+        self._call = None
+        with self._cond:
+            self._open_locked()
+        self._reader = threading.Thread(target=self._read_acks, name="collide-update-acks",
+                                        daemon=True)
+        self._reader.start()
+
+    # Public API.
+
+    def send(self, ops: Iterable[t.UpdateOp] = (), *, moves: Optional[Moves] = None,
+             tick: Optional[int] = None, timeout: Optional[float] = None) -> Future:
+        """Queues one batch (ops in order, then the moves) and returns a Future of its ack.
+
+        The Future's result is an UpdateAck; a rejected batch sets a BatchRejectedError (code and
+        field path), which flush() and close() raise as well. Blocks while max_pending batches
+        are unacknowledged (at most `timeout` seconds, then DEADLINE_EXCEEDED).
+        `moves` is a PoseColumns or an (ids, poses) pair with 7 floats per id.
+        """
+        ids, poses = moves if moves is not None else (None, None)
+        batch = convert.update_batch(self.scene, ops, ids, poses, tick)
+        batch.client_id = self.client_id
+        future: Future = Future()
+        with self._cond:
+            self._raise_if_unusable_locked()
+            if not self._cond.wait_for(
+                    lambda: len(self._pending) < self._max_pending or self._failure is not None
+                    or self._closed, timeout):
+                raise CollideError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                   f"update writer: {len(self._pending)} batches unacknowledged")
+            self._raise_if_unusable_locked()
+            batch.client_sequence = self._next_sequence
+            self._next_sequence += 1
+            self._pending.append(_Pending(batch.client_sequence, batch, future))
+            self._requests.put(batch)
+        return future
+
+    def flush(self, timeout: Optional[float] = None) -> None:
+        """Waits until every batch sent is acknowledged, then raises the first error not yet
+        raised: a rejected batch (BatchRejectedError) or the writer's failure (CollideError).
+        DEADLINE_EXCEEDED when batches are still unacknowledged after `timeout` seconds."""
+        with self._cond:
+            done = self._cond.wait_for(lambda: not self._pending or self._failure is not None,
+                                       timeout)
+            if self._failure is not None:
+                raise self._failure
+            if self._rejected:
+                error = self._rejected[0]
+                self._rejected.clear()
+                raise error
+            if not done:
+                raise CollideError(grpc.StatusCode.DEADLINE_EXCEEDED,
+                                   f"flush: {len(self._pending)} batches unacknowledged after "
+                                   f"{timeout} s")
+
+    def close(self, timeout: Optional[float] = None) -> None:
+        """Flushes (see flush), then ends the stream. The stream is cancelled if flush raises."""
+        if self._closed:
+            return
+        try:
+            self.flush(timeout)
+        except BaseException:
+            self.cancel()
+            raise
+        with self._cond:
+            self._closed = True
+            self._requests.put(None)
+            self._cond.notify_all()
+        self._reader.join()
+
+    def cancel(self) -> None:
+        """Cancels the stream now; batches still unacknowledged fail with CANCELLED."""
+        with self._cond:
+            self._closed = True
+            self._cancelled.set()
+            self._requests.put(None)
+            call = self._call
+            self._cond.notify_all()
+        call.cancel()
+        self._reader.join()
+
+    def __enter__(self) -> "UpdateWriter":
+        return self
+
+    def __exit__(self, exc_type, exc, traceback) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.cancel()
+
+    @property
+    def next_sequence(self) -> int:
+        """The client_sequence the next batch gets."""
+        with self._cond:
+            return self._next_sequence
+
+    @property
+    def pending(self) -> int:
+        """Batches sent and not yet acknowledged."""
+        with self._cond:
+            return len(self._pending)
+
+    @property
+    def version(self) -> int:
+        """The highest scene version an ack reported (for QueryBatch min_version)."""
+        with self._cond:
+            return self._version
+
+    @property
+    def reconnects(self) -> int:
+        """How many times the stream was opened again after breaking."""
+        with self._cond:
+            return self._reconnects
+
+    # Internals.
+
+    def _raise_if_unusable_locked(self) -> None:
+        if self._failure is not None:
+            raise self._failure
+        if self._closed:
+            raise CollideError(grpc.StatusCode.FAILED_PRECONDITION, "update writer: closed")
+
+    def _open_locked(self) -> None:
+        """Opens a stream and queues every unacknowledged batch on it, in order."""
+        self._requests = queue.SimpleQueue()
+        for pending in self._pending:
+            self._requests.put(pending.batch)
+        self._call = self._client.stub.UpdateStream(
+            _requests(self._requests), metadata=self._client.metadata(self.scene),
+            wait_for_ready=True)
+
+    def _read_acks(self) -> None:
+        """The reader thread: acks in, reconnects on retriable failures."""
+        delay = self._backoff_initial
+        while True:
+            with self._cond:
+                call = self._call
+            progressed = False
+            try:
+                for ack in call:
+                    self._on_ack(ack)
+                    progressed = True
+                with self._cond:
+                    if self._closed or self._failure is not None:
+                        return
+                error = CollideError(grpc.StatusCode.UNAVAILABLE,
+                                     "update stream: ended by the server")
+            except grpc.RpcError as rpc_error:
+                error = CollideError.from_rpc_error(rpc_error)
+            except CollideError as protocol_error:
+                self._fail(protocol_error)
+                call.cancel()
+                return
+            if self._cancelled.is_set():
+                self._fail(CollideError(grpc.StatusCode.CANCELLED, "update writer: cancelled"))
+                return
+            if error.code not in RETRIABLE_CODES:
+                self._fail(error)
+                return
+            if progressed:
+                delay = self._backoff_initial
+            if not self._reconnect(delay):
+                return
+            delay = min(delay * 2, self._backoff_max)
+
+    def _reconnect(self, delay: float) -> bool:
+        """Waits `delay`, then for the channel, and reopens the stream. False if it gave up."""
+        self._requests.put(None)  # ends the broken stream's request iterator
+        if self._cancelled.wait(delay):
+            self._fail(CollideError(grpc.StatusCode.CANCELLED, "update writer: cancelled"))
+            return False
+        give_up = time.monotonic() + self._reconnect_timeout
+        ready = grpc.channel_ready_future(self._client.channel)
+        try:
+            while True:
+                try:
+                    ready.result(timeout=0.25)
+                    break
+                except grpc.FutureTimeoutError:
+                    if self._cancelled.is_set():
+                        self._fail(CollideError(grpc.StatusCode.CANCELLED,
+                                                "update writer: cancelled"))
+                        return False
+                    if time.monotonic() >= give_up:
+                        self._fail(CollideError(
+                            grpc.StatusCode.UNAVAILABLE,
+                            f"update writer: could not reach the server for "
+                            f"{self._reconnect_timeout} s"))
+                        return False
+        finally:
+            ready.cancel()
+        with self._cond:
+            if self._cancelled.is_set():
+                return False
+            self._reconnects += 1
+            self._open_locked()
+        return True
+
+    def _on_ack(self, ack) -> None:
+        with self._cond:
+            if not self._pending:
+                raise CollideError(grpc.StatusCode.DATA_LOSS,
+                                   f"update stream: ack for sequence {ack.client_sequence}, "
+                                   "no batch unacknowledged")
+            expected = self._pending[0].sequence
+            if ack.client_sequence != expected:
+                raise CollideError(grpc.StatusCode.DATA_LOSS,
+                                   f"update stream: ack for sequence {ack.client_sequence}, "
+                                   f"expected {expected}")
+            pending = self._pending.popleft()
+            rejected = None
+            if ack.HasField("error"):
+                rejected = BatchRejectedError(
+                    CollideError.from_proto(ack.error).code, ack.error.message, expected)
+                self._rejected.append(rejected)
+            else:
+                self._version = max(self._version, ack.version)
+            self._cond.notify_all()
+        if rejected is not None:
+            pending.future.set_exception(rejected)
+        else:
+            pending.future.set_result(convert.update_ack(ack))
+
+    def _fail(self, error: CollideError) -> None:
+        """Final failure: every pending batch fails with `error`."""
+        with self._cond:
+            if self._failure is None and not (self._closed and not self._pending):
+                self._failure = error
+            failed = list(self._pending)
+            self._pending.clear()
+            self._requests.put(None)
+            self._cond.notify_all()
+        for pending in failed:
+            pending.future.set_exception(error)
