@@ -1,0 +1,177 @@
+"""The resilient update writer against a real collide-server, including server restarts."""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+import unittest
+
+import grpc
+
+import collide
+from collide import (BatchRejectedError, Body, CollideError, Pose, PoseColumns, Remove, SetFilter,
+                     SetPose, Sphere, Upsert, Vec3)
+from server_process import ServerProcess
+
+BODIES = 10
+
+
+def move_of(batch: int):
+    """The move batch number `batch` makes: body batch % BODIES to (batch, -batch, 0.5)."""
+    body = batch % BODIES + 1
+    return [body], [float(batch), float(-batch), 0.5, 0.0, 0.0, 0.0, 1.0]
+
+
+class UpdateWriterTest(unittest.TestCase):
+
+    def setUp(self) -> None:
+        self.server = ServerProcess()
+        self.client = self.server.client()
+
+    def tearDown(self) -> None:
+        self.client.close()
+        self.server.close()
+
+    def test_batches_are_acknowledged_in_order(self) -> None:
+        self.client.create_scene("s")
+        with self.client.update_writer("s", client_id=77, first_sequence=10) as writer:
+            self.assertEqual(writer.client_id, 77)
+            created = writer.send([Upsert(Body(i, Sphere(1))) for i in range(1, 4)])
+            moved = writer.send([SetPose(1, Pose((1, 2, 3)))],
+                                moves=PoseColumns([2, 3], [5, 0, 0, 0, 0, 0, 1,
+                                                           6, 0, 0, 0, 0, 0, 1]))
+            filtered = writer.send([SetFilter(3, 4, 4), Remove(2)])
+            acks = [f.result(10) for f in (created, moved, filtered)]
+            self.assertEqual(writer.next_sequence, 13)
+        self.assertEqual([a.client_sequence for a in acks], [10, 11, 12])
+        self.assertEqual([a.version for a in acks], [1, 2, 3])
+        self.assertTrue(all(a.durable and not a.duplicate for a in acks))
+        self.assertEqual(writer.version, 3)
+        bodies = self.client.get_bodies("s").bodies
+        self.assertEqual([b.id for b in bodies], [1, 3])
+        self.assertEqual(bodies[0].pose.position, Vec3(1, 2, 3))
+        self.assertEqual(bodies[1].pose.position, Vec3(6, 0, 0))
+        self.assertEqual((bodies[1].category, bodies[1].mask), (4, 4))
+
+    def test_a_random_client_id_is_chosen(self) -> None:
+        self.client.create_scene("s")
+        with self.client.update_writer("s") as a, self.client.update_writer("s") as b:
+            self.assertNotEqual(a.client_id, 0)
+            self.assertNotEqual(a.client_id, b.client_id)
+
+    def test_rejected_batches_surface_with_field_paths(self) -> None:
+        self.client.create_scene("s")
+        writer = self.client.update_writer("s")
+        writer.send([Upsert(Body(1, Sphere(1)))])
+        bad_move = writer.send(moves=([1, 5], [0, 0, 0, 0, 0, 0, 1] * 2))
+        bad_rotation = writer.send([SetPose(1, Pose((0, 0, 0), (0, 0, 0, 0.5)))])
+        good = writer.send(moves=([1], [3, 0, 0, 0, 0, 0, 1]))
+        self.assertEqual(good.result(10).version, 2)
+        with self.assertRaises(BatchRejectedError) as first:
+            bad_move.result(10)
+        self.assertEqual(first.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(first.exception.field_path, "moves.ids[1]")
+        self.assertEqual(first.exception.sequence, 2)
+        with self.assertRaises(BatchRejectedError) as second:
+            bad_rotation.result(10)
+        self.assertEqual(second.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(second.exception.field_path, "ops[0].set_pose.pose.rotation")
+        # flush raises the first rejection not yet raised by flush, then is clean.
+        with self.assertRaises(BatchRejectedError) as flushed:
+            writer.flush(10)
+        self.assertEqual(flushed.exception.sequence, 2)
+        writer.close(10)
+        self.assertEqual(self.client.get_scene("s").stats.version, 2)
+        with self.assertRaises(CollideError) as closed:
+            writer.send([Remove(1)])
+        self.assertEqual(closed.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+
+    def test_a_resent_batch_is_acknowledged_as_duplicate(self) -> None:
+        self.client.create_scene("s")
+        with self.client.update_writer("s", client_id=5) as writer:
+            writer.send([Upsert(Body(1, Sphere(1)))])
+            writer.send(moves=([1], [1, 0, 0, 0, 0, 0, 1]))
+        # Another writer with the same id replays sequence 2: not applied again.
+        with self.client.update_writer("s", client_id=5, first_sequence=2) as replay:
+            ack = replay.send(moves=([1], [9, 0, 0, 0, 0, 0, 1])).result(10)
+            fresh = replay.send(moves=([1], [4, 0, 0, 0, 0, 0, 1])).result(10)
+        self.assertTrue(ack.duplicate)
+        self.assertEqual(ack.version, 2)
+        self.assertFalse(fresh.duplicate)
+        self.assertEqual(fresh.version, 3)
+        self.assertEqual(self.client.get_bodies("s").bodies[0].pose.position, Vec3(4, 0, 0))
+
+    def test_a_batch_for_an_unknown_scene_is_rejected_with_the_scene_path(self) -> None:
+        with self.client.update_writer("missing") as writer:
+            future = writer.send([Remove(1)])
+            with self.assertRaises(BatchRejectedError) as rejected:
+                writer.flush(10)
+        self.assertEqual(rejected.exception.code, grpc.StatusCode.NOT_FOUND)
+        self.assertEqual(rejected.exception.field_path, "scene")
+        self.assertIs(future.exception(), rejected.exception)
+
+    def test_every_batch_is_applied_once_across_a_server_kill(self) -> None:
+        self.client.create_scene("s")
+        total = 300
+        acked = []
+        writer = self.client.update_writer("s", max_pending=total)
+        writer.send([Upsert(Body(i, Sphere(0.5), Pose((0, 0, 0)))) for i in range(1, BODIES + 1)])
+
+        def send_all() -> None:
+            for batch in range(1, total):
+                future = writer.send(moves=move_of(batch))
+                future.add_done_callback(lambda f: acked.append(f))
+                time.sleep(0.002)
+
+        sender = threading.Thread(target=send_all)
+        sender.start()
+        give_up = time.monotonic() + 30
+        while len(acked) < total // 3 and time.monotonic() < give_up:
+            time.sleep(0.005)
+        self.assertGreaterEqual(len(acked), total // 3)
+        self.assertEqual(self.server.stop(signal.SIGKILL), -signal.SIGKILL)
+        time.sleep(0.3)  # batches pile up while the server is down
+        self.assertGreater(writer.pending, 0)  # so some are resent after the reconnect
+        self.server.restart_same_port()
+        sender.join()
+        writer.flush(60)
+        writer.close(10)
+
+        self.assertGreaterEqual(writer.reconnects, 1)
+        self.assertEqual(len(acked), total - 1)
+        acks = [f.result() for f in acked]
+        self.assertEqual(sorted(a.client_sequence for a in acks), list(range(2, total + 1)))
+        info = self.client.get_scene("s")
+        self.assertEqual(info.stats.version, total)
+        bodies = self.client.get_bodies("s").bodies
+        for body in bodies:
+            last = max(b for b in range(1, total) if b % BODIES + 1 == body.id)
+            self.assertEqual(body.pose.position, Vec3(last, -last, 0.5), body.id)
+
+    def test_flush_fails_when_the_server_does_not_come_back(self) -> None:
+        self.client.create_scene("s")
+        writer = self.client.update_writer("s", reconnect_timeout=1.0)
+        writer.send([Upsert(Body(1, Sphere(1)))]).result(10)
+        self.server.stop(signal.SIGKILL)
+        pending = writer.send([Remove(1)])
+        with self.assertRaises(CollideError) as failed:
+            writer.flush(30)
+        self.assertEqual(failed.exception.code, grpc.StatusCode.UNAVAILABLE)
+        self.assertIs(pending.exception(), failed.exception)
+        with self.assertRaises(CollideError):
+            writer.send([Remove(1)])
+        writer.cancel()
+
+    def test_leaving_the_block_by_an_exception_cancels_the_stream(self) -> None:
+        self.client.create_scene("s")
+        with self.assertRaises(KeyError):
+            with self.client.update_writer("s") as writer:
+                writer.send([Upsert(Body(1, Sphere(1)))]).result(10)
+                raise KeyError("boom")
+        with self.assertRaises(CollideError):
+            writer.send([Remove(1)])
+
+
+if __name__ == "__main__":
+    unittest.main()
