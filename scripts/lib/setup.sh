@@ -4,13 +4,15 @@
 
 COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
-# Everything the build, the tests and the benchmark peer need, from Debian 12.
+# Everything the build, the tests and the benchmark peer need, from Debian 12 (python3-*: the
+# Python client, its tests and examples, run with /usr/bin/python3).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev
   openssl
+  python3 python3-grpcio python3-protobuf
 )
 
 collide_log() { echo "[collide] $*" >&2; }
