@@ -116,7 +116,8 @@ class Client:
         """Creates an empty scene (ALREADY_EXISTS if the name is taken). Admin."""
         request = pb.CreateSceneRequest(scene=scene)
         convert.set_options(request.options, options)
-        return convert.scene_info(self._call(self._stub.CreateScene, request, scene, timeout).scene)
+        response = self._call(self._stub.CreateScene, request, scene, timeout)
+        return convert.scene_info(response.scene)
 
     def delete_scene(self, scene: str, *, timeout: Optional[float] = None) -> None:
         """Deletes a scene and its bodies. Admin."""

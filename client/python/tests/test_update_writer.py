@@ -9,7 +9,6 @@ import unittest
 
 import grpc
 
-import collide
 from collide import (BatchRejectedError, Body, CollideError, Pose, PoseColumns, Remove, SetFilter,
                      SetPose, Sphere, Upsert, Vec3)
 from server_process import ServerProcess

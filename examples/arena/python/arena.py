@@ -25,7 +25,7 @@ import grpc
 
 import collide
 from collide import (Body, BodyKind, Box, Capsule, CollideError, Durability, Filter, Mode, Pose,
-                     Query, Raycast, SceneOptions, Sphere, SphereCast, Upsert)
+                     Query, Raycast, SceneOptions, Sphere, SphereCast)
 
 ARENA_HALF_SIZE = 100.0  # metres: bodies move in [-100, 100] x [-100, 100]
 SPEED = 6.0  # metres per second, at most
