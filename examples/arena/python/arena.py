@@ -131,14 +131,20 @@ def main(argv=None) -> int:
     parser.add_argument("--bodies", type=int, default=1000, help="moving bodies")
     parser.add_argument("--rays", type=int, default=100, help="hitscan raycasts per tick")
     parser.add_argument("--casts", type=int, default=10, help="sphere casts per tick")
+    parser.add_argument("--tick_stamps", action=argparse.BooleanOptionalAction, default=True,
+                        help="stamp each batch with its tick (UpdateBatch.tick), which keeps "
+                             "the scene's tick history for lag compensation")
     parser.add_argument("--lag_ticks", type=int, default=0,
-                        help="answer the shots this many ticks in the past (lag compensation)")
+                        help="answer the shots this many ticks in the past (lag compensation; "
+                             "needs --tick_stamps)")
     parser.add_argument("--durability", choices=["none", "periodic", "always"], default="none",
                         help="the scene's durability (a game's poses rarely need fsync)")
     parser.add_argument("--seed", type=int, default=1, help="random seed")
     parser.add_argument("--quiet", action="store_true", help="print only the summary")
     args = parser.parse_args(argv)
 
+    if args.lag_ticks and not args.tick_stamps:
+        parser.error("--lag_ticks needs --tick_stamps")
     rng = random.Random(args.seed)
     world = World(args.bodies, rng)
     dt = 1.0 / args.hz
@@ -166,7 +172,8 @@ def main(argv=None) -> int:
                 past = tick - args.lag_ticks if args.lag_ticks and tick > args.lag_ticks else None
                 batch = tick_queries(world, rng, args.rays, args.casts, past)
                 start = time.perf_counter()
-                ack = writer.send(moves=(world.ids, poses), tick=tick)
+                ack = writer.send(moves=(world.ids, poses),
+                                  tick=tick if args.tick_stamps else None)
                 answer = queries.submit(batch, min_version=setup.version + tick)
                 result = answer.result(10)
                 version = ack.result(10).version
