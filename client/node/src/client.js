@@ -1,0 +1,363 @@
+/**
+ * The collide client: one channel to a collide-server, a promise-returning method per unary rpc,
+ * and the two streams (UpdateWriter, QueryStream).
+ * @module collide-client/client
+ */
+
+import fs from 'node:fs';
+
+import grpc from '@grpc/grpc-js';
+
+import { CollideError, fromGrpcError } from './errors.js';
+import { checkMessage, service } from './proto.js';
+import { QueryStream } from './query_stream.js';
+import { UpdateWriter } from './update_writer.js';
+
+/** The metadata key that names a call's scene (lets a router shard by scene). */
+export const SCENE_HEADER = 'x-collide-scene';
+
+/** The deadline of a unary call when the client is given none, in milliseconds. */
+export const DEFAULT_DEADLINE_MS = 30_000;
+
+/**
+ * @typedef {object} TlsOptions PEM contents (Buffer or string) or, with `*File`, paths to them.
+ * @property {Buffer|string} [rootCerts] CA certificates that sign the server's certificate
+ *     (default: the system's roots).
+ * @property {string} [rootCertsFile]
+ * @property {Buffer|string} [privateKey] The client's key, for servers that require client
+ *     certificates (with certChain).
+ * @property {string} [privateKeyFile]
+ * @property {Buffer|string} [certChain] The client's certificate chain.
+ * @property {string} [certChainFile]
+ * @property {string} [serverNameOverride] The name to verify the server's certificate against
+ *     when it differs from the address's host.
+ */
+
+/**
+ * @typedef {object} ClientOptions
+ * @property {string} [token] Sent as `authorization: Bearer <token>` on every call.
+ * @property {boolean|TlsOptions} [tls] true (system roots) or TLS settings; absent: plaintext.
+ * @property {number} [deadlineMs] Deadline of every unary call (default 30000); a call's own
+ *     `deadlineMs` overrides it. Streams have no deadline unless opened with one.
+ * @property {Record<string, string|number>} [channelOptions] Extra gRPC channel arguments.
+ */
+
+/**
+ * @typedef {object} CallOptions
+ * @property {number} [deadlineMs] This call's deadline in milliseconds (overrides the client's).
+ */
+
+/**
+ * A uint64 as read: a decimal string (a JavaScript number cannot hold every uint64). As written:
+ * a non-negative safe integer, a decimal string or a BigInt.
+ * @typedef {string} Uint64
+ */
+
+/** @typedef {{x: number, y: number, z: number}} Vec3 */
+/** @typedef {{x: number, y: number, z: number, w: number}} Quat */
+/** @typedef {{position: Vec3|null, rotation: Quat|null}} Pose */
+/**
+ * @typedef {object} SceneOptions
+ * @property {number} [fat_margin]
+ * @property {number} [max_bodies]
+ * @property {'DURABILITY_DEFAULT'|'DURABILITY_NONE'|'DURABILITY_PERIODIC'|'DURABILITY_ALWAYS'} [durability]
+ * @property {number} [history_ticks]
+ */
+/**
+ * @typedef {object} SceneStats
+ * @property {Uint64} version Grows by one per applied update batch.
+ * @property {number} body_count
+ * @property {number} static_body_count
+ * @property {number} tree_height
+ * @property {Uint64} memory_bytes
+ * @property {Uint64} tick The scene's current tick.
+ * @property {Uint64} oldest_tick The oldest tick queries may name with at_tick.
+ */
+/** @typedef {{name: string, options: SceneOptions, stats: SceneStats}} SceneInfo */
+/**
+ * @typedef {object} Body As collide.v1.Body: `shape` holds one of `sphere`, `box`, `capsule`.
+ * @property {Uint64} id
+ * @property {{sphere?: {radius: number}, box?: {half_extents: Vec3},
+ *             capsule?: {radius: number, half_height: number}}} shape
+ * @property {Pose} pose
+ * @property {number} [category]
+ * @property {number} [mask]
+ * @property {Uint64} [user_data]
+ * @property {'BODY_KIND_DYNAMIC'|'BODY_KIND_STATIC'} [kind]
+ */
+/** @typedef {{version: Uint64, durable: boolean}} WriteResponse */
+/** @typedef {{version: Uint64, bodies: Body[], missing_ids: Uint64[]}} GetBodiesResponse */
+/**
+ * @typedef {object} Hit
+ * @property {Uint64} body_id
+ * @property {number} distance
+ * @property {Vec3|null} point
+ * @property {Vec3|null} normal
+ * @property {number} depth
+ * @property {boolean} start_overlapping
+ */
+/** @typedef {{version: Uint64, hits: Hit[], truncated: boolean}} QueryResponse */
+/**
+ * @typedef {object} QueryOptions Fields shared by RaycastRequest, SphereCastRequest and
+ *     OverlapRequest.
+ * @property {string} scene
+ * @property {{category?: number, mask?: number, excluded_ids?: Uint64[]}} [filter]
+ * @property {'MODE_CLOSEST'|'MODE_ANY'|'MODE_ALL'} [mode]
+ * @property {number} [max_hits]
+ * @property {Uint64|number|bigint} [at_tick] Answer against the scene as it was at this tick.
+ * @property {number} [tick_fraction] With at_tick: interpolate that far towards at_tick + 1.
+ * @property {Uint64|number|bigint} [min_version] Wait until the scene reaches this version.
+ */
+
+function readPem(value, file) {
+  if (value !== undefined) return Buffer.isBuffer(value) ? value : Buffer.from(value);
+  if (file !== undefined) return fs.readFileSync(file);
+  return null;
+}
+
+function channelCredentials(tls) {
+  if (!tls) return grpc.credentials.createInsecure();
+  const options = tls === true ? {} : tls;
+  return grpc.credentials.createSsl(
+    readPem(options.rootCerts, options.rootCertsFile),
+    readPem(options.privateKey, options.privateKeyFile),
+    readPem(options.certChain, options.certChainFile),
+  );
+}
+
+/** The scene a request names: its `scene` field (every collide request but ListScenes). */
+function sceneOf(request) {
+  return typeof request?.scene === 'string' ? request.scene : undefined;
+}
+
+/**
+ * A connection to one collide-server. Methods mirror the rpcs of collide.v1.Collide: each takes
+ * the request message as a plain object (the proto's field names) and resolves with the answer's
+ * contents, or rejects with a {@link CollideError}.
+ *
+ * @example
+ * const client = new Client('127.0.0.1:50051', { token: 'secret' });
+ * await client.createScene({ scene: 'arena' });
+ * await client.upsertBodies({ scene: 'arena', bodies: [{ id: 1, shape: { sphere: { radius: 1 } },
+ *                                                         pose: { position: { x: 0, y: 0, z: 0 } } }] });
+ * const { version, hits } = await client.raycast({ scene: 'arena', mode: 'MODE_ALL',
+ *   ray: { origin: { x: -10, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 } });
+ */
+export class Client {
+  /**
+   * @param {string} address `host:port` of the server.
+   * @param {ClientOptions} [options]
+   */
+  constructor(address, options = {}) {
+    /** @type {string} */
+    this.address = address;
+    this.token_ = options.token;
+    this.deadlineMs_ = options.deadlineMs ?? DEFAULT_DEADLINE_MS;
+    const channelOptions = { ...(options.channelOptions ?? {}) };
+    if (options.tls && options.tls !== true && options.tls.serverNameOverride) {
+      channelOptions['grpc.ssl_target_name_override'] = options.tls.serverNameOverride;
+      channelOptions['grpc.default_authority'] = options.tls.serverNameOverride;
+    }
+    this.grpc_ = new grpc.Client(address, channelCredentials(options.tls), channelOptions);
+  }
+
+  /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
+  close() {
+    this.grpc_.close();
+  }
+
+  /**
+   * The metadata of a call: the token and the scene header.
+   * @param {string|undefined} scene
+   * @returns {grpc.Metadata}
+   */
+  metadata(scene) {
+    const metadata = new grpc.Metadata();
+    if (this.token_ !== undefined) metadata.set('authorization', `Bearer ${this.token_}`);
+    if (scene !== undefined) metadata.set(SCENE_HEADER, scene);
+    return metadata;
+  }
+
+  /**
+   * gRPC call options for a deadline in milliseconds (none when undefined or Infinity).
+   * @param {number|undefined} deadlineMs
+   */
+  static callOptions(deadlineMs) {
+    if (deadlineMs === undefined || deadlineMs === Infinity) return {};
+    return { deadline: new Date(Date.now() + deadlineMs) };
+  }
+
+  /**
+   * Runs one unary rpc.
+   * @param {string} rpc The rpc's name in collide.v1.Collide.
+   * @param {object} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<any>} The response message.
+   */
+  unary(rpc, request, options = {}) {
+    const method = service[rpc];
+    return new Promise((resolve, reject) => {
+      let message;
+      try {
+        message = checkMessage(method.requestType.type.name, request ?? {});
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      this.grpc_.makeUnaryRequest(
+        method.path,
+        method.requestSerialize,
+        method.responseDeserialize,
+        message,
+        this.metadata(sceneOf(message)),
+        Client.callOptions(options.deadlineMs ?? this.deadlineMs_),
+        (error, response) => (error ? reject(fromGrpcError(error)) : resolve(response)),
+      );
+    });
+  }
+
+  /**
+   * Opens a bidirectional stream of `rpc` for one scene (for UpdateWriter and QueryStream).
+   * @param {string} rpc
+   * @param {string} scene
+   * @param {number} [deadlineMs] none by default
+   * @returns {grpc.ClientDuplexStream<any, any>}
+   */
+  openStream(rpc, scene, deadlineMs) {
+    const method = service[rpc];
+    return this.grpc_.makeBidiStreamRequest(
+      method.path,
+      method.requestSerialize,
+      method.responseDeserialize,
+      this.metadata(scene),
+      Client.callOptions(deadlineMs),
+    );
+  }
+
+  /**
+   * Creates an empty scene. ALREADY_EXISTS if the name is taken. Admin.
+   * @param {{scene: string, options?: SceneOptions}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<SceneInfo>} The new scene (defaults filled in).
+   */
+  async createScene(request, options) {
+    return (await this.unary('CreateScene', request, options)).scene;
+  }
+
+  /**
+   * Deletes a scene and its bodies. Admin.
+   * @param {{scene: string}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<void>}
+   */
+  async deleteScene(request, options) {
+    await this.unary('DeleteScene', request, options);
+  }
+
+  /**
+   * Every scene the caller's token may see, sorted by name. Reader.
+   * @param {CallOptions} [options]
+   * @returns {Promise<SceneInfo[]>}
+   */
+  async listScenes(options) {
+    return (await this.unary('ListScenes', {}, options)).scenes;
+  }
+
+  /**
+   * One scene's settings and counters (its version and tick among them). Reader.
+   * @param {{scene: string}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<SceneInfo>}
+   */
+  async getScene(request, options) {
+    return (await this.unary('GetScene', request, options)).scene;
+  }
+
+  /**
+   * Creates or replaces bodies, as one batch. Writer.
+   * @param {{scene: string, bodies: Body[]}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<WriteResponse>} The version that holds the write.
+   */
+  upsertBodies(request, options) {
+    return this.unary('UpsertBodies', request, options);
+  }
+
+  /**
+   * Removes bodies, as one batch; each must exist. Writer.
+   * @param {{scene: string, ids: Array<Uint64|number|bigint>}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<WriteResponse>}
+   */
+  removeBodies(request, options) {
+    return this.unary('RemoveBodies', request, options);
+  }
+
+  /**
+   * Reads bodies (every body when `ids` is empty). Reader.
+   * @param {{scene: string, ids?: Array<Uint64|number|bigint>}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<GetBodiesResponse>}
+   */
+  getBodies(request, options) {
+    return this.unary('GetBodies', request, options);
+  }
+
+  /**
+   * One ray cast. Reader.
+   * @param {QueryOptions & {ray: {origin: Vec3, direction: Vec3, max_distance: number}}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<QueryResponse>}
+   */
+  raycast(request, options) {
+    return this.unary('Raycast', request, options);
+  }
+
+  /**
+   * One sphere cast. Reader.
+   * @param {QueryOptions & {cast: {origin: Vec3, direction: Vec3, max_distance: number,
+   *                                radius: number}}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<QueryResponse>}
+   */
+  sphereCast(request, options) {
+    return this.unary('SphereCast', request, options);
+  }
+
+  /**
+   * The bodies a posed shape overlaps. Reader.
+   * @param {QueryOptions & {overlap: {shape: Body['shape'], pose: Pose}, detail?: boolean}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<QueryResponse>}
+   */
+  overlap(request, options) {
+    return this.unary('Overlap', request, options);
+  }
+
+  /**
+   * Opens an update writer for one scene: batches stamped with a client id and increasing
+   * sequences, kept until acknowledged and resent after a reconnect. Writer.
+   * @param {string} scene
+   * @param {import('./update_writer.js').UpdateWriterOptions} [options]
+   * @returns {UpdateWriter}
+   */
+  openUpdateWriter(scene, options) {
+    if (typeof scene !== 'string') {
+      throw new CollideError(grpc.status.INVALID_ARGUMENT, 'scene: must be a string');
+    }
+    return new UpdateWriter(this, scene, options);
+  }
+
+  /**
+   * Opens a query stream for one scene. Reader.
+   * @param {string} scene
+   * @param {import('./query_stream.js').QueryStreamOptions} [options]
+   * @returns {QueryStream}
+   */
+  openQueryStream(scene, options) {
+    if (typeof scene !== 'string') {
+      throw new CollideError(grpc.status.INVALID_ARGUMENT, 'scene: must be a string');
+    }
+    return new QueryStream(this, scene, options);
+  }
+}

@@ -1,0 +1,170 @@
+/**
+ * Loads collide's API (proto/collide/v1/collide.proto) at run time with @grpc/proto-loader, and
+ * checks requests against it before they are sent.
+ *
+ * Messages are plain objects with the proto's field names (snake_case). uint64 values are read as
+ * decimal strings (a JavaScript number cannot hold every uint64); they may be written as a
+ * non-negative safe integer, a decimal string or a BigInt. Enums are read as their names
+ * (`MODE_ALL`) and may be written as names or numbers. Absent sub-messages read as null, absent
+ * scalars as their default, absent proto3 `optional` fields are left out.
+ * @module collide-client/proto
+ */
+
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+import protoLoader from '@grpc/proto-loader';
+import grpc from '@grpc/grpc-js';
+
+import { CollideError } from './errors.js';
+
+const PROTO_FILE = 'collide/v1/collide.proto';
+const PACKAGE = 'collide.v1';
+const UINT64_MAX = (1n << 64n) - 1n;
+
+/**
+ * The directory that holds collide/v1/collide.proto: a copy inside the package (made by
+ * `npm pack`), else the repository's proto/ directory.
+ * @returns {string}
+ */
+export function protoDir() {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  const candidates = [path.join(here, '..', 'proto'), path.join(here, '..', '..', '..', 'proto')];
+  for (const dir of candidates) {
+    if (fs.existsSync(path.join(dir, PROTO_FILE))) return dir;
+  }
+  throw new Error(`collide-client: ${PROTO_FILE} not found under ${candidates.join(' or ')}`);
+}
+
+/** The package definition of collide.v1 (proto-loader's form). */
+export const packageDefinition = protoLoader.loadSync(PROTO_FILE, {
+  includeDirs: [protoDir()],
+  keepCase: true,
+  longs: String,
+  enums: String,
+  defaults: true,
+  oneofs: false,
+});
+
+/**
+ * The Collide service's methods by rpc name (`CreateScene`, `UpdateStream`, ...), each with its
+ * path and (de)serializers.
+ * @type {import('@grpc/proto-loader').ServiceDefinition}
+ */
+export const service = /** @type {any} */ (packageDefinition[`${PACKAGE}.Collide`]);
+
+/**
+ * The grpc status codes by name.
+ */
+export const status = grpc.status;
+
+// Per message type: field name -> {type, typeName, repeated}.
+const fieldTables = new Map();
+
+function fieldsOf(typeName) {
+  let table = fieldTables.get(typeName);
+  if (table) return table;
+  const definition = /** @type {any} */ (packageDefinition[`${PACKAGE}.${typeName}`]);
+  if (!definition || !definition.type) throw new Error(`collide-client: no message ${typeName}`);
+  table = new Map();
+  for (const field of definition.type.field) {
+    table.set(field.name, {
+      type: field.type,
+      typeName: field.typeName,
+      repeated: field.label === 'LABEL_REPEATED',
+    });
+  }
+  fieldTables.set(typeName, table);
+  return table;
+}
+
+const enumNames = new Map();
+
+function enumValuesOf(typeName) {
+  let values = enumNames.get(typeName);
+  if (values) return values;
+  const definition = /** @type {any} */ (packageDefinition[`${PACKAGE}.${typeName}`]);
+  values = new Map(definition.type.value.map((value) => [value.name, value.number]));
+  enumNames.set(typeName, values);
+  return values;
+}
+
+function invalid(fieldPath, reason) {
+  return new CollideError(status.INVALID_ARGUMENT, `${fieldPath}: ${reason}`);
+}
+
+function checkUint64(value, fieldPath) {
+  if (typeof value === 'number') {
+    if (Number.isSafeInteger(value) && value >= 0) return value;
+    throw invalid(fieldPath, `${value} is not a uint64 that a number holds exactly (use a ` +
+                             'decimal string or a BigInt)');
+  }
+  if (typeof value === 'bigint') {
+    if (value >= 0n && value <= UINT64_MAX) return value.toString();
+    throw invalid(fieldPath, `${value} is out of the uint64 range`);
+  }
+  if (typeof value === 'string') {
+    if (/^[0-9]{1,20}$/.test(value) && BigInt(value) <= UINT64_MAX) return value;
+    throw invalid(fieldPath, `"${value}" is not a decimal uint64`);
+  }
+  throw invalid(fieldPath, `a uint64 must be a number, a decimal string or a BigInt, not ${typeof value}`);
+}
+
+// Scalar types the encoder checks well enough itself.
+const PASSED_AS_IS = new Set(['TYPE_FLOAT', 'TYPE_DOUBLE', 'TYPE_UINT32', 'TYPE_INT32',
+  'TYPE_BOOL', 'TYPE_STRING']);
+
+function checkValue(field, value, fieldPath) {
+  switch (field.type) {
+    case 'TYPE_UINT64':
+      return checkUint64(value, fieldPath);
+    case 'TYPE_MESSAGE':
+      return checkMessage(field.typeName, value, fieldPath);
+    case 'TYPE_ENUM': {
+      const values = enumValuesOf(field.typeName);
+      if (typeof value === 'string' && values.has(value)) return value;
+      if (typeof value === 'number' && [...values.values()].includes(value)) return value;
+      throw invalid(fieldPath, `${JSON.stringify(value)} is not a ${field.typeName} (one of ` +
+                               `${[...values.keys()].join(', ')})`);
+    }
+    default:
+      return value;
+  }
+}
+
+/**
+ * A copy of `message` ready to send as a `typeName`: uint64 values as decimal strings. Throws a
+ * CollideError (INVALID_ARGUMENT, with the field path) for a field the message type does not
+ * have, a uint64 that is not one, or an unknown enum value — which the encoder would otherwise
+ * turn silently into 0.
+ * @param {string} typeName A message of collide.v1, for example `UpsertBodiesRequest`.
+ * @param {object} message
+ * @param {string} [fieldPath] The path of `message` in the request ('' for the root).
+ * @returns {object}
+ */
+export function checkMessage(typeName, message, fieldPath = '') {
+  if (message === null || message === undefined) return message;
+  if (typeof message !== 'object' || Array.isArray(message)) {
+    throw invalid(fieldPath || typeName, `must be an object (a ${typeName} message)`);
+  }
+  const fields = fieldsOf(typeName);
+  const copy = {};
+  for (const [name, value] of Object.entries(message)) {
+    const here = fieldPath ? `${fieldPath}.${name}` : name;
+    const field = fields.get(name);
+    if (!field) throw invalid(here, `${typeName} has no field "${name}"`);
+    if (value === null || value === undefined) continue;
+    if (field.repeated) {
+      if (!Array.isArray(value) && !ArrayBuffer.isView(value)) {
+        throw invalid(here, 'must be an array');
+      }
+      copy[name] = PASSED_AS_IS.has(field.type)
+        ? Array.from(value)
+        : Array.from(value, (element, i) => checkValue(field, element, `${here}[${i}]`));
+    } else {
+      copy[name] = checkValue(field, value, here);
+    }
+  }
+  return copy;
+}
