@@ -1,0 +1,200 @@
+// UpdateWriter against a real collide-server: pipelining, rejected batches, deduplication by
+// (client id, sequence), and exactly-once application across a server killed and restarted in
+// the middle of the stream.
+
+import assert from 'node:assert/strict';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { Client } from '../src/index.js';
+import { FAST_RECONNECT } from './helpers.js';
+import { LossyProxy } from './proxy.js';
+import { ServerProcess } from './server.js';
+
+const sphere = (id, x, y = 0) => ({
+  id,
+  shape: { sphere: { radius: 0.5 } },
+  pose: { position: { x, y, z: 0 } },
+  user_data: id * 10,
+});
+const move = (id, x, y) => ({ ids: [id], poses: [x, y, 0, 0, 0, 0, 1] });
+
+describe('UpdateWriter', () => {
+  let server;
+  let client;
+
+  before(async () => {
+    server = await ServerProcess.start();
+    client = new Client(server.address, { channelOptions: FAST_RECONNECT });
+  });
+
+  after(async () => {
+    client?.close();
+    await server?.stop();
+  });
+
+  test('pipelines batches within maxPending and reports rejected ones with field paths', async () => {
+    await client.createScene({ scene: 'pipeline' });
+    const writer = client.openUpdateWriter('pipeline', { maxPending: 4 });
+    assert.match(writer.clientId, /^[1-9][0-9]*$/);
+    await writer.write({ ops: [{ upsert: sphere(1, 0) }] });
+    const rejectedEvents = [];
+    writer.on('rejected', (rejected) => rejectedEvents.push(rejected.sequence));
+    const bad = {
+      5: [{ moves: { ids: [1], poses: [1, 2, 3] } }, 'INVALID_ARGUMENT', 'moves.poses'],
+      9: [{ moves: move(77, 0, 0) }, 'NOT_FOUND', 'moves.ids[0]'],
+      13: [{ ops: [{ set_pose: { id: 1, pose: { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 } } } }] },
+        'INVALID_ARGUMENT', 'ops[0].set_pose.pose.rotation'],
+      17: [{ ops: [{ remove: 55 }] }, 'NOT_FOUND', 'ops[0].remove'],
+    };
+    let most = 0;
+    for (let i = 2; i <= 40; i++) {
+      const sequence = await writer.write(bad[i]?.[0] ?? { moves: move(1, i, 0) });
+      assert.equal(sequence, String(i));
+      most = Math.max(most, writer.pending);
+    }
+    assert.ok(most <= 4, `${most} batches pending`);
+    const rejected = await writer.flush();
+    assert.equal(writer.pending, 0);
+    assert.deepEqual(rejected.map((r) => r.sequence), ['5', '9', '13', '17']);
+    assert.deepEqual(rejectedEvents, ['5', '9', '13', '17']);
+    for (const r of rejected) {
+      const [, codeName, path] = bad[Number(r.sequence)];
+      assert.equal(r.error.codeName, codeName, r.error.message);
+      assert.ok(r.error.message.startsWith(`${path}: `), r.error.message);
+      assert.equal(r.error.sequence, r.sequence);
+    }
+    // 40 batches, 4 rejected: 36 applied.
+    assert.equal(writer.version, '36');
+    assert.deepEqual(await writer.close(), []);
+    const scene = await client.getScene({ scene: 'pipeline' });
+    assert.equal(scene.stats.version, '36');
+    const { bodies } = await client.getBodies({ scene: 'pipeline', ids: [1] });
+    assert.deepEqual(bodies[0].pose.position, { x: 40, y: 0, z: 0 });
+    await assert.rejects(writer.write({}), (error) => error.codeName === 'FAILED_PRECONDITION');
+    await client.deleteScene({ scene: 'pipeline' });
+  });
+
+  test('apply resolves with the ack, or rejects with the code and field path', async () => {
+    await client.createScene({ scene: 'apply' });
+    const writer = client.openUpdateWriter('apply');
+    const ack = await writer.apply({ ops: [{ upsert: sphere(1, 0) }], tick: 3 });
+    assert.deepEqual(ack, {
+      client_sequence: '1', version: '1', durable: true, duplicate: false, error: null,
+    });
+    await assert.rejects(writer.apply({ ops: [{ upsert: { ...sphere(2, 0), shape: { box: { half_extents: { x: -1, y: 1, z: 1 } } } } }] }),
+      (error) => {
+        assert.equal(error.codeName, 'INVALID_ARGUMENT');
+        assert.equal(error.fieldPath, 'ops[0].upsert.shape.box.half_extents');
+        assert.equal(error.sequence, '2');
+        return true;
+      });
+    await assert.rejects(writer.apply({ moves: move(1, 0, 0), tick: 2 }), (error) => error.fieldPath === 'tick');
+    await assert.rejects(writer.apply({ scene: 'other' }), (error) => error.fieldPath === 'scene');
+    await assert.rejects(writer.apply({ client_sequence: 9 }), (error) => error.fieldPath === 'client_sequence');
+    // Rejected before sending: no sequence was used.
+    assert.equal((await writer.apply({ moves: move(1, 1, 0) })).client_sequence, '4');
+    assert.deepEqual(await writer.close(), []);
+    await client.deleteScene({ scene: 'apply' });
+  });
+
+  test('a writer with the same client id resending the same sequences is acknowledged as duplicate', async () => {
+    await client.createScene({ scene: 'dedup' });
+    // Above 2^53: the id must travel exactly.
+    const clientId = '12345678901234567891';
+    const batches = [1, 2, 3, 4, 5].map((i) => ({ ops: [{ upsert: sphere(i, i) }] }));
+    const first = client.openUpdateWriter('dedup', { clientId: BigInt(clientId) });
+    assert.equal(first.clientId, clientId);
+    for (const batch of batches) await first.write(batch);
+    await first.close();
+
+    const again = client.openUpdateWriter('dedup', { clientId, firstSequence: 1 });
+    for (const batch of batches) {
+      const ack = await again.apply(batch);
+      assert.equal(ack.duplicate, true, JSON.stringify(ack));
+      assert.equal(ack.version, '5');
+    }
+    const fresh = await again.apply({ ops: [{ remove: 5 }] });
+    assert.deepEqual([fresh.client_sequence, fresh.version, fresh.duplicate], ['6', '6', false]);
+    await again.close();
+    assert.equal((await client.getScene({ scene: 'dedup' })).stats.version, '6');
+    await client.deleteScene({ scene: 'dedup' });
+  });
+
+  test('after the server is killed and restarted mid-stream, every batch is applied exactly once', async (t) => {
+    // Batch i creates body i + 1 at (i, 0) and moves body 1 to (0, i).
+    const batch = (i) => ({
+      ops: [{ upsert: sphere(i + 1, i) }],
+      moves: i > 0 ? move(1, 0, i) : undefined,
+    });
+    const third = 100;
+    await client.createScene({ scene: 'restart' });
+    // The writer reaches the server through a proxy that can lose the server's answers.
+    const proxy = await LossyProxy.start(server.port);
+    const proxied = new Client(proxy.address, { channelOptions: FAST_RECONNECT });
+    const writer = proxied.openUpdateWriter('restart', { maxPending: 2 * third });
+    const acked = new Map();
+    let duplicates = 0;
+    writer.on('ack', (ack) => {
+      acked.set(ack.client_sequence, (acked.get(ack.client_sequence) ?? 0) + 1);
+      if (ack.duplicate) duplicates += 1;
+    });
+    try {
+      for (let i = 0; i < third; i++) await writer.write(batch(i));
+      assert.deepEqual(await writer.flush(), []);
+
+      // The second third reaches the server, is applied and logged, but its acks are lost.
+      proxy.freeze();
+      for (let i = third; i < 2 * third; i++) await writer.write(batch(i));
+      while ((await client.getScene({ scene: 'restart' })).stats.version !== String(2 * third)) {
+        await sleep(10);
+      }
+      assert.equal(writer.pending, third);
+      await server.kill();
+      proxy.thaw();
+      const restarted = server.restart();
+      // The last third is written while the server comes back: kept, sent after the resent ones.
+      for (let i = 2 * third; i < 3 * third; i++) await writer.write(batch(i));
+      await restarted;
+      assert.deepEqual(await writer.flush(), []);
+      await writer.close();
+    } finally {
+      // A fresh channel for the checks: the old one may still be backing off from the restart.
+      client.close();
+      client = new Client(server.address);
+      proxied.close();
+      await proxy.close();
+    }
+
+    t.diagnostic(`${writer.reconnects} reconnects, ${duplicates} acknowledged as duplicates`);
+    assert.ok(writer.reconnects >= 1, 'the writer never reconnected');
+    // Every batch whose ack was lost was resent and recognised: none applied twice.
+    assert.equal(duplicates, third);
+    assert.equal(acked.size, 3 * third);
+    for (const [sequence, count] of acked) assert.equal(count, 1, `sequence ${sequence} acked ${count} times`);
+    const scene = await client.getScene({ scene: 'restart' });
+    assert.equal(scene.stats.version, String(3 * third));
+    assert.equal(scene.stats.body_count, 3 * third);
+    const { bodies } = await client.getBodies({ scene: 'restart' });
+    assert.equal(bodies.length, 3 * third);
+    for (const body of bodies) {
+      const id = Number(body.id);
+      const expected = id === 1 ? { x: 0, y: 3 * third - 1, z: 0 } : { x: id - 1, y: 0, z: 0 };
+      assert.deepEqual(body.pose.position, expected, `body ${id}`);
+      assert.equal(body.user_data, String(id * 10));
+    }
+    await client.deleteScene({ scene: 'restart' });
+  });
+
+  test('cancel stops the writer and keeps the unacknowledged batches', async () => {
+    await client.createScene({ scene: 'cancel' });
+    const writer = client.openUpdateWriter('cancel');
+    await writer.write({ ops: [{ upsert: sphere(1, 0) }] });
+    writer.cancel();
+    assert.equal(writer.unacknowledged().length, 1);
+    assert.equal(writer.unacknowledged()[0].client_sequence, '1');
+    await assert.rejects(writer.flush(), (error) => error.codeName === 'CANCELLED');
+    await assert.rejects(writer.write({}), (error) => error.codeName === 'CANCELLED');
+    await client.deleteScene({ scene: 'cancel' });
+  });
+});
