@@ -17,6 +17,24 @@ COLLIDE_PACKAGES=(
 
 collide_log() { echo "[collide] $*" >&2; }
 
+# collide_apt_install <package...>: installs the given Debian packages (after one apt-get update),
+# through sudo when not root.
+collide_apt_install() {
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then
+      sudo=(sudo)
+    else
+      collide_log "missing packages: $*; run as root or install sudo"
+      return 1
+    fi
+  fi
+  collide_log "installing $*"
+  "${sudo[@]}" apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
+    "$@" >/dev/null
+}
+
 # Installs whichever of COLLIDE_PACKAGES is missing; silent when nothing is.
 collide_install_packages() {
   local missing=()
@@ -27,19 +45,30 @@ collide_install_packages() {
     fi
   done
   [ ${#missing[@]} -eq 0 ] && return 0
-  local sudo=()
-  if [ "$(id -u)" -ne 0 ]; then
-    if command -v sudo >/dev/null 2>&1; then
-      sudo=(sudo)
-    else
-      collide_log "missing packages: ${missing[*]}; run as root or install sudo"
-      return 1
-    fi
+  collide_apt_install "${missing[@]}"
+}
+
+# Node.js and npm for the Node client's tests: Debian's nodejs and npm, only when the commands
+# are missing (a Node.js installed another way, with its own npm, is kept).
+collide_install_node() {
+  command -v node >/dev/null 2>&1 && command -v npm >/dev/null 2>&1 && return 0
+  collide_apt_install nodejs npm
+}
+
+# Installs client/node's dependencies from its committed lockfile (`npm ci`) when node_modules is
+# missing or was installed from a different lockfile.
+collide_npm_ci() {
+  local dir="$COLLIDE_ROOT/client/node"
+  [ -f "$dir/package-lock.json" ] || return 0
+  local stamp="$dir/node_modules/.collide-lockfile-sha256"
+  local want
+  want=$(sha256sum "$dir/package-lock.json" | cut -d' ' -f1)
+  if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
+    return 0
   fi
-  collide_log "installing ${missing[*]}"
-  "${sudo[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${sudo[@]}" apt-get install -y -qq --no-install-recommends \
-    "${missing[@]}" >/dev/null
+  collide_log "npm ci in client/node"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
+  echo "$want" >"$stamp"
 }
 
 # collide_configure <build dir> [cmake args...]: configures (Ninja, ccache) when needed.
