@@ -159,11 +159,22 @@ export class Client {
       channelOptions['grpc.default_authority'] = options.tls.serverNameOverride;
     }
     this.grpc_ = new grpc.Client(address, channelCredentials(options.tls), channelOptions);
+    /** @type {boolean} Whether close() was called. */
+    this.closed = false;
   }
 
-  /** Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE. */
+  /**
+   * Closes the channel; calls in flight fail with CANCELLED or UNAVAILABLE, later calls with
+   * FAILED_PRECONDITION, and open writers stop (their unacknowledged batches are kept).
+   */
   close() {
+    this.closed = true;
     this.grpc_.close();
+  }
+
+  /** @returns {CollideError} The error of a call made after close(). */
+  closedError() {
+    return new CollideError(grpc.status.FAILED_PRECONDITION, 'client: closed');
   }
 
   /**
@@ -197,6 +208,10 @@ export class Client {
   unary(rpc, request, options = {}) {
     const method = service[rpc];
     return new Promise((resolve, reject) => {
+      if (this.closed) {
+        reject(this.closedError());
+        return;
+      }
       let message;
       try {
         message = checkMessage(method.requestType.type.name, request ?? {});
@@ -222,8 +237,10 @@ export class Client {
    * @param {string} scene
    * @param {number} [deadlineMs] none by default
    * @returns {grpc.ClientDuplexStream<any, any>}
+   * @throws {CollideError} FAILED_PRECONDITION after close().
    */
   openStream(rpc, scene, deadlineMs) {
+    if (this.closed) throw this.closedError();
     const method = service[rpc];
     return this.grpc_.makeBidiStreamRequest(
       method.path,

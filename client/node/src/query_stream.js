@@ -105,6 +105,7 @@ export class QueryStream {
       );
     }
     const message = checkMessage('QueryBatch', { ...batch, scene: this.scene });
+    if (this.client_.closed) throw this.client_.closedError();
     if (!this.call_) this.open_();
     this.pending_.push({ waiter });
     this.call_.write(message);

@@ -9,7 +9,7 @@ import { EventEmitter } from 'node:events';
 
 import grpc from '@grpc/grpc-js';
 
-import { CollideError, fromAnswerError } from './errors.js';
+import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { checkMessage } from './proto.js';
 import { readStream } from './stream_end.js';
 
@@ -265,7 +265,13 @@ export class UpdateWriter extends EventEmitter {
 
   openStream_() {
     this.state_ = 'open';
-    const call = this.client_.openStream('UpdateStream', this.scene);
+    let call;
+    try {
+      call = this.client_.openStream('UpdateStream', this.scene);
+    } catch (error) {
+      this.fail_(fromGrpcError(error));
+      return;
+    }
     this.call_ = call;
     readStream(
       call,
@@ -330,6 +336,10 @@ export class UpdateWriter extends EventEmitter {
         : status.details,
       { metadata: status.metadata },
     );
+    if (this.client_.closed) {
+      this.fail_(this.client_.closedError());
+      return;
+    }
     if (!RETRYABLE.has(error.code)) {
       this.fail_(error);
       return;

@@ -197,4 +197,15 @@ describe('UpdateWriter', () => {
     await assert.rejects(writer.write({}), (error) => error.codeName === 'CANCELLED');
     await client.deleteScene({ scene: 'cancel' });
   });
+  test('closing the client stops its writer, which keeps its unacknowledged batches', async () => {
+    await client.createScene({ scene: 'closed' });
+    const own = new Client(server.address);
+    const writer = own.openUpdateWriter('closed');
+    await writer.write({ ops: [{ upsert: sphere(1, 0) }] });
+    own.close();
+    await assert.rejects(writer.flush(), (error) => error.codeName === 'FAILED_PRECONDITION');
+    assert.equal(writer.unacknowledged().length, 1);
+    await assert.rejects(own.getScene({ scene: 'closed' }), (error) => error.codeName === 'FAILED_PRECONDITION');
+    await client.deleteScene({ scene: 'closed' });
+  });
 });
