@@ -1,0 +1,221 @@
+// Type declarations of collide-client (the JavaScript sources carry the same contracts in JSDoc).
+// Messages use the field names of proto/collide/v1/collide.proto.
+
+import type { EventEmitter } from 'node:events';
+import type { Metadata, status as grpcStatus } from '@grpc/grpc-js';
+
+/** A uint64 as read from the server: a decimal string. */
+export type Uint64 = string;
+/** A uint64 as written: a non-negative safe integer, a decimal string or a BigInt. */
+export type Uint64Input = number | string | bigint;
+
+export interface Vec3 { x: number; y: number; z: number }
+export interface Quat { x: number; y: number; z: number; w: number }
+export interface Pose { position?: Vec3 | null; rotation?: Quat | null }
+export interface Shape {
+  sphere?: { radius: number };
+  box?: { half_extents: Vec3 };
+  capsule?: { radius: number; half_height: number };
+}
+export type Durability = 'DURABILITY_DEFAULT' | 'DURABILITY_NONE' | 'DURABILITY_PERIODIC' | 'DURABILITY_ALWAYS';
+export type BodyKind = 'BODY_KIND_DYNAMIC' | 'BODY_KIND_STATIC';
+export type Mode = 'MODE_CLOSEST' | 'MODE_ANY' | 'MODE_ALL';
+
+export interface SceneOptions {
+  fat_margin?: number;
+  max_bodies?: number;
+  durability?: Durability;
+  history_ticks?: number;
+}
+export interface SceneStats {
+  version: Uint64;
+  body_count: number;
+  static_body_count: number;
+  tree_height: number;
+  memory_bytes: Uint64;
+  tick: Uint64;
+  oldest_tick: Uint64;
+}
+export interface SceneInfo { name: string; options: SceneOptions; stats: SceneStats }
+
+export interface BodyInput {
+  id: Uint64Input;
+  shape?: Shape;
+  pose?: Pose;
+  category?: number;
+  mask?: number;
+  user_data?: Uint64Input;
+  kind?: BodyKind;
+}
+export interface Body {
+  id: Uint64;
+  shape: Shape | null;
+  pose: Pose | null;
+  category?: number;
+  mask?: number;
+  user_data: Uint64;
+  kind: BodyKind;
+}
+
+export interface WriteResponse { version: Uint64; durable: boolean }
+export interface GetBodiesResponse { version: Uint64; bodies: Body[]; missing_ids: Uint64[] }
+
+export interface Filter { category?: number; mask?: number; excluded_ids?: Uint64Input[] }
+export interface Raycast { origin: Vec3; direction: Vec3; max_distance: number }
+export interface SphereCast extends Raycast { radius: number }
+export interface Overlap { shape: Shape; pose?: Pose }
+
+/** Fields every unary query request has. */
+export interface QueryRequest {
+  scene: string;
+  filter?: Filter;
+  mode?: Mode;
+  max_hits?: number;
+  /** Answer against the scene as it was at the end of this tick. */
+  at_tick?: Uint64Input;
+  /** With at_tick: interpolate poses that far (in [0, 1)) towards the end of at_tick + 1. */
+  tick_fraction?: number;
+  /** Answer only once the scene has reached this version (else DEADLINE_EXCEEDED). */
+  min_version?: Uint64Input;
+}
+
+export interface Hit {
+  body_id: Uint64;
+  distance: number;
+  point: Vec3 | null;
+  normal: Vec3 | null;
+  depth: number;
+  start_overlapping: boolean;
+}
+export interface QueryResponse { version: Uint64; hits: Hit[]; truncated: boolean }
+
+export interface AnswerError { code: number; message: string }
+
+export interface Query {
+  request_id?: Uint64Input;
+  raycast?: Raycast;
+  sphere_cast?: SphereCast;
+  overlap?: Overlap;
+  point?: { point: Vec3; radius: number };
+  aabb?: { region: { min: Vec3; max: Vec3 } };
+  filter?: Filter;
+  mode?: Mode;
+  max_hits?: number;
+  detail?: boolean;
+  at_tick?: Uint64Input;
+  tick_fraction?: number;
+}
+export interface QueryResult { request_id: Uint64; hits: Hit[]; truncated: boolean; error: AnswerError | null }
+export interface QueryBatch { queries: Query[]; min_version?: Uint64Input }
+export interface QueryBatchResult { version: Uint64; results: QueryResult[]; error: AnswerError | null }
+
+export interface UpdateOp {
+  upsert?: BodyInput;
+  set_pose?: { id: Uint64Input; pose: Pose };
+  set_filter?: { id: Uint64Input; category: number; mask: number };
+  remove?: Uint64Input;
+}
+/** An UpdateBatch without scene, client_id and client_sequence (the writer sets them). */
+export interface UpdateBatchInput {
+  ops?: UpdateOp[];
+  moves?: { ids: Uint64Input[]; poses: number[] | Float32Array };
+  tick?: Uint64Input;
+}
+export interface UpdateAck {
+  client_sequence: Uint64;
+  version: Uint64;
+  durable: boolean;
+  duplicate: boolean;
+  error: AnswerError | null;
+}
+export interface RejectedBatch { sequence: Uint64; batch: object; error: CollideError }
+
+export interface TlsOptions {
+  rootCerts?: Buffer | string;
+  rootCertsFile?: string;
+  privateKey?: Buffer | string;
+  privateKeyFile?: string;
+  certChain?: Buffer | string;
+  certChainFile?: string;
+  serverNameOverride?: string;
+}
+export interface ClientOptions {
+  token?: string;
+  tls?: boolean | TlsOptions;
+  deadlineMs?: number;
+  channelOptions?: Record<string, string | number>;
+}
+export interface CallOptions { deadlineMs?: number }
+export interface UpdateWriterOptions {
+  clientId?: Uint64Input;
+  firstSequence?: Uint64Input;
+  maxPending?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  reconnectTimeoutMs?: number;
+}
+export interface QueryStreamOptions { deadlineMs?: number }
+
+export const SCENE_HEADER: 'x-collide-scene';
+export const DEFAULT_DEADLINE_MS: number;
+export const CODE_NAMES: Readonly<Record<number, string>>;
+export const status: typeof grpcStatus;
+export function randomClientId(): Uint64;
+
+export class CollideError extends Error {
+  constructor(code: number, message: string, extra?: { metadata?: Metadata; sequence?: string; cause?: unknown });
+  readonly code: number;
+  readonly codeName: string;
+  readonly fieldPath: string;
+  readonly metadata?: Metadata;
+  readonly sequence?: Uint64;
+}
+
+export class Client {
+  constructor(address: string, options?: ClientOptions);
+  readonly address: string;
+  readonly closed: boolean;
+  close(): void;
+  createScene(request: { scene: string; options?: SceneOptions }, options?: CallOptions): Promise<SceneInfo>;
+  deleteScene(request: { scene: string }, options?: CallOptions): Promise<void>;
+  listScenes(options?: CallOptions): Promise<SceneInfo[]>;
+  getScene(request: { scene: string }, options?: CallOptions): Promise<SceneInfo>;
+  upsertBodies(request: { scene: string; bodies: BodyInput[] }, options?: CallOptions): Promise<WriteResponse>;
+  removeBodies(request: { scene: string; ids: Uint64Input[] }, options?: CallOptions): Promise<WriteResponse>;
+  getBodies(request: { scene: string; ids?: Uint64Input[] }, options?: CallOptions): Promise<GetBodiesResponse>;
+  raycast(request: QueryRequest & { ray: Raycast }, options?: CallOptions): Promise<QueryResponse>;
+  sphereCast(request: QueryRequest & { cast: SphereCast }, options?: CallOptions): Promise<QueryResponse>;
+  overlap(request: QueryRequest & { overlap: Overlap; detail?: boolean }, options?: CallOptions): Promise<QueryResponse>;
+  openUpdateWriter(scene: string, options?: UpdateWriterOptions): UpdateWriter;
+  openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
+}
+
+export class UpdateWriter extends EventEmitter {
+  readonly scene: string;
+  readonly clientId: Uint64;
+  /** The version of the latest acknowledgement ('0' before any). */
+  readonly version: Uint64;
+  readonly reconnects: number;
+  readonly pending: number;
+  readonly nextSequence: Uint64;
+  unacknowledged(): object[];
+  write(batch: UpdateBatchInput): Promise<Uint64>;
+  apply(batch: UpdateBatchInput): Promise<UpdateAck>;
+  flush(): Promise<RejectedBatch[]>;
+  close(): Promise<RejectedBatch[]>;
+  cancel(): void;
+  on(event: 'ack', listener: (ack: UpdateAck) => void): this;
+  on(event: 'rejected', listener: (rejected: RejectedBatch) => void): this;
+  on(event: 'reconnecting', listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void): this;
+  on(event: 'failed', listener: (error: CollideError) => void): this;
+}
+
+export class QueryStream implements AsyncIterable<QueryBatchResult> {
+  readonly scene: string;
+  readonly pending: number;
+  query(batch: QueryBatch): Promise<QueryBatchResult>;
+  send(batch: QueryBatch): void;
+  close(): Promise<void>;
+  cancel(): void;
+  [Symbol.asyncIterator](): AsyncIterator<QueryBatchResult>;
+}
