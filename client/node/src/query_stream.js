@@ -95,6 +95,9 @@ export class QueryStream {
     if (this.closing_) {
       throw new CollideError(grpc.status.FAILED_PRECONDITION, 'query stream: closed');
     }
+    if (this.ended_) {
+      throw new CollideError(grpc.status.UNAVAILABLE, 'query stream: ended by the server');
+    }
     if (batch === null || typeof batch !== 'object') {
       throw new CollideError(grpc.status.INVALID_ARGUMENT, 'batch: must be a QueryBatch object');
     }

@@ -168,4 +168,23 @@ describe('QueryStream', () => {
     writerClient.close();
     await client.deleteScene({ scene: 'versions' });
   });
+  test('a stream whose server dies rejects its unanswered batches and takes no more', async () => {
+    const own = await ServerProcess.start({ args: ['--max_version_wait_ms=60000'] });
+    const ownClient = new Client(own.address);
+    try {
+      await ownClient.createScene({ scene: 'dies' });
+      const stream = ownClient.openQueryStream('dies');
+      const ray = { origin: { x: 0, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 1 };
+      assert.equal((await stream.query({ queries: [{ raycast: ray }] })).version, '0');
+      // Waits for a version that never comes, until the server is killed.
+      const waiting = rejectsWith(stream.query({ queries: [{ raycast: ray }], min_version: 10 }), 'UNAVAILABLE');
+      await own.kill();
+      await waiting;
+      assert.throws(() => stream.send({ queries: [] }), (error) => error.codeName === 'UNAVAILABLE');
+      await assert.rejects(stream.close(), (error) => error.codeName === 'UNAVAILABLE');
+    } finally {
+      ownClient.close();
+      await own.stop();
+    }
+  });
 });
