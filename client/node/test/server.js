@@ -73,6 +73,10 @@ export class ServerProcess {
       { stdio: ['ignore', 'ignore', 'pipe'] },
     );
     this.child_ = child;
+    // A test process that dies leaves no server behind.
+    const killOnExit = () => child.kill('SIGKILL');
+    process.on('exit', killOnExit);
+    child.on('exit', () => process.off('exit', killOnExit));
     this.stderr_ = '';
     child.stderr.on('data', (chunk) => {
       this.stderr_ += chunk;
