@@ -110,13 +110,15 @@ export class UpdateWriter extends EventEmitter {
     this.maxBackoffMs_ = options.maxBackoffMs ?? 2000;
     this.reconnectTimeoutMs_ = options.reconnectTimeoutMs ?? 60_000;
 
-    // Unacknowledged batches in sequence order: {sequence, message, resolve?, reject?}.
+    // Unacknowledged batches in sequence order: {sequence, message, waiter} (waiter: the
+    // {resolve, reject} of an apply(), null for a write()).
     this.entries_ = [];
     // The current stream, or null (none yet, or broken and waiting for the backoff).
     this.call_ = null;
     this.timer_ = null;
-    // 'open' (stream or none needed yet), 'backoff', 'closing', 'closed', 'failed'.
+    // 'open' (a stream, or none needed yet), 'backoff' (waiting to reopen), 'closed', 'failed'.
     this.state_ = 'open';
+    // close() was called: the stream is half-closed once every batch is sent.
     this.closing_ = false;
     this.error_ = null;
     this.attempt_ = 0;
