@@ -172,6 +172,7 @@ void CommitLog::Run() {
     // Take everything queued: one write and at most one fsync for all of it (group commit).
     std::string buffer;
     buffer.swap(pending_);
+    writing_bytes_ = buffer.size();
     const uint64_t first = pending_first_;
     const uint64_t last = next_sequence_ - 1;
     // Records appended from here on wait for the next round; a sync now covers up to `last`,
@@ -193,6 +194,7 @@ void CommitLog::Run() {
       return;
     }
     lock.lock();
+    writing_bytes_ = 0;
     if (!buffer.empty()) {
       if (synced_sequence_ == written_sequence_) unsynced_since_ = started;
       written_sequence_ = last;
@@ -273,6 +275,13 @@ std::vector<SegmentInfo> CommitLog::Segments() const {
 uint64_t CommitLog::total_bytes() const {
   std::lock_guard<std::mutex> lock(mu_);
   uint64_t total = 0;
+  for (const SegmentInfo& segment : segments_) total += segment.bytes;
+  return total;
+}
+
+uint64_t CommitLog::appended_bytes() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  uint64_t total = pending_.size() + writing_bytes_;
   for (const SegmentInfo& segment : segments_) total += segment.bytes;
   return total;
 }

@@ -107,6 +107,10 @@ class CommitLog {
   std::vector<SegmentInfo> Segments() const;
   /// Bytes in all segments.
   uint64_t total_bytes() const;
+  /// Bytes in all segments plus the appended records not written yet: what the segments will
+  /// hold once the committer catches up. Bounds on the log's size use this, so that records
+  /// queued while the committer lags count at once.
+  uint64_t appended_bytes() const;
   /// Deletes the oldest segments while every record in them has a sequence below `sequence`;
   /// never the newest segment. Returns how many were deleted.
   absl::StatusOr<int> DeleteSegmentsBefore(uint64_t sequence);
@@ -141,6 +145,7 @@ class CommitLog {
   std::condition_variable done_cv_;  // blocking callers wait for progress
   std::vector<SegmentInfo> segments_;
   std::string pending_;                 // framed records not yet taken by the committer
+  uint64_t writing_bytes_ = 0;          // bytes the committer took and is writing
   uint64_t pending_first_ = 0;          // the sequence of the first record in pending_
   uint64_t next_sequence_;              // the sequence the next Append gets
   uint64_t written_sequence_;           // every record up to here is written

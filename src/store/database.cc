@@ -247,7 +247,7 @@ absl::StatusOr<ApplyAck> Database::ApplyAndWait(absl::string_view scene, const C
 
 void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
                            ApplyCallback done) {
-  if (log_->total_bytes() > options_.max_log_bytes) {
+  if (log_->appended_bytes() > options_.max_log_bytes) {
     bool deferred = false;
     {
       std::lock_guard<std::mutex> lock(state_mu_);
@@ -489,7 +489,7 @@ absl::Status Database::Maintain(bool snapshot_all) {
       due.push_back(entry.get());
     }
   }
-  if (!snapshot_all && log_->total_bytes() > options_.max_log_bytes) {
+  if (!snapshot_all && log_->appended_bytes() > options_.max_log_bytes) {
     // The log is long: snapshot the scene that holds its oldest part.
     Entry* oldest = nullptr;
     uint64_t oldest_from = std::numeric_limits<uint64_t>::max();
