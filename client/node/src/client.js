@@ -9,7 +9,7 @@ import fs from 'node:fs';
 import grpc from '@grpc/grpc-js';
 
 import { CollideError, fromGrpcError } from './errors.js';
-import { checkMessage, service } from './proto.js';
+import { encodeRequest, service } from './proto.js';
 import { QueryStream } from './query_stream.js';
 import { UpdateWriter } from './update_writer.js';
 
@@ -125,6 +125,9 @@ function channelCredentials(tls) {
   );
 }
 
+/** The serializer of requests already encoded (encodeRequest). */
+const encoded = (bytes) => bytes;
+
 /** The scene a request names: its `scene` field (every collide request but ListScenes). */
 function sceneOf(request) {
   return typeof request?.scene === 'string' ? request.scene : undefined;
@@ -212,19 +215,19 @@ export class Client {
         reject(this.closedError());
         return;
       }
-      let message;
+      let bytes;
       try {
-        message = checkMessage(method.requestType.type.name, request ?? {});
+        bytes = encodeRequest(rpc, request ?? {});
       } catch (error) {
         reject(error);
         return;
       }
       this.grpc_.makeUnaryRequest(
         method.path,
-        method.requestSerialize,
+        encoded,
         method.responseDeserialize,
-        message,
-        this.metadata(sceneOf(message)),
+        bytes,
+        this.metadata(sceneOf(request)),
         Client.callOptions(options.deadlineMs ?? this.deadlineMs_),
         (error, response) => (error ? reject(fromGrpcError(error)) : resolve(response)),
       );
@@ -232,7 +235,8 @@ export class Client {
   }
 
   /**
-   * Opens a bidirectional stream of `rpc` for one scene (for UpdateWriter and QueryStream).
+   * Opens a bidirectional stream of `rpc` for one scene (for UpdateWriter and QueryStream); it
+   * takes requests encoded with encodeRequest.
    * @param {string} rpc
    * @param {string} scene
    * @param {number} [deadlineMs] none by default
@@ -244,7 +248,7 @@ export class Client {
     const method = service[rpc];
     return this.grpc_.makeBidiStreamRequest(
       method.path,
-      method.requestSerialize,
+      encoded,
       method.responseDeserialize,
       this.metadata(scene),
       Client.callOptions(deadlineMs),

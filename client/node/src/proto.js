@@ -59,6 +59,29 @@ export const service = /** @type {any} */ (packageDefinition[`${PACKAGE}.Collide
  */
 export const status = grpc.status;
 
+/**
+ * The request of `rpc` checked (see checkMessage) and encoded: what the client sends. Encoding at
+ * once keeps a request from changing with the caller's objects while it waits to be sent (or, in
+ * an UpdateWriter, to be resent).
+ * @param {string} rpc The rpc's name in collide.v1.Collide.
+ * @param {object} request
+ * @returns {Buffer}
+ */
+export function encodeRequest(rpc, request) {
+  const method = service[rpc];
+  return method.requestSerialize(checkMessage(method.requestType.type.name, request));
+}
+
+/**
+ * Decodes a request that encodeRequest made (for showing what was sent).
+ * @param {string} rpc
+ * @param {Buffer} bytes
+ * @returns {object}
+ */
+export function decodeRequest(rpc, bytes) {
+  return service[rpc].requestDeserialize(bytes);
+}
+
 // Per message type: field name -> {type, typeName, repeated}.
 const fieldTables = new Map();
 
@@ -134,7 +157,9 @@ function checkValue(field, value, fieldPath) {
 }
 
 /**
- * A copy of `message` ready to send as a `typeName`: uint64 values as decimal strings. Throws a
+ * `message` ready to encode as a `typeName`: a copy with uint64 values as decimal strings, which
+ * shares the arrays of other scalars (floats, uint32s) with `message`, so encode it before
+ * `message` may change. Throws a
  * CollideError (INVALID_ARGUMENT, with the field path) for a field the message type does not
  * have, a uint64 that is not one, or an unknown enum value — which the encoder would otherwise
  * turn silently into 0.
@@ -160,7 +185,7 @@ export function checkMessage(typeName, message, fieldPath = '') {
         throw invalid(here, 'must be an array');
       }
       copy[name] = PASSED_AS_IS.has(field.type)
-        ? Array.from(value)
+        ? value
         : Array.from(value, (element, i) => checkValue(field, element, `${here}[${i}]`));
     } else {
       copy[name] = checkValue(field, value, here);

@@ -6,7 +6,7 @@
 import grpc from '@grpc/grpc-js';
 
 import { CollideError, fromAnswerError } from './errors.js';
-import { checkMessage } from './proto.js';
+import { encodeRequest } from './proto.js';
 import { readStream } from './stream_end.js';
 
 /**
@@ -107,11 +107,11 @@ export class QueryStream {
         `scene: "${batch.scene}" is not the stream's scene "${this.scene}"`,
       );
     }
-    const message = checkMessage('QueryBatch', { ...batch, scene: this.scene });
+    const bytes = encodeRequest('QueryStream', { ...batch, scene: this.scene });
     if (this.client_.closed) throw this.client_.closedError();
     if (!this.call_) this.open_();
     this.pending_.push({ waiter });
-    this.call_.write(message);
+    this.call_.write(bytes);
   }
 
   open_() {

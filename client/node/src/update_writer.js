@@ -10,7 +10,7 @@ import { EventEmitter } from 'node:events';
 import grpc from '@grpc/grpc-js';
 
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
-import { checkMessage } from './proto.js';
+import { checkMessage, decodeRequest, encodeRequest } from './proto.js';
 import { readStream } from './stream_end.js';
 
 /**
@@ -110,7 +110,7 @@ export class UpdateWriter extends EventEmitter {
     this.maxBackoffMs_ = options.maxBackoffMs ?? 2000;
     this.reconnectTimeoutMs_ = options.reconnectTimeoutMs ?? 60_000;
 
-    // Unacknowledged batches in sequence order: {sequence, message, waiter} (waiter: the
+    // Unacknowledged batches in sequence order: {sequence, bytes (encoded), waiter} (waiter: the
     // {resolve, reject} of an apply(), null for a write()).
     this.entries_ = [];
     // The current stream, or null (none yet, or broken and waiting for the backoff).
@@ -145,7 +145,7 @@ export class UpdateWriter extends EventEmitter {
 
   /** @returns {object[]} The unacknowledged batches (as sent), oldest first. */
   unacknowledged() {
-    return this.entries_.map((entry) => entry.message);
+    return this.entries_.map((entry) => decodeRequest('UpdateStream', entry.bytes));
   }
 
   /**
@@ -247,17 +247,17 @@ export class UpdateWriter extends EventEmitter {
       );
     }
     const sequence = this.nextSequence_.toString();
-    const message = checkMessage('UpdateBatch', {
+    const bytes = encodeRequest('UpdateStream', {
       ...batch,
       scene: this.scene,
       client_id: this.clientId,
       client_sequence: sequence,
     });
     this.nextSequence_ += 1n;
-    const entry = { sequence, message, waiter };
+    const entry = { sequence, bytes, waiter };
     this.entries_.push(entry);
     if (this.call_) {
-      this.call_.write(message);
+      this.call_.write(bytes);
     } else if (this.state_ === 'open') {
       this.openStream_();
     }
@@ -280,7 +280,7 @@ export class UpdateWriter extends EventEmitter {
       (ack) => this.onAck_(call, ack),
       (status) => this.onStreamEnd_(call, status),
     );
-    for (const entry of this.entries_) call.write(entry.message);
+    for (const entry of this.entries_) call.write(entry.bytes);
     if (this.closing_) call.end();
   }
 
@@ -305,7 +305,11 @@ export class UpdateWriter extends EventEmitter {
       if (entry.waiter) {
         entry.waiter.reject(error);
       } else {
-        const rejected = { sequence: entry.sequence, batch: entry.message, error };
+        const rejected = {
+          sequence: entry.sequence,
+          batch: decodeRequest('UpdateStream', entry.bytes),
+          error,
+        };
         this.rejected_.push(rejected);
         this.emit('rejected', rejected);
       }

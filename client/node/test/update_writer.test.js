@@ -98,6 +98,23 @@ describe('UpdateWriter', () => {
     await client.deleteScene({ scene: 'apply' });
   });
 
+  test('a batch is taken as it was at write(): the caller may reuse its arrays at once', async () => {
+    await client.createScene({ scene: 'reuse' });
+    const writer = client.openUpdateWriter('reuse');
+    await writer.write({ ops: [{ upsert: sphere(1, 0) }, { upsert: sphere(2, 0) }] });
+    const moves = { ids: [1], poses: [5, 0, 0, 0, 0, 0, 1] };
+    await writer.write({ moves });
+    // Reused for the next body before the first batch is acknowledged.
+    moves.ids[0] = 2;
+    moves.poses[0] = 7;
+    await writer.write({ moves });
+    moves.poses[0] = 99;
+    assert.deepEqual(await writer.close(), []);
+    const { bodies } = await client.getBodies({ scene: 'reuse', ids: [1, 2] });
+    assert.deepEqual(bodies.map((body) => body.pose.position.x), [5, 7]);
+    await client.deleteScene({ scene: 'reuse' });
+  });
+
   test('a writer with the same client id resending the same sequences is acknowledged as duplicate', async () => {
     await client.createScene({ scene: 'dedup' });
     // Above 2^53: the id must travel exactly.
