@@ -1,7 +1,8 @@
 /**
- * A TCP proxy in front of a server that can lose everything the server sends: after freeze(),
- * bytes from the server to the client are dropped while the client's still reach the server —
- * acknowledgements lost in the network. A connection ends when either side closes.
+ * A TCP proxy in front of a server that can lose everything the server sends: on the connections
+ * open when freeze() is called, bytes from the server to the client are dropped from then on
+ * while the client's still reach the server — acknowledgements lost in the network. Later
+ * connections forward both ways. A connection ends when either side closes.
  */
 
 import net from 'node:net';
@@ -20,7 +21,8 @@ export class LossyProxy {
 
   constructor(targetPort) {
     this.targetPort = targetPort;
-    this.frozen_ = false;
+    // Per open connection: {lossy}.
+    this.connections_ = new Set();
     this.sockets_ = new Set();
     this.server_ = net.createServer((client) => this.forward_(client));
   }
@@ -30,25 +32,23 @@ export class LossyProxy {
     return `127.0.0.1:${this.server_.address().port}`;
   }
 
-  /** Drops the server's bytes from now on, on every connection. */
+  /** Drops the server's bytes from now on, on every connection open now. */
   freeze() {
-    this.frozen_ = true;
-  }
-
-  /** Forwards the server's bytes again. */
-  thaw() {
-    this.frozen_ = false;
+    for (const connection of this.connections_) connection.lossy = true;
   }
 
   forward_(client) {
     const upstream = net.connect(this.targetPort, '127.0.0.1');
+    const connection = { lossy: false };
+    this.connections_.add(connection);
+    client.on('close', () => this.connections_.delete(connection));
     for (const socket of [client, upstream]) {
       this.sockets_.add(socket);
       socket.on('close', () => this.sockets_.delete(socket));
     }
     client.on('data', (chunk) => upstream.write(chunk));
     upstream.on('data', (chunk) => {
-      if (!this.frozen_) client.write(chunk);
+      if (!connection.lossy) client.write(chunk);
     });
     const end = () => {
       client.destroy();
