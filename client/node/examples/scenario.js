@@ -25,30 +25,58 @@ const BODIES = [
   },
   { id: 3, shape: { capsule: { radius: 0.5, half_height: 1 } }, pose: at(10, 0, 0) },
   { id: 4, shape: { sphere: { radius: 0.5 } }, pose: at(0, 5, 0), category: 2 },
-  { id: 5, shape: { box: { half_extents: vec(0.5, 0.5, 0.5) } }, pose: at(-4, 0, 0), kind: 'BODY_KIND_STATIC' },
+  {
+    id: 5,
+    shape: { box: { half_extents: vec(0.5, 0.5, 0.5) } },
+    pose: at(-4, 0, 0),
+    kind: 'BODY_KIND_STATIC',
+  },
 ];
 
 /** The scenario's queries a..e: the client method and its request (without the scene). */
 const QUERIES = [
-  ['a', 'raycast', { ray: { origin: vec(-10, 0, 0), direction: vec(1, 0, 0), max_distance: 100 }, mode: 'MODE_ALL' }],
-  ['b', 'raycast', {
-    ray: { origin: vec(0, -10, 0), direction: vec(0, 1, 0), max_distance: 100 },
-    mode: 'MODE_CLOSEST',
-    filter: { mask: 2 },
-  }],
-  ['c', 'sphereCast', {
-    cast: { origin: vec(0, 0, -10), direction: vec(0, 0, 1), max_distance: 20, radius: 0.25 },
-    mode: 'MODE_ALL',
-  }],
-  ['d', 'overlap', {
-    overlap: { shape: { sphere: { radius: 1.5 } }, pose: at(4.5, 0.5, 0) },
-    detail: true,
-    mode: 'MODE_ALL',
-  }],
-  ['e', 'sphereCast', {
-    cast: { origin: vec(-10, 0.8, 0), direction: vec(1, 0, 0), max_distance: 30, radius: 0.4 },
-    mode: 'MODE_ALL',
-  }],
+  [
+    'a',
+    'raycast',
+    {
+      ray: { origin: vec(-10, 0, 0), direction: vec(1, 0, 0), max_distance: 100 },
+      mode: 'MODE_ALL',
+    },
+  ],
+  [
+    'b',
+    'raycast',
+    {
+      ray: { origin: vec(0, -10, 0), direction: vec(0, 1, 0), max_distance: 100 },
+      mode: 'MODE_CLOSEST',
+      filter: { mask: 2 },
+    },
+  ],
+  [
+    'c',
+    'sphereCast',
+    {
+      cast: { origin: vec(0, 0, -10), direction: vec(0, 0, 1), max_distance: 20, radius: 0.25 },
+      mode: 'MODE_ALL',
+    },
+  ],
+  [
+    'd',
+    'overlap',
+    {
+      overlap: { shape: { sphere: { radius: 1.5 } }, pose: at(4.5, 0.5, 0) },
+      detail: true,
+      mode: 'MODE_ALL',
+    },
+  ],
+  [
+    'e',
+    'sphereCast',
+    {
+      cast: { origin: vec(-10, 0.8, 0), direction: vec(1, 0, 0), max_distance: 30, radius: 0.4 },
+      mode: 'MODE_ALL',
+    },
+  ],
 ];
 
 /** A number as JSON: JavaScript's default conversion (the shortest exact form). */
@@ -74,7 +102,8 @@ export function formatLine(name, response) {
       `"point":${vector(hit.point)},"normal":${vector(hit.normal)},` +
       `"depth":${number(hit.depth)},"start_overlapping":${hit.start_overlapping}}`,
   );
-  return `{"query":${JSON.stringify(name)},"version":${response.version},"hits":[${hits.join(',')}]}`;
+  const query = JSON.stringify(name);
+  return `{"query":${query},"version":${response.version},"hits":[${hits.join(',')}]}`;
 }
 
 async function main() {

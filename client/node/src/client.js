@@ -60,7 +60,8 @@ export const DEFAULT_DEADLINE_MS = 30_000;
  * @typedef {object} SceneOptions
  * @property {number} [fat_margin]
  * @property {number} [max_bodies]
- * @property {'DURABILITY_DEFAULT'|'DURABILITY_NONE'|'DURABILITY_PERIODIC'|'DURABILITY_ALWAYS'} [durability]
+ * @property {'DURABILITY_DEFAULT'|'DURABILITY_NONE'|'DURABILITY_PERIODIC'|
+ *            'DURABILITY_ALWAYS'} [durability]
  * @property {number} [history_ticks]
  */
 /**
@@ -141,10 +142,16 @@ function sceneOf(request) {
  * @example
  * const client = new Client('127.0.0.1:50051', { token: 'secret' });
  * await client.createScene({ scene: 'arena' });
- * await client.upsertBodies({ scene: 'arena', bodies: [{ id: 1, shape: { sphere: { radius: 1 } },
- *                                                         pose: { position: { x: 0, y: 0, z: 0 } } }] });
- * const { version, hits } = await client.raycast({ scene: 'arena', mode: 'MODE_ALL',
- *   ray: { origin: { x: -10, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 } });
+ * const sphere = { sphere: { radius: 1 } };
+ * await client.upsertBodies({
+ *   scene: 'arena',
+ *   bodies: [{ id: 1, shape: sphere, pose: { position: { x: 0, y: 0, z: 0 } } }],
+ * });
+ * const { version, hits } = await client.raycast({
+ *   scene: 'arena',
+ *   mode: 'MODE_ALL',
+ *   ray: { origin: { x: -10, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 },
+ * });
  */
 export class Client {
   /**

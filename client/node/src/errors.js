@@ -47,7 +47,8 @@ export class CollideError extends Error {
 }
 
 // A field path: proto field names, dots and [index] subscripts, before ': '.
-const FIELD_PATH = /^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*)*): /;
+const FIELD_PATH =
+  /^([A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*(?:\.[A-Za-z_][A-Za-z0-9_]*(?:\[\d+\])*)*): /;
 
 /**
  * The field path a server message starts with, or ''.

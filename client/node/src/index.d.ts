@@ -9,15 +9,28 @@ export type Uint64 = string;
 /** A uint64 as written: a non-negative safe integer, a decimal string or a BigInt. */
 export type Uint64Input = number | string | bigint;
 
-export interface Vec3 { x: number; y: number; z: number }
-export interface Quat { x: number; y: number; z: number; w: number }
-export interface Pose { position?: Vec3 | null; rotation?: Quat | null }
+export interface Vec3 {
+  x: number;
+  y: number;
+  z: number;
+}
+export interface Quat {
+  x: number;
+  y: number;
+  z: number;
+  w: number;
+}
+export interface Pose {
+  position?: Vec3 | null;
+  rotation?: Quat | null;
+}
 export interface Shape {
   sphere?: { radius: number };
   box?: { half_extents: Vec3 };
   capsule?: { radius: number; half_height: number };
 }
-export type Durability = 'DURABILITY_DEFAULT' | 'DURABILITY_NONE' | 'DURABILITY_PERIODIC' | 'DURABILITY_ALWAYS';
+export type Durability =
+  'DURABILITY_DEFAULT' | 'DURABILITY_NONE' | 'DURABILITY_PERIODIC' | 'DURABILITY_ALWAYS';
 export type BodyKind = 'BODY_KIND_DYNAMIC' | 'BODY_KIND_STATIC';
 export type Mode = 'MODE_CLOSEST' | 'MODE_ANY' | 'MODE_ALL';
 
@@ -36,7 +49,11 @@ export interface SceneStats {
   tick: Uint64;
   oldest_tick: Uint64;
 }
-export interface SceneInfo { name: string; options: SceneOptions; stats: SceneStats }
+export interface SceneInfo {
+  name: string;
+  options: SceneOptions;
+  stats: SceneStats;
+}
 
 export interface BodyInput {
   id: Uint64Input;
@@ -57,13 +74,33 @@ export interface Body {
   kind: BodyKind;
 }
 
-export interface WriteResponse { version: Uint64; durable: boolean }
-export interface GetBodiesResponse { version: Uint64; bodies: Body[]; missing_ids: Uint64[] }
+export interface WriteResponse {
+  version: Uint64;
+  durable: boolean;
+}
+export interface GetBodiesResponse {
+  version: Uint64;
+  bodies: Body[];
+  missing_ids: Uint64[];
+}
 
-export interface Filter { category?: number; mask?: number; excluded_ids?: Uint64Input[] }
-export interface Raycast { origin: Vec3; direction: Vec3; max_distance: number }
-export interface SphereCast extends Raycast { radius: number }
-export interface Overlap { shape: Shape; pose?: Pose }
+export interface Filter {
+  category?: number;
+  mask?: number;
+  excluded_ids?: Uint64Input[];
+}
+export interface Raycast {
+  origin: Vec3;
+  direction: Vec3;
+  max_distance: number;
+}
+export interface SphereCast extends Raycast {
+  radius: number;
+}
+export interface Overlap {
+  shape: Shape;
+  pose?: Pose;
+}
 
 /** Fields every unary query request has. */
 export interface QueryRequest {
@@ -87,9 +124,16 @@ export interface Hit {
   depth: number;
   start_overlapping: boolean;
 }
-export interface QueryResponse { version: Uint64; hits: Hit[]; truncated: boolean }
+export interface QueryResponse {
+  version: Uint64;
+  hits: Hit[];
+  truncated: boolean;
+}
 
-export interface AnswerError { code: number; message: string }
+export interface AnswerError {
+  code: number;
+  message: string;
+}
 
 export interface Query {
   request_id?: Uint64Input;
@@ -105,9 +149,21 @@ export interface Query {
   at_tick?: Uint64Input;
   tick_fraction?: number;
 }
-export interface QueryResult { request_id: Uint64; hits: Hit[]; truncated: boolean; error: AnswerError | null }
-export interface QueryBatch { queries: Query[]; min_version?: Uint64Input }
-export interface QueryBatchResult { version: Uint64; results: QueryResult[]; error: AnswerError | null }
+export interface QueryResult {
+  request_id: Uint64;
+  hits: Hit[];
+  truncated: boolean;
+  error: AnswerError | null;
+}
+export interface QueryBatch {
+  queries: Query[];
+  min_version?: Uint64Input;
+}
+export interface QueryBatchResult {
+  version: Uint64;
+  results: QueryResult[];
+  error: AnswerError | null;
+}
 
 export interface UpdateOp {
   upsert?: BodyInput;
@@ -128,7 +184,11 @@ export interface UpdateAck {
   duplicate: boolean;
   error: AnswerError | null;
 }
-export interface RejectedBatch { sequence: Uint64; batch: object; error: CollideError }
+export interface RejectedBatch {
+  sequence: Uint64;
+  batch: object;
+  error: CollideError;
+}
 
 export interface TlsOptions {
   rootCerts?: Buffer | string;
@@ -145,7 +205,9 @@ export interface ClientOptions {
   deadlineMs?: number;
   channelOptions?: Record<string, string | number>;
 }
-export interface CallOptions { deadlineMs?: number }
+export interface CallOptions {
+  deadlineMs?: number;
+}
 export interface UpdateWriterOptions {
   clientId?: Uint64Input;
   firstSequence?: Uint64Input;
@@ -154,7 +216,9 @@ export interface UpdateWriterOptions {
   maxBackoffMs?: number;
   reconnectTimeoutMs?: number;
 }
-export interface QueryStreamOptions { deadlineMs?: number }
+export interface QueryStreamOptions {
+  deadlineMs?: number;
+}
 
 export const SCENE_HEADER: 'x-collide-scene';
 export const DEFAULT_DEADLINE_MS: number;
@@ -163,7 +227,11 @@ export const status: typeof grpcStatus;
 export function randomClientId(): Uint64;
 
 export class CollideError extends Error {
-  constructor(code: number, message: string, extra?: { metadata?: Metadata; sequence?: string; cause?: unknown });
+  constructor(
+    code: number,
+    message: string,
+    extra?: { metadata?: Metadata; sequence?: string; cause?: unknown },
+  );
   readonly code: number;
   readonly codeName: string;
   readonly fieldPath: string;
@@ -176,16 +244,34 @@ export class Client {
   readonly address: string;
   readonly closed: boolean;
   close(): void;
-  createScene(request: { scene: string; options?: SceneOptions }, options?: CallOptions): Promise<SceneInfo>;
+  createScene(
+    request: { scene: string; options?: SceneOptions },
+    options?: CallOptions,
+  ): Promise<SceneInfo>;
   deleteScene(request: { scene: string }, options?: CallOptions): Promise<void>;
   listScenes(options?: CallOptions): Promise<SceneInfo[]>;
   getScene(request: { scene: string }, options?: CallOptions): Promise<SceneInfo>;
-  upsertBodies(request: { scene: string; bodies: BodyInput[] }, options?: CallOptions): Promise<WriteResponse>;
-  removeBodies(request: { scene: string; ids: Uint64Input[] }, options?: CallOptions): Promise<WriteResponse>;
-  getBodies(request: { scene: string; ids?: Uint64Input[] }, options?: CallOptions): Promise<GetBodiesResponse>;
+  upsertBodies(
+    request: { scene: string; bodies: BodyInput[] },
+    options?: CallOptions,
+  ): Promise<WriteResponse>;
+  removeBodies(
+    request: { scene: string; ids: Uint64Input[] },
+    options?: CallOptions,
+  ): Promise<WriteResponse>;
+  getBodies(
+    request: { scene: string; ids?: Uint64Input[] },
+    options?: CallOptions,
+  ): Promise<GetBodiesResponse>;
   raycast(request: QueryRequest & { ray: Raycast }, options?: CallOptions): Promise<QueryResponse>;
-  sphereCast(request: QueryRequest & { cast: SphereCast }, options?: CallOptions): Promise<QueryResponse>;
-  overlap(request: QueryRequest & { overlap: Overlap; detail?: boolean }, options?: CallOptions): Promise<QueryResponse>;
+  sphereCast(
+    request: QueryRequest & { cast: SphereCast },
+    options?: CallOptions,
+  ): Promise<QueryResponse>;
+  overlap(
+    request: QueryRequest & { overlap: Overlap; detail?: boolean },
+    options?: CallOptions,
+  ): Promise<QueryResponse>;
   openUpdateWriter(scene: string, options?: UpdateWriterOptions): UpdateWriter;
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
 }
@@ -206,7 +292,10 @@ export class UpdateWriter extends EventEmitter {
   cancel(): void;
   on(event: 'ack', listener: (ack: UpdateAck) => void): this;
   on(event: 'rejected', listener: (rejected: RejectedBatch) => void): this;
-  on(event: 'reconnecting', listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void): this;
+  on(
+    event: 'reconnecting',
+    listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void,
+  ): this;
   on(event: 'failed', listener: (error: CollideError) => void): this;
 }
 

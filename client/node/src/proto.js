@@ -120,8 +120,11 @@ function invalid(fieldPath, reason) {
 function checkUint64(value, fieldPath) {
   if (typeof value === 'number') {
     if (Number.isSafeInteger(value) && value >= 0) return value;
-    throw invalid(fieldPath, `${value} is not a uint64 that a number holds exactly (use a ` +
-                             'decimal string or a BigInt)');
+    throw invalid(
+      fieldPath,
+      `${value} is not a uint64 that a number holds exactly (use a ` +
+        'decimal string or a BigInt)',
+    );
   }
   if (typeof value === 'bigint') {
     if (value >= 0n && value <= UINT64_MAX) return value.toString();
@@ -131,12 +134,21 @@ function checkUint64(value, fieldPath) {
     if (/^[0-9]{1,20}$/.test(value) && BigInt(value) <= UINT64_MAX) return value;
     throw invalid(fieldPath, `"${value}" is not a decimal uint64`);
   }
-  throw invalid(fieldPath, `a uint64 must be a number, a decimal string or a BigInt, not ${typeof value}`);
+  throw invalid(
+    fieldPath,
+    `a uint64 must be a number, a decimal string or a BigInt, not ${typeof value}`,
+  );
 }
 
 // Scalar types the encoder checks well enough itself.
-const PASSED_AS_IS = new Set(['TYPE_FLOAT', 'TYPE_DOUBLE', 'TYPE_UINT32', 'TYPE_INT32',
-  'TYPE_BOOL', 'TYPE_STRING']);
+const PASSED_AS_IS = new Set([
+  'TYPE_FLOAT',
+  'TYPE_DOUBLE',
+  'TYPE_UINT32',
+  'TYPE_INT32',
+  'TYPE_BOOL',
+  'TYPE_STRING',
+]);
 
 function checkValue(field, value, fieldPath) {
   switch (field.type) {
@@ -148,8 +160,11 @@ function checkValue(field, value, fieldPath) {
       const values = enumValuesOf(field.typeName);
       if (typeof value === 'string' && values.has(value)) return value;
       if (typeof value === 'number' && [...values.values()].includes(value)) return value;
-      throw invalid(fieldPath, `${JSON.stringify(value)} is not a ${field.typeName} (one of ` +
-                               `${[...values.keys()].join(', ')})`);
+      throw invalid(
+        fieldPath,
+        `${JSON.stringify(value)} is not a ${field.typeName} (one of ` +
+          `${[...values.keys()].join(', ')})`,
+      );
     }
     default:
       return value;

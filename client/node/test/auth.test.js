@@ -52,8 +52,16 @@ describe('auth', () => {
     const admin = as('admin-token');
     const writer = as('writer-token');
     const reader = as('reader-token');
-    const body = { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } };
-    const ray = { origin: { x: -5, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 10 };
+    const body = {
+      id: 1,
+      shape: { sphere: { radius: 1 } },
+      pose: { position: { x: 0, y: 0, z: 0 } },
+    };
+    const ray = {
+      origin: { x: -5, y: 0, z: 0 },
+      direction: { x: 1, y: 0, z: 0 },
+      max_distance: 10,
+    };
 
     await rejectsWith(writer.createScene({ scene: 'roles' }), 'PERMISSION_DENIED');
     await admin.createScene({ scene: 'roles' });
@@ -65,7 +73,10 @@ describe('auth', () => {
 
     // A reader's update stream is refused as a whole: final, not retried.
     const refused = reader.openUpdateWriter('roles');
-    await rejectsWith(refused.apply({ moves: { ids: [1], poses: [1, 0, 0, 0, 0, 0, 1] } }), 'PERMISSION_DENIED');
+    await rejectsWith(
+      refused.apply({ moves: { ids: [1], poses: [1, 0, 0, 0, 0, 0, 1] } }),
+      'PERMISSION_DENIED',
+    );
     await rejectsWith(refused.flush(), 'PERMISSION_DENIED');
     assert.equal(refused.pending, 1);
 
@@ -92,7 +103,15 @@ describe('auth', () => {
     assert.equal(rejected.sequence, '2');
     const allowed = team.openUpdateWriter('team-a');
     const ack = await allowed.apply({
-      ops: [{ upsert: { id: 9, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } } }],
+      ops: [
+        {
+          upsert: {
+            id: 9,
+            shape: { sphere: { radius: 1 } },
+            pose: { position: { x: 0, y: 0, z: 0 } },
+          },
+        },
+      ],
     });
     assert.equal(ack.version, '1');
     await allowed.close();

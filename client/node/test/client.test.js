@@ -67,7 +67,11 @@ describe('Client', () => {
           category: 6,
           mask: 3,
         },
-        { id: 7, shape: { capsule: { radius: 0.5, half_height: 1 } }, pose: { position: { x: -4, y: 0, z: 0 } } },
+        {
+          id: 7,
+          shape: { capsule: { radius: 0.5, half_height: 1 } },
+          pose: { position: { x: -4, y: 0, z: 0 } },
+        },
       ],
     });
     assert.deepEqual(written, { version: '1', durable: true });
@@ -88,7 +92,10 @@ describe('Client', () => {
     assert.deepEqual(capsule.shape.capsule, { radius: 0.5, half_height: 1 });
 
     const all = await client.getBodies({ scene: 'bodies' });
-    assert.deepEqual(all.bodies.map((body) => body.id), ['7', bigId]);
+    assert.deepEqual(
+      all.bodies.map((body) => body.id),
+      ['7', bigId],
+    );
 
     const removed = await client.removeBodies({ scene: 'bodies', ids: [7] });
     assert.equal(removed.version, '2');
@@ -107,16 +114,44 @@ describe('Client', () => {
       const ray = randomRay(next);
       const filter = i % 3 === 0 ? { mask: 5 } : undefined;
       const context = `seed ${SEED}, query ${i}`;
-      const rays = await client.raycast({ scene: 'oracle', ray, filter, mode: 'MODE_ALL', max_hits: 1000 });
+      const rays = await client.raycast({
+        scene: 'oracle',
+        ray,
+        filter,
+        mode: 'MODE_ALL',
+        max_hits: 1000,
+      });
       assert.equal(rays.version, version);
       assert.equal(rays.truncated, false);
-      const rayDifference = compareCast(rays.hits, balls, ray.origin, ray.direction, ray.max_distance, 0, filter);
+      const rayDifference = compareCast(
+        rays.hits,
+        balls,
+        ray.origin,
+        ray.direction,
+        ray.max_distance,
+        0,
+        filter,
+      );
       assert.equal(rayDifference, null, `raycast: ${rayDifference} (${context})`);
 
       const radius = Math.round(next() * 3 * 64) / 64;
       const cast = { ...ray, radius };
-      const casts = await client.sphereCast({ scene: 'oracle', cast, filter, mode: 'MODE_ALL', max_hits: 1000 });
-      const castDifference = compareCast(casts.hits, balls, ray.origin, ray.direction, ray.max_distance, radius, filter);
+      const casts = await client.sphereCast({
+        scene: 'oracle',
+        cast,
+        filter,
+        mode: 'MODE_ALL',
+        max_hits: 1000,
+      });
+      const castDifference = compareCast(
+        casts.hits,
+        balls,
+        ray.origin,
+        ray.direction,
+        ray.max_distance,
+        radius,
+        filter,
+      );
       assert.equal(castDifference, null, `sphere cast: ${castDifference} (${context})`);
 
       const closest = await client.raycast({ scene: 'oracle', ray, filter, mode: 'MODE_CLOSEST' });
@@ -137,7 +172,8 @@ describe('Client', () => {
       const strict = overlapAll(balls, center, ballRadius - 1e-3, filter);
       const got = overlaps.hits.map((hit) => Number(hit.body_id));
       for (const id of strict) assert.ok(got.includes(id), `overlap misses ${id} (${context})`);
-      for (const id of got) assert.ok(loose.has(id), `overlap has ${id}, oracle ${expected} (${context})`);
+      for (const id of got)
+        assert.ok(loose.has(id), `overlap has ${id}, oracle ${expected} (${context})`);
     }
     await client.deleteScene({ scene: 'oracle' });
   });
@@ -146,7 +182,9 @@ describe('Client', () => {
     await client.createScene({ scene: 'detail' });
     await client.upsertBodies({
       scene: 'detail',
-      bodies: [{ id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } }],
+      bodies: [
+        { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
+      ],
     });
     const { hits } = await client.overlap({
       scene: 'detail',
@@ -163,27 +201,47 @@ describe('Client', () => {
   test('answers past ticks with at_tick and tick_fraction, and waits for min_version', async () => {
     await client.createScene({ scene: 'ticks' });
     const writer = client.openUpdateWriter('ticks');
-    const body = { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } };
+    const body = {
+      id: 1,
+      shape: { sphere: { radius: 1 } },
+      pose: { position: { x: 0, y: 0, z: 0 } },
+    };
     await writer.apply({ ops: [{ upsert: body }], tick: 10 });
     await writer.apply({ moves: { ids: [1], poses: [10, 0, 0, 0, 0, 0, 1] }, tick: 11 });
     await writer.close();
     const scene = await client.getScene({ scene: 'ticks' });
     assert.equal(scene.stats.tick, '11');
 
-    const ray = { origin: { x: -20, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 };
+    const ray = {
+      origin: { x: -20, y: 0, z: 0 },
+      direction: { x: 1, y: 0, z: 0 },
+      max_distance: 100,
+    };
     const now = await client.raycast({ scene: 'ticks', ray });
     assert.equal(now.hits[0].distance, 29); // centre 10: the surface at x = 9
     const past = await client.raycast({ scene: 'ticks', ray, at_tick: 10 });
     assert.equal(past.hits[0].distance, 19); // centre 0: the surface at x = -1
-    const between = await client.sphereCast({ scene: 'ticks', cast: { ...ray, radius: 0 }, at_tick: 10, tick_fraction: 0.5 });
+    const between = await client.sphereCast({
+      scene: 'ticks',
+      cast: { ...ray, radius: 0 },
+      at_tick: 10,
+      tick_fraction: 0.5,
+    });
     assert.equal(between.hits[0].distance, 24); // centre 5
     const overlap = await client.overlap({
       scene: 'ticks',
       overlap: { shape: { sphere: { radius: 0.5 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
       at_tick: 10,
     });
-    assert.deepEqual(overlap.hits.map((hit) => hit.body_id), ['1']);
-    await rejectsWith(client.raycast({ scene: 'ticks', ray, at_tick: 500 }), 'OUT_OF_RANGE', 'at_tick');
+    assert.deepEqual(
+      overlap.hits.map((hit) => hit.body_id),
+      ['1'],
+    );
+    await rejectsWith(
+      client.raycast({ scene: 'ticks', ray, at_tick: 500 }),
+      'OUT_OF_RANGE',
+      'at_tick',
+    );
 
     const ready = await client.raycast({ scene: 'ticks', ray, min_version: scene.stats.version });
     assert.equal(ready.version, scene.stats.version);
@@ -199,7 +257,10 @@ describe('Client', () => {
     );
     const impatient = new Client(server.address, { deadlineMs: 200 });
     try {
-      await rejectsWith(impatient.raycast({ scene: 'deadline', ray, min_version: 1000 }), 'DEADLINE_EXCEEDED');
+      await rejectsWith(
+        impatient.raycast({ scene: 'deadline', ray, min_version: 1000 }),
+        'DEADLINE_EXCEEDED',
+      );
     } finally {
       impatient.close();
     }
@@ -210,30 +271,100 @@ describe('Client', () => {
     await client.createScene({ scene: 'errors' });
     const sphere = (radius) => ({ sphere: { radius } });
     const at = (x) => ({ position: { x, y: 0, z: 0 } });
-    await client.upsertBodies({ scene: 'errors', bodies: [{ id: 1, shape: sphere(1), pose: at(0) }] });
+    await client.upsertBodies({
+      scene: 'errors',
+      bodies: [{ id: 1, shape: sphere(1), pose: at(0) }],
+    });
     const ray = { origin: { x: 0, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 1 };
     const cases = [
       [() => client.createScene({ scene: 'no spaces' }), 'INVALID_ARGUMENT', 'scene'],
-      [() => client.createScene({ scene: 'x', options: { fat_margin: -1 } }), 'INVALID_ARGUMENT', 'options.fat_margin'],
+      [
+        () => client.createScene({ scene: 'x', options: { fat_margin: -1 } }),
+        'INVALID_ARGUMENT',
+        'options.fat_margin',
+      ],
       [() => client.getScene({ scene: 'nope' }), 'NOT_FOUND', 'scene'],
       [() => client.deleteScene({ scene: 'nope' }), 'NOT_FOUND', 'scene'],
-      [() => client.upsertBodies({ scene: 'errors', bodies: [{ id: 2, shape: sphere(1), pose: at(0) }, { id: 3, shape: sphere(-1), pose: at(0) }] }),
-        'INVALID_ARGUMENT', 'bodies[1].shape.sphere.radius'],
-      [() => client.upsertBodies({ scene: 'errors', bodies: [{ id: 2, shape: sphere(1), pose: { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 } } }] }),
-        'INVALID_ARGUMENT', 'bodies[0].pose.rotation'],
+      [
+        () =>
+          client.upsertBodies({
+            scene: 'errors',
+            bodies: [
+              { id: 2, shape: sphere(1), pose: at(0) },
+              { id: 3, shape: sphere(-1), pose: at(0) },
+            ],
+          }),
+        'INVALID_ARGUMENT',
+        'bodies[1].shape.sphere.radius',
+      ],
+      [
+        () =>
+          client.upsertBodies({
+            scene: 'errors',
+            bodies: [
+              {
+                id: 2,
+                shape: sphere(1),
+                pose: { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 } },
+              },
+            ],
+          }),
+        'INVALID_ARGUMENT',
+        'bodies[0].pose.rotation',
+      ],
       [() => client.removeBodies({ scene: 'errors', ids: [1, 99] }), 'NOT_FOUND', 'ids[1]'],
       [() => client.getBodies({ scene: 'nope' }), 'NOT_FOUND', 'scene'],
-      [() => client.raycast({ scene: 'errors', ray: { ...ray, direction: { x: 0, y: 0, z: 0 } } }), 'INVALID_ARGUMENT', 'ray.direction'],
-      [() => client.raycast({ scene: 'errors', ray: { ...ray, max_distance: -1 } }), 'INVALID_ARGUMENT', 'ray.max_distance'],
-      [() => client.raycast({ scene: 'errors', ray, mode: 'MODE_ALL', max_hits: 1_000_000 }), 'INVALID_ARGUMENT', 'max_hits'],
-      [() => client.sphereCast({ scene: 'errors', cast: { ...ray, radius: -1 } }), 'INVALID_ARGUMENT', 'cast.radius'],
-      [() => client.overlap({ scene: 'errors', overlap: { pose: at(0) } }), 'INVALID_ARGUMENT', 'overlap.shape'],
-      [() => client.overlap({ scene: 'nope', overlap: { shape: sphere(1), pose: at(0) } }), 'NOT_FOUND', 'scene'],
+      [
+        () => client.raycast({ scene: 'errors', ray: { ...ray, direction: { x: 0, y: 0, z: 0 } } }),
+        'INVALID_ARGUMENT',
+        'ray.direction',
+      ],
+      [
+        () => client.raycast({ scene: 'errors', ray: { ...ray, max_distance: -1 } }),
+        'INVALID_ARGUMENT',
+        'ray.max_distance',
+      ],
+      [
+        () => client.raycast({ scene: 'errors', ray, mode: 'MODE_ALL', max_hits: 1_000_000 }),
+        'INVALID_ARGUMENT',
+        'max_hits',
+      ],
+      [
+        () => client.sphereCast({ scene: 'errors', cast: { ...ray, radius: -1 } }),
+        'INVALID_ARGUMENT',
+        'cast.radius',
+      ],
+      [
+        () => client.overlap({ scene: 'errors', overlap: { pose: at(0) } }),
+        'INVALID_ARGUMENT',
+        'overlap.shape',
+      ],
+      [
+        () => client.overlap({ scene: 'nope', overlap: { shape: sphere(1), pose: at(0) } }),
+        'NOT_FOUND',
+        'scene',
+      ],
       // Refused by the client before sending: values the encoder would silently change.
-      [() => client.upsertBodies({ scene: 'errors', bodies: [{ id: 2 ** 53, shape: sphere(1) }] }), 'INVALID_ARGUMENT', 'bodies[0].id'],
-      [() => client.removeBodies({ scene: 'errors', ids: [1, '-3'] }), 'INVALID_ARGUMENT', 'ids[1]'],
-      [() => client.raycast({ scene: 'errors', ray: { ...ray, max_distnce: 5 } }), 'INVALID_ARGUMENT', 'ray.max_distnce'],
-      [() => client.raycast({ scene: 'errors', ray, mode: 'MODE_SOME' }), 'INVALID_ARGUMENT', 'mode'],
+      [
+        () => client.upsertBodies({ scene: 'errors', bodies: [{ id: 2 ** 53, shape: sphere(1) }] }),
+        'INVALID_ARGUMENT',
+        'bodies[0].id',
+      ],
+      [
+        () => client.removeBodies({ scene: 'errors', ids: [1, '-3'] }),
+        'INVALID_ARGUMENT',
+        'ids[1]',
+      ],
+      [
+        () => client.raycast({ scene: 'errors', ray: { ...ray, max_distnce: 5 } }),
+        'INVALID_ARGUMENT',
+        'ray.max_distnce',
+      ],
+      [
+        () => client.raycast({ scene: 'errors', ray, mode: 'MODE_SOME' }),
+        'INVALID_ARGUMENT',
+        'mode',
+      ],
     ];
     for (const [call, code, path] of cases) await rejectsWith(call(), code, path);
     // Nothing of the rejected writes was applied.

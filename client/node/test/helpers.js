@@ -20,7 +20,10 @@ export async function rejectsWith(promise, codeName, fieldPath) {
     assert.ok(error instanceof CollideError, `not a CollideError: ${error}`);
     assert.equal(error.codeName, codeName, error.message);
     if (fieldPath !== undefined) {
-      assert.ok(error.message.startsWith(`${fieldPath}: `), `"${error.message}" names no ${fieldPath}`);
+      assert.ok(
+        error.message.startsWith(`${fieldPath}: `),
+        `"${error.message}" names no ${fieldPath}`,
+      );
       assert.equal(error.fieldPath, fieldPath);
     }
     return true;
@@ -41,7 +44,7 @@ export function randomBalls(seed, count) {
       id: i + 1,
       center: { x: coordinate(), y: coordinate(), z: coordinate() },
       radius: Math.round((0.5 + next() * 2.5) * 64) / 64,
-      category: 1 << i % 3,
+      category: 1 << (i % 3),
     });
   }
   const bodies = balls.map((ball) => ({

@@ -88,8 +88,20 @@ test('every call that names a scene carries the x-collide-scene header and the t
   await assert.rejects(writer.apply({}), (error) => error.codeName === 'DATA_LOSS');
   client.close();
 
-  const rpcs = ['CreateScene', 'DeleteScene', 'ListScenes', 'GetScene', 'UpsertBodies',
-    'RemoveBodies', 'GetBodies', 'UpdateStream', 'QueryStream', 'Raycast', 'SphereCast', 'Overlap'];
+  const rpcs = [
+    'CreateScene',
+    'DeleteScene',
+    'ListScenes',
+    'GetScene',
+    'UpsertBodies',
+    'RemoveBodies',
+    'GetBodies',
+    'UpdateStream',
+    'QueryStream',
+    'Raycast',
+    'SphereCast',
+    'Overlap',
+  ];
   for (const rpc of rpcs) {
     const call = lastCall(rpc);
     assert.deepEqual(call.authorization, ['Bearer s3cret'], rpc);

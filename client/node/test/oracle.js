@@ -52,7 +52,8 @@ export function passes(filter, body) {
 /**
  * Every ball a sphere of `castRadius` swept along the ray touches, as [{id, distance}] sorted by
  * (distance, id). castRadius 0 is a ray cast.
- * @param {Array<{id: number, center: object, radius: number, category?: number, mask?: number}>} balls
+ * @param {Array<{id: number, center: object, radius: number, category?: number,
+ *                 mask?: number}>} balls
  */
 export function castAll(balls, origin, direction, maxDistance, castRadius, filter) {
   const hits = [];
@@ -82,15 +83,27 @@ export function overlapAll(balls, center, radius, filter) {
  * that the oracle misses by more than the margin, and the hits are in (distance, id) order.
  * Returns a description of the first difference, or null.
  */
-export function compareCast(hits, balls, origin, direction, maxDistance, castRadius, filter,
-  { margin = 1e-3, tolerance = 1e-3 } = {}) {
+export function compareCast(
+  hits,
+  balls,
+  origin,
+  direction,
+  maxDistance,
+  castRadius,
+  filter,
+  { margin = 1e-3, tolerance = 1e-3 } = {},
+) {
   const exact = castAll(balls, origin, direction, maxDistance, castRadius, filter);
   const required = new Set(
-    castAll(balls, origin, direction, maxDistance - margin, castRadius - margin, filter)
-      .map((hit) => hit.id));
+    castAll(balls, origin, direction, maxDistance - margin, castRadius - margin, filter).map(
+      (hit) => hit.id,
+    ),
+  );
   const allowed = new Set(
-    castAll(balls, origin, direction, maxDistance + margin, castRadius + margin, filter)
-      .map((hit) => hit.id));
+    castAll(balls, origin, direction, maxDistance + margin, castRadius + margin, filter).map(
+      (hit) => hit.id,
+    ),
+  );
   const got = new Map(hits.map((hit) => [Number(hit.body_id), hit.distance]));
   for (const hit of exact) {
     if (!required.has(hit.id)) continue;
@@ -104,7 +117,10 @@ export function compareCast(hits, balls, origin, direction, maxDistance, castRad
   }
   for (let i = 1; i < hits.length; i++) {
     const [a, b] = [hits[i - 1], hits[i]];
-    if (a.distance > b.distance || (a.distance === b.distance && BigInt(a.body_id) > BigInt(b.body_id))) {
+    if (
+      a.distance > b.distance ||
+      (a.distance === b.distance && BigInt(a.body_id) > BigInt(b.body_id))
+    ) {
       return `hits ${i - 1} and ${i} out of (distance, id) order`;
     }
   }

@@ -41,7 +41,12 @@ describe('QueryStream', () => {
         queries.push(
           radius === 0
             ? { request_id: b * 1000 + q, raycast: ray, mode: 'MODE_ALL', max_hits: 1000 }
-            : { request_id: b * 1000 + q, sphere_cast: { ...ray, radius }, mode: 'MODE_ALL', max_hits: 1000 },
+            : {
+                request_id: b * 1000 + q,
+                sphere_cast: { ...ray, radius },
+                mode: 'MODE_ALL',
+                max_hits: 1000,
+              },
         );
       }
       batches.push(queries);
@@ -57,8 +62,15 @@ describe('QueryStream', () => {
         assert.equal(result.request_id, String(query.request_id));
         assert.equal(result.error, null);
         const cast = query.raycast ?? query.sphere_cast;
-        const difference = compareCast(result.hits, balls, cast.origin, cast.direction,
-          cast.max_distance, cast.radius ?? 0, undefined);
+        const difference = compareCast(
+          result.hits,
+          balls,
+          cast.origin,
+          cast.direction,
+          cast.max_distance,
+          cast.radius ?? 0,
+          undefined,
+        );
         assert.equal(difference, null, `${difference} (seed ${SEED}, batch ${b}, query ${q})`);
       });
     });
@@ -69,9 +81,15 @@ describe('QueryStream', () => {
     await client.createScene({ scene: 'errors' });
     await client.upsertBodies({
       scene: 'errors',
-      bodies: [{ id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } }],
+      bodies: [
+        { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
+      ],
     });
-    const ray = { origin: { x: -5, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 10 };
+    const ray = {
+      origin: { x: -5, y: 0, z: 0 },
+      direction: { x: 1, y: 0, z: 0 },
+      max_distance: 10,
+    };
     const stream = client.openQueryStream('errors');
     const answer = await stream.query({
       queries: [
@@ -86,15 +104,25 @@ describe('QueryStream', () => {
     assert.equal(answer.results[1].error.code, 3);
     assert.ok(answer.results[1].error.message.startsWith('queries[1].raycast.direction: '));
     assert.ok(answer.results[2].error.message.startsWith('queries[2].point.radius: '));
-    assert.deepEqual(answer.results[3].hits.map((hit) => hit.body_id), ['1']);
+    assert.deepEqual(
+      answer.results[3].hits.map((hit) => hit.body_id),
+      ['1'],
+    );
     assert.equal(answer.results[4].error.code, 3);
-    assert.ok(answer.results[4].error.message.startsWith('queries[4]'), answer.results[4].error.message);
+    assert.ok(
+      answer.results[4].error.message.startsWith('queries[4]'),
+      answer.results[4].error.message,
+    );
 
     // Refused by the client before sending; the stream is untouched.
-    assert.throws(() => stream.send({ queries: [{ raycast: { ...ray, orign: ray.origin } }] }),
-      (error) => error instanceof CollideError && error.fieldPath === 'queries[0].raycast.orign');
-    assert.throws(() => stream.send({ scene: 'other', queries: [] }),
-      (error) => error.fieldPath === 'scene');
+    assert.throws(
+      () => stream.send({ queries: [{ raycast: { ...ray, orign: ray.origin } }] }),
+      (error) => error instanceof CollideError && error.fieldPath === 'queries[0].raycast.orign',
+    );
+    assert.throws(
+      () => stream.send({ scene: 'other', queries: [] }),
+      (error) => error.fieldPath === 'scene',
+    );
     assert.equal((await stream.query({ queries: [{ raycast: ray }] })).results[0].hits.length, 1);
     await stream.close();
 
@@ -111,17 +139,36 @@ describe('QueryStream', () => {
   test('the async iterator yields the answers to sent batches in order', async () => {
     await client.createScene({ scene: 'iterate' });
     const bodies = [1, 2, 3].map((id) => ({
-      id, shape: { sphere: { radius: 0.5 } }, pose: { position: { x: 10 * id, y: 0, z: 0 } },
+      id,
+      shape: { sphere: { radius: 0.5 } },
+      pose: { position: { x: 10 * id, y: 0, z: 0 } },
     }));
     await client.upsertBodies({ scene: 'iterate', bodies });
     const stream = client.openQueryStream('iterate');
     // Batch k asks for the bodies within k * 10 of the origin: k bodies.
     for (let k = 1; k <= 3; k++) {
-      stream.send({ queries: [{ request_id: k, point: { point: { x: 0, y: 0, z: 0 }, radius: 10 * k }, mode: 'MODE_ALL' }] });
+      stream.send({
+        queries: [
+          {
+            request_id: k,
+            point: { point: { x: 0, y: 0, z: 0 }, radius: 10 * k },
+            mode: 'MODE_ALL',
+          },
+        ],
+      });
     }
     // A query() in between is answered through its promise, not the iterator.
-    const between = stream.query({ queries: [{ aabb: { region: { min: { x: 0, y: -1, z: -1 }, max: { x: 100, y: 1, z: 1 } } }, mode: 'MODE_ALL' }] });
-    stream.send({ queries: [{ request_id: 4, point: { point: { x: 0, y: 0, z: 0 }, radius: 0 } }] });
+    const between = stream.query({
+      queries: [
+        {
+          aabb: { region: { min: { x: 0, y: -1, z: -1 }, max: { x: 100, y: 1, z: 1 } } },
+          mode: 'MODE_ALL',
+        },
+      ],
+    });
+    stream.send({
+      queries: [{ request_id: 4, point: { point: { x: 0, y: 0, z: 0 }, radius: 0 } }],
+    });
     const closed = stream.close();
     const seen = [];
     for await (const answer of stream) {
@@ -129,9 +176,17 @@ describe('QueryStream', () => {
       seen.push([result.request_id, result.hits.map((hit) => hit.body_id)]);
     }
     await closed;
-    assert.deepEqual(seen, [['1', ['1']], ['2', ['1', '2']], ['3', ['1', '2', '3']], ['4', []]]);
+    assert.deepEqual(seen, [
+      ['1', ['1']],
+      ['2', ['1', '2']],
+      ['3', ['1', '2', '3']],
+      ['4', []],
+    ]);
     assert.equal((await between).results[0].hits.length, 3);
-    assert.throws(() => stream.send({ queries: [] }), (error) => error.codeName === 'FAILED_PRECONDITION');
+    assert.throws(
+      () => stream.send({ queries: [] }),
+      (error) => error.codeName === 'FAILED_PRECONDITION',
+    );
     await client.deleteScene({ scene: 'iterate' });
   });
 
@@ -139,9 +194,17 @@ describe('QueryStream', () => {
     await client.createScene({ scene: 'versions' });
     const writerClient = new Client(server.address);
     const writer = writerClient.openUpdateWriter('versions');
-    const body = { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } };
+    const body = {
+      id: 1,
+      shape: { sphere: { radius: 1 } },
+      pose: { position: { x: 0, y: 0, z: 0 } },
+    };
     await writer.apply({ ops: [{ upsert: body }], tick: 1 });
-    const ray = { origin: { x: -20, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 };
+    const ray = {
+      origin: { x: -20, y: 0, z: 0 },
+      direction: { x: 1, y: 0, z: 0 },
+      max_distance: 100,
+    };
     const stream = client.openQueryStream('versions');
     // Asked before the writer has got there: answered once it has.
     const waiting = stream.query({ queries: [{ raycast: ray }], min_version: 5 });
@@ -174,13 +237,23 @@ describe('QueryStream', () => {
     try {
       await ownClient.createScene({ scene: 'dies' });
       const stream = ownClient.openQueryStream('dies');
-      const ray = { origin: { x: 0, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 1 };
+      const ray = {
+        origin: { x: 0, y: 0, z: 0 },
+        direction: { x: 1, y: 0, z: 0 },
+        max_distance: 1,
+      };
       assert.equal((await stream.query({ queries: [{ raycast: ray }] })).version, '0');
       // Waits for a version that never comes, until the server is killed.
-      const waiting = rejectsWith(stream.query({ queries: [{ raycast: ray }], min_version: 10 }), 'UNAVAILABLE');
+      const waiting = rejectsWith(
+        stream.query({ queries: [{ raycast: ray }], min_version: 10 }),
+        'UNAVAILABLE',
+      );
       await own.kill();
       await waiting;
-      assert.throws(() => stream.send({ queries: [] }), (error) => error.codeName === 'UNAVAILABLE');
+      assert.throws(
+        () => stream.send({ queries: [] }),
+        (error) => error.codeName === 'UNAVAILABLE',
+      );
       await assert.rejects(stream.close(), (error) => error.codeName === 'UNAVAILABLE');
     } finally {
       ownClient.close();

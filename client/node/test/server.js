@@ -81,7 +81,9 @@ export class ServerProcess {
     child.stderr.on('data', (chunk) => {
       this.stderr_ += chunk;
     });
-    this.exited_ = new Promise((resolve) => child.on('exit', (code, signal) => resolve({ code, signal })));
+    this.exited_ = new Promise((resolve) =>
+      child.on('exit', (code, signal) => resolve({ code, signal })),
+    );
     let exitedEarly = null;
     this.exited_.then((how) => {
       exitedEarly = how;

@@ -28,13 +28,47 @@ function makeCertificates(openssl, dir) {
   fs.writeFileSync(file('client.ext'), 'extendedKeyUsage=clientAuth\n');
   const ec = ['-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes'];
   const run = (args) => execFileSync(openssl, args, { stdio: ['ignore', 'ignore', 'pipe'] });
-  run(['req', '-x509', ...ec, '-keyout', file('ca.key'), '-out', file('ca.pem'), '-days', '2',
-    '-subj', '/CN=collide test CA']);
+  run([
+    'req',
+    '-x509',
+    ...ec,
+    '-keyout',
+    file('ca.key'),
+    '-out',
+    file('ca.pem'),
+    '-days',
+    '2',
+    '-subj',
+    '/CN=collide test CA',
+  ]);
   for (const who of ['server', 'client']) {
-    run(['req', ...ec, '-keyout', file(`${who}.key`), '-out', file(`${who}.csr`),
-      '-subj', `/CN=${who === 'server' ? 'localhost' : who}`]);
-    run(['x509', '-req', '-in', file(`${who}.csr`), '-CA', file('ca.pem'), '-CAkey', file('ca.key'),
-      '-CAcreateserial', '-out', file(`${who}.pem`), '-days', '2', '-extfile', file(`${who}.ext`)]);
+    run([
+      'req',
+      ...ec,
+      '-keyout',
+      file(`${who}.key`),
+      '-out',
+      file(`${who}.csr`),
+      '-subj',
+      `/CN=${who === 'server' ? 'localhost' : who}`,
+    ]);
+    run([
+      'x509',
+      '-req',
+      '-in',
+      file(`${who}.csr`),
+      '-CA',
+      file('ca.pem'),
+      '-CAkey',
+      file('ca.key'),
+      '-CAcreateserial',
+      '-out',
+      file(`${who}.pem`),
+      '-days',
+      '2',
+      '-extfile',
+      file(`${who}.ext`),
+    ]);
   }
   return file;
 }
@@ -71,7 +105,10 @@ describe('TLS', { skip: openssl ? false : 'no openssl command to make certificat
       await writer.apply({ ops: [{ upsert: { id: 1, shape: { sphere: { radius: 1 } } } }] });
       await writer.close();
       assert.equal((await secure.getScene({ scene: 'tls' })).stats.version, '1');
-      await assert.rejects(plain.listScenes(), (error) => error.codeName === 'UNAVAILABLE' || error.codeName === 'DEADLINE_EXCEEDED');
+      await assert.rejects(
+        plain.listScenes(),
+        (error) => error.codeName === 'UNAVAILABLE' || error.codeName === 'DEADLINE_EXCEEDED',
+      );
     } finally {
       secure.close();
       plain.close();
@@ -80,13 +117,23 @@ describe('TLS', { skip: openssl ? false : 'no openssl command to make certificat
 
   test('a server that requires client certificates accepts one signed by its CA only', async () => {
     const withCertificate = new Client(mutual.address, {
-      tls: { rootCertsFile: file('ca.pem'), privateKeyFile: file('client.key'), certChainFile: file('client.pem') },
+      tls: {
+        rootCertsFile: file('ca.pem'),
+        privateKeyFile: file('client.key'),
+        certChainFile: file('client.pem'),
+      },
     });
-    const without = new Client(mutual.address, { tls: { rootCerts: fs.readFileSync(file('ca.pem')) }, deadlineMs: 5000 });
+    const without = new Client(mutual.address, {
+      tls: { rootCerts: fs.readFileSync(file('ca.pem')) },
+      deadlineMs: 5000,
+    });
     try {
       assert.deepEqual(await withCertificate.listScenes(), []);
       await rejectsWith(withCertificate.getScene({ scene: 'none' }), 'NOT_FOUND', 'scene');
-      await assert.rejects(without.listScenes(), (error) => error.codeName === 'UNAVAILABLE' || error.codeName === 'DEADLINE_EXCEEDED');
+      await assert.rejects(
+        without.listScenes(),
+        (error) => error.codeName === 'UNAVAILABLE' || error.codeName === 'DEADLINE_EXCEEDED',
+      );
     } finally {
       withCertificate.close();
       without.close();

@@ -43,8 +43,20 @@ describe('UpdateWriter', () => {
     const bad = {
       5: [{ moves: { ids: [1], poses: [1, 2, 3] } }, 'INVALID_ARGUMENT', 'moves.poses'],
       9: [{ moves: move(77, 0, 0) }, 'NOT_FOUND', 'moves.ids[0]'],
-      13: [{ ops: [{ set_pose: { id: 1, pose: { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 } } } }] },
-        'INVALID_ARGUMENT', 'ops[0].set_pose.pose.rotation'],
+      13: [
+        {
+          ops: [
+            {
+              set_pose: {
+                id: 1,
+                pose: { position: { x: 0, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0, w: 0 } },
+              },
+            },
+          ],
+        },
+        'INVALID_ARGUMENT',
+        'ops[0].set_pose.pose.rotation',
+      ],
       17: [{ ops: [{ remove: 55 }] }, 'NOT_FOUND', 'ops[0].remove'],
     };
     let most = 0;
@@ -56,7 +68,10 @@ describe('UpdateWriter', () => {
     assert.ok(most <= 4, `${most} batches pending`);
     const rejected = await writer.flush();
     assert.equal(writer.pending, 0);
-    assert.deepEqual(rejected.map((r) => r.sequence), ['5', '9', '13', '17']);
+    assert.deepEqual(
+      rejected.map((r) => r.sequence),
+      ['5', '9', '13', '17'],
+    );
     assert.deepEqual(rejectedEvents, ['5', '9', '13', '17']);
     for (const r of rejected) {
       const [, codeName, path] = bad[Number(r.sequence)];
@@ -80,18 +95,34 @@ describe('UpdateWriter', () => {
     const writer = client.openUpdateWriter('apply');
     const ack = await writer.apply({ ops: [{ upsert: sphere(1, 0) }], tick: 3 });
     assert.deepEqual(ack, {
-      client_sequence: '1', version: '1', durable: true, duplicate: false, error: null,
+      client_sequence: '1',
+      version: '1',
+      durable: true,
+      duplicate: false,
+      error: null,
     });
-    await assert.rejects(writer.apply({ ops: [{ upsert: { ...sphere(2, 0), shape: { box: { half_extents: { x: -1, y: 1, z: 1 } } } } }] }),
+    await assert.rejects(
+      writer.apply({
+        ops: [
+          { upsert: { ...sphere(2, 0), shape: { box: { half_extents: { x: -1, y: 1, z: 1 } } } } },
+        ],
+      }),
       (error) => {
         assert.equal(error.codeName, 'INVALID_ARGUMENT');
         assert.equal(error.fieldPath, 'ops[0].upsert.shape.box.half_extents');
         assert.equal(error.sequence, '2');
         return true;
-      });
-    await assert.rejects(writer.apply({ moves: move(1, 0, 0), tick: 2 }), (error) => error.fieldPath === 'tick');
+      },
+    );
+    await assert.rejects(
+      writer.apply({ moves: move(1, 0, 0), tick: 2 }),
+      (error) => error.fieldPath === 'tick',
+    );
     await assert.rejects(writer.apply({ scene: 'other' }), (error) => error.fieldPath === 'scene');
-    await assert.rejects(writer.apply({ client_sequence: 9 }), (error) => error.fieldPath === 'client_sequence');
+    await assert.rejects(
+      writer.apply({ client_sequence: 9 }),
+      (error) => error.fieldPath === 'client_sequence',
+    );
     // Rejected before sending: no sequence was used.
     assert.equal((await writer.apply({ moves: move(1, 1, 0) })).client_sequence, '4');
     assert.deepEqual(await writer.close(), []);
@@ -111,7 +142,10 @@ describe('UpdateWriter', () => {
     moves.poses[0] = 99;
     assert.deepEqual(await writer.close(), []);
     const { bodies } = await client.getBodies({ scene: 'reuse', ids: [1, 2] });
-    assert.deepEqual(bodies.map((body) => body.pose.position.x), [5, 7]);
+    assert.deepEqual(
+      bodies.map((body) => body.pose.position.x),
+      [5, 7],
+    );
     await client.deleteScene({ scene: 'reuse' });
   });
 
@@ -190,7 +224,8 @@ describe('UpdateWriter', () => {
     t.diagnostic(`${writer.reconnects} reconnects, ${duplicates} acknowledged as duplicates`);
     assert.ok(writer.reconnects >= 1, 'the writer never reconnected');
     assert.equal(acked.size, 3 * third);
-    for (const [sequence, count] of acked) assert.equal(count, 1, `sequence ${sequence} acked ${count} times`);
+    for (const [sequence, count] of acked)
+      assert.equal(count, 1, `sequence ${sequence} acked ${count} times`);
     const scene = await client.getScene({ scene: 'restart' });
     assert.equal(scene.stats.version, String(3 * third));
     // Every batch whose ack was lost was resent and recognised as applied.
@@ -227,7 +262,10 @@ describe('UpdateWriter', () => {
     own.close();
     await assert.rejects(writer.flush(), (error) => error.codeName === 'FAILED_PRECONDITION');
     assert.equal(writer.unacknowledged().length, 1);
-    await assert.rejects(own.getScene({ scene: 'closed' }), (error) => error.codeName === 'FAILED_PRECONDITION');
+    await assert.rejects(
+      own.getScene({ scene: 'closed' }),
+      (error) => error.codeName === 'FAILED_PRECONDITION',
+    );
     await client.deleteScene({ scene: 'closed' });
   });
 });
