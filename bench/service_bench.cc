@@ -133,7 +133,7 @@ std::vector<double> UnaryLatencies(client::Client& c, const std::string& scene,
 // Batched raycasts on one QueryStream with `in_flight` batches outstanding: rays per second.
 double StreamRate(client::Client& c, const std::string& scene, const ReferenceScene& ref,
                   const Config& cfg) {
-  auto session = c.OpenQueryStream();
+  auto session = c.OpenQueryStream(scene);
   if (!session.ok()) {
     std::fprintf(stderr, "open stream: %s\n", session.status().ToString().c_str());
     std::exit(1);

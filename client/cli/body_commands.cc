@@ -47,7 +47,7 @@ absl::Status MoveBody(CommandContext& c) {
   batch.set_scene(args.positional()[0]);
   *batch.add_ops() = client::MakeSetPoseOp(id, pose);
   absl::StatusOr<std::unique_ptr<client::UpdateWriter>> writer =
-      c.client.OpenUpdateStream(client_id, sequence);
+      c.client.OpenUpdateStream(args.positional()[0], client_id, sequence);
   if (!writer.ok()) return writer.status();
   absl::StatusOr<v1::UpdateAck> ack = (*writer)->Apply(std::move(batch));
   if (!ack.ok()) return ack.status();

@@ -1,5 +1,6 @@
 #include "client/cpp/client.h"
 
+#include <algorithm>
 #include <chrono>
 #include <utility>
 
@@ -19,15 +20,23 @@ Client::Client(std::shared_ptr<grpc::Channel> channel, ClientOptions options)
       options_(std::move(options)),
       stub_(v1::Collide::NewStub(channel_)) {}
 
-std::unique_ptr<grpc::ClientContext> Client::NewContext(bool unary) const {
+std::unique_ptr<grpc::ClientContext> Client::NewContext(std::string_view scene, bool unary,
+                                                        const CallOptions& call) const {
   auto context = std::make_unique<grpc::ClientContext>();
   if (!options_.bearer_token.empty()) {
     context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
   }
-  absl::Duration deadline = unary ? options_.default_deadline : options_.stream_deadline;
+  // A header value must be printable ASCII; a name that is not is no valid scene name either,
+  // and the server says so without the header.
+  bool printable =
+      std::all_of(scene.begin(), scene.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7e; });
+  if (!scene.empty() && printable) context->AddMetadata(kSceneHeader, std::string(scene));
+  absl::Duration deadline =
+      call.deadline.value_or(unary ? options_.default_deadline : options_.stream_deadline);
   if (deadline > absl::ZeroDuration()) {
     context->set_deadline(absl::ToChronoTime(absl::Now() + deadline));
   }
+  if (call.wait_for_ready) context->set_wait_for_ready(true);
   return context;
 }
 
@@ -39,128 +48,141 @@ absl::Status Client::WaitForConnected(absl::Duration timeout) {
                                                   absl::FormatDuration(timeout)));
 }
 
-absl::StatusOr<v1::SceneInfo> Client::CreateScene(const v1::CreateSceneRequest& request) {
+absl::StatusOr<v1::SceneInfo> Client::CreateScene(const v1::CreateSceneRequest& request,
+                                                  const CallOptions& call) {
   v1::CreateSceneResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->CreateScene(context.get(), request, &response));
   if (!status.ok()) return status;
   return std::move(*response.mutable_scene());
 }
 
 absl::StatusOr<v1::SceneInfo> Client::CreateScene(std::string_view scene,
-                                                  const v1::SceneOptions& options) {
+                                                  const v1::SceneOptions& options,
+                                                  const CallOptions& call) {
   v1::CreateSceneRequest request;
   request.set_scene(std::string(scene));
   *request.mutable_options() = options;
-  return CreateScene(request);
+  return CreateScene(request, call);
 }
 
-absl::Status Client::DeleteScene(std::string_view scene) {
+absl::Status Client::DeleteScene(std::string_view scene, const CallOptions& call) {
   v1::DeleteSceneRequest request;
   request.set_scene(std::string(scene));
   v1::DeleteSceneResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(scene, true, call);
   return FromGrpcStatus(stub_->DeleteScene(context.get(), request, &response));
 }
 
-absl::StatusOr<std::vector<v1::SceneInfo>> Client::ListScenes() {
+absl::StatusOr<std::vector<v1::SceneInfo>> Client::ListScenes(const CallOptions& call) {
   v1::ListScenesResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext("", true, call);
   absl::Status status =
       FromGrpcStatus(stub_->ListScenes(context.get(), v1::ListScenesRequest(), &response));
   if (!status.ok()) return status;
   return std::vector<v1::SceneInfo>(response.scenes().begin(), response.scenes().end());
 }
 
-absl::StatusOr<v1::SceneInfo> Client::GetScene(std::string_view scene) {
+absl::StatusOr<v1::SceneInfo> Client::GetScene(std::string_view scene, const CallOptions& call) {
   v1::GetSceneRequest request;
   request.set_scene(std::string(scene));
   v1::GetSceneResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(scene, true, call);
   absl::Status status = FromGrpcStatus(stub_->GetScene(context.get(), request, &response));
   if (!status.ok()) return status;
   return std::move(*response.mutable_scene());
 }
 
-absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(const v1::UpsertBodiesRequest& request) {
+absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(const v1::UpsertBodiesRequest& request,
+                                                       const CallOptions& call) {
   v1::WriteResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->UpsertBodies(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
 absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(std::string_view scene,
-                                                       std::span<const v1::Body> bodies) {
+                                                       std::span<const v1::Body> bodies,
+                                                       const CallOptions& call) {
   v1::UpsertBodiesRequest request;
   request.set_scene(std::string(scene));
   for (const v1::Body& body : bodies) *request.add_bodies() = body;
-  return UpsertBodies(request);
+  return UpsertBodies(request, call);
 }
 
-absl::StatusOr<v1::WriteResponse> Client::RemoveBodies(const v1::RemoveBodiesRequest& request) {
+absl::StatusOr<v1::WriteResponse> Client::RemoveBodies(const v1::RemoveBodiesRequest& request,
+                                                       const CallOptions& call) {
   v1::WriteResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->RemoveBodies(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
 absl::StatusOr<v1::WriteResponse> Client::RemoveBodies(std::string_view scene,
-                                                       std::span<const uint64_t> ids) {
+                                                       std::span<const uint64_t> ids,
+                                                       const CallOptions& call) {
   v1::RemoveBodiesRequest request;
   request.set_scene(std::string(scene));
   for (uint64_t id : ids) request.add_ids(id);
-  return RemoveBodies(request);
+  return RemoveBodies(request, call);
 }
 
 absl::StatusOr<v1::GetBodiesResponse> Client::GetBodies(std::string_view scene,
-                                                        std::span<const uint64_t> ids) {
+                                                        std::span<const uint64_t> ids,
+                                                        const CallOptions& call) {
   v1::GetBodiesRequest request;
   request.set_scene(std::string(scene));
   for (uint64_t id : ids) request.add_ids(id);
   v1::GetBodiesResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(scene, true, call);
   absl::Status status = FromGrpcStatus(stub_->GetBodies(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
-absl::StatusOr<v1::QueryResponse> Client::Raycast(const v1::RaycastRequest& request) {
+absl::StatusOr<v1::QueryResponse> Client::Raycast(const v1::RaycastRequest& request,
+                                                  const CallOptions& call) {
   v1::QueryResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->Raycast(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
-absl::StatusOr<v1::QueryResponse> Client::SphereCast(const v1::SphereCastRequest& request) {
+absl::StatusOr<v1::QueryResponse> Client::SphereCast(const v1::SphereCastRequest& request,
+                                                     const CallOptions& call) {
   v1::QueryResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->SphereCast(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
-absl::StatusOr<v1::QueryResponse> Client::Overlap(const v1::OverlapRequest& request) {
+absl::StatusOr<v1::QueryResponse> Client::Overlap(const v1::OverlapRequest& request,
+                                                  const CallOptions& call) {
   v1::QueryResponse response;
-  auto context = NewContext(true);
+  auto context = NewContext(request.scene(), true, call);
   absl::Status status = FromGrpcStatus(stub_->Overlap(context.get(), request, &response));
   if (!status.ok()) return status;
   return response;
 }
 
-absl::StatusOr<std::unique_ptr<UpdateWriter>> Client::OpenUpdateStream(uint64_t client_id,
-                                                                       uint64_t first_sequence) {
-  std::unique_ptr<grpc::ClientContext> context = NewContext(false);
+absl::StatusOr<std::unique_ptr<UpdateWriter>> Client::OpenUpdateStream(std::string_view scene,
+                                                                       uint64_t client_id,
+                                                                       uint64_t first_sequence,
+                                                                       const CallOptions& call) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(scene, false, call);
   auto stream = stub_->UpdateStream(context.get());
   if (stream == nullptr) return absl::InternalError("update stream: could not be opened");
   return std::make_unique<UpdateWriter>(std::move(context), std::move(stream), client_id,
                                         first_sequence);
 }
 
-absl::StatusOr<std::unique_ptr<QueryStreamSession>> Client::OpenQueryStream() {
-  std::unique_ptr<grpc::ClientContext> context = NewContext(false);
+absl::StatusOr<std::unique_ptr<QueryStreamSession>> Client::OpenQueryStream(
+    std::string_view scene, const CallOptions& call) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(scene, false, call);
   auto stream = stub_->QueryStream(context.get());
   if (stream == nullptr) return absl::InternalError("query stream: could not be opened");
   return std::make_unique<QueryStreamSession>(std::move(context), std::move(stream));

@@ -19,9 +19,15 @@
 
 namespace collide::client {
 
+/// The gRPC metadata key naming the scene of a call, so that a router can shard by scene. Every
+/// call that names a scene sends it; streams are opened for one scene.
+inline constexpr char kSceneHeader[] = "x-collide-scene";
+
 /// A connection to one collide server: a typed method per rpc. Errors come back as absl::Status
-/// with the server's code and message (a field path, `: `, the reason). Thread-safe: any number
-/// of threads may call it at once, and streams opened from it are independent.
+/// with the server's code and message (a field path, `: `, the reason). Every call sends the
+/// token, the `x-collide-scene` header of the scene it names, and has a deadline (the client's
+/// default unless `call` overrides it). Thread-safe: any number of threads may call it at once,
+/// and streams opened from it are independent.
 class Client {
  public:
   /// Opens a channel as `options` say (lazily: the first call connects).
@@ -33,44 +39,68 @@ class Client {
   absl::Status WaitForConnected(absl::Duration timeout);
 
   /// Scenes. CreateScene returns the new scene (defaults filled in).
-  absl::StatusOr<v1::SceneInfo> CreateScene(const v1::CreateSceneRequest& request);
+  absl::StatusOr<v1::SceneInfo> CreateScene(const v1::CreateSceneRequest& request,
+                                            const CallOptions& call = {});
   /// The same with a name and options.
   absl::StatusOr<v1::SceneInfo> CreateScene(std::string_view scene,
-                                            const v1::SceneOptions& options = {});
+                                            const v1::SceneOptions& options = {},
+                                            const CallOptions& call = {});
   /// Deletes a scene and its bodies.
-  absl::Status DeleteScene(std::string_view scene);
+  absl::Status DeleteScene(std::string_view scene, const CallOptions& call = {});
   /// Every scene the token may see, sorted by name.
-  absl::StatusOr<std::vector<v1::SceneInfo>> ListScenes();
+  absl::StatusOr<std::vector<v1::SceneInfo>> ListScenes(const CallOptions& call = {});
   /// One scene's settings and counters.
-  absl::StatusOr<v1::SceneInfo> GetScene(std::string_view scene);
+  absl::StatusOr<v1::SceneInfo> GetScene(std::string_view scene, const CallOptions& call = {});
 
   /// Bodies. Upserts are applied as one batch.
-  absl::StatusOr<v1::WriteResponse> UpsertBodies(const v1::UpsertBodiesRequest& request);
+  absl::StatusOr<v1::WriteResponse> UpsertBodies(const v1::UpsertBodiesRequest& request,
+                                                 const CallOptions& call = {});
   /// The same with a scene and bodies.
   absl::StatusOr<v1::WriteResponse> UpsertBodies(std::string_view scene,
-                                                 std::span<const v1::Body> bodies);
+                                                 std::span<const v1::Body> bodies,
+                                                 const CallOptions& call = {});
   /// Removes bodies, as one batch; each must exist.
-  absl::StatusOr<v1::WriteResponse> RemoveBodies(const v1::RemoveBodiesRequest& request);
+  absl::StatusOr<v1::WriteResponse> RemoveBodies(const v1::RemoveBodiesRequest& request,
+                                                 const CallOptions& call = {});
   /// The same with a scene and ids.
   absl::StatusOr<v1::WriteResponse> RemoveBodies(std::string_view scene,
-                                                 std::span<const uint64_t> ids);
+                                                 std::span<const uint64_t> ids,
+                                                 const CallOptions& call = {});
   /// Reads the bodies `ids` (all of them when empty).
   absl::StatusOr<v1::GetBodiesResponse> GetBodies(std::string_view scene,
-                                                  std::span<const uint64_t> ids = {});
+                                                  std::span<const uint64_t> ids = {},
+                                                  const CallOptions& call = {});
 
   /// One-off queries.
-  absl::StatusOr<v1::QueryResponse> Raycast(const v1::RaycastRequest& request);
+  absl::StatusOr<v1::QueryResponse> Raycast(const v1::RaycastRequest& request,
+                                            const CallOptions& call = {});
   /// A ball swept along a ray.
-  absl::StatusOr<v1::QueryResponse> SphereCast(const v1::SphereCastRequest& request);
+  absl::StatusOr<v1::QueryResponse> SphereCast(const v1::SphereCastRequest& request,
+                                               const CallOptions& call = {});
   /// The bodies a posed shape overlaps.
-  absl::StatusOr<v1::QueryResponse> Overlap(const v1::OverlapRequest& request);
+  absl::StatusOr<v1::QueryResponse> Overlap(const v1::OverlapRequest& request,
+                                            const CallOptions& call = {});
 
-  /// Opens an UpdateStream whose batches carry `client_id` (0: no deduplication) and sequences
-  /// from `first_sequence` on. Deadline: options().stream_deadline.
-  absl::StatusOr<std::unique_ptr<UpdateWriter>> OpenUpdateStream(uint64_t client_id,
-                                                                 uint64_t first_sequence = 1);
-  /// Opens a QueryStream. Deadline: options().stream_deadline.
-  absl::StatusOr<std::unique_ptr<QueryStreamSession>> OpenQueryStream();
+  /// Opens an UpdateStream for `scene` (sent as the `x-collide-scene` header; the server rejects
+  /// batches for other scenes) whose batches carry `client_id` (0: no deduplication) and
+  /// sequences from `first_sequence` on. An empty `scene` sends no header, for a stream that
+  /// updates several scenes. Deadline: `call.deadline`, else options().stream_deadline. For a
+  /// writer that survives server restarts, see ResilientUpdateWriter.
+  absl::StatusOr<std::unique_ptr<UpdateWriter>> OpenUpdateStream(std::string_view scene,
+                                                                 uint64_t client_id,
+                                                                 uint64_t first_sequence = 1,
+                                                                 const CallOptions& call = {});
+  /// Opens a QueryStream for `scene` (empty: no header, batches may name any scene). Deadline:
+  /// `call.deadline`, else options().stream_deadline. For queries from many threads batched
+  /// together, see QueryBatcher.
+  absl::StatusOr<std::unique_ptr<QueryStreamSession>> OpenQueryStream(std::string_view scene,
+                                                                      const CallOptions& call = {});
+
+  /// A context for a call of `scene` (empty: no scene header) with the token and the deadline
+  /// of a unary call (`unary`) or a stream, as `call` overrides them. For callers of the raw
+  /// stub (channel()).
+  std::unique_ptr<grpc::ClientContext> NewContext(std::string_view scene, bool unary,
+                                                  const CallOptions& call = {}) const;
 
   /// The channel, for callers that need the raw stub.
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
@@ -78,9 +108,6 @@ class Client {
   const ClientOptions& options() const { return options_; }
 
  private:
-  // A context with the token and the deadline of a unary call or a stream.
-  std::unique_ptr<grpc::ClientContext> NewContext(bool unary) const;
-
   std::shared_ptr<grpc::Channel> channel_;
   ClientOptions options_;
   std::unique_ptr<v1::Collide::Stub> stub_;

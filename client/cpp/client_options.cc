@@ -1,5 +1,7 @@
 #include "client/cpp/client_options.h"
 
+#include <algorithm>
+#include <cstdint>
 #include <fstream>
 #include <sstream>
 
@@ -40,6 +42,13 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ClientOptions& 
   }
   grpc::ChannelArguments args;
   args.SetMaxReceiveMessageSize(options.max_receive_message_bytes);
+  if (options.max_reconnect_backoff > absl::ZeroDuration()) {
+    int max_ms = static_cast<int>(
+        std::min<int64_t>(absl::ToInt64Milliseconds(options.max_reconnect_backoff), 1 << 30));
+    max_ms = std::max(max_ms, 1);
+    args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(max_ms / 10, 1));
+    args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
+  }
   if (!options.enable_http_proxy) args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   return grpc::CreateCustomChannel(options.address, credentials, args);
 }

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -32,9 +33,23 @@ struct ClientOptions {
   absl::Duration stream_deadline = absl::ZeroDuration();
   /// The largest message the client accepts, in bytes.
   int max_receive_message_bytes = 64 << 20;
+  /// The longest wait between the channel's attempts to reconnect after the server went away
+  /// (gRPC's own default is 120 s, too slow for a game server that must resume within a second
+  /// or two of a server restart). The first wait is a tenth of it.
+  absl::Duration max_reconnect_backoff = absl::Seconds(1);
   /// Honour the `http_proxy` / `grpc_proxy` environment variables (gRPC's default). Tests that
   /// talk to a server on the loopback interface turn this off.
   bool enable_http_proxy = true;
+};
+
+/// Per-call settings that override the client's defaults.
+struct CallOptions {
+  /// The call's deadline, from the moment it starts: unset, the client's default_deadline for a
+  /// unary call and stream_deadline for a stream; zero or negative, none.
+  std::optional<absl::Duration> deadline;
+  /// Wait for the channel to connect (up to the deadline) instead of failing at once with
+  /// UNAVAILABLE while the server is unreachable.
+  bool wait_for_ready = false;
 };
 
 /// Reads a whole PEM (or any text) file, for the TLS fields of ClientOptions.

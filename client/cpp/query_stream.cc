@@ -59,32 +59,4 @@ absl::Status QueryStreamSession::Finish() {
   return end_.FinishOnce(stream_.get());
 }
 
-QueryBatcher::QueryBatcher(QueryStreamSession* session, std::string scene, size_t flush_size,
-                           ResultCallback on_result)
-    : session_(session),
-      flush_size_(flush_size < 1 ? 1 : flush_size),
-      on_result_(std::move(on_result)) {
-  batch_.set_scene(std::move(scene));
-}
-
-absl::StatusOr<uint64_t> QueryBatcher::Add(v1::Query query) {
-  if (query.request_id() == 0) query.set_request_id(next_request_id_++);
-  uint64_t request_id = query.request_id();
-  *batch_.add_queries() = std::move(query);
-  if (static_cast<size_t>(batch_.queries_size()) >= flush_size_) {
-    absl::Status flushed = Flush();
-    if (!flushed.ok()) return flushed;
-  }
-  return request_id;
-}
-
-absl::Status QueryBatcher::Flush() {
-  if (batch_.queries_size() == 0) return absl::OkStatus();
-  absl::StatusOr<v1::QueryBatchResult> result = session_->Run(batch_);
-  if (!result.ok()) return result.status();
-  if (on_result_) on_result_(batch_, *result);
-  batch_.clear_queries();
-  return absl::OkStatus();
-}
-
 }  // namespace collide::client

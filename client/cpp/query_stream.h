@@ -3,9 +3,7 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
-#include <functional>
 #include <memory>
-#include <string>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -54,35 +52,6 @@ class QueryStreamSession {
   std::unique_ptr<grpc::ClientReaderWriter<v1::QueryBatch, v1::QueryBatchResult>> stream_;
   std::atomic<bool> writes_done_{false};
   StreamEnd end_;
-};
-
-/// Collects queries for one scene and runs them on a QueryStreamSession in batches of
-/// `flush_size`: Add flushes when the batch is full, Flush sends what is left. Each answer goes
-/// to `on_result` together with the batch it answers.
-class QueryBatcher {
- public:
-  /// Receives each batch sent and its answer.
-  using ResultCallback =
-      std::function<void(const v1::QueryBatch& batch, const v1::QueryBatchResult& result)>;
-
-  /// `session` must outlive the batcher; `flush_size` >= 1.
-  QueryBatcher(QueryStreamSession* session, std::string scene, size_t flush_size,
-               ResultCallback on_result);
-
-  /// Adds one query; runs the batch when it reaches flush_size. A query with request_id 0 gets
-  /// the next id of a counter starting at 1. Returns the request id used.
-  absl::StatusOr<uint64_t> Add(v1::Query query);
-  /// Runs the queries collected so far, if any.
-  absl::Status Flush();
-  /// Queries collected and not yet sent.
-  size_t size() const { return batch_.queries_size(); }
-
- private:
-  QueryStreamSession* session_;
-  size_t flush_size_;
-  ResultCallback on_result_;
-  v1::QueryBatch batch_;
-  uint64_t next_request_id_ = 1;
 };
 
 }  // namespace collide::client

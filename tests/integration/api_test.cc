@@ -306,7 +306,7 @@ TEST_F(ApiTest, FarFromTheOriginAnswersStillMatchTheEngine) {
     *batch.add_queries() = client::MakePointQuery(
         4 * i + 4, client::MakePoint(MakeVec3(at.x(), at.y() + 8, at.z()), 3));
   }
-  auto session = client_->OpenQueryStream();
+  auto session = client_->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(session));
   auto result = (*session)->Run(batch);
   ASSERT_TRUE(IsOk(result));
@@ -323,7 +323,7 @@ TEST_F(ApiTest, FarFromTheOriginAnswersStillMatchTheEngine) {
 TEST_F(ApiTest, UpdateStreamAcknowledgesInOrderAndDeduplicates) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", ArenaBodies())));
-  auto writer = client_->OpenUpdateStream(/*client_id=*/7);
+  auto writer = client_->OpenUpdateStream("arena", /*client_id=*/7);
   ASSERT_TRUE(IsOk(writer));
 
   v1::UpdateBatch first;
@@ -422,7 +422,7 @@ TEST_F(ApiTest, QueryStreamAnswersEveryKindAtOneVersion) {
   *batch.add_queries() = client::MakeRaycastQuery(
       16, client::MakeRaycast(MakeVec3(-10, 0, 5), MakeVec3(1, 0, 0), 30), v1::MODE_ANY);
 
-  auto session = client_->OpenQueryStream();
+  auto session = client_->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(session));
   for (int round = 0; round < 3; ++round) {
     auto result = (*session)->Run(batch);
@@ -436,38 +436,6 @@ TEST_F(ApiTest, QueryStreamAnswersEveryKindAtOneVersion) {
     EXPECT_EQ(result->results(0).hits_size(), 3);
     EXPECT_EQ(result->results(4).hits_size(), 2);
   }
-  EXPECT_TRUE(IsOk((*session)->Finish()));
-}
-
-TEST_F(ApiTest, QueryBatcherFlushesFullBatchesAndTheRest) {
-  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
-  std::vector<v1::Body> bodies = ArenaBodies();
-  ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", bodies)));
-  ReferenceWorld world(bodies);
-  auto session = client_->OpenQueryStream();
-  ASSERT_TRUE(IsOk(session));
-  std::vector<int> batch_sizes;
-  int checked = 0;
-  client::QueryBatcher batcher(
-      session->get(), "arena", 4,
-      [&](const v1::QueryBatch& sent, const v1::QueryBatchResult& result) {
-        batch_sizes.push_back(sent.queries_size());
-        ASSERT_EQ(result.results_size(), sent.queries_size());
-        for (int i = 0; i < sent.queries_size(); ++i) {
-          EXPECT_TRUE(ResultMatches(sent.queries(i), result.results(i), world));
-          ++checked;
-        }
-      });
-  for (int i = 0; i < 10; ++i) {
-    auto id = batcher.Add(client::MakeRaycastQuery(
-        0, client::MakeRaycast(MakeVec3(-3.0f + i * 0.7f, 0, 0), MakeVec3(0, 0, 1), 20)));
-    ASSERT_TRUE(IsOk(id));
-    EXPECT_EQ(*id, static_cast<uint64_t>(i + 1));
-  }
-  EXPECT_EQ(batcher.size(), 2u);
-  ASSERT_TRUE(IsOk(batcher.Flush()));
-  EXPECT_EQ(batch_sizes, (std::vector<int>{4, 4, 2}));
-  EXPECT_EQ(checked, 10);
   EXPECT_TRUE(IsOk((*session)->Finish()));
 }
 

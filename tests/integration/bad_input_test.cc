@@ -106,7 +106,7 @@ class BadInputTest : public ::testing::Test {
   client::UpdateWriter& Writer(const std::string& token) {
     std::unique_ptr<client::UpdateWriter>& writer = writers_[token];
     if (writer == nullptr) {
-      writer = *Client(token).OpenUpdateStream(/*client_id=*/100 + writers_.size());
+      writer = *Client(token).OpenUpdateStream(/*scene=*/"", /*client_id=*/100 + writers_.size());
     }
     return *writer;
   }
@@ -114,7 +114,7 @@ class BadInputTest : public ::testing::Test {
   // The long-lived query stream of a token.
   client::QueryStreamSession& Session(const std::string& token) {
     std::unique_ptr<client::QueryStreamSession>& session = sessions_[token];
-    if (session == nullptr) session = *Client(token).OpenQueryStream();
+    if (session == nullptr) session = *Client(token).OpenQueryStream(/*scene=*/"");
     return *session;
   }
 
@@ -577,7 +577,7 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
        [&] { return Client("not-a-token").GetScene("arena").status(); }},
       {"missing token on a query stream", StatusCode::kUnauthenticated, "",
        [&] {
-         auto session = Client("").OpenQueryStream();
+         auto session = Client("").OpenQueryStream(/*scene=*/"");
          if (!session.ok()) return session.status();
          v1::QueryBatch batch;
          batch.set_scene("arena");
@@ -592,7 +592,7 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
        }},
       {"reader token opening an update stream", StatusCode::kPermissionDenied, "",
        [&] {
-         auto writer = Client(kReader).OpenUpdateStream(1);
+         auto writer = Client(kReader).OpenUpdateStream(/*scene=*/"", 1);
          if (!writer.ok()) return writer.status();
          return (*writer)->Apply(Batch({client::MakeSetPoseOp(1, At(0, 0, 6))})).status();
        }},
@@ -673,7 +673,7 @@ TEST_F(BadInputTest, PrefixTokensSeeOnlyTheirScenes) {
   EXPECT_TRUE(
       IsOk(Client(kTeamWriter)
                .UpsertBodies("crew-one", std::vector<v1::Body>{Sphere(1, 1, At(0, 0, 0))})));
-  auto stream = Client(kTeamWriter).OpenUpdateStream(5);
+  auto stream = Client(kTeamWriter).OpenUpdateStream(/*scene=*/"", 5);
   ASSERT_TRUE(IsOk(stream));
   auto ack = (*stream)->Apply(GoodBatch());
   ASSERT_TRUE(IsOk(ack));

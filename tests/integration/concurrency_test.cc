@@ -176,7 +176,7 @@ TEST(ConcurrentStreams, EveryAnswerMatchesTheEngineAtTheVersionItReports) {
   std::thread updater([&] {
     std::mt19937 rng(kSeed + 1);
     auto client = (*server)->NewClient();
-    auto writer = client->OpenUpdateStream(/*client_id=*/1);
+    auto writer = client->OpenUpdateStream("arena", /*client_id=*/1);
     if (!writer.ok()) {
       updater_status = writer.status();
       return;
@@ -221,7 +221,7 @@ TEST(ConcurrentStreams, EveryAnswerMatchesTheEngineAtTheVersionItReports) {
       std::mt19937 rng(kSeed + 100 + t);
       // A few channels, several streams on each.
       auto client = (*server)->NewClient();
-      auto session = client->OpenQueryStream();
+      auto session = client->OpenQueryStream("arena");
       if (!session.ok()) {
         reader_status[t] = session.status();
         return;

@@ -51,7 +51,7 @@ TEST(History, PastTicksMinVersionsAndARestartThroughTheClient) {
     v1::SceneOptions options;
     options.set_history_ticks(16);
     ASSERT_TRUE(IsOk(client->CreateScene("arena", options)));
-    auto writer = client->OpenUpdateStream(0);
+    auto writer = client->OpenUpdateStream("arena", 0);
     ASSERT_TRUE(IsOk(writer));
     v1::UpdateBatch create;
     create.set_scene("arena");
@@ -67,7 +67,7 @@ TEST(History, PastTicksMinVersionsAndARestartThroughTheClient) {
     ASSERT_TRUE(IsOk(below));
     EXPECT_EQ(below->error().code(), 3);
 
-    auto stream = client->OpenQueryStream();
+    auto stream = client->OpenQueryStream("arena");
     ASSERT_TRUE(IsOk(stream));
     v1::QueryBatch batch;
     batch.set_scene("arena");
@@ -92,7 +92,7 @@ TEST(History, PastTicksMinVersionsAndARestartThroughTheClient) {
     std::thread other([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(100));
       auto other_client = (*server)->NewClient();
-      auto other_writer = other_client->OpenUpdateStream(0);
+      auto other_writer = other_client->OpenUpdateStream("arena", 0);
       ASSERT_TRUE(IsOk(other_writer));
       ASSERT_TRUE(IsOk((*other_writer)->Apply(MoveAt(21, 8))));
       ASSERT_TRUE(IsOk((*other_writer)->Finish()));
@@ -119,7 +119,7 @@ TEST(History, PastTicksMinVersionsAndARestartThroughTheClient) {
   EXPECT_EQ(info->options().history_ticks(), 16u);
   EXPECT_EQ(info->stats().tick(), 21u);
   EXPECT_EQ(info->stats().oldest_tick(), 21u);
-  auto stream = client->OpenQueryStream();
+  auto stream = client->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(stream));
   v1::QueryBatch batch;
   batch.set_scene("arena");

@@ -75,7 +75,7 @@ TEST_F(LimitsTest, BodiesBeyondTheScenesMaxBodiesAreRefusedWholeBatches) {
                        StatusCode::kResourceExhausted, ""));
   // Replacing existing bodies does not grow the scene.
   EXPECT_TRUE(IsOk(client_->UpsertBodies("small", Spheres(1, 4))));
-  auto writer = client_->OpenUpdateStream(/*client_id=*/1);
+  auto writer = client_->OpenUpdateStream("small", /*client_id=*/1);
   ASSERT_TRUE(IsOk(writer));
   v1::UpdateBatch batch;
   batch.set_scene("small");

@@ -44,7 +44,7 @@ TEST(Pipelining, UpdateAcksArriveInOrderWhileTheSenderRunsAhead) {
   auto server = StartWithScene({"--max_inflight_per_stream=8"});
   ASSERT_NE(server, nullptr);
   auto client = server->NewClient();
-  auto writer = client->OpenUpdateStream(/*client_id=*/3);
+  auto writer = client->OpenUpdateStream("arena", /*client_id=*/3);
   ASSERT_TRUE(IsOk(writer));
   absl::Status send_status;
   std::thread sender([&] {
@@ -86,7 +86,7 @@ TEST(Pipelining, QueryResultsArriveInOrderWhileTheSenderRunsAhead) {
   auto server = StartWithScene({"--max_inflight_per_stream=8"});
   ASSERT_NE(server, nullptr);
   auto client = server->NewClient();
-  auto session = client->OpenQueryStream();
+  auto session = client->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(session));
   absl::Status send_status;
   std::thread sender([&] {
@@ -136,9 +136,9 @@ TEST(Pipelining, CancelledStreamsLeaveTheServerServing) {
   auto client = server->NewClient();
   for (int round = 0; round < 20; ++round) {
     // Batches sent, acks and results never read, streams dropped (cancelled).
-    auto writer = client->OpenUpdateStream(/*client_id=*/0);
+    auto writer = client->OpenUpdateStream("arena", /*client_id=*/0);
     ASSERT_TRUE(IsOk(writer));
-    auto session = client->OpenQueryStream();
+    auto session = client->OpenQueryStream("arena");
     ASSERT_TRUE(IsOk(session));
     for (int b = 0; b < 5; ++b) {
       v1::UpdateBatch batch;
@@ -156,7 +156,7 @@ TEST(Pipelining, CancelledStreamsLeaveTheServerServing) {
   auto bodies = client->GetBodies("arena");
   ASSERT_TRUE(IsOk(bodies));
   EXPECT_EQ(bodies->bodies_size(), 10);
-  auto session = client->OpenQueryStream();
+  auto session = client->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(session));
   v1::QueryBatch batch;
   batch.set_scene("arena");
@@ -180,14 +180,14 @@ TEST(Pipelining, SigtermWithOpenStreamsExitsCleanlyAfterTheDrainDeadline) {
   auto server = StartWithScene({"--drain_timeout_ms=300"});
   ASSERT_NE(server, nullptr);
   auto client = server->NewClient();
-  auto writer = client->OpenUpdateStream(/*client_id=*/9);
+  auto writer = client->OpenUpdateStream("arena", /*client_id=*/9);
   ASSERT_TRUE(IsOk(writer));
   v1::UpdateBatch batch;
   batch.set_scene("arena");
   *batch.add_ops() = client::MakeSetPoseOp(1, MakePose(MakeVec3(1, 1, 1)));
   auto ack = (*writer)->Apply(batch);
   ASSERT_TRUE(IsOk(ack));
-  auto session = client->OpenQueryStream();
+  auto session = client->OpenQueryStream("arena");
   ASSERT_TRUE(IsOk(session));
   v1::QueryBatch queries;
   queries.set_scene("arena");

@@ -89,7 +89,7 @@ v1::UpdateBatch Populate(client::Client& client, v1::Durability durability,
   EXPECT_TRUE(IsOk(client.RemoveBodies(prefix + "-main", removed)));
   EXPECT_TRUE(IsOk(client.DeleteScene(prefix + "-gone")));
 
-  auto writer = client.OpenUpdateStream(kClientId);
+  auto writer = client.OpenUpdateStream(prefix + "-main", kClientId);
   EXPECT_TRUE(IsOk(writer));
   v1::UpdateBatch last;
   if (!writer.ok()) return last;
@@ -120,7 +120,7 @@ v1::UpdateBatch Populate(client::Client& client, v1::Durability durability,
 // After a restart: resending the last batch is a duplicate; a new one applies at version + 1.
 void ExpectDeduplicationSurvived(client::Client& client, const v1::UpdateBatch& last,
                                  uint64_t version) {
-  auto writer = client.OpenUpdateStream(kClientId, last.client_sequence() + 1);
+  auto writer = client.OpenUpdateStream(last.scene(), kClientId, last.client_sequence() + 1);
   ASSERT_TRUE(IsOk(writer));
   ASSERT_TRUE(IsOk((*writer)->SendAsIs(last)));
   auto ack = (*writer)->ReadAck();

@@ -73,7 +73,7 @@ absl::StatusOr<std::unique_ptr<ServerProcess>> ServerProcess::Start(ServerConfig
     tokens << server->config_.token_file_contents;
     if (!tokens) return absl::InternalError("cannot write the token file");
   }
-  absl::Status launched = server->Launch();
+  absl::Status launched = server->Launch(server->config_.address);
   if (!launched.ok()) return launched;
   return server;
 }
@@ -82,7 +82,7 @@ ServerProcess::~ServerProcess() {
   if (running()) Stop(SIGTERM).IgnoreError();
 }
 
-absl::Status ServerProcess::Launch() {
+absl::Status ServerProcess::Launch(const std::string& address) {
   if (running()) return absl::FailedPreconditionError("the server is already running");
   std::string port_file = dir_.File("port");
   std::filesystem::remove(port_file);
@@ -90,7 +90,7 @@ absl::Status ServerProcess::Launch() {
   std::string log_file = dir_.File("server.log");
   std::vector<std::string> words = {
       COLLIDE_SERVER_PATH,
-      absl::StrCat("--address=", config_.address),
+      absl::StrCat("--address=", address),
       absl::StrCat("--port_file=", port_file),
       absl::StrCat("--data_dir=", data_dir()),
       "--log_level=warn",
@@ -165,7 +165,13 @@ absl::StatusOr<int> ServerProcess::Stop(int signal) {
   return ExitCode(wait_status);
 }
 
-absl::Status ServerProcess::Restart() { return Launch(); }
+absl::Status ServerProcess::Restart() { return Launch(config_.address); }
+
+absl::Status ServerProcess::RestartOnSamePort() {
+  // The configured host with the port the server had bound.
+  std::string address = config_.address.substr(0, config_.address.rfind(':'));
+  return Launch(absl::StrCat(address, address_.substr(address_.rfind(':'))));
+}
 
 std::unique_ptr<client::Client> ServerProcess::NewClient(const std::string& token) const {
   client::ClientOptions options;

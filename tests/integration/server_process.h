@@ -68,6 +68,9 @@ class ServerProcess {
   absl::StatusOr<int> Stop(int signal);
   /// Starts the server again on the same data directory (after Stop), possibly on another port.
   absl::Status Restart();
+  /// Starts the server again on the same data directory and the same port as before (after
+  /// Stop), so that clients holding the old address reconnect to it.
+  absl::Status RestartOnSamePort();
 
   /// A client of this server: the token given, no proxy, a 10 s deadline per unary call.
   std::unique_ptr<client::Client> NewClient(const std::string& token = "") const;
@@ -76,7 +79,8 @@ class ServerProcess {
 
  private:
   explicit ServerProcess(ServerConfig config);
-  absl::Status Launch();
+  // Starts the child listening on `address`.
+  absl::Status Launch(const std::string& address);
 
   ServerConfig config_;
   TempDir dir_;
