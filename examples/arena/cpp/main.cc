@@ -1,0 +1,345 @@
+// collide-arena: an authoritative game-server tick loop against a collide server.
+//
+// At --hz ticks per second (60 by default) for --ticks ticks, the loop moves --bodies bodies and
+// sends all their poses as one update batch through a ResilientUpdateWriter (which survives a
+// server restart), and sends --rays hitscan ray casts and --casts sphere casts as one QueryBatch
+// on a QueryStream. The queries ask for the version that holds the tick's poses (min_version),
+// so they see this tick's world. A tick's round trip is the time from sending both until the
+// ack and the answers are back. It prints a line every second and, at the end, the round trip's
+// p50 / p99 / max.
+//
+//   collide-arena --address=127.0.0.1:50051 --ticks=600 --bodies=1000 --rays=100 --casts=10
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/flags/flag.h"
+#include "absl/flags/parse.h"
+#include "absl/flags/usage.h"
+#include "absl/flags/usage_config.h"
+#include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
+#include "client/cpp/builders.h"
+#include "client/cpp/client.h"
+#include "client/cpp/grpc_status.h"
+#include "client/cpp/resilient_update_writer.h"
+
+ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
+ABSL_FLAG(std::string, scene, "arena", "the scene to create (it must not exist); deleted at exit");
+ABSL_FLAG(int, ticks, 600, "ticks to run");
+ABSL_FLAG(int, hz, 60, "ticks per second");
+ABSL_FLAG(int, bodies, 1000, "moving bodies, every pose sent every tick");
+ABSL_FLAG(int, rays, 100, "hitscan ray casts per tick");
+ABSL_FLAG(int, casts, 10, "sphere casts per tick");
+ABSL_FLAG(std::string, durability, "periodic",
+          "the scene's durability: none, periodic or always (an fsync per tick)");
+ABSL_FLAG(std::string, token, "", "bearer token, when the server requires one");
+ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the server's certificate");
+ABSL_FLAG(uint32_t, seed, 7, "seed of the bodies' starting positions and the shots");
+
+namespace collide::arena {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The play field: bodies move inside [-kHalfSide, kHalfSide] on x and z.
+constexpr float kHalfSide = 100.0f;
+constexpr int kWalls = 8;
+
+struct Config {
+  std::string address;
+  std::string scene;
+  int ticks;
+  int hz;
+  int bodies;
+  int rays;
+  int casts;
+  v1::Durability durability;
+  std::string token;
+  std::string tls_ca;
+  uint32_t seed;
+};
+
+// The simulation the game server owns: positions, velocities and headings of its bodies.
+struct World {
+  std::vector<float> x, z, vx, vz;
+
+  World(int n, std::mt19937& rng) : x(n), z(n), vx(n), vz(n) {
+    std::uniform_real_distribution<float> at(-kHalfSide, kHalfSide);
+    std::uniform_real_distribution<float> speed(-8.0f, 8.0f);
+    for (int i = 0; i < n; ++i) {
+      x[i] = at(rng);
+      z[i] = at(rng);
+      vx[i] = speed(rng);
+      vz[i] = speed(rng);
+    }
+  }
+
+  // Moves every body by dt seconds, bouncing off the field's edges.
+  void Step(float dt) {
+    for (size_t i = 0; i < x.size(); ++i) {
+      x[i] += vx[i] * dt;
+      z[i] += vz[i] * dt;
+      if (std::abs(x[i]) > kHalfSide) vx[i] = -vx[i];
+      if (std::abs(z[i]) > kHalfSide) vz[i] = -vz[i];
+    }
+  }
+
+  // Body i's id (ids 1..n; the walls come after).
+  static uint64_t Id(size_t i) { return i + 1; }
+
+  // Every pose in column form; each body faces where it goes (a rotation about y).
+  void AppendPoses(v1::PoseColumns* moves) const {
+    moves->mutable_ids()->Reserve(static_cast<int>(x.size()));
+    moves->mutable_poses()->Reserve(static_cast<int>(7 * x.size()));
+    for (size_t i = 0; i < x.size(); ++i) {
+      float half = 0.5f * std::atan2(vx[i], vz[i]);
+      moves->add_ids(Id(i));
+      for (float value : {x[i], 1.0f, z[i], 0.0f, std::sin(half), 0.0f, std::cos(half)}) {
+        moves->add_poses(value);
+      }
+    }
+  }
+};
+
+double Percentile(std::vector<double> values, double p) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(p * static_cast<double>(values.size())));
+  return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
+}
+
+// Capsule players (upright), a few boxes for cover, and static walls around the field.
+absl::Status CreateScene(client::Client& client, const Config& config, const World& world) {
+  v1::SceneOptions options;
+  options.set_durability(config.durability);
+  options.set_max_bodies(static_cast<uint32_t>(config.bodies + kWalls + 16));
+  absl::StatusOr<v1::SceneInfo> created = client.CreateScene(config.scene, options);
+  if (!created.ok()) return created.status();
+  std::vector<v1::Body> bodies;
+  for (size_t i = 0; i < world.x.size(); ++i) {
+    v1::Shape shape =
+        i % 10 == 0 ? client::MakeBox(1.0f, 1.0f, 1.0f) : client::MakeCapsule(0.4f, 0.5f);
+    bodies.push_back(client::MakeBody(
+        World::Id(i), shape, client::MakePose(client::MakeVec3(world.x[i], 1, world.z[i]))));
+  }
+  const float wall = kHalfSide + 5;
+  for (int w = 0; w < kWalls; ++w) {
+    float along = (w % 2 == 0 ? -0.5f : 0.5f) * wall;
+    bool on_x = w < 4;
+    float side = (w / 2) % 2 == 0 ? -wall : wall;
+    v1::Vec3 position = on_x ? client::MakeVec3(along, 2, side) : client::MakeVec3(side, 2, along);
+    v1::Shape shape = on_x ? client::MakeBox(wall / 2, 2, 1) : client::MakeBox(1, 2, wall / 2);
+    bodies.push_back(
+        client::MakeStaticBody(world.x.size() + 1 + w, shape, client::MakePose(position)));
+  }
+  return client.UpsertBodies(config.scene, bodies).status();
+}
+
+// The tick's shots: hitscan rays from random shooters in random horizontal directions (the
+// shooter excluded), and a few sphere casts (grenades, projectiles).
+v1::QueryBatch Shots(const Config& config, const World& world, std::mt19937& rng) {
+  v1::QueryBatch batch;
+  batch.set_scene(config.scene);
+  std::uniform_int_distribution<size_t> shooter(0, world.x.size() - 1);
+  std::uniform_real_distribution<float> angle(0, 6.2831853f);
+  uint64_t request_id = 1;
+  for (int r = 0; r < config.rays + config.casts; ++r) {
+    size_t i = shooter(rng);
+    float a = angle(rng);
+    v1::Vec3 origin = client::MakeVec3(world.x[i], 1.5f, world.z[i]);
+    v1::Vec3 direction = client::MakeVec3(std::sin(a), 0, std::cos(a));
+    v1::Query query;
+    if (r < config.rays) {
+      query = client::MakeRaycastQuery(request_id++, client::MakeRaycast(origin, direction, 150));
+    } else {
+      query = client::MakeSphereCastQuery(
+          request_id++, client::MakeSphereCast(origin, direction, 40, 0.5f), v1::MODE_ALL, 16);
+    }
+    uint64_t self = World::Id(i);
+    *query.mutable_filter() = client::MakeFilter(~0u, ~0u, {&self, 1});
+    *batch.add_queries() = std::move(query);
+  }
+  return batch;
+}
+
+int Run(const Config& config) {
+  client::ClientOptions options;
+  options.address = config.address;
+  options.bearer_token = config.token;
+  if (!config.tls_ca.empty()) {
+    absl::StatusOr<std::string> ca = client::ReadTextFile(config.tls_ca);
+    if (!ca.ok()) {
+      std::fprintf(stderr, "collide-arena: %s\n", ca.status().ToString().c_str());
+      return 1;
+    }
+    options.tls_root_cert_pem = *ca;
+  }
+  absl::StatusOr<std::unique_ptr<client::Client>> connected = client::Client::Connect(options);
+  if (!connected.ok()) {
+    std::fprintf(stderr, "collide-arena: %s\n", connected.status().ToString().c_str());
+    return 1;
+  }
+  client::Client& client = **connected;
+  std::mt19937 rng(config.seed);
+  World world(config.bodies, rng);
+  if (absl::Status created = CreateScene(client, config, world); !created.ok()) {
+    std::fprintf(stderr, "collide-arena: creating scene %s: %s\n", config.scene.c_str(),
+                 created.ToString().c_str());
+    return 1;
+  }
+  absl::StatusOr<v1::SceneInfo> info = client.GetScene(config.scene);
+  absl::StatusOr<std::unique_ptr<client::ResilientUpdateWriter>> writer =
+      client::ResilientUpdateWriter::Open(&client, config.scene);
+  absl::StatusOr<std::unique_ptr<client::QueryStreamSession>> queries =
+      client.OpenQueryStream(config.scene);
+  if (!info.ok() || !writer.ok() || !queries.ok()) {
+    std::fprintf(stderr, "collide-arena: %s\n",
+                 (!info.ok()     ? info.status()
+                  : !writer.ok() ? writer.status()
+                                 : queries.status())
+                     .ToString()
+                     .c_str());
+    return 1;
+  }
+  std::printf(
+      "collide-arena: scene %s, %d bodies, %d rays + %d sphere casts per tick, %d Hz, "
+      "%d ticks\n",
+      config.scene.c_str(), config.bodies, config.rays, config.casts, config.hz, config.ticks);
+
+  const auto period = std::chrono::nanoseconds(1'000'000'000 / config.hz);
+  const float dt = 1.0f / static_cast<float>(config.hz);
+  // The version that holds the latest tick's poses: each applied batch adds one.
+  uint64_t expected_version = info->stats().version();
+  std::vector<double> all_ms, second_ms;
+  int overruns = 0, errors = 0;
+  uint64_t hits = 0;
+  const Clock::time_point start = Clock::now();
+  for (int tick = 1; tick <= config.ticks; ++tick) {
+    std::this_thread::sleep_until(start + (tick - 1) * period);
+    world.Step(dt);
+    v1::UpdateBatch update;
+    update.set_tick(static_cast<uint64_t>(tick));
+    world.AppendPoses(update.mutable_moves());
+    v1::QueryBatch shots = Shots(config, world, rng);
+
+    const Clock::time_point sent = Clock::now();
+    absl::StatusOr<uint64_t> sequence = (*writer)->Send(std::move(update));
+    ++expected_version;
+    shots.set_min_version(expected_version);
+    absl::StatusOr<v1::QueryBatchResult> answer = (*queries)->Run(shots);
+    absl::Status acked =
+        sequence.ok() ? (*writer)->WaitAcknowledged(*sequence, absl::Now() + absl::Seconds(10))
+                      : sequence.status();
+    const double ms = std::chrono::duration<double, std::milli>(Clock::now() - sent).count();
+
+    for (const client::RejectedBatch& rejected : (*writer)->TakeRejected()) {
+      std::fprintf(stderr, "tick %d: update rejected: %s\n", tick,
+                   rejected.status.ToString().c_str());
+      --expected_version;
+      ++errors;
+    }
+    if (!acked.ok()) {
+      std::fprintf(stderr, "tick %d: update: %s\n", tick, acked.ToString().c_str());
+      ++errors;
+    }
+    if (!answer.ok() || !client::BatchStatus(*answer).ok()) {
+      std::fprintf(
+          stderr, "tick %d: queries: %s\n", tick,
+          (answer.ok() ? client::BatchStatus(*answer) : answer.status()).ToString().c_str());
+      ++errors;
+      if (!answer.ok()) {
+        // The stream broke (the server restarted, say): a new one for the next tick.
+        queries = client.OpenQueryStream(config.scene);
+        if (!queries.ok()) return 1;
+      }
+    } else {
+      for (const v1::QueryResult& result : answer->results()) hits += result.hits_size();
+    }
+    all_ms.push_back(ms);
+    second_ms.push_back(ms);
+    if (Clock::now() > start + tick * period) ++overruns;
+    if (tick % config.hz == 0) {
+      std::printf("t=%3ds  tick round trip p50 %6.2f ms  p99 %6.2f ms  max %6.2f ms  hits %llu\n",
+                  tick / config.hz, Percentile(second_ms, 0.50), Percentile(second_ms, 0.99),
+                  *std::max_element(second_ms.begin(), second_ms.end()),
+                  static_cast<unsigned long long>(hits));
+      std::fflush(stdout);
+      second_ms.clear();
+    }
+  }
+  absl::Status closed = (*writer)->Close(absl::Now() + absl::Seconds(10));
+  (*queries)->Finish().IgnoreError();
+  client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  std::printf(
+      "ticks %d: tick round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms; overruns %d, "
+      "errors %d, reconnects %llu, hits %llu\n",
+      config.ticks, Percentile(all_ms, 0.50), Percentile(all_ms, 0.99),
+      all_ms.empty() ? 0.0 : *std::max_element(all_ms.begin(), all_ms.end()), overruns, errors,
+      static_cast<unsigned long long>(stats.reconnects), static_cast<unsigned long long>(hits));
+  absl::Status deleted = client.DeleteScene(config.scene);
+  if (!closed.ok() || !deleted.ok()) {
+    std::fprintf(stderr, "collide-arena: %s\n",
+                 (!closed.ok() ? closed : deleted).ToString().c_str());
+    return 1;
+  }
+  return errors == 0 ? 0 : 1;
+}
+
+}  // namespace
+}  // namespace collide::arena
+
+int main(int argc, char** argv) {
+  absl::SetProgramUsageMessage(
+      "a 60 Hz game-server tick loop against a collide server: pose updates and hitscan queries "
+      "every tick, with the tick round trip's percentiles.");
+  absl::FlagsUsageConfig usage;
+  usage.contains_help_flags = [](absl::string_view file) {
+    return absl::EndsWith(file, "arena/cpp/main.cc");
+  };
+  usage.contains_helpshort_flags = usage.contains_help_flags;
+  absl::SetFlagsUsageConfig(usage);
+  absl::ParseCommandLine(argc, argv);
+
+  collide::arena::Config config;
+  config.address = absl::GetFlag(FLAGS_address);
+  config.scene = absl::GetFlag(FLAGS_scene);
+  config.ticks = absl::GetFlag(FLAGS_ticks);
+  config.hz = absl::GetFlag(FLAGS_hz);
+  config.bodies = absl::GetFlag(FLAGS_bodies);
+  config.rays = absl::GetFlag(FLAGS_rays);
+  config.casts = absl::GetFlag(FLAGS_casts);
+  config.token = absl::GetFlag(FLAGS_token);
+  config.tls_ca = absl::GetFlag(FLAGS_tls_ca);
+  config.seed = absl::GetFlag(FLAGS_seed);
+  const std::string durability = absl::GetFlag(FLAGS_durability);
+  if (durability == "none") {
+    config.durability = collide::v1::DURABILITY_NONE;
+  } else if (durability == "periodic") {
+    config.durability = collide::v1::DURABILITY_PERIODIC;
+  } else if (durability == "always") {
+    config.durability = collide::v1::DURABILITY_ALWAYS;
+  } else {
+    std::fprintf(stderr, "--durability: must be none, periodic or always, not %s\n",
+                 durability.c_str());
+    return 2;
+  }
+  if (config.ticks < 1 || config.hz < 1 || config.hz > 1000 || config.bodies < 1 ||
+      config.rays < 0 || config.casts < 0) {
+    std::fprintf(stderr,
+                 "--ticks, --hz (up to 1000) and --bodies must be at least 1; --rays and --casts "
+                 "at least 0\n");
+    return 2;
+  }
+  return collide::arena::Run(config);
+}
