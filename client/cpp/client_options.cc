@@ -49,6 +49,9 @@ absl::StatusOr<std::shared_ptr<grpc::Channel>> MakeChannel(const ClientOptions& 
     args.SetInt(GRPC_ARG_INITIAL_RECONNECT_BACKOFF_MS, std::max(max_ms / 10, 1));
     args.SetInt(GRPC_ARG_MAX_RECONNECT_BACKOFF_MS, max_ms);
   }
+  if (tls && !options.tls_server_name.empty()) {
+    args.SetSslTargetNameOverride(options.tls_server_name);
+  }
   if (!options.enable_http_proxy) args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   return grpc::CreateCustomChannel(options.address, credentials, args);
 }

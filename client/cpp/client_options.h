@@ -26,6 +26,9 @@ struct ClientOptions {
   std::string tls_client_cert_pem;
   /// PEM text of the private key of tls_client_cert_pem.
   std::string tls_client_key_pem;
+  /// The name the server's certificate must carry, when it is not the host of `address` (for
+  /// example when connecting by IP address or through a proxy). Empty: the address's host.
+  std::string tls_server_name;
   /// The deadline of each unary call, from the moment it starts. Zero or negative: none.
   absl::Duration default_deadline = absl::Seconds(10);
   /// The deadline of each stream, from the moment it opens. Zero or negative (the default):

@@ -11,7 +11,11 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "client/cpp/builders.h"
 #include "client/cpp/client.h"
+#include "client/cpp/query_batcher.h"
+#include "client/cpp/resilient_update_writer.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
 #include "integration/test_util.h"
@@ -65,8 +69,12 @@ class TlsTest : public ::testing::Test {
   std::string Pem(const std::string& name) { return *client::ReadTextFile(certs_.File(name)); }
 
   std::unique_ptr<client::Client> Connect(const ServerProcess& server, bool tls,
-                                          bool client_certificate) {
+                                          bool client_certificate,
+                                          const std::string& server_name = "",
+                                          const std::string& token = "") {
     client::ClientOptions options;
+    options.tls_server_name = server_name;
+    options.bearer_token = token;
     options.address = server.address();
     options.enable_http_proxy = false;
     options.default_deadline = absl::Seconds(5);
@@ -115,6 +123,51 @@ TEST_F(TlsTest, WithTlsCaTheServerRequiresAClientCertificate) {
   EXPECT_FALSE(anonymous->ListScenes().ok());
   auto known = Connect(**server, /*tls=*/true, /*client_certificate=*/true);
   EXPECT_TRUE(IsOk(known->ListScenes()));
+}
+
+TEST_F(TlsTest, TheServerNameOverrideIsWhatTheCertificateIsCheckedAgainst) {
+  ServerConfig config;
+  config.extra_flags = {"--tls_cert=" + certs_.File("server.pem"),
+                        "--tls_key=" + certs_.File("server.key")};
+  auto server = ServerProcess::Start(config);
+  ASSERT_TRUE(IsOk(server));
+  EXPECT_TRUE(IsOk(Connect(**server, true, false, "localhost")->ListScenes()));
+  EXPECT_TRUE(HasError(Connect(**server, true, false, "elsewhere.example")->ListScenes().status(),
+                       absl::StatusCode::kUnavailable, ""));
+}
+
+TEST_F(TlsTest, TheResilientWriterAndTheBatcherWorkOverTlsWithAToken) {
+  ServerConfig config;
+  config.token_file_contents = "admin-token admin\n";
+  config.extra_flags = {"--tls_cert=" + certs_.File("server.pem"),
+                        "--tls_key=" + certs_.File("server.key")};
+  auto server = ServerProcess::Start(config);
+  ASSERT_TRUE(IsOk(server));
+  auto client = Connect(**server, true, false, "", "admin-token");
+  ASSERT_TRUE(IsOk(client->CreateScene("arena")));
+  auto writer = client::ResilientUpdateWriter::Open(client.get(), "arena");
+  ASSERT_TRUE(IsOk(writer));
+  v1::UpdateBatch batch;
+  *batch.add_ops() = client::MakeUpsertOp(
+      client::MakeBody(1, client::MakeSphere(1), client::MakePose(client::MakeVec3(0, 0, 5))));
+  ASSERT_TRUE(IsOk((*writer)->Send(batch)));
+  ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
+  auto batcher = client::QueryBatcher::Open(client.get(), "arena");
+  ASSERT_TRUE(IsOk(batcher));
+  auto answer = (*batcher)->Add(client::MakeRaycastQuery(
+      1, client::MakeRaycast(client::MakeVec3(0, 0, 0), client::MakeVec3(0, 0, 1), 10)));
+  (*batcher)->Flush();
+  auto result = answer.get();
+  ASSERT_TRUE(IsOk(result));
+  ASSERT_EQ(result->result.hits_size(), 1);
+  EXPECT_EQ(result->result.hits(0).body_id(), 1u);
+  // Without the token, the writer stops on UNAUTHENTICATED instead of retrying.
+  auto anonymous = Connect(**server, true, false);
+  auto refused = client::ResilientUpdateWriter::Open(anonymous.get(), "arena");
+  ASSERT_TRUE(IsOk(refused));
+  ASSERT_TRUE(IsOk((*refused)->Send(batch)));
+  EXPECT_TRUE(HasError((*refused)->Flush(absl::Now() + absl::Seconds(10)),
+                       absl::StatusCode::kUnauthenticated, ""));
 }
 
 }  // namespace
