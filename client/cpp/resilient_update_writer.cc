@@ -121,12 +121,12 @@ std::vector<RejectedBatch> ResilientUpdateWriter::TakeRejected() {
 }
 
 std::vector<v1::UpdateBatch> ResilientUpdateWriter::TakeUnacknowledged() {
-  // The lock order: write_mu_ first, so that no Send or resend is writing a batch taken here.
+  // write_mu_ first (the lock order), so that no Send is between numbering a batch and writing it.
   absl::MutexLock write_lock(&write_mu_);
   absl::MutexLock lock(&mu_);
   std::vector<v1::UpdateBatch> batches;
   batches.reserve(pending_.size());
-  for (Pending& pending : pending_) batches.push_back(std::move(pending.batch));
+  for (const Pending& pending : pending_) batches.push_back(*pending.batch);
   pending_.clear();
   return batches;
 }
@@ -161,7 +161,7 @@ absl::StatusOr<uint64_t> ResilientUpdateWriter::Send(v1::UpdateBatch batch) {
     ++reserved_;
   }
   absl::MutexLock write_lock(&write_mu_);
-  const v1::UpdateBatch* kept;
+  std::shared_ptr<const v1::UpdateBatch> kept;
   uint64_t sequence;
   {
     absl::MutexLock lock(&mu_);
@@ -173,10 +173,8 @@ absl::StatusOr<uint64_t> ResilientUpdateWriter::Send(v1::UpdateBatch batch) {
     sequence = next_sequence_++;
     batch.set_client_id(client_id_);
     batch.set_client_sequence(sequence);
-    pending_.push_back(Pending{sequence, std::move(batch)});
-    // Stable while write_mu_ is held: only the reader thread pops, and only the batches
-    // acknowledged, which this one cannot be before it is written.
-    kept = &pending_.back().batch;
+    kept = std::make_shared<const v1::UpdateBatch>(std::move(batch));
+    pending_.push_back(Pending{sequence, kept});
     ++stats_.sent;
   }
   // Without a live stream the batch waits for the reconnect, which writes every pending batch.
@@ -309,7 +307,7 @@ void ResilientUpdateWriter::Run() {
 
 ResilientUpdateWriter::Stream* ResilientUpdateWriter::Connect(bool reconnect) {
   absl::MutexLock write_lock(&write_mu_);
-  std::vector<const v1::UpdateBatch*> resend;
+  std::vector<std::shared_ptr<const v1::UpdateBatch>> resend;
   {
     absl::MutexLock lock(&mu_);
     if (Done()) return nullptr;
@@ -318,12 +316,11 @@ ResilientUpdateWriter::Stream* ResilientUpdateWriter::Connect(bool reconnect) {
     stream_broken_ = false;
     live_context_ = context_.get();
     if (reconnect) ++stats_.reconnects;
-    // Stable while write_mu_ is held: Send cannot add, and only this thread pops.
     resend.reserve(pending_.size());
-    for (const Pending& pending : pending_) resend.push_back(&pending.batch);
+    for (const Pending& pending : pending_) resend.push_back(pending.batch);
   }
   uint64_t written = 0;
-  for (const v1::UpdateBatch* batch : resend) {
+  for (const std::shared_ptr<const v1::UpdateBatch>& batch : resend) {
     if (!stream_->Write(*batch)) {
       stream_broken_ = true;
       break;
@@ -381,7 +378,7 @@ bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack) {
     ++stats_.rejected;
     rejected.sequence = ack.client_sequence();
     rejected.status = AckStatus(ack);
-    rejected.batch = std::move(pending_.front().batch);
+    rejected.batch = *pending_.front().batch;
     pending_.pop_front();
     if (!options_.on_rejected) {
       rejected_.push_back(std::move(rejected));

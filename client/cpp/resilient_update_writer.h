@@ -150,7 +150,9 @@ class ResilientUpdateWriter {
   using Stream = grpc::ClientReaderWriter<v1::UpdateBatch, v1::UpdateAck>;
   struct Pending {
     uint64_t sequence;
-    v1::UpdateBatch batch;
+    // Shared with a Send or a resend that is writing it, so that an ack popping it cannot free
+    // it under the write.
+    std::shared_ptr<const v1::UpdateBatch> batch;
   };
 
   ResilientUpdateWriter(Client* client, std::string scene, ResilientUpdateWriterOptions options,
