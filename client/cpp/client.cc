@@ -4,10 +4,23 @@
 #include <chrono>
 #include <utility>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "client/cpp/grpc_status.h"
 
 namespace collide::client {
+namespace {
+
+// The server's rule for scene names: 1 to 128 characters of [A-Za-z0-9_.-], starting with a
+// letter or a digit.
+bool IsValidSceneName(std::string_view scene) {
+  if (scene.empty() || scene.size() > 128 || !absl::ascii_isalnum(scene[0])) return false;
+  return std::all_of(scene.begin(), scene.end(), [](char ch) {
+    return absl::ascii_isalnum(ch) || ch == '_' || ch == '.' || ch == '-';
+  });
+}
+
+}  // namespace
 
 absl::StatusOr<std::unique_ptr<Client>> Client::Connect(const ClientOptions& options) {
   absl::StatusOr<std::shared_ptr<grpc::Channel>> channel = MakeChannel(options);
@@ -26,11 +39,9 @@ std::unique_ptr<grpc::ClientContext> Client::NewContext(std::string_view scene, 
   if (!options_.bearer_token.empty()) {
     context->AddMetadata("authorization", absl::StrCat("Bearer ", options_.bearer_token));
   }
-  // A header value must be printable ASCII; a name that is not is no valid scene name either,
-  // and the server says so without the header.
-  bool printable =
-      std::all_of(scene.begin(), scene.end(), [](char ch) { return ch >= 0x20 && ch <= 0x7e; });
-  if (!scene.empty() && printable) context->AddMetadata(kSceneHeader, std::string(scene));
+  // Only a valid scene name goes into the header: the server refuses any other by the request's
+  // own field (with its field path), and a long one would overflow the metadata limit.
+  if (IsValidSceneName(scene)) context->AddMetadata(kSceneHeader, std::string(scene));
   absl::Duration deadline =
       call.deadline.value_or(unary ? options_.default_deadline : options_.stream_deadline);
   if (deadline > absl::ZeroDuration()) {

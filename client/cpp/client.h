@@ -96,9 +96,9 @@ class Client {
   absl::StatusOr<std::unique_ptr<QueryStreamSession>> OpenQueryStream(std::string_view scene,
                                                                       const CallOptions& call = {});
 
-  /// A context for a call of `scene` (empty: no scene header) with the token and the deadline
-  /// of a unary call (`unary`) or a stream, as `call` overrides them. For callers of the raw
-  /// stub (channel()).
+  /// A context for a call of `scene` (empty or not a valid scene name: no scene header) with the
+  /// token and the deadline of a unary call (`unary`) or a stream, as `call` overrides them. For
+  /// callers of the raw stub (channel()).
   std::unique_ptr<grpc::ClientContext> NewContext(std::string_view scene, bool unary,
                                                   const CallOptions& call = {}) const;
 

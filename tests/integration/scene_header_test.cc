@@ -97,6 +97,10 @@ TEST(SceneHeader, EveryCallNamingASceneCarriesIt) {
   batch.set_scene("delta");
   ASSERT_TRUE(IsOk((*writer)->Apply(batch)));
   ASSERT_TRUE(IsOk((*writer)->Finish()));
+  // Nor does a name that is no valid scene name (the server refuses it by the field; a long one
+  // would overflow the metadata limit).
+  ASSERT_TRUE(IsOk((*client)->GetScene(std::string(100000, 'a'))));
+  ASSERT_TRUE(IsOk((*client)->GetScene("no spaces")));
   // A stream opened without a scene sends no header.
   auto any = (*client)->OpenUpdateStream("", /*client_id=*/2);
   ASSERT_TRUE(IsOk(any));
@@ -104,7 +108,8 @@ TEST(SceneHeader, EveryCallNamingASceneCarriesIt) {
 
   EXPECT_EQ(service.calls(),
             (std::vector<std::string>{"GetScene alpha", "ListScenes -", "UpsertBodies beta",
-                                      "Raycast gamma", "UpdateStream delta", "UpdateStream -"}));
+                                      "Raycast gamma", "UpdateStream delta", "GetScene -",
+                                      "GetScene -", "UpdateStream -"}));
   server->Shutdown();
 }
 
