@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Runs the cross-language scenario (client/README.md) through the C++, Python and Node clients
+against one real collide-server and checks that all three print identical answers, and that
+those answers are the ones the scenario's geometry gives.
+
+Usage: clients_agree_test.py <collide-server> <name>=<command...> [<name>=<command...> ...]
+Each command is split on spaces; `--address` and `--scene` are appended to it.
+"""
+
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+# Hit ids per query, and the distances the geometry gives where they are easy to state (a ray
+# along the x axis meets box 5's face at x = -4.5, sphere 1 at x = -1, capsule 3 at x = 9.5; ...).
+EXPECTED_IDS = {"a": [5, 1, 2, 3], "b": [4], "c": [1], "d": [2], "e": [5, 1, 2, 3]}
+EXPECTED_DISTANCES = {("a", 5): 5.5, ("a", 1): 9.0, ("a", 3): 19.5, ("b", 4): 14.5,
+                      ("c", 1): 8.75}
+
+
+def start_server(server, data_dir):
+    port_file = os.path.join(data_dir, "port")
+    process = subprocess.Popen(
+        [server, "--address=127.0.0.1:0", f"--port_file={port_file}",
+         f"--data_dir={os.path.join(data_dir, 'data')}", "--log_level=warn"],
+        stdout=subprocess.DEVNULL)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            raise RuntimeError(f"collide-server exited with {process.returncode}")
+        if os.path.exists(port_file):
+            with open(port_file) as f:
+                text = f.read()
+            if text.endswith("\n"):
+                return process, int(text)
+        time.sleep(0.05)
+    process.kill()
+    raise RuntimeError("collide-server did not write its port file within 30 s")
+
+
+def run_client(name, command, port):
+    argv = shlex.split(command) + ["--address", f"127.0.0.1:{port}", "--scene",
+                                   f"scenario-{name}"]
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    if done.returncode != 0:
+        raise AssertionError(f"{name}: {argv} exited with {done.returncode}:\n{done.stderr}")
+    answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
+    if [a["query"] for a in answers] != list("abcde"):
+        raise AssertionError(f"{name}: expected answers to queries a..e, got:\n{done.stdout}")
+    return answers
+
+
+def check_geometry(name, answers):
+    for answer in answers:
+        query = answer["query"]
+        ids = [hit["body_id"] for hit in answer["hits"]]
+        if ids != EXPECTED_IDS[query]:
+            raise AssertionError(f"{name}: query {query} hit {ids}, expected {EXPECTED_IDS[query]}")
+        for hit in answer["hits"]:
+            want = EXPECTED_DISTANCES.get((query, hit["body_id"]))
+            if want is not None and abs(hit["distance"] - want) > 1e-5:
+                raise AssertionError(f"{name}: query {query} body {hit['body_id']} at distance "
+                                     f"{hit['distance']}, expected {want}")
+
+
+def main():
+    server = sys.argv[1]
+    clients = [arg.split("=", 1) for arg in sys.argv[2:]]
+    with tempfile.TemporaryDirectory() as tmp:
+        process, port = start_server(server, tmp)
+        try:
+            results = {name: run_client(name, command, port) for name, command in clients}
+        finally:
+            process.send_signal(signal.SIGTERM)
+            process.wait(timeout=30)
+    first_name, first = clients[0][0], results[clients[0][0]]
+    check_geometry(first_name, first)
+    for name, answers in results.items():
+        if answers != first:
+            for mine, theirs in zip(answers, first):
+                if mine != theirs:
+                    raise AssertionError(f"{name} and {first_name} disagree on query "
+                                         f"{mine['query']}:\n{mine}\n{theirs}")
+    print(f"clients agree: {', '.join(results)}; {sum(len(a['hits']) for a in first)} hits")
+
+
+if __name__ == "__main__":
+    main()
