@@ -16,6 +16,9 @@ import { UpdateWriter } from './update_writer.js';
 /** The metadata key that names a call's scene (lets a router shard by scene). */
 export const SCENE_HEADER = 'x-collide-scene';
 
+/** A valid scene name: 1 to 128 characters of [A-Za-z0-9_.-], starting with a letter or digit. */
+const SCENE_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$/;
+
 /** The deadline of a unary call when the client is given none, in milliseconds. */
 export const DEFAULT_DEADLINE_MS = 30_000;
 
@@ -188,14 +191,16 @@ export class Client {
   }
 
   /**
-   * The metadata of a call: the token and the scene header.
+   * The metadata of a call: the token and the scene header (for a valid scene name).
    * @param {string|undefined} scene
    * @returns {grpc.Metadata}
    */
   metadata(scene) {
     const metadata = new grpc.Metadata();
     if (this.token_ !== undefined) metadata.set('authorization', `Bearer ${this.token_}`);
-    if (scene !== undefined) metadata.set(SCENE_HEADER, scene);
+    // Only a valid name goes into the header: another (too long, a space, non-ASCII) could break
+    // the call itself, while without the header the server answers `scene: <why>`.
+    if (scene !== undefined && SCENE_NAME.test(scene)) metadata.set(SCENE_HEADER, scene);
     return metadata;
   }
 

@@ -284,6 +284,9 @@ describe('Client', () => {
         'options.fat_margin',
       ],
       [() => client.getScene({ scene: 'nope' }), 'NOT_FOUND', 'scene'],
+      // Names no header may carry: the call still reaches the server.
+      [() => client.getScene({ scene: 'bad\nname' }), 'NOT_FOUND', 'scene'],
+      [() => client.createScene({ scene: 'é' }), 'INVALID_ARGUMENT', 'scene'],
       [() => client.deleteScene({ scene: 'nope' }), 'NOT_FOUND', 'scene'],
       [
         () =>

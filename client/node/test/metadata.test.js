@@ -109,6 +109,17 @@ test('every call that names a scene carries the x-collide-scene header and the t
   }
 });
 
+test('a scene name that is not valid goes without the header (the server explains the name)', async () => {
+  const client = new Client(address);
+  for (const scene of ['a b', 'é', 'x'.repeat(129), '']) {
+    await client.getScene({ scene });
+    assert.deepEqual(lastCall('GetScene').scene, [], JSON.stringify(scene.slice(0, 10)));
+  }
+  await client.getScene({ scene: 'Valid_name-1.2' });
+  assert.deepEqual(lastCall('GetScene').scene, ['Valid_name-1.2']);
+  client.close();
+});
+
 test('unary calls carry the client deadline or their own; streams none', async () => {
   const client = new Client(address);
   const start = Date.now();

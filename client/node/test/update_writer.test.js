@@ -126,6 +126,13 @@ describe('UpdateWriter', () => {
     // Rejected before sending: no sequence was used.
     assert.equal((await writer.apply({ moves: move(1, 1, 0) })).client_sequence, '4');
     assert.deepEqual(await writer.close(), []);
+    // A name no header may carry: the stream opens and the server answers each batch.
+    const odd = client.openUpdateWriter('not a name');
+    await assert.rejects(
+      odd.apply({ ops: [{ remove: 1 }] }),
+      (error) => error.fieldPath === 'scene',
+    );
+    assert.deepEqual(await odd.close(), []);
     await client.deleteScene({ scene: 'apply' });
   });
 
