@@ -14,6 +14,7 @@
 #include <thread>
 #include <vector>
 
+#include "absl/strings/numbers.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
@@ -21,6 +22,7 @@
 #include "client/cpp/client.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
+#include "integration/tcp_proxy.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {
@@ -136,7 +138,7 @@ TEST(ResilientUpdateWriter, AppliesEveryBatchExactlyOnceAcrossServerRestarts) {
   EXPECT_GE(stats.reconnects, 2u);
   // Whether a batch was applied but its ack lost when the server died depends on where the kill
   // lands (between the log's fsync and the ack reaching the client); the deterministic check of
-  // duplicate acks is DuplicateAcksCountAsAcknowledged below.
+  // duplicate acks is BatchesWhoseAcksWereLostAreAcknowledgedAsDuplicates below.
   std::printf("reconnects %llu, resent %llu, duplicate acks %llu\n",
               static_cast<unsigned long long>(stats.reconnects),
               static_cast<unsigned long long>(stats.resent),
@@ -160,6 +162,77 @@ TEST(ResilientUpdateWriter, AppliesEveryBatchExactlyOnceAcrossServerRestarts) {
   for (const v1::Body& body : bodies->bodies()) {
     const v1::Vec3& want = expected.at(body.id());
     EXPECT_EQ(body.pose().position().x(), want.x()) << body.id();
+    EXPECT_EQ(body.pose().position().y(), want.y()) << body.id();
+    EXPECT_EQ(body.pose().position().z(), want.z()) << body.id();
+  }
+  EXPECT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
+}
+
+// The same restart, made deterministic: the client's connection goes through a proxy that loses
+// the server's answers, so the last batches are applied and logged but never acknowledged before
+// the server dies. After the restart the writer resends them, and every one is acknowledged as a
+// duplicate and not applied again.
+TEST(ResilientUpdateWriter, BatchesWhoseAcksWereLostAreAcknowledgedAsDuplicates) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  auto admin = server->NewClient();
+  const uint64_t initial_version = MakeScene(*admin, "arena");
+  int port = 0;
+  ASSERT_TRUE(absl::SimpleAtoi(server->address().substr(server->address().rfind(':') + 1), &port));
+  auto proxy = TcpProxy::Start(port);
+  ASSERT_TRUE(IsOk(proxy));
+  client::ClientOptions options;
+  options.address = (*proxy)->address();
+  options.enable_http_proxy = false;
+  options.max_reconnect_backoff = absl::Milliseconds(200);
+  auto client = *client::Client::Connect(options);
+  auto writer = ResilientUpdateWriter::Open(client.get(), "arena");
+  ASSERT_TRUE(IsOk(writer));
+
+  constexpr int kAcknowledged = 30;
+  constexpr int kLost = 20;
+  std::map<uint64_t, v1::Vec3> expected;
+  for (int b = 0; b < kAcknowledged; ++b)
+    ASSERT_TRUE(IsOk((*writer)->Send(MoveBatch(b, &expected))));
+  ASSERT_TRUE(IsOk((*writer)->Flush(absl::Now() + absl::Seconds(30))));
+  (*proxy)->Freeze();
+  for (int b = kAcknowledged; b < kAcknowledged + kLost; ++b) {
+    ASSERT_TRUE(IsOk((*writer)->Send(MoveBatch(b, &expected))));
+  }
+  // Wait (on the server) until every lost batch is applied, then make them durable: a durable
+  // unary write after them covers them in the log.
+  const uint64_t applied = initial_version + kAcknowledged + kLost;
+  v1::RaycastRequest wait;
+  wait.set_scene("arena");
+  *wait.mutable_ray() = client::MakeRaycast(MakeVec3(0, 0, 0), MakeVec3(1, 0, 0), 1);
+  wait.set_min_version(applied);
+  ASSERT_TRUE(IsOk(admin->Raycast(wait)));
+  auto marker = admin->UpsertBodies(
+      "arena",
+      std::vector<v1::Body>{MakeBody(kBodies + 1, MakeSphere(1), MakePose(MakeVec3(0, 50, 0)))});
+  ASSERT_TRUE(IsOk(marker));
+  ASSERT_EQ(marker->version(), applied + 1);
+  EXPECT_EQ((*writer)->pending(), size_t{kLost});
+
+  ASSERT_TRUE(IsOk(server->Stop(SIGKILL)));
+  ASSERT_TRUE(IsOk(server->RestartOnSamePort())) << server->Logs();
+  ASSERT_TRUE(IsOk((*writer)->Flush(absl::Now() + absl::Seconds(30))));
+  client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  EXPECT_EQ(stats.acknowledged, uint64_t{kAcknowledged + kLost});
+  EXPECT_EQ(stats.duplicates, uint64_t{kLost});
+  EXPECT_GE(stats.resent, uint64_t{kLost});
+  EXPECT_GE(stats.reconnects, 1u);
+
+  admin = server->NewClient();
+  auto info = admin->GetScene("arena");
+  ASSERT_TRUE(IsOk(info));
+  EXPECT_EQ(info->stats().version(), applied + 1);
+  auto bodies = admin->GetBodies("arena");
+  ASSERT_TRUE(IsOk(bodies));
+  ASSERT_EQ(bodies->bodies_size(), kBodies + 1);
+  for (const v1::Body& body : bodies->bodies()) {
+    if (body.id() > kBodies) continue;
+    const v1::Vec3& want = expected.at(body.id());
     EXPECT_EQ(body.pose().position().y(), want.y()) << body.id();
     EXPECT_EQ(body.pose().position().z(), want.z()) << body.id();
   }
