@@ -96,13 +96,6 @@ double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, lon
   });
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
   *hits = found;
-  if (std::getenv("COLLIDE_BENCH_VERBOSE") != nullptr && ticks_back >= 0) {
-    scene.ReadWithHistory([&](const CollisionWorld&, const PoseHistory& history, uint64_t) {
-      std::printf("  growth at now - %d: %.3f\n", ticks_back,
-                  history.GrowthSince(now - static_cast<uint64_t>(ticks_back)));
-      return 0;
-    });
-  }
   return ns / static_cast<double>(queries.size());
 }
 

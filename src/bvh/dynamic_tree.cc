@@ -612,15 +612,30 @@ void DynamicTree::Optimize() {
     wide_current_ = true;
     return;
   }
-  wide_.Clear();
   wide_dirty_.clear();
   wide_current_ = true;
   wide_shape_current_ = false;
-  if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
-  wide_shape_current_ = true;
   wide_leaf_at_.assign(leaf_parent_.size(), -1);
   wide_parent_at_.clear();
-  wide_.Reserve(static_cast<size_t>(node_count_ / 2 + 1));
+  Collapse(&wide_, &wide_leaf_at_, &wide_parent_at_);
+  wide_shape_current_ = wide_.HasRoot();
+}
+
+void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const {
+  if (wide_current_ && wide_shape_current_ && wide_.HasRoot()) {
+    *out = wide_;
+    if (parent_at != nullptr) *parent_at = wide_parent_at_;
+    return;
+  }
+  if (parent_at != nullptr) parent_at->clear();
+  Collapse(out, nullptr, parent_at);
+}
+
+void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
+                           std::vector<int32_t>* parent_at) const {
+  out->Clear();
+  if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
+  out->Reserve(static_cast<size_t>(node_count_ / 2 + 1));
 
   // Leaves under each binary node (post-order over an explicit stack).
   std::vector<int32_t> leaves(nodes_.size(), 0);
@@ -664,9 +679,11 @@ void DynamicTree::Optimize() {
   while (!pending.empty()) {
     const Pending p = pending.back();
     pending.pop_back();
-    const int32_t w = wide_.AddNode();
-    if (p.wide_parent >= 0) wide_.node(p.wide_parent).child[p.slot] = w;
-    wide_parent_at_.push_back(p.wide_parent >= 0 ? p.wide_parent * WideTree::kWidth + p.slot : -1);
+    const int32_t w = out->AddNode();
+    if (p.wide_parent >= 0) out->node(p.wide_parent).child[p.slot] = w;
+    if (parent_at != nullptr) {
+      parent_at->push_back(p.wide_parent >= 0 ? p.wide_parent * WideTree::kWidth + p.slot : -1);
+    }
 
     Slot slots[WideTree::kWidth];
     const Node& b = nodes_[p.binary];
@@ -697,12 +714,12 @@ void DynamicTree::Optimize() {
       slots[widest] = {open.child[0], open.box[0], open.category[0]};
     }
 
-    WideTree::Node& node = wide_.node(w);
+    WideTree::Node& node = out->node(w);
     for (int i = 0; i < WideTree::kWidth; ++i) {
       if (i < count) {
         node.Set(i, slots[i].ref, slots[i].box, slots[i].category);
-        if (IsLeafRef(slots[i].ref))
-          wide_leaf_at_[ProxyOf(slots[i].ref)] = w * WideTree::kWidth + i;
+        if (leaf_at != nullptr && IsLeafRef(slots[i].ref))
+          (*leaf_at)[ProxyOf(slots[i].ref)] = w * WideTree::kWidth + i;
       } else {
         node.SetEmpty(i);
       }
@@ -711,7 +728,7 @@ void DynamicTree::Optimize() {
       if (!IsLeafRef(slots[i].ref)) pending.push_back({slots[i].ref, w, i});
     }
   }
-  wide_.SetRoot(0);
+  out->SetRoot(0);
 }
 
 void DynamicTree::RefitWide() {

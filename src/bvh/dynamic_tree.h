@@ -110,6 +110,12 @@ class DynamicTree {
   void Optimize();
   /// True when queries run on the 4-wide form (`Optimize` was called after the last change).
   bool IsOptimized() const { return wide_current_; }
+  /// Writes a 4-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
+  /// current) to `out`, leaves referring to proxy ids; `out` has no root when the tree holds
+  /// fewer than two proxies. Nodes are in preorder (parents before children). When `parent_at`
+  /// is not null it receives, per node, where its parent refers to it (node * kWidth + slot, -1
+  /// for the root). O(n); the tree is unchanged.
+  void CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const;
 
   /// Calls `f(uint32_t user_data, int32_t proxy) -> bool` for every proxy whose fat box
   /// overlaps the closed box `box` and whose category bits meet `mask`; `f` returns false to
@@ -263,6 +269,10 @@ class DynamicTree {
 
   // Builds over items (child references with their boxes) and makes the result the root.
   void BuildFromItems();
+  // Collapses the binary tree into `out` (see Optimize); fills `leaf_at` (sized to the leaf
+  // pool) and `parent_at` (appended to) when not null.
+  void Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
+                std::vector<int32_t>* parent_at) const;
   bool ValidateWide(const char** why) const;
   // Brings wide_ up to date from wide_dirty_ when wide_shape_current_ (see Optimize).
   void RefitWide();

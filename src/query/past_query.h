@@ -8,10 +8,10 @@
 
 namespace collide {
 
-// Queries at a past tick: the engine of query_engine.h run over the CURRENT trees with the
-// query grown by PoseHistory::GrowthSince (plus the interpolation slack), each candidate tested
-// exactly at its historic (or interpolated) state, then the side list of bodies the grown walk
-// cannot find. See pose_history.h for why the trees are grown rather than kept per tick.
+// Queries at a past tick: the engine of query_engine.h run over the history's index of the
+// segment holding that tick (PoseHistory::CastCandidates / QueryCandidates: leaf boxes that
+// bound each body over the segment), grown by the interpolation slack when interpolating, each
+// candidate tested exactly at its historic (or interpolated) state. See pose_history.h.
 
 /// The moment a past-tick query looks at: the end of `tick`, or with `fraction` in (0, 1) that
 /// far from the end of `tick` to the end of `tick + 1` (both retained).
@@ -40,78 +40,51 @@ inline bool PastBodyAt(const CollisionWorld& world, const PoseHistory& history, 
   return true;
 }
 
-// How far every body in the trees may have left its current tight box at `at`.
+// How far every body may reach beyond its box in the index at `at`.
 inline float PastGrowth(const PoseHistory& history, const TickPoint& at) {
-  float grow = history.GrowthSince(at.tick);
-  if (at.fraction > 0.0f) grow += history.LerpSlackOf(at.tick + 1);
-  return grow;
+  return at.fraction > 0.0f ? history.LerpSlackOf(at.tick + 1) : 0.0f;
 }
 
 template <typename Collector, typename Narrow>
 void CastAt(const CollisionWorld& world, const PoseHistory& history, const TickPoint& at,
             const Ray& path, const Vec3& sweep_half_extent, const QueryFilter& filter,
             Collector& collector, Narrow&& narrow) {
+  if (collector.Done()) return;
   const float grow = PastGrowth(history, at);
   const Vec3 half_extent = sweep_half_extent + Vec3{grow, grow, grow};
-  auto test = [&](const Body& body) {
-    if (!Accepts(filter, body.id, body.category, body.mask)) return;
+  auto visit = [&](BodyHandle slot, uint32_t generation, float max_distance) -> float {
+    Body body;
+    if (!PastBodyAt(world, history, slot, generation, at, &body)) return max_distance;
+    if (!Accepts(filter, body.id, body.category, body.mask)) return max_distance;
     Ray clipped = path;
     clipped.max_distance = collector.MaxDistance();
     CastHit hit;
     if (narrow(body, clipped, &hit)) collector.Add(ToQueryHit(body.id, hit));
+    return collector.Done() ? -1.0f : collector.MaxDistance();
   };
-  for (BodyKind kind : kTraversalOrder) {
-    const DynamicTree& tree = world.tree(kind);
-    if (tree.ProxyCount() == 0) continue;
-    if (collector.Done()) return;
-    auto visit = [&](uint32_t user, int32_t /*proxy*/, float max_distance) -> float {
-      const BodyHandle slot = static_cast<BodyHandle>(user);
-      if (history.OnSideListSince(slot, at.tick)) return max_distance;
-      Body body;
-      if (!PastBodyAt(world, history, slot, history.generation(slot), at, &body)) {
-        return max_distance;
-      }
-      test(body);
-      return collector.Done() ? -1.0f : collector.MaxDistance();
-    };
-    // The tree prunes by category bits; bodies whose bits changed since are on the side list.
-    tree.SweptCast(path.origin, path.direction, collector.MaxDistance(), half_extent, filter.mask,
-                   visit);
-  }
-  history.ForEachSideBody(at.tick, [&](BodyHandle slot, uint32_t generation) {
-    if (collector.Done()) return;
-    Body body;
-    if (PastBodyAt(world, history, slot, generation, at, &body)) test(body);
-  });
+  history.CastCandidates(world, at.tick, path.origin, path.direction, collector.MaxDistance(),
+                         half_extent, filter.mask, visit);
 }
 
 template <typename Collector, typename Narrow>
 void GatherAt(const CollisionWorld& world, const PoseHistory& history, const TickPoint& at,
               const Aabb& region, const QueryFilter& filter, Collector& collector,
               Narrow&& narrow) {
+  if (collector.Done()) return;
   const Aabb grown = Expand(region, PastGrowth(history, at));
-  auto test = [&](const Body& body) {
-    if (!Accepts(filter, body.id, body.category, body.mask)) return;
-    QueryHit hit{.body_id = body.id};
-    if (narrow(body, &hit) && hit.distance <= collector.MaxDistance()) collector.Add(hit);
-  };
-  for (BodyKind kind : kTraversalOrder) {
-    const DynamicTree& tree = world.tree(kind);
-    if (tree.ProxyCount() == 0) continue;
-    if (collector.Done()) return;
-    tree.QueryAabb(grown, filter.mask, [&](uint32_t user, int32_t /*proxy*/) -> bool {
-      const BodyHandle slot = static_cast<BodyHandle>(user);
-      if (history.OnSideListSince(slot, at.tick)) return true;
-      Body body;
-      if (PastBodyAt(world, history, slot, history.generation(slot), at, &body)) test(body);
-      return !collector.Done();
-    });
-  }
-  history.ForEachSideBody(at.tick, [&](BodyHandle slot, uint32_t generation) {
-    if (collector.Done()) return;
-    Body body;
-    if (PastBodyAt(world, history, slot, generation, at, &body)) test(body);
-  });
+  history.QueryCandidates(world, at.tick, grown, filter.mask,
+                          [&](BodyHandle slot, uint32_t generation) -> bool {
+                            Body body;
+                            if (!PastBodyAt(world, history, slot, generation, at, &body)) {
+                              return true;
+                            }
+                            if (!Accepts(filter, body.id, body.category, body.mask)) return true;
+                            QueryHit hit{.body_id = body.id};
+                            if (narrow(body, &hit) && hit.distance <= collector.MaxDistance()) {
+                              collector.Add(hit);
+                            }
+                            return !collector.Done();
+                          });
 }
 
 }  // namespace internal

@@ -30,13 +30,6 @@ float MagnitudeOf(const Aabb& b) {
   return std::max(MaxComponent(Abs(b.min)), MaxComponent(Abs(b.max)));
 }
 
-// The least d with `from` inside `to` grown by d on every side (plus rounding slack).
-float ShiftBetween(const Aabb& from, const Aabb& to) {
-  const float d =
-      std::max(MaxComponent(Abs(from.min - to.min)), MaxComponent(Abs(from.max - to.max)));
-  return d + Slack(std::max(MagnitudeOf(from), MagnitudeOf(to)));
-}
-
 }  // namespace
 
 Pose LerpPose(const Pose& a, const Pose& b, float fraction) {
@@ -50,9 +43,9 @@ Pose LerpPose(const Pose& a, const Pose& b, float fraction) {
               .position = a.position + fraction * (b.position - a.position)};
 }
 
-PoseHistory::PoseHistory(uint32_t retained_ticks, uint64_t start_tick, float far_shift)
+PoseHistory::PoseHistory(uint32_t retained_ticks, uint64_t start_tick, uint32_t segment_ticks)
     : capacity_(std::max<uint32_t>(retained_ticks, 1)),
-      far_shift_(far_shift),
+      segment_ticks_(segment_ticks > 0 ? segment_ticks : std::clamp<uint32_t>(capacity_ / 8, 1, 8)),
       start_tick_(start_tick),
       tick_(start_tick),
       ring_(capacity_) {
@@ -74,11 +67,12 @@ void PoseHistory::AdvanceTo(uint64_t t) {
     record.tick = k;
     record.entries.clear();
     record.full.clear();
-    record.side.clear();
-    record.growth = 0.0f;
     record.max_lerp_slack = 0.0f;
   }
   tick_ = t;
+  // A segment older than one whose start covers the oldest retained tick answers no query.
+  const uint64_t oldest = oldest_tick();
+  while (segments_.size() >= 2 && segments_[1].start() <= oldest + 1) segments_.pop_front();
 }
 
 void PoseHistory::EnsureSlot(BodyHandle slot) {
@@ -86,12 +80,18 @@ void PoseHistory::EnsureSlot(BodyHandle slot) {
   if (head_.size() < need) {
     head_.resize(need);
     generation_.resize(need, 0);
-    last_side_.resize(need, 0);
   }
+}
+
+void PoseHistory::EnsureSegment(const CollisionWorld& world) {
+  if (!segments_.empty() && tick_ < segments_.back().start() + segment_ticks_) return;
+  if (!segments_.empty()) segments_.back().Seal();
+  segments_.emplace_back(world, generation_, tick_);
 }
 
 PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot,
                                        bool need_full) {
+  EnsureSegment(world);
   EnsureSlot(slot);
   TickRecord& record = Record(tick_);
   touched_.push_back(slot);
@@ -113,7 +113,6 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
   e.prev = head;
   e.slot = slot;
   e.generation = generation_[slot];
-  e.prev_side = last_side_[slot];
   e.alive = alive;
   if (alive) {
     const Body& b = world.body(slot);
@@ -140,6 +139,7 @@ void PoseHistory::BeforeChange(const CollisionWorld& world, BodyHandle slot) {
 void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
   EnsureSlot(slot);
   if (Recording()) {
+    EnsureSegment(world);
     // The slot was free just before, so unless it changed earlier this tick it was empty at the
     // tick's start; Touch must see it as such, hence the record comes before the new generation.
     Ref& head = head_[slot];
@@ -156,76 +156,36 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
     touched_.push_back(slot);
   }
   ++generation_[slot];
-  last_side_[slot] = 0;
-  (void)world;
-}
-
-void PoseHistory::SetSide(TickRecord& record, int32_t index, bool side) {
-  Entry& e = record.entries[index];
-  if (side == (e.side >= 0)) return;
-  if (side) {
-    e.side = static_cast<int32_t>(record.side.size());
-    record.side.push_back(index);
-  } else {
-    const int32_t last = record.side.back();
-    record.side[e.side] = last;
-    record.entries[last].side = e.side;
-    record.side.pop_back();
-    e.side = -1;
-  }
 }
 
 void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
-  TickRecord& record = Record(tick_);
-  const int32_t index = head_[slot].index;
-  Entry& e = record.entries[index];
-  if (!e.alive) return;  // created this tick: the tree walk or a later record covers it
-  const bool same = world.IsLive(slot) && generation_[slot] == e.generation;
-  bool side = !same;
-  if (same) {
-    const Body& now = world.body(slot);
-    const Shape& shape = e.full >= 0 ? record.full[e.full].shape : now.shape;
-    const uint32_t category = e.full >= 0 ? record.full[e.full].category : now.category;
-    const Aabb before = Bounds(shape, e.pose);
-    const Aabb after = Bounds(now.shape, now.pose);
-    const float shift = ShiftBetween(before, after);
-    // The tree prunes by the current category bits, so a body whose bits changed is found
-    // through the side list.
-    side = shift > far_shift_ || category != now.category;
-    SetSide(record, index, side);
-    if (!side) {
-      Grow(slot, now.shape, after);
-      const float moved = MaxComponent(Abs(now.pose.position - e.pose.position));
-      record.max_lerp_slack =
-          std::max(record.max_lerp_slack,
-                   moved + BoundingRadius(now.shape) + Slack(MagnitudeOf(after) + moved));
-    }
-    last_side_[slot] = side ? tick_ + 1 : e.prev_side;
-    return;
-  }
-  SetSide(record, index, side);
-}
-
-void PoseHistory::Grow(BodyHandle slot, const Shape& shape, const Aabb& now) {
-  // The body's states at the ends of past ticks are piecewise constant between its records: the
-  // record of tick k holds its state at the end of ticks prev.tick .. k - 1. One shift per record
-  // raises the growth of each tick in its range. Older than a side record, the side list has the
-  // body; older than its creation, it did not exist.
-  const uint64_t lo = oldest_tick();
+  if (!world.IsLive(slot)) return;  // removed: its states are in the index already
+  const Body& now = world.body(slot);
+  const Aabb box = Bounds(now.shape, now.pose);
   const uint32_t generation = generation_[slot];
-  Ref ref = head_[slot];
-  while (ref.index >= 0 && ref.tick > lo) {
-    const TickRecord& record = Record(ref.tick);
-    const Entry& e = record.entries[ref.index];
-    if (!e.alive || e.generation != generation || e.side >= 0) break;
-    const float shift = ShiftBetween(Bounds(shape, e.pose), now);
-    const uint64_t first = e.prev.index >= 0 ? std::max(e.prev.tick, lo) : lo;
-    for (uint64_t t = first; t < ref.tick; ++t) {
-      TickRecord& r = Record(t);
-      r.growth = std::max(r.growth, shift);
-    }
-    ref = e.prev;
+  segments_.back().Include(slot, generation, box, now.category);
+  // Interpolation from the end of the tick before: a body created this tick has no pose there.
+  TickRecord& record = Record(tick_);
+  const Entry& e = record.entries[head_[slot].index];
+  if (!e.alive || e.generation != generation) return;
+  const Quat& a = e.pose.rotation;
+  const Quat& b = now.pose.rotation;
+  const bool same_rotation = (a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w) ||
+                             (a.x == -b.x && a.y == -b.y && a.z == -b.z && a.w == -b.w);
+  const float radius = BoundingRadius(now.shape);
+  float slack;
+  if (same_rotation && e.full < 0) {
+    // A pure translation: every lerped box lies in the union of the boxes at both ends, which
+    // the segment answering the tick before holds (see SegmentFor), up to rounding.
+    slack = Slack(MagnitudeOf(box) + radius);
+  } else {
+    // Otherwise the lerped pose lies within `moved` of the pose at the tick before (whose box
+    // holds the pose's origin) and the shape within its bounding radius of that.
+    const float moved = MaxComponent(Abs(now.pose.position - e.pose.position));
+    const float before = e.full >= 0 ? BoundingRadius(record.full[e.full].shape) : radius;
+    slack = moved + std::max(radius, before) + Slack(MagnitudeOf(box) + moved + radius);
   }
+  record.max_lerp_slack = std::max(record.max_lerp_slack, slack);
 }
 
 void PoseHistory::EndBatch(const CollisionWorld& world) {
@@ -269,9 +229,16 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
   return past;
 }
 
-float PoseHistory::GrowthSince(uint64_t t) const {
-  if (!Recording() || t >= tick_) return 0.0f;
-  return Record(t).growth;
+const HistorySegment* PoseHistory::SegmentFor(uint64_t t) const {
+  if (segments_.empty()) return nullptr;
+  // The newest segment started by the tick after t: it holds the states at the end of t (taken
+  // at the end of its start - 1 or later) and of t + 1 (the next one starts after t + 1), so
+  // also every interpolated pose up to the lerp slack. Ticks before the oldest segment saw no
+  // change until it started, so that segment holds them too.
+  for (size_t i = segments_.size(); i-- > 1;) {
+    if (segments_[i].start() <= t + 1) return &segments_[i];
+  }
+  return &segments_.front();
 }
 
 float PoseHistory::LerpSlackOf(uint64_t t) const {
@@ -282,12 +249,11 @@ float PoseHistory::LerpSlackOf(uint64_t t) const {
 size_t PoseHistory::MemoryBytes() const {
   size_t bytes = sizeof(*this) + ring_.capacity() * sizeof(TickRecord) +
                  head_.capacity() * sizeof(Ref) + generation_.capacity() * sizeof(uint32_t) +
-                 last_side_.capacity() * sizeof(uint64_t) +
                  touched_.capacity() * sizeof(BodyHandle);
   for (const TickRecord& r : ring_) {
-    bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full) +
-             r.side.capacity() * sizeof(int32_t);
+    bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full);
   }
+  for (const HistorySegment& segment : segments_) bytes += segment.MemoryBytes();
   return bytes;
 }
 

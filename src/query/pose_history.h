@@ -2,12 +2,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <vector>
 
 #include "geom/aabb.h"
 #include "geom/pose.h"
 #include "query/body.h"
 #include "query/collision_world.h"
+#include "query/history_segment.h"
 
 namespace collide {
 
@@ -33,18 +35,17 @@ struct PastBody {
 /// of a slot at the end of tick t is the undo record of its oldest change after t, or its current
 /// state when it has not changed since t.
 ///
-/// Queries at a past tick walk the CURRENT trees with the query grown by the largest box shift
-/// any body made since t (kept per retained tick: each move raises the growth of every tick by
-/// that body's distance from its state then), then test each candidate's
-/// historic state exactly, plus a small side list of bodies the grown walk cannot find (removed
-/// or replaced since t, moved further than `far_shift` in one tick, or with changed category
-/// bits). Why this and not a per-body union box over the window: the union boxes would need a
-/// second tree (or two, for a sliding window) updated on every move, doubling or tripling the
-/// writer's cost and the memory; growing the query costs the writer O(retained ticks) float
-/// maxima per move and, with the far movers taken out, keeps the growth to the largest real
-/// displacement of one body since t (a first version summed per-tick maxima instead: that bound
-/// grew with the window and made 63-tick-old raycasts far slower). The cost is measured by
-/// bench/history_bench.cc.
+/// Spatial index: the window is cut into segments of `segment_ticks` ticks. When a segment
+/// starts, it takes a 4-wide copy of the world's trees (HistorySegment); while it runs, each
+/// change grows the changed body's leaf box in the copy to the union of its boxes, so the copy
+/// bounds every state a body has at the end of any tick of the segment. A query at a past tick
+/// walks the one segment holding that tick and tests each candidate's historic state exactly.
+/// Its cost is that of a current query on boxes a little larger (each body's motion over at most
+/// `segment_ticks` ticks) plus the state lookups; the memory is one copy of the trees per
+/// segment. Two earlier designs were measured and dropped: growing the query on the CURRENT
+/// trees by the largest displacement of any body since t (one far or fast body slows every
+/// query; 39x a current raycast at 63 ticks back on the reference workload) and summing
+/// per-tick maxima (worse). Figures: bench/history_bench.cc, docs/PERFORMANCE.md.
 ///
 /// Not thread-safe: the scene writes it under its writer lock and reads it under the reader
 /// lock, like the world. Not durable: it starts empty (retaining only the current tick) when a
@@ -52,11 +53,10 @@ struct PastBody {
 class PoseHistory {
  public:
   /// A history answering the last `retained_ticks` ticks (the current one included; 0 and 1
-  /// retain only the current tick) starting at tick `start_tick`. A body whose tight box moves
-  /// further than `far_shift` (length units, per axis) in one tick goes to the side list instead
-  /// of growing every past query.
+  /// retain only the current tick) starting at tick `start_tick`, indexed by segments of
+  /// `segment_ticks` ticks (0: an eighth of the window, between 1 and 8).
   explicit PoseHistory(uint32_t retained_ticks = 64, uint64_t start_tick = 0,
-                       float far_shift = 1.0f);
+                       uint32_t segment_ticks = 0);
 
   /// The current tick (the one batches amend).
   uint64_t tick() const { return tick_; }
@@ -66,6 +66,8 @@ class PoseHistory {
   bool Retains(uint64_t t) const { return t >= oldest_tick() && t <= tick_; }
   /// How many ticks are retained at most (>= 1).
   uint32_t retained_ticks() const { return capacity_; }
+  /// How many ticks a segment of the index spans at most.
+  uint32_t segment_ticks() const { return segment_ticks_; }
 
   /// Writer side. Makes `t` (>= tick()) the current tick; ticks in between are empty.
   void AdvanceTo(uint64_t t);
@@ -75,38 +77,40 @@ class PoseHistory {
   void BeforeChange(const CollisionWorld& world, BodyHandle slot);
   /// Writer side: call after a body was created in `slot`.
   void AfterCreate(const CollisionWorld& world, BodyHandle slot);
-  /// Writer side: call after the world's changes of one batch (classifies the slots it touched).
+  /// Writer side: call after the world's changes of one batch (indexes the slots it touched).
   void EndBatch(const CollisionWorld& world);
 
   /// The state of `slot` at the end of retained tick `t`.
   PastBody StateAt(const CollisionWorld& world, BodyHandle slot, uint64_t t) const;
-  /// How far (per axis, length units) every body the current trees hold and that had the same
-  /// generation at the end of `t` has moved its tight box since then, at most (for bodies not on
-  /// the side list of a tick after t).
-  float GrowthSince(uint64_t t) const;
-  /// For interpolation between the ends of t-1 and t: the most any body in the trees may reach
-  /// beyond its tight box at the end of tick t - 1 at an interpolated pose (its move in tick t
-  /// plus its bounding radius).
+  /// For interpolation between the ends of t-1 and t: how far beyond its box in the index any
+  /// body may reach at an interpolated pose (a few float roundings when every body that changed
+  /// in tick t only translated; else the largest move plus bounding radius of one that rotated).
   float LerpSlackOf(uint64_t t) const;
-  /// True when the tree walk must skip the body now in `slot` for a query at `t`: the side list
-  /// of a tick after t holds it.
-  bool OnSideListSince(BodyHandle slot, uint64_t t) const {
-    return static_cast<size_t>(slot) < last_side_.size() && last_side_[slot] > t + 1;
+  /// The generation of the body now in `slot`: grows by one each time a body is created there.
+  uint32_t generation(BodyHandle slot) const {
+    return static_cast<size_t>(slot) < generation_.size() ? generation_[slot] : 0u;
   }
-  /// The generation of the body now in `slot`.
-  uint32_t generation(BodyHandle slot) const { return generation_[slot]; }
 
-  /// Calls `f(BodyHandle slot, uint32_t generation)` once for every body alive at the end of
-  /// `t` that the tree walk for `t` does not see (see OnSideListSince); `f` must still check
-  /// StateAt(slot, t) holds that generation alive (the side entry may be of a body created
-  /// after t).
+  /// Calls `f(BodyHandle slot, uint32_t generation, float max_distance) -> float` for a superset
+  /// of the bodies alive at the end of retained tick `t` (and, for interpolation, of t + 1) whose
+  /// box then, grown by `half_extent`, the path enters (DynamicTree::SweptCast's contract); `f`
+  /// must look the body's state up (StateAt) and check it has that generation alive.
   template <typename F>
-  void ForEachSideBody(uint64_t t, F&& f) const;
+  void CastCandidates(const CollisionWorld& world, uint64_t t, const Vec3& origin,
+                      const Vec3& unit_dir, float max_distance, const Vec3& half_extent,
+                      uint32_t mask, F&& f) const;
+  /// Like CastCandidates for the bodies whose box at `t` overlaps `box`:
+  /// `f(BodyHandle slot, uint32_t generation) -> bool`, false stops.
+  template <typename F>
+  void QueryCandidates(const CollisionWorld& world, uint64_t t, const Aabb& box, uint32_t mask,
+                       F&& f) const;
 
   /// Bytes held by the history (capacity).
   size_t MemoryBytes() const;
   /// Undo records held in retained ticks (tests and benchmarks).
   size_t EntryCount() const;
+  /// Segments of the index held (tests and benchmarks).
+  size_t SegmentCount() const { return segments_.size(); }
 
  private:
   struct Ref {
@@ -126,21 +130,13 @@ class PoseHistory {
     Ref prev{};
     int32_t slot = 0;
     int32_t full = -1;  // index into TickRecord::full, or -1 (only the pose changed)
-    int32_t side = -1;  // index into TickRecord::side, or -1
     uint32_t generation = 0;
-    // The slot's last_side_ when the entry was made (tick + 1 of the previous side entry of
-    // this generation, 0 for none).
-    uint64_t prev_side = 0;
     bool alive = false;
   };
   struct TickRecord {
     uint64_t tick = 0;
     std::vector<Entry> entries;
     std::vector<Full> full;
-    std::vector<int32_t> side;  // entry indices
-    // How far (per axis) any body the trees hold, and not on a side list since, has moved its
-    // tight box since the end of this tick (kept exact per body move, see Grow).
-    float growth = 0.0f;
     float max_lerp_slack = 0.0f;
   };
 
@@ -148,40 +144,71 @@ class PoseHistory {
   TickRecord& Record(uint64_t t) { return ring_[t % capacity_]; }
   const TickRecord& Record(uint64_t t) const { return ring_[t % capacity_]; }
   void EnsureSlot(BodyHandle slot);
+  // Starts a segment when none is running or the running one is full. Called before each change
+  // reaches the world, except a creation (AfterCreate): a body the copy takes with the
+  // generation of its slot's previous body is then indexed again as created since.
+  void EnsureSegment(const CollisionWorld& world);
   // Records the slot's state at the start of the current tick unless done already.
   Entry& Touch(const CollisionWorld& world, BodyHandle slot, bool need_full);
   void Classify(const CollisionWorld& world, BodyHandle slot);
-  // Raises the growth of every retained tick by how far the body in `slot` (tight box `now`)
-  // is from where it was at that tick's end.
-  void Grow(BodyHandle slot, const Shape& shape, const Aabb& now);
-  void SetSide(TickRecord& record, int32_t index, bool side);
+  // The segment answering queries at `t` (null when none was ever started: nothing changed).
+  const HistorySegment* SegmentFor(uint64_t t) const;
 
   uint32_t capacity_;
-  float far_shift_;
+  uint32_t segment_ticks_;
   uint64_t start_tick_;
   uint64_t tick_;
   std::vector<TickRecord> ring_;
-  // Per slot: the newest entry, the generation of the body now in it, and (tick + 1) of the
-  // newest side entry of that generation (0: none).
+  // Per slot: the newest entry and the generation of the body now in it.
   std::vector<Ref> head_;
   std::vector<uint32_t> generation_;
-  std::vector<uint64_t> last_side_;
   // Slots touched by the batch being applied.
   std::vector<BodyHandle> touched_;
+  // Oldest first. The newest takes every change; older ones are sealed.
+  std::deque<HistorySegment> segments_;
 };
 
 template <typename F>
-void PoseHistory::ForEachSideBody(uint64_t t, F&& f) const {
-  if (!Recording()) return;
-  for (uint64_t k = t + 1; k <= tick_; ++k) {
-    const TickRecord& record = Record(k);
-    for (int32_t index : record.side) {
-      const Entry& e = record.entries[index];
-      // Only the earliest side entry after t of one (slot, generation) counts.
-      if (e.prev_side > t + 1) continue;
-      if (!e.alive) continue;
-      f(static_cast<BodyHandle>(e.slot), e.generation);
-    }
+void PoseHistory::CastCandidates(const CollisionWorld& world, uint64_t t, const Vec3& origin,
+                                 const Vec3& unit_dir, float max_distance, const Vec3& half_extent,
+                                 uint32_t mask, F&& f) const {
+  if (const HistorySegment* segment = SegmentFor(t)) {
+    segment->Cast(origin, unit_dir, max_distance, half_extent, mask, f);
+    return;
+  }
+  // Nothing changed since the history started: the world's trees hold every state.
+  bool stopped = false;
+  for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
+    world.tree(kind).SweptCast(origin, unit_dir, max_distance, half_extent, mask,
+                               [&](uint32_t slot, int32_t /*proxy*/, float distance) -> float {
+                                 const BodyHandle handle = static_cast<BodyHandle>(slot);
+                                 const float r = f(handle, generation(handle), distance);
+                                 if (r < 0.0f) {
+                                   stopped = true;
+                                 } else {
+                                   max_distance = std::min(max_distance, r);
+                                 }
+                                 return r;
+                               });
+    if (stopped) return;
+  }
+}
+
+template <typename F>
+void PoseHistory::QueryCandidates(const CollisionWorld& world, uint64_t t, const Aabb& box,
+                                  uint32_t mask, F&& f) const {
+  if (const HistorySegment* segment = SegmentFor(t)) {
+    segment->Query(box, mask, f);
+    return;
+  }
+  bool stopped = false;
+  for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
+    world.tree(kind).QueryAabb(box, mask, [&](uint32_t slot, int32_t /*proxy*/) -> bool {
+      const BodyHandle handle = static_cast<BodyHandle>(slot);
+      stopped = !f(handle, generation(handle));
+      return !stopped;
+    });
+    if (stopped) return;
   }
 }
 

@@ -41,10 +41,9 @@ UpdateOp UpsertOf(const BodyState& body) {
   return op;
 }
 
-// The history a scene with `options` keeps from tick `start`. A body moving further than this in
-// one tick goes on the side list (pose_history.h): a few fat margins, at least one unit.
+// The history a scene with `options` keeps from tick `start`.
 PoseHistory HistoryFor(const SceneOptions& options, uint64_t start) {
-  return PoseHistory(options.history_ticks, start, std::max(1.0f, 4.0f * options.fat_margin));
+  return PoseHistory(options.history_ticks, start);
 }
 
 }  // namespace

@@ -407,6 +407,66 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceInALargerSparserScene) {
   CheckEveryRetainedTick(driver, 2, "end");
 }
 
+// A window of 40 ticks is indexed by segments of 5 (pose_history.h): queries at every tick
+// of several segments, at their first and last ticks, and interpolated across their boundaries,
+// after bodies were created, removed and re-created inside them.
+TEST(SceneHistory, PastTickQueriesMatchBruteForceAcrossSegmentsOfSeveralTicks) {
+  const uint32_t seed = kSeed + 2;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HistoryDriver driver(seed, 1500, 50.0f, 40);
+  ASSERT_EQ(driver.scene().ReadWithHistory([](const CollisionWorld&, const PoseHistory& history,
+                                              uint64_t) { return history.segment_ticks(); }),
+            5u);
+  for (int step = 0; step < 45; ++step) {
+    driver.Step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    if (step == 20) {
+      CheckEveryRetainedTick(driver, 1, "step 20");
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    }
+  }
+  CheckEveryRetainedTick(driver, 2, "end");
+}
+
+// A small sphere jumps 2 units along x every tick (a pure translation, so the index grows no
+// query for it): a ray across its interpolated position, where it is at neither end of the
+// tick, must find it at every tick of the window, segment boundaries included.
+TEST(SceneHistory, InterpolatedQueriesFindATranslatingBodyBetweenItsEndPoses) {
+  Scene scene("s", SceneOptions{.history_ticks = 24});
+  UpdateBatch create;
+  create.tick = 0;
+  create.ops.push_back(UpsertOp(BodyDesc{.id = 1, .shape = Sphere{0.25f}}));
+  for (uint64_t id = 2; id < 40; ++id) {
+    create.ops.push_back(UpsertOp(BodyDesc{
+        .id = id, .shape = Sphere{1.0f}, .pose = Pose{.position = {3.0f * id, 100.0f, 0.0f}}}));
+  }
+  ASSERT_TRUE(scene.Apply(create).ok());
+  constexpr uint64_t kLast = 40;
+  for (uint64_t t = 1; t <= kLast; ++t) {
+    UpdateBatch batch;
+    batch.tick = t;
+    batch.ops.push_back(SetPoseOp(1, Pose{.position = {2.0f * t, 0.0f, 0.0f}}));
+    ASSERT_TRUE(scene.Apply(batch).ok());
+  }
+  scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
+    ASSERT_EQ(history.segment_ticks(), 3u);
+    for (uint64_t t = history.oldest_tick(); t < kLast; ++t) {
+      for (float f : {0.25f, 0.5f, 0.75f}) {
+        Query q;
+        q.kind = QueryKind::kRaycast;
+        q.ray = Ray{{2.0f * t + 2.0f * f, -10.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, 20.0f};
+        q.at_tick = t;
+        q.tick_fraction = f;
+        std::vector<QueryHit> hits;
+        const QueryResult r = RunQuery(world, history, q, &hits);
+        ASSERT_EQ(r.hit_count, 1u) << "tick " << t << " fraction " << f;
+        EXPECT_EQ(hits[r.first_hit].body_id, 1u);
+        EXPECT_NEAR(hits[r.first_hit].distance, 9.75f, 1e-4f);
+      }
+    }
+  });
+}
+
 TEST(SceneHistory, TicksOutsideTheWindowAreOutOfRangeWithTheRetainedRange) {
   Scene scene("s", SceneOptions{.history_ticks = 4});
   for (uint64_t t = 10; t <= 20; ++t) {
