@@ -152,8 +152,7 @@ bool CollisionWorld::Validate() const {
     if (t.UserData(body.proxy) != static_cast<uint32_t>(h)) return false;
     if (!Contains(t.FatAabb(body.proxy), Bounds(body.shape, body.pose))) return false;
   }
-  return live == body_count_ &&
-         live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&
+  return live == body_count_ && live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&
          live + static_cast<int32_t>(free_slots_.size()) == slot_count();
 }
 

@@ -137,9 +137,7 @@ void HistorySegment::Include(BodyHandle slot, uint32_t generation, const Aabb& b
   }
 }
 
-void HistorySegment::Seal() {
-  if (!open_) return;
-  open_ = false;
+void HistorySegment::FreeScratch() {
   leaf_at_ = {};
   added_of_ = {};
   added_box_ = {};
@@ -158,7 +156,8 @@ size_t HistorySegment::MemoryBytes() const {
   for (const Part& part : parts_) {
     bytes += part.tree.MemoryBytes() + part.parent_at.capacity() * sizeof(int32_t) +
              part.slot.capacity() * sizeof(uint32_t) +
-             part.generation.capacity() * sizeof(uint32_t);
+             part.generation.capacity() * sizeof(uint32_t) +
+             part.anchor.capacity() * sizeof(uint64_t);
   }
   return bytes;
 }

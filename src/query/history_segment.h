@@ -41,17 +41,24 @@ class HistorySegment {
   /// Grows the box of body (`slot`, `generation`) to hold `box` too and adds `category` to its
   /// bits; a body the copy does not hold (created since) is added.
   void Include(BodyHandle slot, uint32_t generation, const Aabb& box, uint32_t category);
-  /// Ends the changes: frees what only Include needs and optimizes the tree of created bodies.
-  void Seal();
+  /// Ends the changes: frees what only Include needs, optimizes the tree of created bodies and
+  /// stores for each body the word `anchor(BodyHandle slot, uint32_t generation) -> uint64_t`
+  /// (the owner's pointer into its records, handed to the queries' callbacks).
+  template <typename A>
+  void Seal(A&& anchor);
 
-  /// Calls `f(BodyHandle slot, uint32_t generation, float max_distance) -> float` for each body
-  /// whose box (grown by `half_extent`) the path enters (DynamicTree::SweptCast's contract:
-  /// a result < 0 stops the walk, otherwise it clips the path).
+  /// The anchor the queries hand over before Seal.
+  static constexpr uint64_t kOpen = ~uint64_t{0};
+
+  /// Calls `f(BodyHandle slot, uint32_t generation, uint64_t anchor, float max_distance) ->
+  /// float` for each body whose box (grown by `half_extent`) the path enters
+  /// (DynamicTree::SweptCast's contract: a result < 0 stops the walk, otherwise it clips the
+  /// path); `anchor` is the body's word from Seal, kOpen before.
   template <typename F>
   void Cast(const Vec3& origin, const Vec3& unit_dir, float max_distance, const Vec3& half_extent,
             uint32_t mask, F&& f) const;
-  /// Calls `f(BodyHandle slot, uint32_t generation) -> bool` for each body whose box overlaps
-  /// `box`; false stops the walk.
+  /// Calls `f(BodyHandle slot, uint32_t generation, uint64_t anchor) -> bool` for each body
+  /// whose box overlaps `box`; false stops the walk.
   template <typename F>
   void Query(const Aabb& box, uint32_t mask, F&& f) const;
 
@@ -67,9 +74,12 @@ class HistorySegment {
     // Per leaf (child reference ~leaf): the body.
     std::vector<uint32_t> slot;
     std::vector<uint32_t> generation;
+    // After Seal: per leaf, the anchor.
+    std::vector<uint64_t> anchor;
   };
   static constexpr int kParts = 2;
 
+  void FreeScratch();
   void CopyPart(const CollisionWorld& world, BodyKind kind, std::span<const uint32_t> generations,
                 Part* part);
   // Grows slot `at` (node * kWidth + slot) of `part` and its ancestors to hold `box`.
@@ -85,12 +95,30 @@ class HistorySegment {
   DynamicTree added_;
   std::vector<uint32_t> added_slot_;
   std::vector<uint32_t> added_generation_;
+  std::vector<uint64_t> added_anchor_;
   std::vector<int32_t> added_proxy_;
   std::vector<Aabb> added_box_;
   std::vector<uint32_t> added_category_;
   // While open: per world slot, the index of its created body, -1 for none.
   std::vector<int32_t> added_of_;
 };
+
+template <typename A>
+void HistorySegment::Seal(A&& anchor) {
+  if (!open_) return;
+  open_ = false;
+  for (Part& part : parts_) {
+    part.anchor.resize(part.slot.size());
+    for (size_t i = 0; i < part.slot.size(); ++i) {
+      part.anchor[i] = anchor(static_cast<BodyHandle>(part.slot[i]), part.generation[i]);
+    }
+  }
+  added_anchor_.resize(added_slot_.size());
+  for (size_t i = 0; i < added_slot_.size(); ++i) {
+    added_anchor_[i] = anchor(static_cast<BodyHandle>(added_slot_[i]), added_generation_[i]);
+  }
+  FreeScratch();
+}
 
 template <typename F>
 void HistorySegment::Cast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
@@ -104,7 +132,8 @@ void HistorySegment::Cast(const Vec3& origin, const Vec3& unit_dir, float max_di
     part.tree.Cast<true, kDefaultInlineStack>(
         origin, unit_dir, reach, half_extent, mask, part.slot.data(),
         [&](uint32_t slot, int32_t leaf, float distance) -> float {
-          const float r = f(static_cast<BodyHandle>(slot), part.generation[leaf], distance);
+          const float r = f(static_cast<BodyHandle>(slot), part.generation[leaf],
+                            open_ ? kOpen : part.anchor[leaf], distance);
           if (r < 0.0f) {
             stopped = true;
           } else {
@@ -118,7 +147,7 @@ void HistorySegment::Cast(const Vec3& origin, const Vec3& unit_dir, float max_di
   added_.SweptCast(origin, unit_dir, reach, half_extent, mask,
                    [&](uint32_t index, int32_t /*proxy*/, float distance) -> float {
                      return f(static_cast<BodyHandle>(added_slot_[index]), added_generation_[index],
-                              distance);
+                              open_ ? kOpen : added_anchor_[index], distance);
                    });
 }
 
@@ -130,7 +159,8 @@ void HistorySegment::Query(const Aabb& box, uint32_t mask, F&& f) const {
     if (!part.tree.HasRoot()) continue;
     part.tree.QueryAabb<kDefaultInlineStack>(
         box, mask, part.slot.data(), [&](uint32_t slot, int32_t leaf) -> bool {
-          if (f(static_cast<BodyHandle>(slot), part.generation[leaf])) {
+          if (f(static_cast<BodyHandle>(slot), part.generation[leaf],
+                open_ ? kOpen : part.anchor[leaf])) {
             return true;
           }
           stopped = true;
@@ -140,7 +170,8 @@ void HistorySegment::Query(const Aabb& box, uint32_t mask, F&& f) const {
   }
   if (added_.ProxyCount() == 0) return;
   added_.QueryAabb(box, mask, [&](uint32_t index, int32_t /*proxy*/) -> bool {
-    return f(static_cast<BodyHandle>(added_slot_[index]), added_generation_[index]);
+    return f(static_cast<BodyHandle>(added_slot_[index]), added_generation_[index],
+             open_ ? kOpen : added_anchor_[index]);
   });
 }
 

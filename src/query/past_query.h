@@ -27,12 +27,12 @@ namespace internal {
 // The state of the body of generation `generation` in `slot` at `at`: false when it did not
 // exist at the end of at.tick. A body missing at the end of tick + 1 is taken as at `tick`.
 inline bool PastBodyAt(const CollisionWorld& world, const PoseHistory& history, BodyHandle slot,
-                       uint32_t generation, const TickPoint& at, Body* out) {
-  const PastBody past = history.StateAt(world, slot, at.tick);
+                       uint32_t generation, uint64_t anchor, const TickPoint& at, Body* out) {
+  const PastBody past = history.StateFrom(world, slot, at.tick, anchor);
   if (!past.alive || past.generation != generation) return false;
   *out = past.body;
   if (at.fraction > 0.0f) {
-    const PastBody next = history.StateAt(world, slot, at.tick + 1);
+    const PastBody next = history.StateFrom(world, slot, at.tick + 1, anchor);
     if (next.alive && next.generation == generation) {
       out->pose = LerpPose(past.body.pose, next.body.pose, at.fraction);
     }
@@ -52,9 +52,10 @@ void CastAt(const CollisionWorld& world, const PoseHistory& history, const TickP
   if (collector.Done()) return;
   const float grow = PastGrowth(history, at);
   const Vec3 half_extent = sweep_half_extent + Vec3{grow, grow, grow};
-  auto visit = [&](BodyHandle slot, uint32_t generation, float max_distance) -> float {
+  auto visit = [&](BodyHandle slot, uint32_t generation, uint64_t anchor,
+                   float max_distance) -> float {
     Body body;
-    if (!PastBodyAt(world, history, slot, generation, at, &body)) return max_distance;
+    if (!PastBodyAt(world, history, slot, generation, anchor, at, &body)) return max_distance;
     if (!Accepts(filter, body.id, body.category, body.mask)) return max_distance;
     Ray clipped = path;
     clipped.max_distance = collector.MaxDistance();
@@ -73,9 +74,9 @@ void GatherAt(const CollisionWorld& world, const PoseHistory& history, const Tic
   if (collector.Done()) return;
   const Aabb grown = Expand(region, PastGrowth(history, at));
   history.QueryCandidates(world, at.tick, grown, filter.mask,
-                          [&](BodyHandle slot, uint32_t generation) -> bool {
+                          [&](BodyHandle slot, uint32_t generation, uint64_t anchor) -> bool {
                             Body body;
-                            if (!PastBodyAt(world, history, slot, generation, at, &body)) {
+                            if (!PastBodyAt(world, history, slot, generation, anchor, at, &body)) {
                               return true;
                             }
                             if (!Accepts(filter, body.id, body.category, body.mask)) return true;

@@ -64,6 +64,12 @@ void PoseHistory::AdvanceTo(uint64_t t) {
   const uint64_t first = std::max(tick_ + 1, t + 1 >= capacity_ ? t + 1 - capacity_ : 0);
   for (uint64_t k = first; k <= t; ++k) {
     TickRecord& record = Record(k);
+    // The records dropped: a slot whose oldest held entry goes holds the next one from now on.
+    for (size_t j = 0; j < record.entries.size(); ++j) {
+      const Entry& e = record.entries[j];
+      Ref& tail = tail_[e.slot];
+      if (tail.tick == record.tick && tail.index == static_cast<int32_t>(j)) tail = e.next;
+    }
     record.tick = k;
     record.entries.clear();
     record.full.clear();
@@ -79,13 +85,19 @@ void PoseHistory::EnsureSlot(BodyHandle slot) {
   const size_t need = static_cast<size_t>(slot) + 1;
   if (head_.size() < need) {
     head_.resize(need);
+    tail_.resize(need);
     generation_.resize(need, 0);
+    last_full_.resize(need, 0);
   }
 }
 
 void PoseHistory::EnsureSegment(const CollisionWorld& world) {
   if (!segments_.empty() && tick_ < segments_.back().start() + segment_ticks_) return;
-  if (!segments_.empty()) segments_.back().Seal();
+  if (!segments_.empty()) {
+    segments_.back().Seal([&](BodyHandle slot, uint32_t /*generation*/) {
+      return static_cast<size_t>(slot) < head_.size() ? EncodeAnchor(head_[slot]) : 0;
+    });
+  }
   segments_.emplace_back(world, generation_, tick_);
 }
 
@@ -101,6 +113,7 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
     Entry& e = record.entries[head.index];
     // Recorded already this tick: a pose-only record gains the rest of the body (unchanged
     // since the start of the tick, or the record would be full already).
+    if (need_full) last_full_[slot] = tick_;
     if (need_full && e.full < 0 && e.alive) {
       const Body& b = world.body(slot);
       e.full = static_cast<int32_t>(record.full.size());
@@ -110,10 +123,10 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
     return e;
   }
   Entry e;
-  e.prev = head;
   e.slot = slot;
   e.generation = generation_[slot];
   e.alive = alive;
+  if (need_full) last_full_[slot] = tick_;
   if (alive) {
     const Body& b = world.body(slot);
     e.pose = b.pose;
@@ -123,9 +136,19 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
           .shape = b.shape, .id = b.id, .category = b.category, .mask = b.mask, .kind = b.kind});
     }
   }
-  head = Ref{.tick = tick_, .index = static_cast<int32_t>(record.entries.size())};
-  record.entries.push_back(e);
+  Push(slot, e);
   return record.entries.back();
+}
+
+void PoseHistory::Push(BodyHandle slot, const Entry& entry) {
+  TickRecord& record = Record(tick_);
+  Ref& head = head_[slot];
+  const Ref ref{.tick = tick_, .index = static_cast<int32_t>(record.entries.size())};
+  record.entries.push_back(entry);
+  record.entries.back().prev = head;
+  if (Held(head)) Record(head.tick).entries[head.index].next = ref;
+  if (tail_[slot].index < 0) tail_[slot] = ref;
+  head = ref;
 }
 
 void PoseHistory::BeforeMove(const CollisionWorld& world, BodyHandle slot) {
@@ -142,17 +165,15 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
     EnsureSegment(world);
     // The slot was free just before, so unless it changed earlier this tick it was empty at the
     // tick's start; Touch must see it as such, hence the record comes before the new generation.
-    Ref& head = head_[slot];
+    const Ref& head = head_[slot];
     if (!(head.index >= 0 && head.tick == tick_)) {
-      TickRecord& record = Record(tick_);
       Entry e;
-      e.prev = head;
       e.slot = slot;
       e.generation = generation_[slot];
       e.alive = false;
-      head = Ref{.tick = tick_, .index = static_cast<int32_t>(record.entries.size())};
-      record.entries.push_back(e);
+      Push(slot, e);
     }
+    last_full_[slot] = tick_;
     touched_.push_back(slot);
   }
   ++generation_[slot];
@@ -229,6 +250,70 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
   return past;
 }
 
+PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, uint64_t t,
+                                uint64_t anchor) const {
+  if (anchor == kUnknownAnchor || static_cast<size_t>(slot) >= head_.size()) {
+    return StateAt(world, slot, t);
+  }
+  const bool open = anchor == HistorySegment::kOpen;
+  // The slot's newest entry when the segment was sealed (now for an open segment).
+  const Ref start = open ? head_[slot] : DecodeAnchor(anchor);
+  // Find the slot's oldest entry after t: its undo record is the state at the end of t.
+  Ref after;
+  if (start.index >= 0 && start.tick > t) {
+    // Back over the entries of the segment after t.
+    Ref ref = start;
+    while (ref.index >= 0 && ref.tick > t) {
+      after = ref;
+      ref = Record(ref.tick).entries[ref.index].prev;
+    }
+  } else if (!open) {
+    // No change between t and the seal: the oldest change after t is the first after the seal,
+    // the one after `start` (or the oldest held when `start` was dropped or there was none:
+    // every entry after the seal is newer than t, so held).
+    after = Held(start) ? Record(start.tick).entries[start.index].next : tail_[slot];
+  }
+  PastBody past;
+  if (after.index < 0) {
+    // No change since t.
+    past.alive = world.IsLive(slot);
+    if (past.alive) past.body = world.body(slot);
+    past.generation = generation_[slot];
+    return past;
+  }
+  const TickRecord& record = Record(after.tick);
+  const Entry& e = record.entries[after.index];
+  past.alive = e.alive;
+  past.generation = e.generation;
+  if (!e.alive) return past;
+  if (e.full >= 0) {
+    const Full& f = record.full[e.full];
+    past.body.shape = f.shape;
+    past.body.id = f.id;
+    past.body.category = f.category;
+    past.body.mask = f.mask;
+    past.body.kind = f.kind;
+  } else if (last_full_[slot] > t) {
+    // The rest of the body is in a later record.
+    return StateAt(world, slot, t);
+  } else {
+    // Unchanged since t but for the pose: the body lives on.
+    past.body = world.body(slot);
+  }
+  past.body.pose = e.pose;
+  return past;
+}
+
+uint64_t PoseHistory::EncodeAnchor(const Ref& ref) {
+  if (ref.index < 0) return 0;
+  if (ref.index >= (1 << 24) - 1 || ref.tick >= (uint64_t{1} << 40)) return kUnknownAnchor;
+  return ref.tick << 24 | static_cast<uint64_t>(ref.index + 1);
+}
+
+PoseHistory::Ref PoseHistory::DecodeAnchor(uint64_t anchor) {
+  return Ref{.tick = anchor >> 24, .index = static_cast<int32_t>(anchor & 0xffffff) - 1};
+}
+
 const HistorySegment* PoseHistory::SegmentFor(uint64_t t) const {
   if (segments_.empty()) return nullptr;
   // The newest segment started by the tick after t: it holds the states at the end of t (taken
@@ -247,9 +332,10 @@ float PoseHistory::LerpSlackOf(uint64_t t) const {
 }
 
 size_t PoseHistory::MemoryBytes() const {
-  size_t bytes = sizeof(*this) + ring_.capacity() * sizeof(TickRecord) +
-                 head_.capacity() * sizeof(Ref) + generation_.capacity() * sizeof(uint32_t) +
-                 touched_.capacity() * sizeof(BodyHandle);
+  size_t bytes =
+      sizeof(*this) + ring_.capacity() * sizeof(TickRecord) + head_.capacity() * sizeof(Ref) +
+      tail_.capacity() * sizeof(Ref) + generation_.capacity() * sizeof(uint32_t) +
+      last_full_.capacity() * sizeof(uint64_t) + touched_.capacity() * sizeof(BodyHandle);
   for (const TickRecord& r : ring_) {
     bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full);
   }

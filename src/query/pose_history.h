@@ -80,8 +80,14 @@ class PoseHistory {
   /// Writer side: call after the world's changes of one batch (indexes the slots it touched).
   void EndBatch(const CollisionWorld& world);
 
-  /// The state of `slot` at the end of retained tick `t`.
+  /// The state of `slot` at the end of retained tick `t`: walks the slot's records from the
+  /// newest back to t.
   PastBody StateAt(const CollisionWorld& world, BodyHandle slot, uint64_t t) const;
+  /// StateAt for a candidate of CastCandidates / QueryCandidates at `t` (or t + 1 when
+  /// interpolating), given the anchor the walk handed over: starts from the records of the
+  /// candidate's segment, so it reads about as many records as the slot has in that segment.
+  PastBody StateFrom(const CollisionWorld& world, BodyHandle slot, uint64_t t,
+                     uint64_t anchor) const;
   /// For interpolation between the ends of t-1 and t: how far beyond its box in the index any
   /// body may reach at an interpolated pose (a few float roundings when every body that changed
   /// in tick t only translated; else the largest move plus bounding radius of one that rotated).
@@ -91,16 +97,17 @@ class PoseHistory {
     return static_cast<size_t>(slot) < generation_.size() ? generation_[slot] : 0u;
   }
 
-  /// Calls `f(BodyHandle slot, uint32_t generation, float max_distance) -> float` for a superset
-  /// of the bodies alive at the end of retained tick `t` (and, for interpolation, of t + 1) whose
-  /// box then, grown by `half_extent`, the path enters (DynamicTree::SweptCast's contract); `f`
-  /// must look the body's state up (StateAt) and check it has that generation alive.
+  /// Calls `f(BodyHandle slot, uint32_t generation, uint64_t anchor, float max_distance) ->
+  /// float` for a superset of the bodies alive at the end of retained tick `t` (and, for
+  /// interpolation, of t + 1) whose box then, grown by `half_extent`, the path enters
+  /// (DynamicTree::SweptCast's contract); `f` must look the body's state up (StateFrom with
+  /// `anchor`) and check it has that generation alive.
   template <typename F>
   void CastCandidates(const CollisionWorld& world, uint64_t t, const Vec3& origin,
                       const Vec3& unit_dir, float max_distance, const Vec3& half_extent,
                       uint32_t mask, F&& f) const;
   /// Like CastCandidates for the bodies whose box at `t` overlaps `box`:
-  /// `f(BodyHandle slot, uint32_t generation) -> bool`, false stops.
+  /// `f(BodyHandle slot, uint32_t generation, uint64_t anchor) -> bool`, false stops.
   template <typename F>
   void QueryCandidates(const CollisionWorld& world, uint64_t t, const Aabb& box, uint32_t mask,
                        F&& f) const;
@@ -128,6 +135,7 @@ class PoseHistory {
   struct Entry {
     Pose pose{};
     Ref prev{};
+    Ref next{};  // the slot's next newer entry (none yet: index -1)
     int32_t slot = 0;
     int32_t full = -1;  // index into TickRecord::full, or -1 (only the pose changed)
     uint32_t generation = 0;
@@ -153,15 +161,26 @@ class PoseHistory {
   void Classify(const CollisionWorld& world, BodyHandle slot);
   // The segment answering queries at `t` (null when none was ever started: nothing changed).
   const HistorySegment* SegmentFor(uint64_t t) const;
+  // True when `ref`'s record is still held.
+  bool Held(const Ref& ref) const { return ref.index >= 0 && Record(ref.tick).tick == ref.tick; }
+  // Appends `e` to the current tick's records as the slot's newest entry.
+  void Push(BodyHandle slot, const Entry& e);
+  // A segment's anchor of a body: the slot's newest entry when the segment is sealed.
+  static uint64_t EncodeAnchor(const Ref& ref);
+  static Ref DecodeAnchor(uint64_t anchor);
+  static constexpr uint64_t kUnknownAnchor = ~uint64_t{0} - 1;
 
   uint32_t capacity_;
   uint32_t segment_ticks_;
   uint64_t start_tick_;
   uint64_t tick_;
   std::vector<TickRecord> ring_;
-  // Per slot: the newest entry and the generation of the body now in it.
+  // Per slot: the newest entry, the oldest entry still held, the generation of the body now in
+  // it and the last tick it had a record of more than a move (or a creation).
   std::vector<Ref> head_;
+  std::vector<Ref> tail_;
   std::vector<uint32_t> generation_;
+  std::vector<uint64_t> last_full_;
   // Slots touched by the batch being applied.
   std::vector<BodyHandle> touched_;
   // Oldest first. The newest takes every change; older ones are sealed.
@@ -176,13 +195,14 @@ void PoseHistory::CastCandidates(const CollisionWorld& world, uint64_t t, const 
     segment->Cast(origin, unit_dir, max_distance, half_extent, mask, f);
     return;
   }
+  constexpr uint64_t kOpen = HistorySegment::kOpen;
   // Nothing changed since the history started: the world's trees hold every state.
   bool stopped = false;
   for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
     world.tree(kind).SweptCast(origin, unit_dir, max_distance, half_extent, mask,
                                [&](uint32_t slot, int32_t /*proxy*/, float distance) -> float {
                                  const BodyHandle handle = static_cast<BodyHandle>(slot);
-                                 const float r = f(handle, generation(handle), distance);
+                                 const float r = f(handle, generation(handle), kOpen, distance);
                                  if (r < 0.0f) {
                                    stopped = true;
                                  } else {
@@ -205,7 +225,7 @@ void PoseHistory::QueryCandidates(const CollisionWorld& world, uint64_t t, const
   for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
     world.tree(kind).QueryAabb(box, mask, [&](uint32_t slot, int32_t /*proxy*/) -> bool {
       const BodyHandle handle = static_cast<BodyHandle>(slot);
-      stopped = !f(handle, generation(handle));
+      stopped = !f(handle, generation(handle), HistorySegment::kOpen);
       return !stopped;
     });
     if (stopped) return;
