@@ -1,9 +1,11 @@
 // Past-tick queries on the reference scene (shared/bench/README.md): N bodies (100,000 by
 // default) in a scene keeping a 64-tick history; each tick moves 10% of the bodies by the
 // reference scene's random steps. Then the reference rays are cast (closest hit) at the current
-// tick and at past ticks 1, 16, 32 and 63 ticks back, and the ratio of each to the current cast
-// is reported, with the history's memory per retained tick and the writer's cost per tick with
-// and without history. Each figure is the median of --runs runs.
+// tick and at past ticks 0 to 63 ticks back, and the ratio of each to the current cast is
+// reported, with the history's memory per retained tick and the writer's cost per tick with and
+// without history. Each run casts every set three times in rounds; a time is the median over all
+// rounds of all --runs runs, a ratio the median of the ratios taken within each round. Times are
+// given by the wall clock and by the thread's CPU time (steadier on a shared machine).
 //
 //   collide-bench-history [--bodies N] [--ticks K] [--rays Q] [--runs R]
 
@@ -12,6 +14,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <string>
@@ -74,9 +77,19 @@ std::unique_ptr<Scene> Drive(const ReferenceScene& ref, uint32_t history_ticks, 
   return scene;
 }
 
-// Nanoseconds per closest-hit raycast at `ticks_back` ticks before the current one (-1: a plain
-// current query, without at_tick). Returns the hit count through `hits`.
-double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, long* hits) {
+// The calling thread's CPU time in nanoseconds: unlike the wall clock, it does not count the
+// time other processes of a shared machine hold the core.
+double ThreadCpuNs() {
+  timespec ts;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e9 + static_cast<double>(ts.tv_nsec);
+}
+
+// Nanoseconds (wall clock, and CPU time through `cpu_ns`) per closest-hit raycast at `ticks_back`
+// ticks before the current one (-1: a plain current query, without at_tick). Returns the hit
+// count through `hits`.
+double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, long* hits,
+              double* cpu_ns) {
   std::vector<Query> queries(ref.rays.size());
   const uint64_t now = scene.tick();
   for (size_t i = 0; i < ref.rays.size(); ++i) {
@@ -87,6 +100,7 @@ double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, lon
   std::vector<QueryHit> out;
   long found = 0;
   const auto start = Clock::now();
+  const double cpu_start = ThreadCpuNs();
   scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
     for (const Query& q : queries) {
       out.clear();
@@ -95,6 +109,7 @@ double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, lon
     return 0;
   });
   const double ns = std::chrono::duration<double, std::nano>(Clock::now() - start).count();
+  *cpu_ns = (ThreadCpuNs() - cpu_start) / static_cast<double>(queries.size());
   *hits = found;
   return ns / static_cast<double>(queries.size());
 }
@@ -122,8 +137,11 @@ int Main(int argc, char** argv) {
       "moving per tick; median of %d runs\n",
       o.bodies, side, o.rays, o.ticks, o.runs);
 
-  const int back[] = {-1, 0, 1, 16, 32, static_cast<int>(o.ticks) - 1};
+  const int back[] = {-1, 0, 1, 4, 8, 16, 32, static_cast<int>(o.ticks) - 1};
   std::vector<std::vector<double>> ns(std::size(back));
+  std::vector<std::vector<double>> ratios(std::size(back));
+  std::vector<std::vector<double>> cpu_ns(std::size(back));
+  std::vector<std::vector<double>> cpu_ratios(std::size(back));
   std::vector<double> apply_hist, apply_none, bytes_per_tick, entries_per_tick;
   std::vector<long> hit_counts(std::size(back));
   for (int run = 0; run < o.runs; ++run) {
@@ -137,17 +155,31 @@ int Main(int argc, char** argv) {
     const double ticks_held = static_cast<double>(stats.tick - stats.oldest_tick);
     bytes_per_tick.push_back(static_cast<double>(stats.history_bytes - base.history_bytes) /
                              ticks_held);
-    for (size_t b = 0; b < std::size(back); ++b) {
-      ns[b].push_back(CastAt(*scene, ref, back[b], &hit_counts[b]));
+    // Rounds of every cast back to back, each ratio taken within its round, so that a change
+    // of the machine's load between casts moves both sides of a ratio alike.
+    for (int round = 0; round < 3; ++round) {
+      double current = 0;
+      double current_cpu = 0;
+      for (size_t b = 0; b < std::size(back); ++b) {
+        double cpu = 0;
+        ns[b].push_back(CastAt(*scene, ref, back[b], &hit_counts[b], &cpu));
+        cpu_ns[b].push_back(cpu);
+        if (b == 0) {
+          current = ns[b].back();
+          current_cpu = cpu;
+        }
+        ratios[b].push_back(ns[b].back() / current);
+        cpu_ratios[b].push_back(cpu / current_cpu);
+      }
     }
   }
-  const double current = Median(ns[0]);
-  std::printf("%-28s %10s %8s %10s\n", "raycast (closest)", "ns/query", "ratio", "hits");
+  std::printf("%-28s %10s %8s %10s %8s %10s\n", "raycast (closest)", "ns/query", "ratio", "cpu ns",
+              "ratio", "hits");
   for (size_t b = 0; b < std::size(back); ++b) {
     std::string label =
         back[b] < 0 ? "current (no at_tick)" : "at_tick = now - " + std::to_string(back[b]);
-    std::printf("%-28s %10.0f %8.2f %10ld\n", label.c_str(), Median(ns[b]), Median(ns[b]) / current,
-                hit_counts[b]);
+    std::printf("%-28s %10.0f %8.2f %10.0f %8.2f %10ld\n", label.c_str(), Median(ns[b]),
+                Median(ratios[b]), Median(cpu_ns[b]), Median(cpu_ratios[b]), hit_counts[b]);
   }
   std::printf("history memory: %.0f bytes per retained tick (%.1f bytes per moved body)\n",
               Median(bytes_per_tick), Median(bytes_per_tick) / (o.bodies / 10));

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -915,6 +916,79 @@ TEST(DynamicTree, RefittedWideFormAnswersLikeBruteForce) {
     h.tree().Refit();
     ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
   }
+}
+
+// Checks that `wide` (with `parent_at`) is a 4-wide form of `tree`: every live proxy is a leaf
+// exactly once with its fat box and category, each internal slot holds its child node's slots
+// and names the node whose parent_at points back at it, and nodes are in preorder.
+void ExpectWideFormOf(const DynamicTree& tree, const WideTree& wide,
+                      const std::vector<int32_t>& parent_at) {
+  ASSERT_TRUE(wide.HasRoot());
+  ASSERT_EQ(parent_at.size(), static_cast<size_t>(wide.NodeCount()));
+  EXPECT_EQ(parent_at[wide.root()], -1);
+  std::vector<int> seen(static_cast<size_t>(tree.ProxyCount()) * 4 + 64, 0);
+  int leaves = 0;
+  for (int32_t w = 0; w < wide.NodeCount(); ++w) {
+    const WideTree::Node& node = wide.node(w);
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      const int32_t child = node.child[i];
+      if (child == std::numeric_limits<int32_t>::min()) continue;
+      const Aabb box{{node.min_x[i], node.min_y[i], node.min_z[i]},
+                     {node.max_x[i], node.max_y[i], node.max_z[i]}};
+      if (child < 0) {
+        const int32_t proxy = ~child;
+        ASSERT_TRUE(tree.IsLiveProxy(proxy));
+        ASSERT_LT(static_cast<size_t>(proxy), seen.size());
+        ++seen[proxy];
+        ++leaves;
+        EXPECT_EQ(box.min, tree.FatAabb(proxy).min);
+        EXPECT_EQ(box.max, tree.FatAabb(proxy).max);
+        EXPECT_EQ(node.category[i], tree.CategoryBits(proxy));
+        continue;
+      }
+      ASSERT_GT(child, w) << "preorder";
+      ASSERT_LT(child, wide.NodeCount());
+      EXPECT_EQ(parent_at[child], w * WideTree::kWidth + i);
+      const WideTree::Node& below = wide.node(child);
+      for (int j = 0; j < WideTree::kWidth; ++j) {
+        if (below.child[j] == std::numeric_limits<int32_t>::min()) continue;
+        EXPECT_TRUE(Contains(box, Aabb{{below.min_x[j], below.min_y[j], below.min_z[j]},
+                                       {below.max_x[j], below.max_y[j], below.max_z[j]}}));
+        EXPECT_EQ(below.category[j] & ~node.category[i], 0u);
+      }
+    }
+  }
+  EXPECT_EQ(leaves, tree.ProxyCount());
+  for (int32_t p = 0; p < static_cast<int32_t>(seen.size()); ++p) {
+    if (tree.IsLiveProxy(p)) EXPECT_EQ(seen[p], 1) << "proxy " << p;
+  }
+}
+
+TEST(DynamicTree, CopyWideMatchesTheOptimizedFormAndCollapsesAChangedTree) {
+  const uint32_t seed = 77;
+  SCOPED_TRACE(SeedTrace(seed));
+  Harness h(seed, 100.0f, 2.0f);
+  WideTree copy;
+  std::vector<int32_t> parent_at;
+  h.tree().CopyWide(&copy, &parent_at);
+  EXPECT_FALSE(copy.HasRoot());
+  h.Create();
+  h.tree().CopyWide(&copy, &parent_at);
+  EXPECT_FALSE(copy.HasRoot()) << "a single proxy has no 4-wide form";
+  for (int i = 0; i < 3000; ++i) h.Create();
+  h.tree().Optimize();
+  ASSERT_TRUE(h.tree().IsOptimized());
+  h.tree().CopyWide(&copy, &parent_at);
+  ASSERT_NO_FATAL_FAILURE(ExpectWideFormOf(h.tree(), copy, parent_at));
+  EXPECT_EQ(copy.NodeCount(), h.tree().wide_form().NodeCount());
+  // Changed since Optimize: collapsed from the binary tree, which is left as it was.
+  for (size_t i = 0; i < h.live().size(); i += 5) h.MoveAt(i, 10.0f);
+  for (int i = 0; i < 200; ++i) h.DestroyAt(h.rng()() % h.live().size());
+  ASSERT_FALSE(h.tree().IsOptimized());
+  h.tree().CopyWide(&copy, &parent_at);
+  ASSERT_NO_FATAL_FAILURE(ExpectWideFormOf(h.tree(), copy, parent_at));
+  EXPECT_FALSE(h.tree().IsOptimized());
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
 }
 
 }  // namespace
