@@ -142,7 +142,8 @@ int Main(int argc, char** argv) {
   std::vector<std::vector<double>> ratios(std::size(back));
   std::vector<std::vector<double>> cpu_ns(std::size(back));
   std::vector<std::vector<double>> cpu_ratios(std::size(back));
-  std::vector<double> apply_hist, apply_none, bytes_per_tick, entries_per_tick;
+  std::vector<double> apply_hist, apply_none, bytes_per_tick, index_per_tick;
+  size_t segments = 0;
   std::vector<long> hit_counts(std::size(back));
   for (int run = 0; run < o.runs; ++run) {
     double ms_none = 0, ms_hist = 0;
@@ -155,6 +156,11 @@ int Main(int argc, char** argv) {
     const double ticks_held = static_cast<double>(stats.tick - stats.oldest_tick);
     bytes_per_tick.push_back(static_cast<double>(stats.history_bytes - base.history_bytes) /
                              ticks_held);
+    scene->ReadWithHistory([&](const CollisionWorld&, const PoseHistory& history, uint64_t) {
+      index_per_tick.push_back(static_cast<double>(history.IndexBytes()) / ticks_held);
+      segments = history.SegmentCount();
+      return 0;
+    });
     // Rounds of every cast back to back, each ratio taken within its round, so that a change
     // of the machine's load between casts moves both sides of a ratio alike.
     for (int round = 0; round < 3; ++round) {
@@ -181,8 +187,11 @@ int Main(int argc, char** argv) {
     std::printf("%-28s %10.0f %8.2f %10.0f %8.2f %10ld\n", label.c_str(), Median(ns[b]),
                 Median(ratios[b]), Median(cpu_ns[b]), Median(cpu_ratios[b]), hit_counts[b]);
   }
-  std::printf("history memory: %.0f bytes per retained tick (%.1f bytes per moved body)\n",
-              Median(bytes_per_tick), Median(bytes_per_tick) / (o.bodies / 10));
+  std::printf(
+      "history memory: %.0f bytes per retained tick (%.1f bytes per moved body), of which %.0f in "
+      "the spatial index (%zu segments)\n",
+      Median(bytes_per_tick), Median(bytes_per_tick) / (o.bodies / 10), Median(index_per_tick),
+      segments);
   std::printf("apply per tick (%d moves): %.2f ms with history, %.2f ms without (ratio %.2f)\n",
               o.bodies / 10, Median(apply_hist), Median(apply_none),
               Median(apply_hist) / Median(apply_none));

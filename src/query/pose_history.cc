@@ -339,6 +339,11 @@ size_t PoseHistory::MemoryBytes() const {
   for (const TickRecord& r : ring_) {
     bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full);
   }
+  return bytes + IndexBytes();
+}
+
+size_t PoseHistory::IndexBytes() const {
+  size_t bytes = 0;
   for (const HistorySegment& segment : segments_) bytes += segment.MemoryBytes();
   return bytes;
 }

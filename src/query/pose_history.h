@@ -118,6 +118,8 @@ class PoseHistory {
   size_t EntryCount() const;
   /// Segments of the index held (tests and benchmarks).
   size_t SegmentCount() const { return segments_.size(); }
+  /// Bytes of MemoryBytes() held by the segments of the index.
+  size_t IndexBytes() const;
 
  private:
   struct Ref {
