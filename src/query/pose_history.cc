@@ -60,16 +60,23 @@ uint64_t PoseHistory::oldest_tick() const {
 void PoseHistory::AdvanceTo(uint64_t t) {
   assert(t >= tick_);
   if (t == tick_) return;
-  // Clear the records the new ticks reuse (at most the whole ring).
+  // Clear the records the new ticks reuse (at most the whole ring). A slot whose oldest held
+  // entry goes holds the next one from now on; the dropped records are taken oldest first, so
+  // that the next one is never in a record dropped before.
   const uint64_t first = std::max(tick_ + 1, t + 1 >= capacity_ ? t + 1 - capacity_ : 0);
+  std::vector<TickRecord*> dropped;
+  for (uint64_t k = first; k <= t; ++k) dropped.push_back(&Record(k));
+  std::sort(dropped.begin(), dropped.end(),
+            [](const TickRecord* a, const TickRecord* b) { return a->tick < b->tick; });
+  for (const TickRecord* record : dropped) {
+    for (size_t j = 0; j < record->entries.size(); ++j) {
+      const Entry& e = record->entries[j];
+      Ref& tail = tail_[e.slot];
+      if (tail.tick == record->tick && tail.index == static_cast<int32_t>(j)) tail = e.next;
+    }
+  }
   for (uint64_t k = first; k <= t; ++k) {
     TickRecord& record = Record(k);
-    // The records dropped: a slot whose oldest held entry goes holds the next one from now on.
-    for (size_t j = 0; j < record.entries.size(); ++j) {
-      const Entry& e = record.entries[j];
-      Ref& tail = tail_[e.slot];
-      if (tail.tick == record.tick && tail.index == static_cast<int32_t>(j)) tail = e.next;
-    }
     record.tick = k;
     record.entries.clear();
     record.full.clear();

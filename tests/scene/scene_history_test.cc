@@ -91,9 +91,9 @@ class HistoryDriver {
   const OracleWorld& Now() const { return now_; }
 
   // Runs one tick: one or more batches (the later ones amend it), and now and then a jump over
-  // a few empty ticks.
-  void Step() {
-    const uint64_t next = tick_ + (rng_.Int(0, 9) == 0 ? rng_.Int(2, 4) : 1);
+  // a few empty ticks (over `jump` - 1 when `jump` is not 0).
+  void Step(uint64_t jump = 0) {
+    const uint64_t next = tick_ + (jump > 0 ? jump : rng_.Int(0, 9) == 0 ? rng_.Int(2, 4) : 1);
     const int batches = rng_.Int(1, 3);
     for (int b = 0; b < batches; ++b) {
       UpdateBatch batch;
@@ -426,6 +426,24 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceAcrossSegmentsOfSeveralTicks) {
     }
   }
   CheckEveryRetainedTick(driver, 2, "end");
+}
+
+// A jump over more empty ticks than the window drops every record at once (out of tick order
+// in the ring); the bodies that did not move since are then found through the segment index
+// and their states through the slots' oldest held records.
+TEST(SceneHistory, PastTickQueriesMatchBruteForceAfterAJumpOverTheWholeWindow) {
+  const uint32_t seed = kSeed + 3;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HistoryDriver driver(seed, 1500, 50.0f, 16);
+  for (int step = 0; step < 22; ++step) driver.Step();
+  driver.Step(37);
+  for (int step = 0; step < 6; ++step) {
+    driver.Step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  }
+  CheckEveryRetainedTick(driver, 2, "after the jump");
+  for (int step = 0; step < 12; ++step) driver.Step();
+  CheckEveryRetainedTick(driver, 1, "later");
 }
 
 // A small sphere jumps 2 units along x every tick (a pure translation, so the index grows no
