@@ -960,7 +960,9 @@ void ExpectWideFormOf(const DynamicTree& tree, const WideTree& wide,
   }
   EXPECT_EQ(leaves, tree.ProxyCount());
   for (int32_t p = 0; p < static_cast<int32_t>(seen.size()); ++p) {
-    if (tree.IsLiveProxy(p)) EXPECT_EQ(seen[p], 1) << "proxy " << p;
+    if (tree.IsLiveProxy(p)) {
+      EXPECT_EQ(seen[p], 1) << "proxy " << p;
+    }
   }
 }
 
