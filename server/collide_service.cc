@@ -9,6 +9,7 @@
 #include "scene/query_ticks.h"
 #include "server/proto_convert.h"
 #include "server/query_stream.h"
+#include "server/scene_header.h"
 #include "server/status_convert.h"
 #include "server/update_stream.h"
 #include "server/version_wait.h"
@@ -81,13 +82,24 @@ absl::StatusOr<const Principal*> CollideService::Authorize(grpc::CallbackServerC
   return principal;
 }
 
+absl::StatusOr<const Principal*> CollideService::AuthorizeScene(grpc::CallbackServerContext* call,
+                                                                Role role,
+                                                                absl::string_view scene) const {
+  absl::StatusOr<const Principal*> principal = Authorize(call, role);
+  if (!principal.ok()) return principal;
+  if (absl::Status s = CheckSceneHeader(SceneHeaderOf(call->client_metadata()), scene); !s.ok()) {
+    return s;
+  }
+  return principal;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Scenes.
 
 grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContext* call,
                                                       const v1::CreateSceneRequest* request,
                                                       v1::CreateSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
+  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request->scene());
   if (!principal.ok()) return FinishNow(call, "CreateScene", principal.status());
   if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
     return FinishNow(call, "CreateScene", s);
@@ -127,7 +139,7 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
 grpc::ServerUnaryReactor* CollideService::DeleteScene(grpc::CallbackServerContext* call,
                                                       const v1::DeleteSceneRequest* request,
                                                       v1::DeleteSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
+  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request->scene());
   if (!principal.ok()) return FinishNow(call, "DeleteScene", principal.status());
   if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
     return FinishNow(call, "DeleteScene", s);
@@ -163,7 +175,8 @@ absl::Status CollideService::DoListScenes(const Principal& principal,
 grpc::ServerUnaryReactor* CollideService::GetScene(grpc::CallbackServerContext* call,
                                                    const v1::GetSceneRequest* request,
                                                    v1::GetSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kReader, request->scene());
   if (!principal.ok()) return FinishNow(call, "GetScene", principal.status());
   return FinishNow(call, "GetScene", DoGetScene(**principal, *request, response));
 }
@@ -184,7 +197,8 @@ absl::Status CollideService::DoGetScene(const Principal& principal,
 grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerContext* call,
                                                        const v1::UpsertBodiesRequest* request,
                                                        v1::WriteResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kWriter, request->scene());
   if (!principal.ok()) return FinishNow(call, "UpsertBodies", principal.status());
   if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
     return FinishNow(call, "UpsertBodies", s);
@@ -200,7 +214,8 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerContext* call,
                                                        const v1::RemoveBodiesRequest* request,
                                                        v1::WriteResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kWriter, request->scene());
   if (!principal.ok()) return FinishNow(call, "RemoveBodies", principal.status());
   if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
     return FinishNow(call, "RemoveBodies", s);
@@ -216,7 +231,8 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
 grpc::ServerUnaryReactor* CollideService::GetBodies(grpc::CallbackServerContext* call,
                                                     const v1::GetBodiesRequest* request,
                                                     v1::GetBodiesResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kReader, request->scene());
   if (!principal.ok()) return FinishNow(call, "GetBodies", principal.status());
   return FinishNow(call, "GetBodies", DoGetBodies(**principal, *request, response));
 }
@@ -277,7 +293,7 @@ grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* CollideService::UpdateS
   if (!principal.ok()) {
     return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(principal.status());
   }
-  return new UpdateStreamReactor(context_, *principal);
+  return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()));
 }
 
 grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::QueryStream(
@@ -286,7 +302,8 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
   if (!principal.ok()) {
     return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(principal.status());
   }
-  return new QueryStreamReactor(context_, *principal, call->deadline());
+  return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
+                                call->deadline());
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -297,7 +314,8 @@ grpc::ServerUnaryReactor* CollideService::UnaryQuery(
     grpc::CallbackServerContext* call, absl::string_view rpc, const Request* request,
     v1::QueryResponse* response,
     absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&)) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kReader, request->scene());
   if (!principal.ok()) return FinishNow(call, rpc, principal.status());
   auto run = [this, principal = *principal, request, response, convert] {
     return DoQuery(*principal, request->scene(), convert(*request, context_.limits), response);

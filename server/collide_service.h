@@ -12,7 +12,8 @@
 namespace collide {
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each
-/// authenticates the call, then delegates to a function returning absl::Status that validates
+/// authenticates the call, checks the x-collide-scene header of a call naming a scene
+/// (scene_header.h), then delegates to a function returning absl::Status that validates
 /// and converts at the edge (proto_convert.h); the status becomes the call's status in one place
 /// (status_convert.h). Unary writes finish from the store's acknowledgement; the two streams are
 /// UpdateStreamReactor and QueryStreamReactor.
@@ -82,6 +83,10 @@ class CollideService final : public v1::Collide::CallbackService {
  private:
   // The principal of `call` if its role is at least `role`.
   absl::StatusOr<const Principal*> Authorize(grpc::CallbackServerContext* call, Role role) const;
+  // Authorize, then the call's x-collide-scene header (if any) against the request's `scene`
+  // (scene_header.h).
+  absl::StatusOr<const Principal*> AuthorizeScene(grpc::CallbackServerContext* call, Role role,
+                                                  absl::string_view scene) const;
 
   const ServiceContext context_;
 };

@@ -1,12 +1,14 @@
 #include "server/query_stream.h"
 
 #include <memory>
+#include <utility>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "scene/query_ticks.h"
 #include "scene/status_macros.h"
 #include "server/proto_convert.h"
+#include "server/scene_header.h"
 #include "server/status_convert.h"
 #include "server/version_wait.h"
 
@@ -26,9 +28,11 @@ google::protobuf::ArenaOptions ArenaOptionsFor(char* block) {
 }  // namespace
 
 QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal,
+                                       std::optional<std::string> scene_header,
                                        std::chrono::system_clock::time_point call_deadline)
     : context_(context),
       principal_(principal),
+      scene_header_(std::move(scene_header)),
       call_deadline_(call_deadline),
       arena_block_(new char[kArenaBlockBytes]),
       arena_(ArenaOptionsFor(arena_block_.get())) {
@@ -86,6 +90,7 @@ void QueryStreamReactor::OnDone() { delete this; }
 
 absl::StatusOr<std::shared_ptr<const Scene>> QueryStreamReactor::SceneFor(
     const v1::QueryBatch& batch) const {
+  COLLIDE_RETURN_IF_ERROR(CheckSceneHeader(scene_header_, batch.scene()));
   COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(batch.scene()));
   if (static_cast<size_t>(batch.queries_size()) > context_.limits.max_queries_per_batch) {
     return absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",

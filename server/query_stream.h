@@ -3,6 +3,8 @@
 #include <chrono>
 #include <cstddef>
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -29,10 +31,13 @@ class QueryStreamReactor final
  public:
   /// Starts reading. `principal` (already checked for the reader role) and `context` outlive
   /// the call.
+  /// `scene_header` is the call's x-collide-scene metadata: a batch naming another scene gets
+  /// an INVALID_ARGUMENT batch error (CheckSceneHeader) and the stream goes on.
   /// A batch with a min_version waits (VersionWait, holding no thread) at most until
   /// `call_deadline` and limits.max_version_wait_ms; then it gets a DEADLINE_EXCEEDED batch
   /// error and the stream goes on.
   QueryStreamReactor(const ServiceContext& context, const Principal* principal,
+                     std::optional<std::string> scene_header = std::nullopt,
                      std::chrono::system_clock::time_point call_deadline =
                          std::chrono::system_clock::time_point::max());
 
@@ -50,6 +55,7 @@ class QueryStreamReactor final
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  const std::optional<std::string> scene_header_;
   // Makes a fresh request_ on arena_ (resetting it: the previous batch is answered).
   void NewRequest();
 

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
 #include "server/proto_convert.h"
+#include "server/scene_header.h"
 #include "server/status_convert.h"
 
 namespace collide {
@@ -59,8 +60,12 @@ struct UpdateStreamReactor::Actions {
   bool any() const { return write || read || finish; }
 };
 
-UpdateStreamReactor::UpdateStreamReactor(const ServiceContext& context, const Principal* principal)
-    : context_(context), principal_(principal), state_(std::make_shared<State>()) {
+UpdateStreamReactor::UpdateStreamReactor(const ServiceContext& context, const Principal* principal,
+                                         std::optional<std::string> scene_header)
+    : context_(context),
+      principal_(principal),
+      scene_header_(std::move(scene_header)),
+      state_(std::make_shared<State>()) {
   {
     absl::MutexLock lock(&state_->mu);
     state_->reactor = this;
@@ -154,7 +159,8 @@ void UpdateStreamReactor::Complete(State* state, uint64_t index, uint64_t client
 void UpdateStreamReactor::Process(uint64_t index) {
   const uint32_t max_inflight = context_.limits.max_inflight_per_stream;
   const uint64_t sequence = request_.client_sequence();
-  absl::Status status = principal_->CheckScene(request_.scene());
+  absl::Status status = CheckSceneHeader(scene_header_, request_.scene());
+  if (status.ok()) status = principal_->CheckScene(request_.scene());
   if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
   if (!status.ok()) {
     Actions actions;

@@ -2,6 +2,8 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
+#include <string>
 
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
@@ -25,8 +27,10 @@ namespace collide {
 class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck> {
  public:
   /// Starts reading. `principal` (already checked for the writer role) and `context` outlive
-  /// the call.
-  UpdateStreamReactor(const ServiceContext& context, const Principal* principal);
+  /// the call. `scene_header` is the call's x-collide-scene metadata: a batch naming another
+  /// scene is acknowledged with an INVALID_ARGUMENT error (CheckSceneHeader) and not applied.
+  UpdateStreamReactor(const ServiceContext& context, const Principal* principal,
+                      std::optional<std::string> scene_header = std::nullopt);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -50,6 +54,7 @@ class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  const std::optional<std::string> scene_header_;
   std::shared_ptr<State> state_;
   // Touched only by the read side (one read at a time).
   v1::UpdateBatch request_;
