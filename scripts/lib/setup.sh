@@ -12,7 +12,7 @@ COLLIDE_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev
   openssl
-  python3 python3-grpcio python3-protobuf
+  python3 python3-grpcio python3-protobuf python3-yaml
 )
 
 collide_log() { echo "[collide] $*" >&2; }
