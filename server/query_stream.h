@@ -48,13 +48,15 @@ class QueryStreamReactor final
  private:
   // Answers request_ into response_ (once its min_version is reached), then writes it.
   void AnswerAndWrite();
-  // The scene request_ may read (auth, batch size, lookup), or why the batch is rejected.
+  // The scene request_ may read (scene header, auth, batch size, lookup), or why the batch is
+  // rejected.
   absl::StatusOr<std::shared_ptr<const Scene>> SceneFor(const v1::QueryBatch& batch) const;
   // Answers request_ into response_ against `scene`, or with the batch's error.
   void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
   // Makes a fresh request_ on arena_ (resetting it: the previous batch is answered).
   void NewRequest();

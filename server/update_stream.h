@@ -54,6 +54,7 @@ class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch
 
   const ServiceContext& context_;
   const Principal* const principal_;
+  // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
   std::shared_ptr<State> state_;
   // Touched only by the read side (one read at a time).
