@@ -306,7 +306,7 @@ TEST_F(ApiTest, FarFromTheOriginAnswersStillMatchTheEngine) {
     *batch.add_queries() = client::MakePointQuery(
         4 * i + 4, client::MakePoint(MakeVec3(at.x(), at.y() + 8, at.z()), 3));
   }
-  auto session = client_->OpenQueryStream("arena");
+  auto session = client_->OpenQueryStream("far");
   ASSERT_TRUE(IsOk(session));
   auto result = (*session)->Run(batch);
   ASSERT_TRUE(IsOk(result));
@@ -373,20 +373,24 @@ TEST_F(ApiTest, UpdateStreamAcknowledgesInOrderAndDeduplicates) {
   ASSERT_TRUE(IsOk(ack));
   EXPECT_TRUE(ack->duplicate());
   EXPECT_EQ(ack->version(), 5u);
-  // Sequences are per (client, scene): sequence 1 of the same client in another scene applies.
+  // Sequences are per (client, scene): sequence 1 of the same client in another scene applies
+  // (through a stream of its own: a stream is opened for one scene).
   ASSERT_TRUE(IsOk(client_->CreateScene("other")));
+  auto other_writer = client_->OpenUpdateStream("other", /*client_id=*/7);
+  ASSERT_TRUE(IsOk(other_writer));
   v1::UpdateBatch elsewhere;
   elsewhere.set_scene("other");
   elsewhere.set_client_id(7);
   elsewhere.set_client_sequence(1);
   *elsewhere.add_ops() =
       client::MakeUpsertOp(MakeBody(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 0))));
-  ASSERT_TRUE(IsOk((*writer)->SendAsIs(elsewhere)));
-  ack = (*writer)->ReadAck();
+  ASSERT_TRUE(IsOk((*other_writer)->SendAsIs(elsewhere)));
+  ack = (*other_writer)->ReadAck();
   ASSERT_TRUE(IsOk(ack));
   EXPECT_TRUE(IsOk(client::AckStatus(*ack)));
   EXPECT_FALSE(ack->duplicate());
   EXPECT_EQ(ack->version(), 1u);
+  ASSERT_TRUE(IsOk((*other_writer)->Finish()));
   ASSERT_TRUE(IsOk((*writer)->Finish()));
 
   auto all = client_->GetBodies("arena");
