@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Checks docker/Dockerfile without a Docker engine (none runs on the build machines):
-#  1. its build stage builds only through the repository's scripts: the packages come from
-#     scripts/lib/setup.sh's collide_install_packages and the build is ./scripts/test, the
-#     command CI (.ci/run) starts with; no RUN step calls a compiler or build tool itself;
+#  1. its build stage builds only through the repository's scripts: the packages come from the
+#     scripts/lib/setup.sh installers that scripts/test calls (the same set), and the build is
+#     ./scripts/test, the command CI (.ci/run) starts with; no RUN step calls a compiler or
+#     build tool itself;
 #  2. every binary it copies out of the build stage is one the build makes (so a renamed
 #     target breaks this test, not only the image);
 #  3. the runtime stage installs the Debian package of every shared library those binaries
@@ -22,17 +23,28 @@ instructions=$(sed -e '/^[[:space:]]*#/d' "$dockerfile" | sed -e ':a' -e '/\\$/N
 build_stage=$(awk '/^FROM .* AS build$/{on=1; next} /^FROM /{on=0} on' <<<"$instructions")
 mapfile -t runs < <(grep -E '^RUN ' <<<"$build_stage" | sed -E 's/^RUN +//')
 [ ${#runs[@]} -gt 0 ] || fail "the build stage has no RUN step"
+# The installers scripts/test calls (they need root when something is missing, so the image
+# runs them as root before ./scripts/test runs as the build user).
+installers=$(grep -oE '^collide_install_[a-z_]+' "$root/scripts/test" | sort -u | tr '\n' ' ')
+[ -n "$installers" ] || fail "scripts/test calls no collide_install_* function"
+install_pattern="^bash -c 'source scripts/lib/setup.sh( && collide_install_[a-z_]+)+'\$"
 saw_install=0
 saw_test=0
 for run in "${runs[@]}"; do
+  if [[ $run =~ $install_pattern ]]; then
+    saw_install=1
+    called=$(grep -oE 'collide_install_[a-z_]+' <<<"$run" | sort -u | tr '\n' ' ')
+    [ "$called" = "$installers" ] ||
+      fail "the image runs the installers '$called', scripts/test runs '$installers'"
+    continue
+  fi
   case "$run" in
-    "bash -c 'source scripts/lib/setup.sh && collide_install_packages'") saw_install=1 ;;
     './scripts/test ${COLLIDE_CTEST_ARGS}') saw_test=1 ;;
     useradd\ *) ;;  # the build user
     *) fail "build stage step is neither a repository script nor the build user: RUN $run" ;;
   esac
 done
-[ $saw_install -eq 1 ] || fail "the build stage does not install through collide_install_packages"
+[ $saw_install -eq 1 ] || fail "the build stage does not install through scripts/lib/setup.sh"
 [ $saw_test -eq 1 ] || fail "the build stage does not run ./scripts/test"
 # CI's first step is the same script.
 grep -qxF './scripts/test' "$root/.ci/run" || fail ".ci/run no longer runs ./scripts/test"
