@@ -37,6 +37,8 @@ check src/bvh geom bvh
 check src/query geom bvh query
 # The scene layer may also use Abseil; the store adds the generated protobuf code.
 check src/scene geom bvh query scene absl
+# The watch layer (standing queries) sits on the scene layer.
+check src/watch geom bvh query scene watch absl
 check src/store geom bvh query scene store absl collide/v1 google/protobuf
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

@@ -146,7 +146,7 @@ bool AdvanceCast(const Shape& moving, const Pose& start, const Vec3& translation
   for (int step = 0; step < kMaxAdvanceSteps; ++step) {
     const Pose pose = Translated(start, translation * f);
     const Gap gap = GapOf(moving, pose, target, tp);
-    if (gap.cores_meet) {
+    if (gap.cores_meet || (f == 0.0f && gap.distance <= 0.0f)) {
       if (OverlapHit(moving, pose, target, tp, f, hit)) {
         hit->start_overlapping = f == 0.0f;
         return true;
@@ -154,10 +154,8 @@ bool AdvanceCast(const Shape& moving, const Pose& start, const Vec3& translation
       return false;
     }
     if (gap.distance <= tolerance) {
-      *hit = ShapeCastHit{.fraction = f,
-                          .point = gap.point,
-                          .normal = gap.normal,
-                          .start_overlapping = f == 0.0f && gap.distance <= 0.0f};
+      *hit = ShapeCastHit{
+          .fraction = f, .point = gap.point, .normal = gap.normal, .start_overlapping = false};
       return true;
     }
     // d(f) is convex with slope translation . (-normal): once it stops falling it never falls

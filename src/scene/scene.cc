@@ -116,6 +116,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   COLLIDE_RETURN_IF_ERROR(ValidateLocked(batch, &resolved_));
   const uint64_t new_version = version_ + 1;
   COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit(new_version));
+  if (!observers_.empty()) CaptureBefore(batch);
   {
     WriterLock lock(&mu_);
     ApplyLocked(batch, resolved_);
@@ -126,6 +127,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
           .client_id = client.client_id, .sequence = client.sequence, .version = new_version};
     }
   }
+  if (!observers_.empty()) NotifyApplied();
   return ApplyResult{.version = new_version, .duplicate = false};
 }
 
@@ -283,9 +285,69 @@ absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
     return absl::FailedPreconditionError(absl::StrCat("scene \"", name_, "\" was deleted"));
   }
   COLLIDE_RETURN_IF_ERROR(commit());
-  WriterLock lock(&mu_);
-  deleted_ = true;
+  {
+    WriterLock lock(&mu_);
+    deleted_ = true;
+  }
+  for (SceneObserver* observer : observers_) observer->OnDeleted();
+  observers_.clear();
   return absl::OkStatus();
+}
+
+absl::Status Scene::AddObserver(SceneObserver* observer,
+                                absl::FunctionRef<void(const SceneView& scene)> start) {
+  WriterLock serial(&write_mu_);
+  if (deleted_) return absl::NotFoundError(absl::StrCat("scene \"", name_, "\" was deleted"));
+  WithView(start);
+  observers_.push_back(observer);
+  return absl::OkStatus();
+}
+
+void Scene::RemoveObserver(SceneObserver* observer) {
+  WriterLock serial(&write_mu_);
+  observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
+}
+
+void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Called under write_mu_ before the batch is applied: the world is stable.
+  changes_.clear();
+  change_index_.clear();
+  for (const UpdateOp& op : batch.ops) {
+    auto [it, inserted] = change_index_.try_emplace(op.body_id, changes_.size());
+    if (inserted) {
+      BodyChange change;
+      change.id = op.body_id;
+      if (auto h = handles_.find(op.body_id); h != handles_.end()) {
+        change.before = world_.body(h->second);
+      }
+      changes_.push_back(change);
+    }
+    if (op.type == UpdateOpType::kUpsert) changes_[it->second].replaced = true;
+  }
+}
+
+void Scene::WithView(absl::FunctionRef<void(const SceneView&)> f) const
+    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // The world changes only under write_mu_ (held): reading it without mu_ cannot race.
+  auto find = [this](uint64_t id) -> const Body* {
+    auto it = handles_.find(id);
+    return it == handles_.end() ? nullptr : &world_.body(it->second);
+  };
+  f(SceneView{.world = world_, .find_body = find, .version = version_, .tick = history_.tick()});
+}
+
+void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Under write_mu_ after the batch: the world is stable until the next writer.
+  for (BodyChange& change : changes_) {
+    if (auto h = handles_.find(change.id); h != handles_.end())
+      change.after = world_.body(h->second);
+  }
+  std::sort(changes_.begin(), changes_.end(),
+            [](const BodyChange& a, const BodyChange& b) { return a.id < b.id; });
+  const AppliedBatch applied{.changes = changes_};
+  WithView([&](const SceneView& view) {
+    for (SceneObserver* observer : observers_) observer->OnApplied(applied, view);
+  });
 }
 
 uint64_t Scene::version() const {

@@ -17,6 +17,7 @@
 #include "query/collision_world.h"
 #include "query/pose_history.h"
 #include "scene/rw_mutex.h"
+#include "scene/scene_observer.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
 
@@ -191,6 +192,17 @@ class Scene {
   /// may go on reading its last version. FAILED_PRECONDITION if already deleted.
   absl::Status MarkDeleted(absl::FunctionRef<absl::Status()> commit);
 
+  /// Registers `observer` (not owned; it must outlive its registration) for every batch applied
+  /// from now on: first runs `start(const SceneView& scene)` on the current state under the
+  /// writer serialisation, so no batch falls between that state and the first OnApplied. NOT_FOUND
+  /// when the scene was deleted. While observers are registered, each batch also records its
+  /// bodies' before and after states (O(ops)).
+  absl::Status AddObserver(SceneObserver* observer,
+                           absl::FunctionRef<void(const SceneView& scene)> start);
+  /// Unregisters `observer`; after it returns no callback of it runs or is running. A no-op for
+  /// an observer not registered (e.g. after the scene was deleted).
+  void RemoveObserver(SceneObserver* observer);
+
   /// Runs `f(const CollisionWorld& world, uint64_t version)` under the reader lock and returns
   /// its result: every query `f` runs sees the one version passed in. `f` must not call back
   /// into this scene's writer methods (deadlock). Keep `f` short (one query batch); for long
@@ -254,6 +266,13 @@ class Scene {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
   BodyHandle AddBody(const UpdateOp& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   BodyState StateOf(BodyHandle handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  // With observers: the touched bodies' states before the batch, then after it, then the
+  // callbacks.
+  void CaptureBefore(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void NotifyApplied() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // The current state as observers see it; `f` runs with it (under write_mu_).
+  void WithView(absl::FunctionRef<void(const SceneView&)> f) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
 
   const std::string name_;
   const SceneOptions options_;
@@ -276,6 +295,10 @@ class Scene {
   bool deleted_ ABSL_GUARDED_BY(mu_) = false;
   // Scratch for Apply: the handle of each op of a non-structural batch, found by validation.
   std::vector<BodyHandle> resolved_ ABSL_GUARDED_BY(write_mu_);
+  // Registered observers, and the scratch of the change records handed to them.
+  std::vector<SceneObserver*> observers_ ABSL_GUARDED_BY(write_mu_);
+  std::vector<BodyChange> changes_ ABSL_GUARDED_BY(write_mu_);
+  absl::flat_hash_map<uint64_t, size_t> change_index_ ABSL_GUARDED_BY(write_mu_);
 };
 
 template <typename F>

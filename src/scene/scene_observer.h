@@ -1,0 +1,58 @@
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+
+#include "absl/functional/function_ref.h"
+#include "query/body.h"
+#include "query/collision_world.h"
+
+namespace collide {
+
+/// What one applied update batch did to one body.
+struct BodyChange {
+  /// The body's id.
+  uint64_t id = 0;
+  /// The body before the batch (absent when the batch created it).
+  std::optional<Body> before;
+  /// The body after the batch (absent when the batch removed it).
+  std::optional<Body> after;
+  /// True when the batch upserted the body (a replacement or a new body: no motion from
+  /// `before` to `after`, a teleport), false when it only moved it or changed its filter.
+  bool replaced = false;
+};
+
+/// One update batch the scene applied: every body it touched with its state before and after
+/// (intermediate states inside the batch are never visible), sorted by body id.
+struct AppliedBatch {
+  /// The touched bodies, sorted by id, each once.
+  std::span<const BodyChange> changes;
+};
+
+/// A scene's state at one version, as observers see it during a callback (valid only then).
+struct SceneView {
+  /// The world (user data of its trees' proxies = body handles).
+  const CollisionWorld& world;
+  /// The body with an id, or null when there is none.
+  absl::FunctionRef<const Body*(uint64_t id)> find_body;
+  /// The version, and the scene's tick at it.
+  uint64_t version = 0;
+  uint64_t tick = 0;
+};
+
+/// Sees every batch a scene applies, in version order (Scene::AddObserver). Callbacks run on the
+/// writer's thread under the scene's writer serialisation, after the batch is applied and
+/// visible to readers, and before the next batch is validated: they must be quick, must not
+/// block on I/O and must not call the scene's writer methods (deadlock). Readers run meanwhile.
+class SceneObserver {
+ public:
+  virtual ~SceneObserver() = default;
+  /// After each applied (non-duplicate) batch, with the scene at the version it produced
+  /// (unchanged during the call).
+  virtual void OnApplied(const AppliedBatch& batch, const SceneView& scene) = 0;
+  /// Once, when the scene is deleted; no callback follows.
+  virtual void OnDeleted() = 0;
+};
+
+}  // namespace collide

@@ -1,0 +1,143 @@
+#include "watch/contact_set.h"
+
+#include <algorithm>
+
+#include "geom/bounds.h"
+#include "geom/overlap.h"
+
+namespace collide {
+namespace {
+
+const BodyChange* FindChange(const AppliedBatch& batch, uint64_t id) {
+  auto it = std::lower_bound(batch.changes.begin(), batch.changes.end(), id,
+                             [](const BodyChange& c, uint64_t v) { return c.id < v; });
+  return it != batch.changes.end() && it->id == id ? &*it : nullptr;
+}
+
+template <typename F>
+void ForEachBody(const CollisionWorld& world, const Aabb& box, F&& f) {
+  for (BodyKind kind : {BodyKind::kDynamic, BodyKind::kStatic}) {
+    world.tree(kind).QueryAabb(box, ~0u, [&](uint32_t handle, int32_t) {
+      f(world.body(static_cast<BodyHandle>(handle)));
+      return true;
+    });
+  }
+}
+
+}  // namespace
+
+ContactSet::ContactSet(std::vector<ContactWatchSpec> watches) : watches_(std::move(watches)) {
+  std::sort(watches_.begin(), watches_.end(),
+            [](const ContactWatchSpec& a, const ContactWatchSpec& b) { return a.id < b.id; });
+  for (const ContactWatchSpec& w : watches_) relevant_ |= w.category_a | w.category_b;
+}
+
+void ContactSet::Link(uint64_t x, uint64_t y) {
+  partners_[x].push_back(y);
+  partners_[y].push_back(x);
+}
+
+void ContactSet::Unlink(uint64_t x, uint64_t y) {
+  for (auto [a, b] : {std::pair{x, y}, std::pair{y, x}}) {
+    auto it = partners_.find(a);
+    if (it == partners_.end()) continue;
+    std::vector<uint64_t>& list = it->second;
+    list.erase(std::remove(list.begin(), list.end(), b), list.end());
+    if (list.empty()) partners_.erase(it);
+  }
+}
+
+bool ContactSet::Linked(uint64_t x, uint64_t y) const {
+  auto it = partners_.find(x);
+  return it != partners_.end() &&
+         std::find(it->second.begin(), it->second.end(), y) != it->second.end();
+}
+
+void ContactSet::Start(const SceneView& scene) {
+  if (watches_.empty()) return;
+  const CollisionWorld& world = scene.world;
+  for (BodyHandle h = 0; h < world.slot_count(); ++h) {
+    if (!world.IsLive(h)) continue;
+    const Body& x = world.body(h);
+    if (!Relevant(x)) continue;
+    ForEachBody(world, Bounds(x.shape, x.pose), [&](const Body& y) {
+      if (y.id > x.id && Relevant(y) && Overlap(x.shape, x.pose, y.shape, y.pose)) {
+        Link(x.id, y.id);
+      }
+    });
+  }
+}
+
+void ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
+                       std::vector<WatchEvent>* events) {
+  events->clear();
+  if (watches_.empty()) return;
+  candidates_.clear();
+  // Each touched body against its previous partners and everything near it now.
+  for (const BodyChange& change : batch.changes) {
+    const uint64_t x = change.id;
+    if (auto it = partners_.find(x); it != partners_.end()) {
+      for (uint64_t y : it->second) candidates_.emplace_back(std::min(x, y), std::max(x, y));
+    }
+    if (!change.after.has_value() || !Relevant(*change.after)) continue;
+    const Body& body = *change.after;
+    ForEachBody(scene.world, Bounds(body.shape, body.pose), [&](const Body& other) {
+      if (other.id != x) candidates_.emplace_back(std::min(x, other.id), std::max(x, other.id));
+    });
+  }
+  std::sort(candidates_.begin(), candidates_.end());
+  candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
+  for (const auto& [x, y] : candidates_) {
+    // Each body before and after: from the batch when it touched it, else from the scene.
+    const Body* now_x = scene.find_body(x);
+    const Body* now_y = scene.find_body(y);
+    const Body* was_x = now_x;
+    const Body* was_y = now_y;
+    if (const BodyChange* c = FindChange(batch, x)) was_x = c->before ? &*c->before : nullptr;
+    if (const BodyChange* c = FindChange(batch, y)) was_y = c->before ? &*c->before : nullptr;
+    const bool was = Linked(x, y);
+    const bool now = now_x != nullptr && now_y != nullptr && Relevant(*now_x) && Relevant(*now_y) &&
+                     Overlap(now_x->shape, now_x->pose, now_y->shape, now_y->pose);
+    if (was == now && !was) continue;
+    for (const ContactWatchSpec& w : watches_) {
+      const bool in_before = was && Qualifies(w, *was_x, *was_y);
+      const bool in_after = now && Qualifies(w, *now_x, *now_y);
+      if (in_before == in_after) continue;
+      events->push_back(
+          WatchEvent{.kind = in_after ? WatchEventKind::kContactBegin : WatchEventKind::kContactEnd,
+                     .watch_id = w.id,
+                     .body_id = x,
+                     .other_body_id = y});
+    }
+    if (was && !now) Unlink(x, y);
+    if (!was && now) Link(x, y);
+  }
+  std::sort(events->begin(), events->end(), [](const WatchEvent& a, const WatchEvent& b) {
+    if (a.watch_id != b.watch_id) return a.watch_id < b.watch_id;
+    if (a.body_id != b.body_id) return a.body_id < b.body_id;
+    return a.other_body_id < b.other_body_id;
+  });
+}
+
+void ContactSet::Snapshot(const SceneView& scene, std::vector<ContactPair>* out) const {
+  out->clear();
+  for (const auto& [x, list] : partners_) {
+    const Body* body_x = scene.find_body(x);
+    for (uint64_t y : list) {
+      const Body* body_y = scene.find_body(y);
+      if (y < x || body_x == nullptr || body_y == nullptr) continue;
+      for (const ContactWatchSpec& w : watches_) {
+        if (Qualifies(w, *body_x, *body_y)) {
+          out->push_back(ContactPair{.watch_id = w.id, .body_id = x, .other_body_id = y});
+        }
+      }
+    }
+  }
+  std::sort(out->begin(), out->end(), [](const ContactPair& a, const ContactPair& b) {
+    if (a.watch_id != b.watch_id) return a.watch_id < b.watch_id;
+    if (a.body_id != b.body_id) return a.body_id < b.body_id;
+    return a.other_body_id < b.other_body_id;
+  });
+}
+
+}  // namespace collide

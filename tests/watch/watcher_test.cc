@@ -1,0 +1,342 @@
+// Watcher against a brute-force replay (watch_oracle.h) of the same update sequence: identical
+// event sequences after every batch, contacts judged by the oracle's own first contact, a
+// tunnelling case, and a slow watcher that resyncs.
+
+#include "watch/watcher.h"
+
+#include <map>
+#include <memory>
+#include <random>
+#include <set>
+#include <string>
+#include <tuple>
+#include <variant>
+
+#include "geom/oracle.h"
+#include "geom/sweep_oracle.h"
+#include "gtest/gtest.h"
+#include "scene/scene.h"
+#include "watch/watch_oracle.h"
+
+namespace collide {
+namespace {
+
+using testing::OracleEvent;
+using testing::WatchOracle;
+
+constexpr float kEps = 0.01f;
+
+std::string Describe(const WatchEvent& e) {
+  static const char* kNames[] = {"enter", "exit", "begin", "end"};
+  return std::string(kNames[static_cast<int>(e.kind)]) + " " + std::to_string(e.watch_id) + " " +
+         std::to_string(e.body_id) + " " + std::to_string(e.other_body_id);
+}
+
+std::vector<std::string> Describe(const std::vector<WatchEvent>& events) {
+  std::vector<std::string> out;
+  for (const WatchEvent& e : events) out.push_back(Describe(e));
+  return out;
+}
+
+// The state a consumer rebuilds from the messages: fence contents and contact pairs.
+struct Replica {
+  std::map<uint64_t, std::set<uint64_t>> inside;
+  std::set<std::tuple<uint64_t, uint64_t, uint64_t>> contacts;
+  uint64_t version = 0;
+  int resyncs = 0;
+
+  void Take(const WatchMessage& message) {
+    if (const auto* s = std::get_if<WatchSnapshot>(&message)) {
+      inside.clear();
+      contacts.clear();
+      for (const FenceContents& f : s->fences) {
+        inside[f.fence_id].insert(f.body_ids.begin(), f.body_ids.end());
+      }
+      for (const ContactPair& p : s->contacts) {
+        contacts.insert({p.watch_id, p.body_id, p.other_body_id});
+      }
+      version = s->version;
+      resyncs += s->resync;
+      return;
+    }
+    const WatchUpdate& u = std::get<WatchUpdate>(message);
+    version = u.version;
+    for (const WatchEvent& e : u.events) {
+      switch (e.kind) {
+        case WatchEventKind::kEnter:
+          inside[e.watch_id].insert(e.body_id);
+          break;
+        case WatchEventKind::kExit:
+          inside[e.watch_id].erase(e.body_id);
+          break;
+        case WatchEventKind::kContactBegin:
+          contacts.insert({e.watch_id, e.body_id, e.other_body_id});
+          break;
+        case WatchEventKind::kContactEnd:
+          contacts.erase({e.watch_id, e.body_id, e.other_body_id});
+          break;
+      }
+    }
+  }
+  void Compare(const WatchSnapshot& expected) const {
+    for (const FenceContents& f : expected.fences) {
+      std::set<uint64_t> want(f.body_ids.begin(), f.body_ids.end());
+      auto it = inside.find(f.fence_id);
+      EXPECT_EQ(it == inside.end() ? std::set<uint64_t>{} : it->second, want)
+          << "fence " << f.fence_id;
+    }
+    std::set<std::tuple<uint64_t, uint64_t, uint64_t>> want;
+    for (const ContactPair& p : expected.contacts) {
+      want.insert({p.watch_id, p.body_id, p.other_body_id});
+    }
+    EXPECT_EQ(contacts, want);
+  }
+};
+
+class Generator {
+ public:
+  explicit Generator(uint32_t seed) : rng_(seed) {}
+
+  Shape BodyShape() {
+    switch (Pick(3)) {
+      case 0:
+        return Sphere{Uniform(0.1f, 1.0f)};
+      case 1:
+        return Box{{Uniform(0.1f, 1.0f), Uniform(0.1f, 1.0f), Uniform(0.1f, 1.0f)}};
+      default:
+        return Capsule{Uniform(0.1f, 0.6f), Uniform(0.1f, 1.0f)};
+    }
+  }
+  Shape FenceShape() {
+    switch (Pick(4)) {
+      case 0:
+        return Sphere{Uniform(0.5f, 3.0f)};
+      case 1:
+        return Box{{Uniform(0.3f, 3.0f), Uniform(0.3f, 3.0f), Uniform(0.3f, 3.0f)}};
+      case 2:  // a thin plate, which fast bodies cross within one step
+        return Box{{0.03f, Uniform(1.0f, 4.0f), Uniform(1.0f, 4.0f)}};
+      default:
+        return Capsule{Uniform(0.3f, 2.0f), Uniform(0.2f, 2.0f)};
+    }
+  }
+  Quat Rotation() {
+    if (Pick(2) == 0) return Quat::Identity();
+    std::normal_distribution<float> g;
+    return Normalize(Quat{g(rng_), g(rng_), g(rng_), g(rng_)});
+  }
+  Vec3 Position(float reach) {
+    return {Uniform(-reach, reach), Uniform(-reach, reach), Uniform(-reach, reach)};
+  }
+  uint32_t Category() {
+    static const uint32_t kBits[] = {1, 2, 4, 3};
+    return kBits[Pick(4)];
+  }
+
+  // A batch of distinct bodies' operations valid for `bodies`.
+  UpdateBatch Batch(const std::map<uint64_t, WatchOracle::OracleBody>& bodies) {
+    UpdateBatch batch;
+    std::set<uint64_t> used;
+    const int n = 1 + Pick(10);
+    for (int i = 0; i < n; ++i) {
+      const uint64_t id = 1 + Pick(40);
+      if (!used.insert(id).second) continue;
+      auto it = bodies.find(id);
+      if (it == bodies.end()) {
+        if (Pick(3) == 0) continue;
+        batch.ops.push_back(UpsertOp(BodyDesc{.id = id,
+                                              .shape = BodyShape(),
+                                              .pose = Pose{Rotation(), Position(7.0f)},
+                                              .category = Category(),
+                                              .mask = Pick(4) == 0 ? 2u : ~0u}));
+        continue;
+      }
+      const int roll = Pick(100);
+      if (roll < 4) {
+        batch.ops.push_back(RemoveOp(id));
+      } else if (roll < 8) {
+        batch.ops.push_back(SetFilterOp(id, Category(), Pick(3) == 0 ? 2u : ~0u));
+      } else if (roll < 11) {
+        batch.ops.push_back(UpsertOp(BodyDesc{.id = id,
+                                              .shape = BodyShape(),
+                                              .pose = Pose{Rotation(), Position(10.0f)},
+                                              .category = Category()}));
+      } else {
+        Pose pose = it->second.pose;
+        const float reach = Pick(8) == 0 ? 12.0f : 1.5f;
+        pose.position += Position(reach);
+        pose.position = Clamp(pose.position, Vec3{-14, -14, -14}, Vec3{14, 14, 14});
+        if (Pick(4) == 0) pose.rotation = Rotation();
+        batch.ops.push_back(SetPoseOp(id, pose));
+      }
+    }
+    return batch;
+  }
+
+  int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
+  float Uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
+
+ private:
+  std::mt19937 rng_;
+};
+
+// Checks the contact of a reported enter against the oracle's.
+void CheckEnter(const WatchEvent& got, const OracleEvent& want, uint32_t seed, int step) {
+  if (want.swept) {
+    EXPECT_EQ(testing::CheckContact(want.body_shape, want.body_pose, want.fence_shape,
+                                    want.fence_pose, got.point, got.normal, 2e-3),
+              "")
+        << "seed " << seed << " step " << step << " " << Describe(got);
+  } else {
+    // A jump or a final rotation into the fence: Penetrate's point on the fence's surface.
+    const double sdf = oracle::Sdf(oracle::MakePosed(want.fence_shape, want.fence_pose),
+                                   oracle::ToDouble(got.point));
+    EXPECT_NEAR(sdf, 0.0, 2e-3) << "seed " << seed << " step " << step << " " << Describe(got);
+  }
+}
+
+TEST(Watcher, MatchesABruteForceReplayEventForEvent) {
+  for (uint32_t seed : {11u, 12u, 13u}) {
+    Generator gen(seed);
+    std::vector<FenceSpec> fences;
+    for (uint64_t i = 0; i < 40; ++i) {
+      FenceSpec f{.id = 1000 + 7 * i,
+                  .shape = gen.FenceShape(),
+                  .pose = Pose{gen.Rotation(), gen.Position(10.0f)}};
+      if (i % 5 == 0) {  // attached to one of the first bodies, off its centre
+        f.attached_to = 1 + i / 5;
+        f.pose.position = gen.Position(1.5f);
+      }
+      if (i % 3 == 0) f.mask = 1 | 4;
+      fences.push_back(f);
+    }
+    std::vector<ContactWatchSpec> contacts = {{.id = 5, .category_a = 1, .category_b = 2},
+                                              {.id = 9}};
+    WatchOracle oracle(fences, contacts, kEps);
+    auto scene = std::make_shared<Scene>("arena", SceneOptions{});
+    Watcher watcher(fences, contacts, 1 << 20);
+    // A slow watcher: never read until the end, its queue overflows into resyncs.
+    Watcher slow(fences, contacts, 8);
+    ASSERT_TRUE(watcher.Attach(scene).ok());
+    ASSERT_TRUE(slow.Attach(scene).ok());
+    WatchMessage message;
+    ASSERT_TRUE(watcher.queue().Pop(&message));
+    ASSERT_TRUE(std::holds_alternative<WatchSnapshot>(message));
+
+    uint64_t last_event_version = 0;
+    int enters = 0, crossings = 0, contact_events = 0, attached_events = 0, skipped = 0;
+    for (int step = 0; step < 250; ++step) {
+      UpdateBatch batch;
+      std::vector<OracleEvent> expected;
+      bool ambiguous = true;
+      for (int attempt = 0; attempt < 40 && ambiguous; ++attempt) {
+        batch = gen.Batch(oracle.bodies());
+        expected = oracle.Preview(batch, &ambiguous);
+      }
+      if (ambiguous) {
+        ++skipped;
+        continue;
+      }
+      oracle.Commit(batch);
+      auto applied = scene->Apply(batch);
+      ASSERT_TRUE(applied.ok()) << applied.status();
+
+      std::vector<WatchEvent> want;
+      for (const OracleEvent& e : expected) want.push_back(e.event);
+      std::vector<WatchEvent> got;
+      if (watcher.queue().Pop(&message)) {
+        const WatchUpdate* update = std::get_if<WatchUpdate>(&message);
+        ASSERT_NE(update, nullptr);
+        EXPECT_EQ(update->version, applied->version);
+        got = update->events;
+        last_event_version = update->version;
+      }
+      EXPECT_FALSE(watcher.queue().Pop(&message)) << "one message per batch";
+      ASSERT_EQ(Describe(got), Describe(want)) << "seed " << seed << " step " << step;
+      for (size_t i = 0; i < got.size(); ++i) {
+        const WatchEvent& e = got[i];
+        if (e.kind == WatchEventKind::kEnter) {
+          ++enters;
+          CheckEnter(e, expected[i], seed, step);
+          if (i + 1 < got.size() && got[i + 1].kind == WatchEventKind::kExit &&
+              got[i + 1].watch_id == e.watch_id && got[i + 1].body_id == e.body_id) {
+            ++crossings;
+          }
+        }
+        if (e.kind == WatchEventKind::kContactBegin || e.kind == WatchEventKind::kContactEnd) {
+          ++contact_events;
+        } else if ((e.watch_id - 1000) % 35 == 0) {
+          ++attached_events;
+        }
+      }
+    }
+    // The replay exercised what it claims to test.
+    EXPECT_GT(enters, 100) << "seed " << seed;
+    EXPECT_GT(crossings, 5) << "seed " << seed;
+    EXPECT_GT(contact_events, 20) << "seed " << seed;
+    EXPECT_GT(attached_events, 10) << "seed " << seed;
+    EXPECT_LT(skipped, 10) << "seed " << seed;
+
+    // The slow watcher resynced and, from its messages, holds exactly the final state.
+    Replica replica;
+    while (slow.queue().Pop(&message)) replica.Take(message);
+    EXPECT_GT(slow.queue().overflows(), 0u);
+    EXPECT_GT(replica.resyncs, 0);
+    EXPECT_EQ(replica.version, last_event_version);
+    replica.Compare(oracle.Snapshot());
+  }
+}
+
+TEST(Watcher, ReportsASmallFastBodyCrossingAThinFenceInOneStep) {
+  auto scene = std::make_shared<Scene>("arena", SceneOptions{});
+  ASSERT_TRUE(
+      scene
+          ->Apply({{UpsertOp(BodyDesc{.id = 7,
+                                      .shape = Sphere{0.05f},
+                                      .pose = Pose{Quat::Identity(), {-50.0f, 0.5f, 0.0f}}})}})
+          .ok());
+  Watcher watcher({FenceSpec{.id = 3, .shape = Box{{0.01f, 2.0f, 2.0f}}}}, {}, 64);
+  ASSERT_TRUE(watcher.Attach(scene).ok());
+  WatchMessage message;
+  ASSERT_TRUE(watcher.queue().Pop(&message));  // the starting snapshot: fence 3 empty
+  ASSERT_TRUE(std::get<WatchSnapshot>(message).fences[0].body_ids.empty());
+
+  auto applied = scene->Apply({{SetPoseOp(7, Pose{Quat::Identity(), {50.0f, 0.5f, 0.0f}})}});
+  ASSERT_TRUE(applied.ok());
+  ASSERT_TRUE(watcher.queue().Pop(&message));
+  const WatchUpdate& update = std::get<WatchUpdate>(message);
+  EXPECT_EQ(update.version, applied->version);
+  ASSERT_EQ(update.events.size(), 2u);
+  EXPECT_EQ(update.events[0].kind, WatchEventKind::kEnter);
+  EXPECT_EQ(update.events[0].watch_id, 3u);
+  EXPECT_EQ(update.events[0].body_id, 7u);
+  EXPECT_NEAR(update.events[0].point.x, -0.01f, 1e-4f);
+  EXPECT_NEAR(update.events[0].point.y, 0.5f, 1e-4f);
+  EXPECT_NEAR(update.events[0].normal.x, -1.0f, 1e-5f);
+  EXPECT_EQ(update.events[1].kind, WatchEventKind::kExit);
+  EXPECT_EQ(update.events[1].body_id, 7u);
+
+  // Passing beside the fence (0.05 beyond its edge) yields nothing.
+  ASSERT_TRUE(scene->Apply({{SetPoseOp(7, Pose{Quat::Identity(), {50.0f, 2.1f, 0.0f}})}}).ok());
+  ASSERT_TRUE(scene->Apply({{SetPoseOp(7, Pose{Quat::Identity(), {-50.0f, 2.1f, 0.0f}})}}).ok());
+  EXPECT_FALSE(watcher.queue().Pop(&message));
+}
+
+TEST(Watcher, ExitsWhenABodyInsideIsRemovedAndClosesWhenTheSceneIsDeleted) {
+  auto scene = std::make_shared<Scene>("arena", SceneOptions{});
+  ASSERT_TRUE(scene->Apply({{UpsertOp(BodyDesc{.id = 1, .shape = Sphere{0.5f}})}}).ok());
+  Watcher watcher({FenceSpec{.id = 1, .shape = Sphere{2.0f}}}, {}, 64);
+  ASSERT_TRUE(watcher.Attach(scene).ok());
+  WatchMessage message;
+  ASSERT_TRUE(watcher.queue().Pop(&message));
+  EXPECT_EQ(std::get<WatchSnapshot>(message).fences[0].body_ids, std::vector<uint64_t>{1});
+  ASSERT_TRUE(scene->Apply({{RemoveOp(1)}}).ok());
+  ASSERT_TRUE(watcher.queue().Pop(&message));
+  ASSERT_EQ(std::get<WatchUpdate>(message).events.size(), 1u);
+  EXPECT_EQ(std::get<WatchUpdate>(message).events[0].kind, WatchEventKind::kExit);
+  EXPECT_FALSE(watcher.queue().Finished());
+  ASSERT_TRUE(scene->MarkDeleted([] { return absl::OkStatus(); }).ok());
+  EXPECT_TRUE(watcher.queue().Finished());
+}
+
+}  // namespace
+}  // namespace collide
