@@ -13,6 +13,7 @@
 #include "server/status_convert.h"
 #include "server/update_stream.h"
 #include "server/version_wait.h"
+#include "server/watch_stream.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
@@ -304,6 +305,37 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
   }
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                 call->deadline());
+}
+
+// ---------------------------------------------------------------------------------------------
+// Standing queries.
+
+namespace {
+
+// A Watch call refused before it started (auth, header): finishes at once.
+class RefusedWatch final : public grpc::ServerWriteReactor<v1::WatchResponse> {
+ public:
+  explicit RefusedWatch(const grpc::Status& status) { Finish(status); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<v1::WatchResponse>* CollideService::Watch(
+    grpc::CallbackServerContext* call, const v1::WatchRequest* request) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  if (!principal.ok()) return new RefusedWatch(ToGrpcStatus(principal.status()));
+  // The x-collide-scene routing header, when sent, must name the request's scene.
+  const auto& metadata = call->client_metadata();
+  if (auto it = metadata.find("x-collide-scene"); it != metadata.end()) {
+    const absl::string_view header(it->second.data(), it->second.size());
+    if (header != request->scene()) {
+      return new RefusedWatch(ToGrpcStatus(absl::InvalidArgumentError(
+          absl::StrCat("scene: \"", request->scene(),
+                       "\" does not match the x-collide-scene header \"", header, "\""))));
+    }
+  }
+  return new WatchReactor(context_, *principal, *request);
 }
 
 // ---------------------------------------------------------------------------------------------

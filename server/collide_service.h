@@ -57,6 +57,10 @@ class CollideService final : public v1::Collide::CallbackService {
                                     const v1::OverlapRequest* request,
                                     v1::QueryResponse* response) override;
 
+  /// Standing queries: a WatchReactor (watch_stream.h) over the request's scene.
+  grpc::ServerWriteReactor<v1::WatchResponse>* Watch(grpc::CallbackServerContext* call,
+                                                     const v1::WatchRequest* request) override;
+
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 
   /// Every scene `principal` may see, sorted by name.

@@ -29,6 +29,10 @@ struct ServiceLimits {
   /// The longest a query asking for a min_version waits for the scene to reach it (ms), whatever
   /// its deadline.
   uint32_t max_version_wait_ms = 10000;
+  /// Fences per Watch request. Over it: RESOURCE_EXHAUSTED.
+  uint32_t max_fences_per_watch = 100000;
+  /// The largest WatchRequest.max_queued_events (larger values are lowered to it).
+  uint32_t max_watch_queued_events = 1 << 20;
 };
 
 /// Everything collide-server is configured with (flags are parsed only in server/main.cc).

@@ -199,4 +199,12 @@ absl::StatusOr<std::unique_ptr<QueryStreamSession>> Client::OpenQueryStream(
   return std::make_unique<QueryStreamSession>(std::move(context), std::move(stream));
 }
 
+absl::StatusOr<std::unique_ptr<WatchStream>> Client::Watch(const v1::WatchRequest& request,
+                                                           const CallOptions& call) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(request.scene(), false, call);
+  auto stream = stub_->Watch(context.get(), request);
+  if (stream == nullptr) return absl::InternalError("watch: could not be opened");
+  return std::make_unique<WatchStream>(std::move(context), std::move(stream));
+}
+
 }  // namespace collide::client

@@ -13,6 +13,7 @@
 #include "client/cpp/client_options.h"
 #include "client/cpp/query_stream.h"
 #include "client/cpp/update_writer.h"
+#include "client/cpp/watch_stream.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/channel.h"
 #include "grpcpp/client_context.h"
@@ -101,6 +102,13 @@ class Client {
   /// callers of the raw stub (channel()).
   std::unique_ptr<grpc::ClientContext> NewContext(std::string_view scene, bool unary,
                                                   const CallOptions& call = {}) const;
+
+  /// Opens a Watch on `request.scene()` (sent as the x-collide-scene header too): fences and
+  /// contact watches whose events stream until the stream is cancelled or the scene deleted. A
+  /// bad request ends the stream at once (the first Read returns the error). Deadline:
+  /// `call.deadline`, else options().stream_deadline.
+  absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const v1::WatchRequest& request,
+                                                     const CallOptions& call = {});
 
   /// The channel, for callers that need the raw stub.
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }

@@ -295,7 +295,7 @@ absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
 }
 
 absl::Status Scene::AddObserver(SceneObserver* observer,
-                                absl::FunctionRef<void(const SceneView& scene)> start) {
+                                absl::FunctionRef<void(const SceneView& scene)> start) const {
   WriterLock serial(&write_mu_);
   if (deleted_) return absl::NotFoundError(absl::StrCat("scene \"", name_, "\" was deleted"));
   WithView(start);
@@ -303,7 +303,7 @@ absl::Status Scene::AddObserver(SceneObserver* observer,
   return absl::OkStatus();
 }
 
-void Scene::RemoveObserver(SceneObserver* observer) {
+void Scene::RemoveObserver(SceneObserver* observer) const {
   WriterLock serial(&write_mu_);
   observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
 }

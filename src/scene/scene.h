@@ -198,10 +198,10 @@ class Scene {
   /// when the scene was deleted. While observers are registered, each batch also records its
   /// bodies' before and after states (O(ops)).
   absl::Status AddObserver(SceneObserver* observer,
-                           absl::FunctionRef<void(const SceneView& scene)> start);
+                           absl::FunctionRef<void(const SceneView& scene)> start) const;
   /// Unregisters `observer`; after it returns no callback of it runs or is running. A no-op for
   /// an observer not registered (e.g. after the scene was deleted).
-  void RemoveObserver(SceneObserver* observer);
+  void RemoveObserver(SceneObserver* observer) const;
 
   /// Runs `f(const CollisionWorld& world, uint64_t version)` under the reader lock and returns
   /// its result: every query `f` runs sees the one version passed in. `f` must not call back
@@ -296,7 +296,8 @@ class Scene {
   // Scratch for Apply: the handle of each op of a non-structural batch, found by validation.
   std::vector<BodyHandle> resolved_ ABSL_GUARDED_BY(write_mu_);
   // Registered observers, and the scratch of the change records handed to them.
-  std::vector<SceneObserver*> observers_ ABSL_GUARDED_BY(write_mu_);
+  // (Registering an observer changes no state of the scene: const methods may.)
+  mutable std::vector<SceneObserver*> observers_ ABSL_GUARDED_BY(write_mu_);
   std::vector<BodyChange> changes_ ABSL_GUARDED_BY(write_mu_);
   absl::flat_hash_map<uint64_t, size_t> change_index_ ABSL_GUARDED_BY(write_mu_);
 };

@@ -10,7 +10,7 @@ Watcher::Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> co
 
 Watcher::~Watcher() { Detach(); }
 
-absl::Status Watcher::Attach(std::shared_ptr<Scene> scene) {
+absl::Status Watcher::Attach(std::shared_ptr<const Scene> scene) {
   absl::Status status = scene->AddObserver(this, [&](const SceneView& view) {
     fences_.Start(view);
     contacts_.Start(view);

@@ -33,7 +33,7 @@ class Watcher final : public SceneObserver {
   /// Starts watching `scene` (kept alive while attached): computes the starting state, queues it
   /// as the first message and registers for every later batch. NOT_FOUND when the scene was
   /// deleted. Set the queue's listener before.
-  absl::Status Attach(std::shared_ptr<Scene> scene);
+  absl::Status Attach(std::shared_ptr<const Scene> scene);
   /// Stops watching; no callback runs after it returns. Idempotent.
   void Detach();
 
@@ -49,7 +49,7 @@ class Watcher final : public SceneObserver {
   FenceSet fences_;
   ContactSet contacts_;
   WatchQueue queue_;
-  std::shared_ptr<Scene> scene_;
+  std::shared_ptr<const Scene> scene_;
   // Scratch of OnApplied.
   std::vector<WatchEvent> fence_events_;
   std::vector<WatchEvent> contact_events_;

@@ -1,0 +1,71 @@
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/synchronization/mutex.h"
+#include "collide/v1/collide.pb.h"
+#include "grpcpp/support/server_callback.h"
+#include "server/auth.h"
+#include "server/service_context.h"
+#include "watch/watch_types.h"
+#include "watch/watcher.h"
+
+namespace collide {
+
+/// The default WatchRequest.max_queued_events.
+inline constexpr uint32_t kDefaultWatchQueuedEvents = 65536;
+/// The most contact watches per WatchRequest.
+inline constexpr int kMaxContactWatches = 64;
+
+/// The fences and contact watches a WatchRequest asks for, checked: INVALID_ARGUMENT with the
+/// field path (`fences[3].shape.box.half_extents: ...`, `fences[3].id: fence 7 appears twice`,
+/// `fences[2].filter.excluded_ids: ...`), RESOURCE_EXHAUSTED `fences` / `contacts` over the
+/// limits.
+absl::Status WatchSpecsFromProto(const v1::WatchRequest& request, const ServiceLimits& limits,
+                                 std::vector<FenceSpec>* fences,
+                                 std::vector<ContactWatchSpec>* contacts);
+
+/// A core message as the proto the stream sends.
+void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
+
+/// The reactor of one Watch call. It validates the request, attaches a Watcher to the scene and
+/// then writes what the watcher's bounded queue holds, one message at a time: the next write
+/// starts when the previous one completed (so a slow client leaves messages in the queue, where
+/// overflow turns them into a resync). The queue's listener, called on the scene's writer thread
+/// after each batch, only starts a write when none is in flight. The call ends with NOT_FOUND
+/// when the scene is deleted, or when the client cancels.
+class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchResponse> {
+ public:
+  /// Starts the watch (or finishes the call with the request's error). `principal` (already
+  /// checked for the reader role) and `context` outlive the call.
+  WatchReactor(const ServiceContext& context, const Principal* principal,
+               const v1::WatchRequest& request);
+
+  void OnWriteDone(bool ok) override;
+  void OnCancel() override;
+  void OnDone() override;
+
+ private:
+  absl::Status Start(const v1::WatchRequest& request);
+  // Starts the next write when none is in flight, or finishes once the queue is closed and
+  // empty.
+  void Pump() ABSL_LOCKS_EXCLUDED(mu_);
+  bool Writing() ABSL_LOCKS_EXCLUDED(mu_);
+  // Finishes the call once (later calls do nothing).
+  void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+
+  const ServiceContext& context_;
+  const Principal* const principal_;
+  std::unique_ptr<Watcher> watcher_;
+  absl::Mutex mu_;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // The message being written (changed only while no write is in flight).
+  v1::WatchResponse response_;
+  WatchMessage message_ ABSL_GUARDED_BY(mu_);
+};
+
+}  // namespace collide
