@@ -12,6 +12,7 @@ import { CollideError, fromGrpcError } from './errors.js';
 import { encodeRequest, service } from './proto.js';
 import { QueryStream } from './query_stream.js';
 import { UpdateWriter } from './update_writer.js';
+import { WatchStream } from './watch_stream.js';
 
 /** The metadata key that names a call's scene (lets a router shard by scene). */
 export const SCENE_HEADER = 'x-collide-scene';
@@ -392,5 +393,18 @@ export class Client {
       throw new CollideError(grpc.status.INVALID_ARGUMENT, 'scene: must be a string');
     }
     return new QueryStream(this, scene, options);
+  }
+
+  /**
+   * Opens a Watch on `request.scene`: fences (trigger volumes, fixed or attached to bodies) with
+   * swept enter/exit events and contact watches; see WatchStream. Reader.
+   * @param {{scene: string, fences?: object[], contacts?: object[], max_queued_events?: number}} request
+   * @returns {WatchStream}
+   * @throws {CollideError} INVALID_ARGUMENT for a request that does not fit the proto;
+   *     FAILED_PRECONDITION after close().
+   */
+  watch(request) {
+    if (this.closed) throw this.closedError();
+    return new WatchStream(this, request);
   }
 }

@@ -274,6 +274,12 @@ export class Client {
   ): Promise<QueryResponse>;
   openUpdateWriter(scene: string, options?: UpdateWriterOptions): UpdateWriter;
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
+  watch(request: {
+    scene: string;
+    fences?: object[];
+    contacts?: object[];
+    max_queued_events?: number;
+  }): WatchStream;
 }
 
 export class UpdateWriter extends EventEmitter {
@@ -307,4 +313,11 @@ export class QueryStream implements AsyncIterable<QueryBatchResult> {
   close(): Promise<void>;
   cancel(): void;
   [Symbol.asyncIterator](): AsyncIterator<QueryBatchResult>;
+}
+
+/** One open Watch: the server's WatchResponse messages (snapshot, then updates). */
+export class WatchStream implements AsyncIterable<any> {
+  readonly scene: string;
+  cancel(): void;
+  [Symbol.asyncIterator](): AsyncIterator<any>;
 }

@@ -12,4 +12,5 @@ export { Client, DEFAULT_DEADLINE_MS, SCENE_HEADER } from './client.js';
 export { CollideError, CODE_NAMES } from './errors.js';
 export { QueryStream } from './query_stream.js';
 export { UpdateWriter, randomClientId } from './update_writer.js';
+export { WatchStream } from './watch_stream.js';
 export { status } from './proto.js';

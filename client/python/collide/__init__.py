@@ -22,12 +22,13 @@ from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durabi
                            Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
+from collide.watch import ContactWatch, Fence, Watch
 
 __all__ = [
     "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
-    "CollideError", "Durability", "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap",
+    "CollideError", "ContactWatch", "Durability", "Fence", "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap",
     "PointQuery", "Pose", "PoseColumns", "Quat", "Query", "QueryBatchResult", "QueryResponse",
     "QueryResult", "QueryStream", "Raycast", "Remove", "SCENE_HEADER", "SceneInfo",
     "SceneOptions", "SceneStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck",
-    "UpdateWriter", "Upsert", "Vec3", "WriteResult",
+    "UpdateWriter", "Upsert", "Vec3", "Watch", "WriteResult",
 ]

@@ -12,6 +12,7 @@ from collide._pb import pb, pb_grpc
 from collide.errors import CollideError
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
+from collide.watch import ContactWatch, Fence, Watch, watch_request
 
 Pem = Union[bytes, str]
 Metadata = Tuple[Tuple[str, str], ...]
@@ -220,3 +221,9 @@ class Client:
     def query_stream(self, scene: str) -> QueryStream:
         """Opens a QueryStream session for `scene`."""
         return QueryStream(self, scene)
+
+    def watch(self, scene: str, fences: Iterable[Fence], contacts: Iterable[ContactWatch] = (), *,
+              max_queued_events: int = 0) -> Watch:
+        """Opens a Watch on `scene` (standing queries: fences with swept enter/exit events and
+        contact watches; see Watch). A bad request raises CollideError on the first message."""
+        return Watch(self, watch_request(scene, fences, contacts, max_queued_events))
