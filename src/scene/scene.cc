@@ -309,21 +309,53 @@ void Scene::RemoveObserver(SceneObserver* observer) const {
 }
 
 void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  // Called under write_mu_ before the batch is applied: the world is stable.
-  changes_.clear();
-  change_index_.clear();
-  for (const UpdateOp& op : batch.ops) {
-    auto [it, inserted] = change_index_.try_emplace(op.body_id, changes_.size());
-    if (inserted) {
-      BodyChange change;
-      change.id = op.body_id;
-      if (auto h = handles_.find(op.body_id); h != handles_.end()) {
-        change.before = world_.body(h->second);
-      }
-      changes_.push_back(change);
-    }
-    if (op.type == UpdateOpType::kUpsert) changes_[it->second].replaced = true;
+  // Called under write_mu_ before the batch is applied: the world is stable. The ops are ordered
+  // by body id (a sort of ids, not of change records), so each body gets one record, already in
+  // the order observers see.
+  const std::vector<UpdateOp>& ops = batch.ops;
+  change_structural_ = IsStructural(batch);
+  change_order_.clear();
+  for (size_t i = 0; i < ops.size(); ++i) change_order_.emplace_back(ops[i].body_id, i);
+  if (!std::is_sorted(change_order_.begin(), change_order_.end())) {
+    std::sort(change_order_.begin(), change_order_.end());
   }
+  changes_.clear();
+  change_handles_.clear();
+  for (size_t k = 0; k < change_order_.size();) {
+    const uint64_t id = change_order_[k].first;
+    BodyChange change;
+    change.id = id;
+    // A batch of moves and filter changes found every body's handle while validating it.
+    BodyHandle handle = kNullBody;
+    if (!change_structural_) {
+      handle = resolved_[change_order_[k].second];
+    } else if (auto it = handles_.find(id); it != handles_.end()) {
+      handle = it->second;
+    }
+    for (; k < change_order_.size() && change_order_[k].first == id; ++k) {
+      change.replaced |= ops[change_order_[k].second].type == UpdateOpType::kUpsert;
+    }
+    if (handle != kNullBody) change.before = world_.body(handle);
+    changes_.push_back(std::move(change));
+    change_handles_.push_back(handle);
+  }
+}
+
+void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Under write_mu_ after the batch: the world is stable until the next writer. Without
+  // structural ops every body kept its handle.
+  for (size_t i = 0; i < changes_.size(); ++i) {
+    BodyHandle handle = change_handles_[i];
+    if (change_structural_) {
+      auto it = handles_.find(changes_[i].id);
+      handle = it == handles_.end() ? kNullBody : it->second;
+    }
+    if (handle != kNullBody) changes_[i].after = world_.body(handle);
+  }
+  const AppliedBatch applied{.changes = changes_};
+  WithView([&](const SceneView& view) {
+    for (SceneObserver* observer : observers_) observer->OnApplied(applied, view);
+  });
 }
 
 void Scene::WithView(absl::FunctionRef<void(const SceneView&)> f) const
@@ -334,20 +366,6 @@ void Scene::WithView(absl::FunctionRef<void(const SceneView&)> f) const
     return it == handles_.end() ? nullptr : &world_.body(it->second);
   };
   f(SceneView{.world = world_, .find_body = find, .version = version_, .tick = history_.tick()});
-}
-
-void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  // Under write_mu_ after the batch: the world is stable until the next writer.
-  for (BodyChange& change : changes_) {
-    if (auto h = handles_.find(change.id); h != handles_.end())
-      change.after = world_.body(h->second);
-  }
-  std::sort(changes_.begin(), changes_.end(),
-            [](const BodyChange& a, const BodyChange& b) { return a.id < b.id; });
-  const AppliedBatch applied{.changes = changes_};
-  WithView([&](const SceneView& view) {
-    for (SceneObserver* observer : observers_) observer->OnApplied(applied, view);
-  });
 }
 
 uint64_t Scene::version() const {

@@ -299,7 +299,11 @@ class Scene {
   // (Registering an observer changes no state of the scene: const methods may.)
   mutable std::vector<SceneObserver*> observers_ ABSL_GUARDED_BY(write_mu_);
   std::vector<BodyChange> changes_ ABSL_GUARDED_BY(write_mu_);
-  absl::flat_hash_map<uint64_t, size_t> change_index_ ABSL_GUARDED_BY(write_mu_);
+  // (body id, op index) of the batch's ops sorted, each change's handle before the batch, and
+  // whether the batch was structural (then handles are looked up again after it).
+  std::vector<std::pair<uint64_t, size_t>> change_order_ ABSL_GUARDED_BY(write_mu_);
+  std::vector<BodyHandle> change_handles_ ABSL_GUARDED_BY(write_mu_);
+  bool change_structural_ ABSL_GUARDED_BY(write_mu_) = false;
 };
 
 template <typename F>
