@@ -103,7 +103,7 @@ TEST(Watch, StreamsSweptEnterExitAttachedFencesAndContacts) {
   EXPECT_EQ(snapshot.contacts(0).body_id(), 2u);
   EXPECT_EQ(snapshot.contacts(0).other_body_id(), 3u);
 
-  auto writer = client->OpenUpdateStream(/*client_id=*/0);
+  auto writer = client->OpenUpdateStream("arena", /*client_id=*/0);
   ASSERT_TRUE(IsOk(writer));
   // A small fast body crosses the thin fence within one step.
   const uint64_t crossed = Move(writer->get(), 1, MakeVec3(50, 0.5f, 0));
@@ -220,7 +220,7 @@ TEST(Watch, ASlowWatcherGetsAResyncAndEndsInTheRightState) {
   auto first = (*watch)->Read();
   ASSERT_TRUE(IsOk(first));
   ASSERT_TRUE(first->has_snapshot());
-  auto writer = client->OpenUpdateStream(/*client_id=*/0);
+  auto writer = client->OpenUpdateStream("arena", /*client_id=*/0);
   ASSERT_TRUE(IsOk(writer));
   uint64_t last = 0;
   for (int b = 0; b <= 60; ++b) {
