@@ -326,14 +326,9 @@ grpc::ServerWriteReactor<v1::WatchResponse>* CollideService::Watch(
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
   if (!principal.ok()) return new RefusedWatch(ToGrpcStatus(principal.status()));
   // The x-collide-scene routing header, when sent, must name the request's scene.
-  const auto& metadata = call->client_metadata();
-  if (auto it = metadata.find("x-collide-scene"); it != metadata.end()) {
-    const absl::string_view header(it->second.data(), it->second.size());
-    if (header != request->scene()) {
-      return new RefusedWatch(ToGrpcStatus(absl::InvalidArgumentError(
-          absl::StrCat("scene: \"", request->scene(),
-                       "\" does not match the x-collide-scene header \"", header, "\""))));
-    }
+  if (absl::Status s = CheckSceneHeader(SceneHeaderOf(call->client_metadata()), request->scene());
+      !s.ok()) {
+    return new RefusedWatch(ToGrpcStatus(s));
   }
   return new WatchReactor(context_, *principal, *request);
 }
