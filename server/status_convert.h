@@ -1,6 +1,10 @@
 #pragma once
 
+#include <cstddef>
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/strings/string_view.h"
 #include "collide/v1/collide.pb.h"
 #include "grpcpp/support/status.h"
 
@@ -8,7 +12,17 @@ namespace collide {
 
 // The one place where the core's absl::Status becomes what the network sees: a grpc::Status for
 // a call, or an Error inside a stream's answer. Codes map one to one (both follow
-// google.rpc.Code); the message (`<field path>: <reason>`) is kept as it is.
+// google.rpc.Code); the message (`<field path>: <reason>`) is kept as it is, up to
+// kMaxStatusMessageBytes.
+
+/// The longest message the server sends in a status or an Error. Messages quote client input
+/// (a scene name, a header); a longer one is cut (at a UTF-8 character boundary) and ends with
+/// "... (N more bytes)", so that no client can make a status outgrow gRPC's metadata limit,
+/// which would break the connection rather than answer the call.
+inline constexpr size_t kMaxStatusMessageBytes = 1024;
+
+/// `message` as the server sends it: unchanged up to kMaxStatusMessageBytes, cut beyond.
+std::string BoundedStatusMessage(absl::string_view message);
 
 /// `status` as a gRPC status with the same code and message.
 grpc::Status ToGrpcStatus(const absl::Status& status);

@@ -2,7 +2,11 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
 
 namespace collide {
 namespace {
@@ -22,6 +26,42 @@ TEST(ToGrpcStatus, KeepsEveryCodeAndTheMessage) {
     EXPECT_EQ(static_cast<int>(status.error_code()), static_cast<int>(code));
     EXPECT_EQ(status.error_message(), "ops[3].remove: no body 7");
   }
+}
+
+TEST(ToGrpcStatus, CutsALongMessageAndSaysHowMuchWasCut) {
+  const std::string name(70000, 'n');
+  const grpc::Status status =
+      ToGrpcStatus(absl::NotFoundError(absl::StrCat("scene: no scene \"", name, "\"")));
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_LE(status.error_message().size(), kMaxStatusMessageBytes);
+  EXPECT_TRUE(absl::StartsWith(status.error_message(), "scene: no scene \"nnnn"))
+      << status.error_message().substr(0, 40);
+  const size_t kept = status.error_message().find("...");
+  ASSERT_NE(kept, std::string::npos);
+  // What was cut plus what was kept is the whole message (`scene: no scene "` + name + `"`).
+  EXPECT_EQ(status.error_message().substr(kept),
+            absl::StrCat("... (", name.size() + 18 - kept, " more bytes)"));
+}
+
+TEST(ToGrpcStatus, NeverSplitsAUtf8Character) {
+  // Two-byte characters from the start: wherever the cut falls, it must fall between them.
+  for (size_t lead = 0; lead < 4; ++lead) {
+    std::string message(lead, 'a');
+    for (int i = 0; i < 2000; ++i) message += "\xC3\xA9";  // U+00E9
+    const std::string bounded = BoundedStatusMessage(message);
+    const size_t kept = bounded.find("...");
+    ASSERT_NE(kept, std::string::npos);
+    EXPECT_EQ((kept - lead) % 2, 0u) << "lead " << lead;
+    EXPECT_EQ(bounded.substr(0, kept), message.substr(0, kept));
+  }
+}
+
+TEST(ToGrpcStatus, KeepsAMessageOfExactlyTheLimit) {
+  const std::string message(kMaxStatusMessageBytes, 'm');
+  EXPECT_EQ(ToGrpcStatus(absl::InternalError(message)).error_message(), message);
+  v1::Error error;
+  ToProtoError(absl::InternalError(message + "x"), &error);
+  EXPECT_LE(error.message().size(), kMaxStatusMessageBytes);
 }
 
 TEST(ToGrpcStatus, MapsOkToOk) { EXPECT_TRUE(ToGrpcStatus(absl::OkStatus()).ok()); }
