@@ -13,6 +13,7 @@ COLLIDE_PACKAGES=(
   libabsl-dev libspdlog-dev libfmt-dev
   openssl
   python3 python3-grpcio python3-protobuf python3-yaml
+  clang-14 libclang-rt-14-dev
 )
 
 collide_log() { echo "[collide] $*" >&2; }
