@@ -59,12 +59,13 @@ grpc::ServerUnaryReactor* ApplyWrite(Database& db, grpc::CallbackServerContext* 
                                      v1::WriteResponse* response) {
   grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
   db.Apply(scene, ClientTag{}, batch,
-           [reactor, response, rpc, translate](absl::StatusOr<ApplyAck> ack) {
+           [&db, reactor, response, rpc, translate](absl::StatusOr<ApplyAck> ack) {
              if (ack.ok()) {
                response->set_version(ack->version);
                response->set_durable(ack->durable);
              }
-             const absl::Status status = translate(ack.status());
+             const absl::Status status =
+                 translate(ClarifyStoreWriteError(ack.status(), db.write_status()));
              LogServerError(rpc, status);
              reactor->Finish(ToGrpcStatus(status));
            });
@@ -115,6 +116,7 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
   context_.db->CreateScene(
       request->scene(), resolved,
       [this, reactor, request, response, resolved](absl::Status status) {
+        status = ClarifyStoreWriteError(status, context_.db->write_status());
         if (status.ok()) {
           spdlog::info(
               "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})",
@@ -146,7 +148,8 @@ grpc::ServerUnaryReactor* CollideService::DeleteScene(grpc::CallbackServerContex
     return FinishNow(call, "DeleteScene", s);
   }
   grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  context_.db->DeleteScene(request->scene(), [reactor, request](absl::Status status) {
+  context_.db->DeleteScene(request->scene(), [this, reactor, request](absl::Status status) {
+    status = ClarifyStoreWriteError(status, context_.db->write_status());
     if (status.ok()) spdlog::info("deleted scene \"{}\"", request->scene());
     LogServerError("DeleteScene", status);
     reactor->Finish(ToGrpcStatus(status));
@@ -294,7 +297,17 @@ grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* CollideService::UpdateS
   if (!principal.ok()) {
     return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(principal.status());
   }
-  return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()));
+  std::unique_ptr<StreamHandle> stream;
+  if (context_.streams != nullptr) {
+    absl::StatusOr<std::unique_ptr<StreamHandle>> opened =
+        context_.streams->Open(StreamKind::kUpdate, call);
+    if (!opened.ok()) {
+      return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(opened.status());
+    }
+    stream = *std::move(opened);
+  }
+  return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
+                                 std::move(stream));
 }
 
 grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::QueryStream(
@@ -303,8 +316,17 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
   if (!principal.ok()) {
     return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(principal.status());
   }
+  std::unique_ptr<StreamHandle> stream;
+  if (context_.streams != nullptr) {
+    absl::StatusOr<std::unique_ptr<StreamHandle>> opened =
+        context_.streams->Open(StreamKind::kQuery, call);
+    if (!opened.ok()) {
+      return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(opened.status());
+    }
+    stream = *std::move(opened);
+  }
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
-                                call->deadline());
+                                call->deadline(), std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -410,6 +432,34 @@ grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* c
                                                   const v1::OverlapRequest* request,
                                                   v1::QueryResponse* response) {
   return UnaryQuery(call, "Overlap", request, response, &OverlapRequestToQuery);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server statistics.
+
+grpc::ServerUnaryReactor* CollideService::GetServerStats(grpc::CallbackServerContext* call,
+                                                         const v1::GetServerStatsRequest* request,
+                                                         v1::GetServerStatsResponse* response) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
+  if (!principal.ok()) return FinishNow(call, "GetServerStats", principal.status());
+  DoGetServerStats(response);
+  return FinishNow(call, "GetServerStats", absl::OkStatus());
+}
+
+void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) const {
+  if (context_.streams != nullptr) {
+    const StreamStats streams = context_.streams->stats();
+    response->set_update_streams(streams.update_streams);
+    response->set_query_streams(streams.query_streams);
+    response->set_streams_opened(streams.opened);
+    response->set_streams_refused(streams.refused);
+    response->set_streams_stalled(streams.stalled);
+    response->set_outbound_bytes(streams.outbound_bytes);
+  }
+  response->set_scenes(static_cast<uint32_t>(context_.db->scenes().size()));
+  const absl::Status writable = context_.db->write_status();
+  response->set_writable(writable.ok());
+  if (!writable.ok()) response->set_write_error(std::string(writable.message()));
 }
 
 }  // namespace collide

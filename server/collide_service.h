@@ -56,6 +56,9 @@ class CollideService final : public v1::Collide::CallbackService {
   grpc::ServerUnaryReactor* Overlap(grpc::CallbackServerContext* call,
                                     const v1::OverlapRequest* request,
                                     v1::QueryResponse* response) override;
+  grpc::ServerUnaryReactor* GetServerStats(grpc::CallbackServerContext* call,
+                                           const v1::GetServerStatsRequest* request,
+                                           v1::GetServerStatsResponse* response) override;
 
   /// Standing queries: a WatchReactor (watch_stream.h) over the request's scene.
   grpc::ServerWriteReactor<v1::WatchResponse>* Watch(grpc::CallbackServerContext* call,
@@ -68,6 +71,8 @@ class CollideService final : public v1::Collide::CallbackService {
   /// One scene's info. PERMISSION_DENIED, NOT_FOUND.
   absl::Status DoGetScene(const Principal& principal, const v1::GetSceneRequest& request,
                           v1::GetSceneResponse* response) const;
+  /// The server's counters (admin; checked by the caller).
+  void DoGetServerStats(v1::GetServerStatsResponse* response) const;
   /// Bodies of one scene, read at one version.
   absl::Status DoGetBodies(const Principal& principal, const v1::GetBodiesRequest& request,
                            v1::GetBodiesResponse* response) const;

@@ -54,6 +54,16 @@ ABSL_FLAG(uint32_t, max_version_wait_ms, 10000,
 ABSL_FLAG(uint32_t, max_inflight_per_stream, 64,
           "Batches read but not yet answered, per stream (then the server stops reading).");
 ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
+ABSL_FLAG(uint32_t, max_streams, 10000,
+          "The most UpdateStream + QueryStream calls open at once on the server (then a new "
+          "stream ends at once with RESOURCE_EXHAUSTED).");
+ABSL_FLAG(uint32_t, stream_stall_timeout_ms, 30000,
+          "A stream whose answer cannot be written for this long (its client stopped reading) "
+          "ends with RESOURCE_EXHAUSTED (ms; 0: never).");
+ABSL_FLAG(int, max_metadata_bytes, 16384,
+          "The largest request metadata (all headers of a call), in bytes.");
+ABSL_FLAG(int, max_streams_per_connection, 1024,
+          "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).");
 
 namespace collide {
 namespace {
@@ -92,8 +102,11 @@ int Main() {
   }
   options.durability = *durability;
   if (absl::GetFlag(FLAGS_sync_interval_ms) < 0 || absl::GetFlag(FLAGS_drain_timeout_ms) < 0 ||
-      absl::GetFlag(FLAGS_max_message_bytes) <= 0) {
-    spdlog::error("--sync_interval_ms, --drain_timeout_ms must be >= 0; --max_message_bytes > 0");
+      absl::GetFlag(FLAGS_max_message_bytes) <= 0 || absl::GetFlag(FLAGS_max_metadata_bytes) <= 0 ||
+      absl::GetFlag(FLAGS_max_streams_per_connection) <= 0) {
+    spdlog::error(
+        "--sync_interval_ms, --drain_timeout_ms must be >= 0; --max_message_bytes, "
+        "--max_metadata_bytes, --max_streams_per_connection > 0");
     return 2;
   }
   options.sync_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_sync_interval_ms));
@@ -103,6 +116,8 @@ int Main() {
   options.tls_key = absl::GetFlag(FLAGS_tls_key);
   options.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   options.max_message_bytes = absl::GetFlag(FLAGS_max_message_bytes);
+  options.max_metadata_bytes = absl::GetFlag(FLAGS_max_metadata_bytes);
+  options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   options.drain_timeout = std::chrono::milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   ServiceLimits& limits = options.limits;
   limits.max_batch_ops = absl::GetFlag(FLAGS_max_batch_ops);
@@ -113,9 +128,13 @@ int Main() {
   limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
   limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
   limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
+  limits.max_streams = absl::GetFlag(FLAGS_max_streams);
+  limits.stream_stall_timeout_ms = absl::GetFlag(FLAGS_stream_stall_timeout_ms);
   if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
-      limits.max_bodies_per_scene == 0) {
-    spdlog::error("--max_inflight_per_stream, --max_scenes, --max_bodies_per_scene must be > 0");
+      limits.max_bodies_per_scene == 0 || limits.max_streams == 0) {
+    spdlog::error(
+        "--max_inflight_per_stream, --max_scenes, --max_bodies_per_scene, --max_streams must be "
+        "> 0");
     return 2;
   }
 
@@ -126,18 +145,24 @@ int Main() {
   sigaddset(&signals, SIGINT);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
   signal(SIGPIPE, SIG_IGN);
+  // Past a file size limit (RLIMIT_FSIZE) a write then fails with EFBIG, which the store handles
+  // as a full disk, instead of the signal killing the process.
+  signal(SIGXFSZ, SIG_IGN);
 
   spdlog::info(
       "starting: address {}, data_dir {}, durability {}, sync_interval_ms {}, auth {}, tls {}{}, "
       "max_message_bytes {}, max_batch_ops {}, max_queries_per_batch {}, max_scenes {}, "
       "max_bodies_per_scene {}, max_hits {}, max_excluded_ids {}, max_inflight_per_stream {}, "
-      "drain_timeout_ms {}",
+      "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
+      "max_streams_per_connection {}, drain_timeout_ms {}",
       options.address, options.data_dir, std::string(DurabilityPolicyName(options.durability)),
       options.sync_interval.count(), options.token_file.empty() ? "off" : "token file",
       options.tls_cert.empty() ? "off" : "on", options.tls_ca.empty() ? "" : " (client certs)",
       options.max_message_bytes, limits.max_batch_ops, limits.max_queries_per_batch,
       limits.max_scenes, limits.max_bodies_per_scene, limits.max_hits, limits.max_excluded_ids,
-      limits.max_inflight_per_stream, options.drain_timeout.count());
+      limits.max_inflight_per_stream, limits.max_streams, limits.stream_stall_timeout_ms,
+      options.max_metadata_bytes, options.max_streams_per_connection,
+      options.drain_timeout.count());
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

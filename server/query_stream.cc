@@ -29,11 +29,13 @@ google::protobuf::ArenaOptions ArenaOptionsFor(char* block) {
 
 QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Principal* principal,
                                        std::optional<std::string> scene_header,
-                                       std::chrono::system_clock::time_point call_deadline)
+                                       std::chrono::system_clock::time_point call_deadline,
+                                       std::unique_ptr<StreamHandle> stream)
     : context_(context),
       principal_(principal),
       scene_header_(std::move(scene_header)),
       call_deadline_(call_deadline),
+      stream_(std::move(stream)),
       arena_block_(new char[kArenaBlockBytes]),
       arena_(ArenaOptionsFor(arena_block_.get())) {
   request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
@@ -59,7 +61,7 @@ void QueryStreamReactor::AnswerAndWrite() {
   const uint64_t min_version = request_->min_version();
   if (!scene.ok() || min_version == 0 || (*scene)->version() >= min_version) {
     Answer(scene);
-    StartWrite(&response_);
+    WriteAnswer();
     return;
   }
   // No operation is pending on the call while it waits, and Finish has not been called, so the
@@ -73,11 +75,17 @@ void QueryStreamReactor::AnswerAndWrite() {
                        } else {
                          Answer(wait);
                        }
-                       StartWrite(&response_);
+                       WriteAnswer();
                      });
 }
 
+void QueryStreamReactor::WriteAnswer() {
+  if (stream_ != nullptr) stream_->WriteStarted(response_.ByteSizeLong());
+  StartWrite(&response_);
+}
+
 void QueryStreamReactor::OnWriteDone(bool ok) {
+  if (stream_ != nullptr) stream_->WriteDone();
   if (!ok) {
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
     return;

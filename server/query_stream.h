@@ -15,6 +15,7 @@
 #include "query/hit.h"
 #include "server/auth.h"
 #include "server/service_context.h"
+#include "server/stream_registry.h"
 
 namespace collide {
 
@@ -36,10 +37,12 @@ class QueryStreamReactor final
   /// A batch with a min_version waits (VersionWait, holding no thread) at most until
   /// `call_deadline` and limits.max_version_wait_ms; then it gets a DEADLINE_EXCEEDED batch
   /// error and the stream goes on.
+  /// `stream` (null when the server keeps no registry) is told about every answer written.
   QueryStreamReactor(const ServiceContext& context, const Principal* principal,
                      std::optional<std::string> scene_header = std::nullopt,
                      std::chrono::system_clock::time_point call_deadline =
-                         std::chrono::system_clock::time_point::max());
+                         std::chrono::system_clock::time_point::max(),
+                     std::unique_ptr<StreamHandle> stream = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -58,10 +61,13 @@ class QueryStreamReactor final
   const Principal* const principal_;
   // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
+  // Starts writing response_.
+  void WriteAnswer();
   // Makes a fresh request_ on arena_ (resetting it: the previous batch is answered).
   void NewRequest();
 
   const std::chrono::system_clock::time_point call_deadline_;
+  const std::unique_ptr<StreamHandle> stream_;
   // Each batch is parsed into an arena whose first block is reused from batch to batch: no
   // allocation per query (outside an arena, clearing a Query frees its Raycast and Vec3s).
   std::unique_ptr<char[]> arena_block_;

@@ -1,6 +1,7 @@
 #include "server/server.h"
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -121,23 +122,45 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   db_options.durability = options.durability;
   db_options.sync_interval = options.sync_interval;
   db_options.max_scenes = options.limits.max_scenes;
+  // A full disk (or file size limit) stops the log but not the server: writes are refused from
+  // then on, nothing unsynced is acknowledged, queries go on. Any other log failure (an fsync
+  // error) stops the process, as the store does by default.
+  db_options.on_fatal_error = [](const absl::Status& status) {
+    if (status.code() == absl::StatusCode::kResourceExhausted ||
+        status.code() == absl::StatusCode::kOutOfRange) {
+      spdlog::error(
+          "store: the log cannot be written ({}): writes are refused until a restart; "
+          "queries are still served",
+          status.ToString());
+      return;
+    }
+    spdlog::critical("store: fatal log error, stopping: {}", status.ToString());
+    spdlog::shutdown();
+    std::abort();
+  };
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
   if (!db.ok()) return db.status();
   server->db_ = *std::move(db);
   spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
                server->db_->scenes().size());
 
+  server->streams_ = std::make_unique<StreamRegistry>(
+      options.limits.max_streams,
+      std::chrono::milliseconds(options.limits.stream_stall_timeout_ms));
   server->service_ =
       std::make_unique<CollideService>(ServiceContext{.db = server->db_.get(),
                                                       .auth = server->auth_.get(),
                                                       .limits = options.limits,
-                                                      .default_durability = options.durability});
+                                                      .default_durability = options.durability,
+                                                      .streams = server->streams_.get()});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, *credentials, &server->port_);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, options.max_metadata_bytes);
+  builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {

@@ -10,6 +10,7 @@
 #include "server/auth.h"
 #include "server/collide_service.h"
 #include "server/service_options.h"
+#include "server/stream_registry.h"
 #include "store/database.h"
 
 namespace collide {
@@ -49,6 +50,8 @@ class CollideServer {
   ServerOptions options_;
   std::unique_ptr<Database> db_;
   std::unique_ptr<Authenticator> auth_;
+  // Outlives server_: streams unregister when they end, up to the server's shutdown.
+  std::unique_ptr<StreamRegistry> streams_;
   std::unique_ptr<CollideService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -3,6 +3,7 @@
 #include "scene/scene_options.h"
 #include "server/auth.h"
 #include "server/service_options.h"
+#include "server/stream_registry.h"
 #include "store/database.h"
 
 namespace collide {
@@ -18,6 +19,8 @@ struct ServiceContext {
   ServiceLimits limits;
   /// The policy that DURABILITY_DEFAULT resolves to.
   DurabilityPolicy default_durability = DurabilityPolicy::kAlways;
+  /// The open streams (stall watchdog, max_streams, counters); null: streams are not tracked.
+  StreamRegistry* streams = nullptr;
 };
 
 }  // namespace collide

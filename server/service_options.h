@@ -33,6 +33,12 @@ struct ServiceLimits {
   uint32_t max_fences_per_watch = 100000;
   /// The largest WatchRequest.max_queued_events (larger values are lowered to it).
   uint32_t max_watch_queued_events = 1 << 20;
+  /// The most streams (UpdateStream + QueryStream) open at once on the server; past it a new
+  /// stream ends at once with RESOURCE_EXHAUSTED.
+  uint32_t max_streams = 10000;
+  /// A stream whose answer could not be written for this long (its client stopped reading) is
+  /// ended with RESOURCE_EXHAUSTED (ms; 0: never).
+  uint32_t stream_stall_timeout_ms = 30000;
 };
 
 /// Everything collide-server is configured with (flags are parsed only in server/main.cc).
@@ -56,6 +62,11 @@ struct ServerOptions {
   std::string tls_ca;
   /// The largest request message accepted, in bytes.
   int max_message_bytes = 16 << 20;
+  /// The largest request metadata (headers) accepted, in bytes.
+  int max_metadata_bytes = 16 << 10;
+  /// The most concurrent streams (calls) on one HTTP/2 connection
+  /// (SETTINGS_MAX_CONCURRENT_STREAMS).
+  int max_streams_per_connection = 1024;
   /// How long a graceful shutdown waits for calls in progress before cancelling them.
   std::chrono::milliseconds drain_timeout{5000};
   /// Request limits.

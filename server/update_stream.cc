@@ -61,11 +61,13 @@ struct UpdateStreamReactor::Actions {
 };
 
 UpdateStreamReactor::UpdateStreamReactor(const ServiceContext& context, const Principal* principal,
-                                         std::optional<std::string> scene_header)
+                                         std::optional<std::string> scene_header,
+                                         std::unique_ptr<StreamHandle> stream)
     : context_(context),
       principal_(principal),
       scene_header_(std::move(scene_header)),
-      state_(std::make_shared<State>()) {
+      state_(std::make_shared<State>()),
+      stream_(std::move(stream)) {
   {
     absl::MutexLock lock(&state_->mu);
     state_->reactor = this;
@@ -103,7 +105,11 @@ void UpdateStreamReactor::Run(const Actions& actions) {
   // The flags set under the lock keep the reactor alive here: Finish happens only while no read
   // or write is in progress, and OnDone only after Finish.
   if (actions.finish) Finish(actions.status);
-  if (actions.write) StartWrite(&state_->out);
+  if (actions.write) {
+    // `out` is the reactor's until OnWriteDone.
+    if (stream_ != nullptr) stream_->WriteStarted(state_->out.ByteSizeLong());
+    StartWrite(&state_->out);
+  }
   if (actions.read) StartRead(&request_);
 }
 
@@ -175,7 +181,9 @@ void UpdateStreamReactor::Process(uint64_t index) {
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [state = state_, index, sequence, max_inflight](absl::StatusOr<ApplyAck> result) {
+      [state = state_, db = context_.db, index, sequence,
+       max_inflight](absl::StatusOr<ApplyAck> result) {
+        if (!result.ok()) result = ClarifyStoreWriteError(result.status(), db->write_status());
         Actions actions;
         Complete(state.get(), index, sequence, std::move(result), max_inflight, &actions);
         // The reactor may be gone: then Complete set no action.
@@ -187,6 +195,7 @@ void UpdateStreamReactor::Process(uint64_t index) {
 }
 
 void UpdateStreamReactor::OnWriteDone(bool ok) {
+  if (stream_ != nullptr) stream_->WriteDone();
   Actions actions;
   {
     absl::MutexLock lock(&state_->mu);

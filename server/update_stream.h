@@ -11,6 +11,7 @@
 #include "scene/update_batch.h"
 #include "server/auth.h"
 #include "server/service_context.h"
+#include "server/stream_registry.h"
 #include "store/database.h"
 
 namespace collide {
@@ -29,8 +30,10 @@ class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch
   /// Starts reading. `principal` (already checked for the writer role) and `context` outlive
   /// the call. `scene_header` is the call's x-collide-scene metadata: a batch naming another
   /// scene is acknowledged with an INVALID_ARGUMENT error (CheckSceneHeader) and not applied.
+  /// `stream` (null when the server keeps no registry) is told about every ack written.
   UpdateStreamReactor(const ServiceContext& context, const Principal* principal,
-                      std::optional<std::string> scene_header = std::nullopt);
+                      std::optional<std::string> scene_header = std::nullopt,
+                      std::unique_ptr<StreamHandle> stream = nullptr);
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
@@ -57,6 +60,7 @@ class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch
   // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
   std::shared_ptr<State> state_;
+  const std::unique_ptr<StreamHandle> stream_;
   // Touched only by the read side (one read at a time).
   v1::UpdateBatch request_;
   UpdateBatch batch_;

@@ -312,6 +312,8 @@ absl::StatusOr<std::shared_ptr<const Scene>> Database::GetScene(absl::string_vie
   return std::shared_ptr<const Scene>(std::move(scene));
 }
 
+absl::Status Database::write_status() const { return log_->status(); }
+
 absl::Status Database::Flush() {
   if (closed_) return Closed();
   return log_->SyncAll();

@@ -169,6 +169,10 @@ class Database {
   /// The scenes, for List and Stats. Writes must go through this class.
   const SceneRegistry& scenes() const { return registry_; }
 
+  /// OK while the log accepts writes; once a log write or fsync failed, that error (every later
+  /// write is refused with it; reads go on).
+  absl::Status write_status() const;
+
   /// Blocks until everything applied before the call is fsynced.
   absl::Status Flush();
   /// Writes a snapshot of every scene now and deletes the log segments that frees (tools,

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,11 +104,16 @@ absl::Status ServerProcess::Launch(const std::string& address) {
   for (std::string& word : words) argv.push_back(word.data());
   argv.push_back(nullptr);
 
+  const rlim_t file_size_limit = config_.file_size_limit_bytes;
   pid_t pid = fork();
   if (pid < 0) return absl::InternalError("fork failed");
   if (pid == 0) {
     // The child: only async-signal-safe calls until exec. The server dies with the test.
     prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (file_size_limit != 0) {
+      const struct rlimit limit = {file_size_limit, file_size_limit};
+      setrlimit(RLIMIT_FSIZE, &limit);
+    }
     int log = open(log_file.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
     if (log >= 0) {
       dup2(log, STDOUT_FILENO);

@@ -2,6 +2,7 @@
 
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,9 @@ struct ServerConfig {
   std::string address = "127.0.0.1:0";
   /// More flags, `--name=value` each (for example `--max_batch_ops=100`).
   std::vector<std::string> extra_flags;
+  /// When not 0, the server runs with RLIMIT_FSIZE at this many bytes: a write past it fails
+  /// (EFBIG), as on a full disk.
+  uint64_t file_size_limit_bytes = 0;
 };
 
 /// The real collide-server binary run as a child process on 127.0.0.1 with port 0, its data in a
@@ -71,6 +75,8 @@ class ServerProcess {
   /// Starts the server again on the same data directory and the same port as before (after
   /// Stop), so that clients holding the old address reconnect to it.
   absl::Status RestartOnSamePort();
+  /// The configuration the next Restart uses.
+  ServerConfig& config() { return config_; }
 
   /// A client of this server: the token given, no proxy, a 10 s deadline per unary call.
   std::unique_ptr<client::Client> NewClient(const std::string& token = "") const;

@@ -1,0 +1,120 @@
+#include "server/stream_registry.h"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
+#include "grpc/grpc.h"
+#include "spdlog/spdlog.h"
+
+namespace collide {
+namespace {
+
+int64_t NowNs() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(
+             std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+const char* KindName(StreamKind kind) {
+  return kind == StreamKind::kUpdate ? "UpdateStream" : "QueryStream";
+}
+
+}  // namespace
+
+StreamHandle::~StreamHandle() { registry_->Close(this); }
+
+void StreamHandle::WriteStarted(size_t bytes) {
+  write_bytes_.store(bytes, std::memory_order_relaxed);
+  registry_->outbound_bytes_.fetch_add(bytes, std::memory_order_relaxed);
+  // At least 1: 0 means no write in progress.
+  write_started_ns_.store(std::max<int64_t>(NowNs(), 1), std::memory_order_release);
+}
+
+void StreamHandle::WriteDone() {
+  write_started_ns_.store(0, std::memory_order_release);
+  registry_->outbound_bytes_.fetch_sub(write_bytes_.exchange(0, std::memory_order_relaxed),
+                                       std::memory_order_relaxed);
+}
+
+StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout)
+    : max_streams_(max_streams), stall_timeout_(stall_timeout) {
+  if (stall_timeout_.count() > 0) watchdog_ = std::thread(&StreamRegistry::Watch, this);
+}
+
+StreamRegistry::~StreamRegistry() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopping_ = true;
+  }
+  stop_cv_.notify_all();
+  if (watchdog_.joinable()) watchdog_.join();
+}
+
+absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
+    StreamKind kind, grpc::CallbackServerContext* call) {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handles_.size() >= max_streams_) {
+    ++refused_;
+    return absl::ResourceExhaustedError(absl::StrCat("streams: the server holds at most ",
+                                                     max_streams_,
+                                                     " open streams (--max_streams); retry later"));
+  }
+  auto handle = std::unique_ptr<StreamHandle>(new StreamHandle(this, kind, call->c_call()));
+  handles_.insert(handle.get());
+  ++live_[static_cast<int>(kind)];
+  ++opened_;
+  return handle;
+}
+
+void StreamRegistry::Close(StreamHandle* handle) {
+  handle->WriteDone();
+  std::lock_guard<std::mutex> lock(mu_);
+  if (handles_.erase(handle) > 0) --live_[static_cast<int>(handle->kind_)];
+}
+
+StreamStats StreamRegistry::stats() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return StreamStats{.update_streams = live_[0],
+                     .query_streams = live_[1],
+                     .opened = opened_,
+                     .refused = refused_,
+                     .stalled = stalled_.load(std::memory_order_relaxed),
+                     .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
+}
+
+void StreamRegistry::Watch() {
+  const auto period = std::clamp(stall_timeout_ / 4, std::chrono::milliseconds(10),
+                                 std::chrono::milliseconds(1000));
+  const int64_t timeout_ns = std::chrono::nanoseconds(stall_timeout_).count();
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+    const int64_t now = NowNs();
+    std::vector<std::pair<grpc_call*, StreamKind>> stalled;
+    for (StreamHandle* handle : handles_) {
+      const int64_t started = handle->write_started_ns_.load(std::memory_order_acquire);
+      if (started == 0 || now - started < timeout_ns) continue;
+      if (handle->stalled_.exchange(true)) continue;
+      // The call stays valid while referenced, whatever the reactor does meanwhile.
+      grpc_call_ref(handle->call_);
+      stalled.emplace_back(handle->call_, handle->kind_);
+    }
+    if (stalled.empty()) continue;
+    lock.unlock();
+    const std::string message =
+        absl::StrCat("stream: the client read no answer for ", stall_timeout_.count(),
+                     " ms (--stream_stall_timeout_ms); the stream is ended");
+    for (auto [call, kind] : stalled) {
+      spdlog::warn("{}: the client read no answer for {} ms; ending the stream", KindName(kind),
+                   stall_timeout_.count());
+      grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, message.c_str(), nullptr);
+      grpc_call_unref(call);
+      stalled_.fetch_add(1, std::memory_order_relaxed);
+    }
+    lock.lock();
+  }
+}
+
+}  // namespace collide

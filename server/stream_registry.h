@@ -1,0 +1,109 @@
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+
+#include "absl/container/flat_hash_set.h"
+#include "absl/status/statusor.h"
+#include "grpcpp/server_context.h"
+
+namespace collide {
+
+/// The kinds of streaming calls the service serves.
+enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1 };
+
+/// Counters of the live streams of a server (GetServerStats).
+struct StreamStats {
+  /// Streams open now, per kind.
+  uint32_t update_streams = 0;
+  uint32_t query_streams = 0;
+  /// Streams opened since the start, and refused because max_streams were open.
+  uint64_t opened = 0;
+  uint64_t refused = 0;
+  /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading.
+  uint64_t stalled = 0;
+  /// Bytes of answers handed to gRPC and not yet written to the network (one message at most
+  /// per stream: each stream writes one answer at a time).
+  uint64_t outbound_bytes = 0;
+};
+
+class StreamRegistry;
+
+/// One registered stream. The stream reports each answer it writes; the handle unregisters the
+/// stream when destroyed (from the reactor's OnDone).
+class StreamHandle {
+ public:
+  StreamHandle(const StreamHandle&) = delete;
+  StreamHandle& operator=(const StreamHandle&) = delete;
+  ~StreamHandle();
+
+  /// An answer of `bytes` bytes was handed to gRPC (StartWrite).
+  void WriteStarted(size_t bytes);
+  /// That answer was written (or failed: OnWriteDone).
+  void WriteDone();
+
+ private:
+  friend class StreamRegistry;
+  StreamHandle(StreamRegistry* registry, StreamKind kind, grpc_call* call)
+      : registry_(registry), kind_(kind), call_(call) {}
+
+  StreamRegistry* const registry_;
+  const StreamKind kind_;
+  grpc_call* const call_;
+  // Steady-clock nanoseconds when the write in progress started; 0 when none is.
+  std::atomic<int64_t> write_started_ns_{0};
+  std::atomic<size_t> write_bytes_{0};
+  // Set once the watchdog ended the stream.
+  std::atomic<bool> stalled_{false};
+};
+
+/// The streams a server has open: counts them per kind, refuses new ones past a bound, and ends
+/// with RESOURCE_EXHAUSTED a stream whose answer could not be written for `stall_timeout`
+/// (its client stopped reading, so HTTP/2 flow control holds the answer): a watchdog thread
+/// checks the streams' writes in progress a few times per timeout. The status reaches the
+/// client at once (the server sends its trailers and resets the stream), and the reactor, whose
+/// write then fails, finishes; its memory is bounded meanwhile by the one answer it holds.
+/// Thread-safe.
+class StreamRegistry {
+ public:
+  /// `max_streams`: the most streams open at once. `stall_timeout`: 0 disables the watchdog.
+  StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout);
+  StreamRegistry(const StreamRegistry&) = delete;
+  StreamRegistry& operator=(const StreamRegistry&) = delete;
+  /// Stops the watchdog. Every handle must be gone (the gRPC server shut down).
+  ~StreamRegistry();
+
+  /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
+                                                     grpc::CallbackServerContext* call);
+
+  /// The current counters.
+  StreamStats stats() const;
+
+ private:
+  friend class StreamHandle;
+  void Close(StreamHandle* handle);
+  void Watch();
+
+  const uint32_t max_streams_;
+  const std::chrono::milliseconds stall_timeout_;
+  mutable std::mutex mu_;
+  std::condition_variable stop_cv_;
+  bool stopping_ = false;
+  absl::flat_hash_set<StreamHandle*> handles_;
+  uint32_t live_[2] = {0, 0};
+  uint64_t opened_ = 0;
+  uint64_t refused_ = 0;
+  std::atomic<uint64_t> stalled_{0};
+  std::atomic<uint64_t> outbound_bytes_{0};
+  std::thread watchdog_;
+};
+
+}  // namespace collide
