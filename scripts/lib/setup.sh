@@ -5,7 +5,8 @@
 COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Everything the build, the tests and the benchmark peer need, from Debian 12 (python3-*: the
-# Python client, its tests and examples, run with /usr/bin/python3).
+# Python client, its tests and examples, run with /usr/bin/python3; clang-14 and libclang-rt-14-dev:
+# the libFuzzer targets of scripts/fuzz).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
