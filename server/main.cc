@@ -48,6 +48,9 @@ ABSL_FLAG(uint32_t, max_bodies_per_scene, 10000000,
           "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).");
 ABSL_FLAG(uint32_t, max_hits, 4096, "Max max_hits per query.");
 ABSL_FLAG(uint32_t, max_excluded_ids, 64, "Max Filter.excluded_ids length.");
+ABSL_FLAG(uint32_t, max_hits_per_batch, 1048576,
+          "The most hits one QueryBatch may ask for (the sum of its queries' max_hits; 1 for "
+          "MODE_CLOSEST and MODE_ANY): bounds one stream answer.");
 ABSL_FLAG(uint32_t, max_version_wait_ms, 10000,
           "The longest a query with a min_version waits for its scene to reach it (ms; also "
           "bounded by the call's deadline); then DEADLINE_EXCEEDED.");
@@ -126,6 +129,7 @@ int Main() {
   limits.max_bodies_per_scene = absl::GetFlag(FLAGS_max_bodies_per_scene);
   limits.max_hits = absl::GetFlag(FLAGS_max_hits);
   limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
+  limits.max_hits_per_batch = absl::GetFlag(FLAGS_max_hits_per_batch);
   limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
   limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
   limits.max_streams = absl::GetFlag(FLAGS_max_streams);
@@ -152,17 +156,18 @@ int Main() {
   spdlog::info(
       "starting: address {}, data_dir {}, durability {}, sync_interval_ms {}, auth {}, tls {}{}, "
       "max_message_bytes {}, max_batch_ops {}, max_queries_per_batch {}, max_scenes {}, "
-      "max_bodies_per_scene {}, max_hits {}, max_excluded_ids {}, max_inflight_per_stream {}, "
+      "max_bodies_per_scene {}, max_hits {}, max_hits_per_batch {}, max_excluded_ids {}, "
+      "max_inflight_per_stream {}, "
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}",
       options.address, options.data_dir, std::string(DurabilityPolicyName(options.durability)),
       options.sync_interval.count(), options.token_file.empty() ? "off" : "token file",
       options.tls_cert.empty() ? "off" : "on", options.tls_ca.empty() ? "" : " (client certs)",
       options.max_message_bytes, limits.max_batch_ops, limits.max_queries_per_batch,
-      limits.max_scenes, limits.max_bodies_per_scene, limits.max_hits, limits.max_excluded_ids,
-      limits.max_inflight_per_stream, limits.max_streams, limits.stream_stall_timeout_ms,
-      options.max_metadata_bytes, options.max_streams_per_connection,
-      options.drain_timeout.count());
+      limits.max_scenes, limits.max_bodies_per_scene, limits.max_hits, limits.max_hits_per_batch,
+      limits.max_excluded_ids, limits.max_inflight_per_stream, limits.max_streams,
+      limits.stream_stall_timeout_ms, options.max_metadata_bytes,
+      options.max_streams_per_connection, options.drain_timeout.count());
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

@@ -1,5 +1,6 @@
 #include "server/query_stream.h"
 
+#include <algorithm>
 #include <memory>
 #include <utility>
 
@@ -104,6 +105,20 @@ absl::StatusOr<std::shared_ptr<const Scene>> QueryStreamReactor::SceneFor(
     return absl::ResourceExhaustedError(absl::StrCat("queries: a batch holds at most ",
                                                      context_.limits.max_queries_per_batch,
                                                      " queries, got ", batch.queries_size()));
+  }
+  uint64_t hits = 0;
+  for (const v1::Query& query : batch.queries()) {
+    if (query.mode() != v1::MODE_ALL) {
+      hits += 1;
+    } else {
+      const uint32_t asked = query.max_hits() == 0 ? 64u : query.max_hits();
+      hits += std::min(asked, context_.limits.max_hits);
+    }
+  }
+  if (hits > context_.limits.max_hits_per_batch) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "queries: the batch may return up to ", hits, " hits (the sum of its max_hits), at most ",
+        context_.limits.max_hits_per_batch, " per batch"));
   }
   return context_.db->GetScene(batch.scene());
 }

@@ -1,14 +1,18 @@
 // The server's limits, each a RESOURCE_EXHAUSTED (or, for a setting beyond the server's bound,
 // a rejected option) that changes nothing: scenes per server, bodies per scene (unary and
-// streamed), ids per read, message size.
+// streamed), ids per read, message size, hits per query batch, metadata size.
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
+#include "collide/v1/collide.grpc.pb.h"
+#include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
 #include "integration/test_util.h"
@@ -34,8 +38,9 @@ class LimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ServerConfig config;
-    config.extra_flags = {"--max_scenes=3", "--max_bodies_per_scene=1000", "--max_batch_ops=50",
-                          "--max_message_bytes=65536"};
+    config.extra_flags = {"--max_scenes=3",           "--max_bodies_per_scene=1000",
+                          "--max_batch_ops=50",       "--max_message_bytes=65536",
+                          "--max_hits_per_batch=100", "--max_metadata_bytes=4096"};
     auto server = ServerProcess::Start(config);
     ASSERT_TRUE(IsOk(server));
     server_ = *std::move(server);
@@ -125,6 +130,56 @@ TEST_F(LimitsTest, MessagesOverMaxMessageBytesAreRefusedAndTheServerGoesOn) {
   auto write = client_->UpsertBodies(request);
   ASSERT_TRUE(IsOk(write));
   EXPECT_EQ(write->version(), 1u);
+}
+
+TEST_F(LimitsTest, QueryBatchesAskingForTooManyHitsAreRefusedWholeAndTheStreamGoesOn) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", Spheres(1, 3))));
+  auto stub = v1::Collide::NewStub(client_->channel());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  auto stream = stub->QueryStream(&context);
+  v1::QueryBatch batch;
+  batch.set_scene("arena");
+  for (int i = 0; i < 2; ++i) {
+    v1::Query* query = batch.add_queries();
+    *query->mutable_point() = client::MakePoint(MakeVec3(0, 0, 0), 100);
+    query->set_mode(v1::MODE_ALL);  // max_hits 0: 64 each, 128 in all
+  }
+  ASSERT_TRUE(stream->Write(batch));
+  v1::QueryBatchResult result;
+  ASSERT_TRUE(stream->Read(&result));
+  EXPECT_EQ(result.error().code(), static_cast<int>(StatusCode::kResourceExhausted));
+  EXPECT_TRUE(absl::StartsWith(result.error().message(), "queries: ")) << result.error().message();
+  EXPECT_EQ(result.results_size(), 0);
+  batch.mutable_queries()->RemoveLast();
+  ASSERT_TRUE(stream->Write(batch));
+  ASSERT_TRUE(stream->Read(&result));
+  EXPECT_FALSE(result.has_error()) << result.error().message();
+  ASSERT_EQ(result.results_size(), 1);
+  EXPECT_EQ(result.results(0).hits_size(), 3);
+  stream->WritesDone();
+  EXPECT_TRUE(stream->Finish().ok());
+}
+
+TEST_F(LimitsTest, MetadataOverMaxMetadataBytesIsRefusedAndTheServerGoesOn) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
+  auto stub = v1::Collide::NewStub(client_->channel());
+  v1::GetSceneRequest request;
+  request.set_scene("arena");
+  v1::GetSceneResponse response;
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+    context.AddMetadata("x-padding", std::string(8000, 'p'));
+    grpc::Status status = stub->GetScene(&context, request, &response);
+    EXPECT_FALSE(status.ok());
+    EXPECT_NE(status.error_code(), grpc::StatusCode::DEADLINE_EXCEEDED) << status.error_message();
+  }
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
+  context.AddMetadata("x-padding", std::string(1000, 'p'));
+  EXPECT_TRUE(stub->GetScene(&context, request, &response).ok());
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <thread>
 #include <vector>
@@ -21,6 +23,8 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace collide {
 namespace {
@@ -538,6 +542,211 @@ TEST_F(ServerTest, TokensGateRolesAndScenePrefixes) {
     v1::QueryBatchResult result;
     EXPECT_FALSE(stream->Read(&result));
     EXPECT_EQ(stream->Finish().error_code(), grpc::StatusCode::UNAUTHENTICATED);
+  }
+}
+
+// Every rpc, called with every kind of token on a scene inside and outside the token's
+// prefixes: allowed exactly when the role suffices and the scene is covered (an allowed call
+// may still fail for its own reasons, but never with UNAUTHENTICATED or PERMISSION_DENIED);
+// denied with PERMISSION_DENIED otherwise (inside a stream: that batch's error, code 7), and
+// UNAUTHENTICATED without a token or with an unknown one.
+TEST_F(ServerTest, EveryRpcIsAllowedAndDeniedByRoleAndScenePrefixBothWays) {
+  Start(
+      "r reader\n"
+      "w writer\n"
+      "a admin\n"
+      "rp reader team-\n"
+      "wp writer team-,crew-\n"
+      "ap admin team-\n");
+  struct Token {
+    std::string token;
+    int role;  // 0 reader, 1 writer, 2 admin; -1 unauthenticated
+    bool prefixed;
+  };
+  const std::vector<Token> tokens = {{"", -1, false}, {"bogus", -1, false}, {"r", 0, false},
+                                     {"w", 1, false}, {"a", 2, false},      {"rp", 0, true},
+                                     {"wp", 1, true}, {"ap", 2, true}};
+  int created = 0;
+  // A fresh scene (made by the unscoped admin) named inside or outside the prefixes.
+  auto fresh_scene = [&](bool inside) {
+    const std::string name = absl::StrCat(inside ? "team-" : "other-", ++created);
+    EXPECT_TRUE(CreateScene(name, v1::DURABILITY_NONE, "a").ok());
+    return name;
+  };
+  using Call = std::function<grpc::Status(const std::string& token, const std::string& scene)>;
+  struct Rpc {
+    std::string name;
+    int role;
+    bool scoped;  // names a scene
+    Call call;
+  };
+  const std::vector<Rpc> rpcs = {
+      {"CreateScene", 2, true,
+       [&](const std::string& token, const std::string& scene) {
+         // A new name, not the fresh scene itself.
+         return CreateScene(absl::StrCat(scene, "-new"), v1::DURABILITY_NONE, token);
+       }},
+      {"DeleteScene", 2, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::DeleteSceneRequest request;
+         request.set_scene(scene);
+         v1::DeleteSceneResponse response;
+         return stub_->DeleteScene(Context(token).get(), request, &response);
+       }},
+      {"GetScene", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::GetSceneResponse response;
+         return stub_->GetScene(Context(token).get(),
+                                Parse<v1::GetSceneRequest>(absl::StrCat("scene: '", scene, "'")),
+                                &response);
+       }},
+      {"UpsertBodies", 1, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::WriteResponse response;
+         return stub_->UpsertBodies(
+             Context(token).get(),
+             Parse<v1::UpsertBodiesRequest>(absl::StrCat(
+                 "scene: '", scene, "' bodies { id: 1 shape { sphere { radius: 1 } } }")),
+             &response);
+       }},
+      {"RemoveBodies", 1, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::WriteResponse response;
+         return stub_->RemoveBodies(
+             Context(token).get(),
+             Parse<v1::RemoveBodiesRequest>(absl::StrCat("scene: '", scene, "'")), &response);
+       }},
+      {"GetBodies", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::GetBodiesResponse response;
+         return stub_->GetBodies(Context(token).get(),
+                                 Parse<v1::GetBodiesRequest>(absl::StrCat("scene: '", scene, "'")),
+                                 &response);
+       }},
+      {"Raycast", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::QueryResponse response;
+         return stub_->Raycast(
+             Context(token).get(),
+             Parse<v1::RaycastRequest>(
+                 absl::StrCat("scene: '", scene, "' ray { direction { x: 1 } max_distance: 10 }")),
+             &response);
+       }},
+      {"SphereCast", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::QueryResponse response;
+         return stub_->SphereCast(
+             Context(token).get(),
+             Parse<v1::SphereCastRequest>(absl::StrCat(
+                 "scene: '", scene, "' cast { direction { x: 1 } max_distance: 10 radius: 1 }")),
+             &response);
+       }},
+      {"Overlap", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         v1::QueryResponse response;
+         return stub_->Overlap(
+             Context(token).get(),
+             Parse<v1::OverlapRequest>(
+                 absl::StrCat("scene: '", scene, "' overlap { shape { sphere { radius: 1 } } }")),
+             &response);
+       }},
+      {"ListScenes", 0, false,
+       [&](const std::string& token, const std::string&) {
+         v1::ListScenesResponse response;
+         grpc::Status status =
+             stub_->ListScenes(Context(token).get(), v1::ListScenesRequest(), &response);
+         // A prefixed token sees only its scenes.
+         const bool prefixed = token == "rp" || token == "wp" || token == "ap";
+         for (const v1::SceneInfo& scene : response.scenes()) {
+           if (prefixed) EXPECT_TRUE(absl::StartsWith(scene.name(), "team-")) << scene.name();
+         }
+         return status;
+       }},
+      {"GetServerStats", 2, false,
+       [&](const std::string& token, const std::string&) {
+         v1::GetServerStatsResponse response;
+         return stub_->GetServerStats(Context(token).get(), v1::GetServerStatsRequest(), &response);
+       }},
+      // Streams: a role too low ends the stream; a scene outside the prefixes is the error of
+      // its batch (code 7), reported here as PERMISSION_DENIED.
+      {"UpdateStream", 1, true,
+       [&](const std::string& token, const std::string& scene) {
+         auto context = Context(token);
+         auto stream = stub_->UpdateStream(context.get());
+         stream->Write(Parse<v1::UpdateBatch>(absl::StrCat(
+             "scene: '", scene, "' ops { upsert { id: 2 shape { sphere { radius: 1 } } } }")));
+         stream->WritesDone();
+         v1::UpdateAck ack;
+         const bool answered = stream->Read(&ack);
+         grpc::Status status = stream->Finish();
+         if (!status.ok() || !answered) return status;
+         if (ack.error().code() == 7) {
+           return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, ack.error().message());
+         }
+         return grpc::Status::OK;
+       }},
+      {"QueryStream", 0, true,
+       [&](const std::string& token, const std::string& scene) {
+         auto context = Context(token);
+         auto stream = stub_->QueryStream(context.get());
+         stream->Write(
+             Parse<v1::QueryBatch>(absl::StrCat("scene: '", scene, "' queries { point { } }")));
+         stream->WritesDone();
+         v1::QueryBatchResult result;
+         const bool answered = stream->Read(&result);
+         grpc::Status status = stream->Finish();
+         if (!status.ok() || !answered) return status;
+         if (result.error().code() == 7) {
+           return grpc::Status(grpc::StatusCode::PERMISSION_DENIED, result.error().message());
+         }
+         return grpc::Status::OK;
+       }},
+  };
+  for (const Rpc& rpc : rpcs) {
+    for (const Token& token : tokens) {
+      for (bool inside : {true, false}) {
+        if (!rpc.scoped && !inside) continue;
+        SCOPED_TRACE(absl::StrCat(rpc.name, " with token \"", token.token, "\" on a scene ",
+                                  inside ? "inside" : "outside", " the prefixes"));
+        const std::string scene = fresh_scene(inside);
+        const grpc::Status status = rpc.call(token.token, scene);
+        if (token.role < 0) {
+          EXPECT_EQ(status.error_code(), grpc::StatusCode::UNAUTHENTICATED);
+          EXPECT_TRUE(absl::StartsWith(status.error_message(), "authorization"))
+              << status.error_message();
+        } else if (token.role < rpc.role || (rpc.scoped && token.prefixed && !inside)) {
+          EXPECT_EQ(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+              << status.error_message();
+        } else {
+          EXPECT_NE(status.error_code(), grpc::StatusCode::PERMISSION_DENIED)
+              << status.error_message();
+          EXPECT_NE(status.error_code(), grpc::StatusCode::UNAUTHENTICATED)
+              << status.error_message();
+        }
+      }
+    }
+  }
+}
+
+// Tokens never reach the log, whether they are accepted or refused.
+TEST_F(ServerTest, TokensNeverAppearInTheLog) {
+  std::ostringstream captured;
+  auto sink = std::make_shared<spdlog::sinks::ostream_sink_mt>(captured);
+  auto logger = std::make_shared<spdlog::logger>("capture", sink);
+  logger->set_level(spdlog::level::trace);
+  auto previous = spdlog::default_logger();
+  spdlog::set_default_logger(logger);
+  Start("secret-admin-token-1 admin\nsecret-reader-token-2 reader team-\n");
+  EXPECT_TRUE(CreateScene("team-a", v1::DURABILITY_NONE, "secret-admin-token-1").ok());
+  EXPECT_FALSE(CreateScene("team-b", v1::DURABILITY_NONE, "secret-reader-token-2").ok());
+  EXPECT_FALSE(CreateScene("team-c", v1::DURABILITY_NONE, "secret-wrong-token-3").ok());
+  server_->Shutdown().IgnoreError();
+  spdlog::set_default_logger(previous);
+  const std::string log = captured.str();
+  EXPECT_FALSE(log.empty());
+  for (const char* secret :
+       {"secret-admin-token-1", "secret-reader-token-2", "secret-wrong-token-3"}) {
+    EXPECT_FALSE(absl::StrContains(log, secret)) << log;
   }
 }
 
