@@ -658,7 +658,9 @@ TEST_F(ServerTest, EveryRpcIsAllowedAndDeniedByRoleAndScenePrefixBothWays) {
          // A prefixed token sees only its scenes.
          const bool prefixed = token == "rp" || token == "wp" || token == "ap";
          for (const v1::SceneInfo& scene : response.scenes()) {
-           if (prefixed) EXPECT_TRUE(absl::StartsWith(scene.name(), "team-")) << scene.name();
+           if (prefixed) {
+             EXPECT_TRUE(absl::StartsWith(scene.name(), "team-")) << scene.name();
+           }
          }
          return status;
        }},
