@@ -14,7 +14,7 @@ void WatchQueue::Notify() {
 
 void WatchQueue::Push(WatchSnapshot snapshot) {
   {
-    absl::MutexLock lock(&mu_);
+    WriterLock lock(&mu_);
     messages_.push_back(std::move(snapshot));
   }
   Notify();
@@ -22,7 +22,7 @@ void WatchQueue::Push(WatchSnapshot snapshot) {
 
 bool WatchQueue::TryPush(WatchUpdate&& update) {
   {
-    absl::MutexLock lock(&mu_);
+    WriterLock lock(&mu_);
     const size_t n = update.events.size();
     if (queued_events_ > 0 && queued_events_ + n > max_events_) return false;
     if (queued_events_ == 0 && n > max_events_ && !messages_.empty()) return false;
@@ -35,7 +35,7 @@ bool WatchQueue::TryPush(WatchUpdate&& update) {
 
 void WatchQueue::Replace(WatchSnapshot snapshot) {
   {
-    absl::MutexLock lock(&mu_);
+    WriterLock lock(&mu_);
     messages_.clear();
     queued_events_ = 0;
     ++overflows_;
@@ -47,14 +47,14 @@ void WatchQueue::Replace(WatchSnapshot snapshot) {
 
 void WatchQueue::Close() {
   {
-    absl::MutexLock lock(&mu_);
+    WriterLock lock(&mu_);
     closed_ = true;
   }
   Notify();
 }
 
 bool WatchQueue::Pop(WatchMessage* out) {
-  absl::MutexLock lock(&mu_);
+  WriterLock lock(&mu_);
   if (messages_.empty()) return false;
   *out = std::move(messages_.front());
   messages_.pop_front();
@@ -63,12 +63,12 @@ bool WatchQueue::Pop(WatchMessage* out) {
 }
 
 bool WatchQueue::Finished() const {
-  absl::MutexLock lock(&mu_);
+  WriterLock lock(&mu_);
   return closed_ && messages_.empty();
 }
 
 uint64_t WatchQueue::overflows() const {
-  absl::MutexLock lock(&mu_);
+  WriterLock lock(&mu_);
   return overflows_;
 }
 

@@ -7,7 +7,7 @@
 #include <variant>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "scene/rw_mutex.h"
 #include "watch/watch_types.h"
 
 namespace collide {
@@ -53,7 +53,8 @@ class WatchQueue {
 
   const size_t max_events_;
   std::function<void()> listener_;
-  mutable absl::Mutex mu_;
+  // An RwMutex (held exclusively) rather than a bare absl::Mutex: ThreadSanitizer sees it.
+  mutable RwMutex mu_;
   std::deque<WatchMessage> messages_ ABSL_GUARDED_BY(mu_);
   size_t queued_events_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
