@@ -72,6 +72,15 @@ grpc::ServerUnaryReactor* ApplyWrite(Database& db, grpc::CallbackServerContext* 
   return reactor;
 }
 
+// Registers a stream of `kind` with the server's StreamRegistry (a null handle when it has
+// none); RESOURCE_EXHAUSTED when max_streams are open.
+absl::StatusOr<std::unique_ptr<StreamHandle>> OpenStream(const ServiceContext& context,
+                                                         StreamKind kind,
+                                                         grpc::CallbackServerContext* call) {
+  if (context.streams == nullptr) return std::unique_ptr<StreamHandle>();
+  return context.streams->Open(kind, call);
+}
+
 }  // namespace
 
 CollideService::CollideService(ServiceContext context) : context_(std::move(context)) {}
@@ -297,17 +306,11 @@ grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* CollideService::UpdateS
   if (!principal.ok()) {
     return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(principal.status());
   }
-  std::unique_ptr<StreamHandle> stream;
-  if (context_.streams != nullptr) {
-    absl::StatusOr<std::unique_ptr<StreamHandle>> opened =
-        context_.streams->Open(StreamKind::kUpdate, call);
-    if (!opened.ok()) {
-      return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(opened.status());
-    }
-    stream = *std::move(opened);
-  }
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kUpdate, call);
+  if (!stream.ok()) return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(stream.status());
   return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
-                                 std::move(stream));
+                                 *std::move(stream));
 }
 
 grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::QueryStream(
@@ -316,17 +319,11 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
   if (!principal.ok()) {
     return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(principal.status());
   }
-  std::unique_ptr<StreamHandle> stream;
-  if (context_.streams != nullptr) {
-    absl::StatusOr<std::unique_ptr<StreamHandle>> opened =
-        context_.streams->Open(StreamKind::kQuery, call);
-    if (!opened.ok()) {
-      return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(opened.status());
-    }
-    stream = *std::move(opened);
-  }
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kQuery, call);
+  if (!stream.ok()) return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(stream.status());
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
-                                call->deadline(), std::move(stream));
+                                call->deadline(), *std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -345,13 +342,10 @@ class RefusedWatch final : public grpc::ServerWriteReactor<v1::WatchResponse> {
 
 grpc::ServerWriteReactor<v1::WatchResponse>* CollideService::Watch(
     grpc::CallbackServerContext* call, const v1::WatchRequest* request) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  // AuthorizeScene also checks the x-collide-scene routing header against the request's scene.
+  absl::StatusOr<const Principal*> principal =
+      AuthorizeScene(call, Role::kReader, request->scene());
   if (!principal.ok()) return new RefusedWatch(ToGrpcStatus(principal.status()));
-  // The x-collide-scene routing header, when sent, must name the request's scene.
-  if (absl::Status s = CheckSceneHeader(SceneHeaderOf(call->client_metadata()), request->scene());
-      !s.ok()) {
-    return new RefusedWatch(ToGrpcStatus(s));
-  }
   return new WatchReactor(context_, *principal, *request);
 }
 

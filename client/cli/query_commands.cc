@@ -79,7 +79,8 @@ absl::Status RunStreamQuery(CommandContext& c, v1::Query query, HitKind kind) {
   v1::QueryBatch batch;
   batch.set_scene(args.positional()[0]);
   *batch.add_queries() = std::move(query);
-  absl::StatusOr<std::unique_ptr<client::QueryStreamSession>> session = c.client.OpenQueryStream(args.positional()[0]);
+  absl::StatusOr<std::unique_ptr<client::QueryStreamSession>> session =
+      c.client.OpenQueryStream(args.positional()[0]);
   if (!session.ok()) return session.status();
   absl::StatusOr<v1::QueryBatchResult> result = (*session)->Run(batch);
   if (!result.ok()) return result.status();

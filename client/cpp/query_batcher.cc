@@ -145,11 +145,14 @@ void QueryBatcher::SendBatch(std::vector<Entry> entries) {
       old_session = std::move(session_);
       session_broken_ = false;
     } else {
+      // In flight before it is written, so that the reader finds it when the answer comes.
       session = session_.get();
+      ++batches_sent_;
+      in_flight_.push_back(std::move(in_flight));
     }
   }
-  old_session.reset();  // cancels and finishes the broken stream
   if (session == nullptr) {
+    old_session.reset();  // cancels and finishes the broken stream
     absl::StatusOr<std::unique_ptr<QueryStreamSession>> opened = client_->OpenQueryStream(scene_);
     if (!opened.ok()) {
       FailAll(in_flight.done, opened.status());
@@ -158,11 +161,7 @@ void QueryBatcher::SendBatch(std::vector<Entry> entries) {
     absl::MutexLock lock(&mu_);
     session_ = *std::move(opened);
     session = session_.get();
-  }
-  {
-    // In flight before it is written, so that the reader finds it when the answer comes.
-    absl::MutexLock lock(&mu_);
-    in_flight.id = ++batches_sent_;
+    ++batches_sent_;
     in_flight_.push_back(std::move(in_flight));
   }
   if (session->Send(batch).ok()) return;

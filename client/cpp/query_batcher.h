@@ -84,7 +84,6 @@ class QueryBatcher {
   };
   // The callbacks of one batch sent and not answered yet.
   struct InFlight {
-    uint64_t id;
     std::vector<Callback> done;
   };
 

@@ -112,7 +112,9 @@ absl::Status ResilientUpdateWriter::status() const {
 
 ResilientUpdateWriterStats ResilientUpdateWriter::stats() const {
   absl::MutexLock lock(&mu_);
-  return stats_;
+  ResilientUpdateWriterStats stats = stats_;
+  stats.sent = next_sequence_ - options_.first_sequence;  // every Send numbers one batch
+  return stats;
 }
 
 std::vector<RejectedBatch> ResilientUpdateWriter::TakeRejected() {
@@ -175,7 +177,6 @@ absl::StatusOr<uint64_t> ResilientUpdateWriter::Send(v1::UpdateBatch batch) {
     batch.set_client_sequence(sequence);
     kept = std::make_shared<const v1::UpdateBatch>(std::move(batch));
     pending_.push_back(Pending{sequence, kept});
-    ++stats_.sent;
   }
   // Without a live stream the batch waits for the reconnect, which writes every pending batch.
   if (stream_ != nullptr && !stream_broken_ && !stream_->Write(*kept)) stream_broken_ = true;

@@ -199,6 +199,7 @@ class ResilientUpdateWriter {
   uint64_t acknowledged_through_ ABSL_GUARDED_BY(mu_);
   uint64_t latest_version_ ABSL_GUARDED_BY(mu_) = 0;
   std::vector<RejectedBatch> rejected_ ABSL_GUARDED_BY(mu_);
+  // All but `sent`, which stats() derives from next_sequence_.
   ResilientUpdateWriterStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;

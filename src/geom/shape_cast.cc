@@ -62,44 +62,58 @@ Gap RoundRoundGap(const Shape& moving, const Pose& pose, const Shape& target, co
   return gap;
 }
 
-// Round moving shape against a box target, in the box's frame.
-Gap RoundBoxGap(const Shape& moving, const Pose& pose, const Box& target, const Pose& tp) {
-  const RoundShape m = RoundOf(moving, pose, tp.position);
-  const Vec3 c = InverseRotate(tp.rotation, m.c);
-  const Vec3 u = InverseRotate(tp.rotation, m.u);
-  const auto closest = SegmentBoxClosest(c, u, target.half_extents);
-  Gap gap;
+// A round shape at `round_pose` against a box at `box_pose`, in the box's frame: the signed
+// distance, and unless the cores meet the unit normal out of the box towards the round shape,
+// the box's nearest point and the core's nearest point.
+struct RoundBoxSeparation {
+  float distance = 0.0f;
+  bool cores_meet = false;
+  float radius = 0.0f;
+  Vec3 normal{};
+  Vec3 box_point{};
+  Vec3 core_point{};
+};
+
+RoundBoxSeparation SeparateRoundBox(const Shape& round, const Pose& round_pose, const Box& box,
+                                    const Pose& box_pose) {
+  const RoundShape r = RoundOf(round, round_pose, box_pose.position);
+  const Vec3 c = InverseRotate(box_pose.rotation, r.c);
+  const Vec3 u = InverseRotate(box_pose.rotation, r.u);
+  const auto closest = SegmentBoxClosest(c, u, box.half_extents);
+  RoundBoxSeparation s;
+  s.radius = r.radius;
   if (closest.intersects) {
-    gap.distance = -m.radius;
-    gap.cores_meet = true;
-    return gap;
+    s.distance = -r.radius;
+    s.cores_meet = true;
+    return s;
   }
   const float core = std::sqrt(closest.distance_squared);
-  gap.distance = core - m.radius;
-  const Vec3 n = (closest.segment_point - closest.box_point) / core;
-  gap.normal = Rotate(tp.rotation, n);
-  gap.point = TransformPoint(tp, closest.box_point);
+  s.distance = core - r.radius;
+  s.normal = (closest.segment_point - closest.box_point) / core;
+  s.box_point = closest.box_point;
+  s.core_point = closest.segment_point;
+  return s;
+}
+
+// Round moving shape against a box target.
+Gap RoundBoxGap(const Shape& moving, const Pose& pose, const Box& target, const Pose& tp) {
+  const RoundBoxSeparation s = SeparateRoundBox(moving, pose, target, tp);
+  Gap gap{.distance = s.distance, .cores_meet = s.cores_meet};
+  if (s.cores_meet) return gap;
+  gap.normal = Rotate(tp.rotation, s.normal);
+  gap.point = TransformPoint(tp, s.box_point);
   return gap;
 }
 
-// Box moving shape against a round target, in the moving box's frame.
+// Box moving shape against a round target: the same separation seen from the other side.
 Gap BoxRoundGap(const Box& moving, const Pose& pose, const Shape& target, const Pose& tp) {
-  const RoundShape t = RoundOf(target, tp, pose.position);
-  const Vec3 c = InverseRotate(pose.rotation, t.c);
-  const Vec3 u = InverseRotate(pose.rotation, t.u);
-  const auto closest = SegmentBoxClosest(c, u, moving.half_extents);
-  Gap gap;
-  if (closest.intersects) {
-    gap.distance = -t.radius;
-    gap.cores_meet = true;
-    return gap;
-  }
-  const float core = std::sqrt(closest.distance_squared);
-  gap.distance = core - t.radius;
+  const RoundBoxSeparation s = SeparateRoundBox(target, tp, moving, pose);
+  Gap gap{.distance = s.distance, .cores_meet = s.cores_meet};
+  if (s.cores_meet) return gap;
   // Out of the target (its core point) towards the moving box (its nearest point).
-  const Vec3 n = (closest.box_point - closest.segment_point) / core;
+  const Vec3 n = -s.normal;
   gap.normal = Rotate(pose.rotation, n);
-  gap.point = TransformPoint(pose, closest.segment_point + n * t.radius);
+  gap.point = TransformPoint(pose, s.core_point + n * s.radius);
   return gap;
 }
 

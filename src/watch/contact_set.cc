@@ -4,27 +4,11 @@
 
 #include "geom/bounds.h"
 #include "geom/overlap.h"
+#include "watch/batch_lookup.h"
 
 namespace collide {
-namespace {
-
-const BodyChange* FindChange(const AppliedBatch& batch, uint64_t id) {
-  auto it = std::lower_bound(batch.changes.begin(), batch.changes.end(), id,
-                             [](const BodyChange& c, uint64_t v) { return c.id < v; });
-  return it != batch.changes.end() && it->id == id ? &*it : nullptr;
-}
-
-template <typename F>
-void ForEachBody(const CollisionWorld& world, const Aabb& box, F&& f) {
-  for (BodyKind kind : {BodyKind::kDynamic, BodyKind::kStatic}) {
-    world.tree(kind).QueryAabb(box, ~0u, [&](uint32_t handle, int32_t) {
-      f(world.body(static_cast<BodyHandle>(handle)));
-      return true;
-    });
-  }
-}
-
-}  // namespace
+using watch_internal::FindChange;
+using watch_internal::ForEachBody;
 
 ContactSet::ContactSet(std::vector<ContactWatchSpec> watches) : watches_(std::move(watches)) {
   std::sort(watches_.begin(), watches_.end(),
@@ -60,7 +44,8 @@ void ContactSet::Start(const SceneView& scene) {
     if (!world.IsLive(h)) continue;
     const Body& x = world.body(h);
     if (!Relevant(x)) continue;
-    ForEachBody(world, Bounds(x.shape, x.pose), [&](const Body& y) {
+    ForEachBody(world, Bounds(x.shape, x.pose), [&](BodyHandle handle) {
+      const Body& y = world.body(handle);
       if (y.id > x.id && Relevant(y) && Overlap(x.shape, x.pose, y.shape, y.pose)) {
         Link(x.id, y.id);
       }
@@ -81,7 +66,8 @@ void ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     }
     if (!change.after.has_value() || !Relevant(*change.after)) continue;
     const Body& body = *change.after;
-    ForEachBody(scene.world, Bounds(body.shape, body.pose), [&](const Body& other) {
+    ForEachBody(scene.world, Bounds(body.shape, body.pose), [&](BodyHandle handle) {
+      const Body& other = scene.world.body(handle);
       if (other.id != x) candidates_.emplace_back(std::min(x, other.id), std::max(x, other.id));
     });
   }
@@ -98,7 +84,7 @@ void ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     const bool was = Linked(x, y);
     const bool now = now_x != nullptr && now_y != nullptr && Relevant(*now_x) && Relevant(*now_y) &&
                      Overlap(now_x->shape, now_x->pose, now_y->shape, now_y->pose);
-    if (was == now && !was) continue;
+    if (!was && !now) continue;
     for (const ContactWatchSpec& w : watches_) {
       const bool in_before = was && Qualifies(w, *was_x, *was_y);
       const bool in_after = now && Qualifies(w, *now_x, *now_y);

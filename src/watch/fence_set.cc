@@ -8,6 +8,7 @@
 #include "geom/overlap.h"
 #include "geom/penetration.h"
 #include "geom/shape_cast.h"
+#include "watch/batch_lookup.h"
 
 namespace collide {
 namespace {
@@ -31,25 +32,10 @@ Aabb MotionBox(const Shape& shape, const Pose& before, const Pose& after) {
   return Union(slid, Bounds(shape, after));
 }
 
-// The change of body `id` in the batch, or null.
-const BodyChange* FindChange(const AppliedBatch& batch, uint64_t id) {
-  auto it = std::lower_bound(batch.changes.begin(), batch.changes.end(), id,
-                             [](const BodyChange& c, uint64_t v) { return c.id < v; });
-  return it != batch.changes.end() && it->id == id ? &*it : nullptr;
-}
-
-// Calls f(handle) for the bodies of both trees of `world` whose fat boxes overlap `box`.
-template <typename F>
-void ForEachBody(const CollisionWorld& world, const Aabb& box, F&& f) {
-  for (BodyKind kind : {BodyKind::kDynamic, BodyKind::kStatic}) {
-    world.tree(kind).QueryAabb(box, ~0u, [&](uint32_t handle, int32_t) {
-      f(static_cast<BodyHandle>(handle));
-      return true;
-    });
-  }
-}
-
 }  // namespace
+
+using watch_internal::FindChange;
+using watch_internal::ForEachBody;
 
 FenceSet::FenceSet(std::vector<FenceSpec> fences) {
   std::sort(fences.begin(), fences.end(),
@@ -124,12 +110,12 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
         if (m.active_after) m.after = Compose(change.after->pose, f.spec.pose);
         m.jumped = change.replaced;
         if (m.active_after) {
-          const Aabb box = m.active_before ? MotionBox(f.spec.shape, m.before, m.after)
-                                           : Bounds(f.spec.shape, m.after);
+          m.box = m.active_before ? MotionBox(f.spec.shape, m.before, m.after)
+                                  : Bounds(f.spec.shape, m.after);
           if (f.proxy == kNullProxy) {
-            f.proxy = attached_tree_.CreateProxy(box, index, ~0u);
+            f.proxy = attached_tree_.CreateProxy(m.box, index, ~0u);
           } else {
-            attached_tree_.MoveProxy(f.proxy, box);
+            attached_tree_.MoveProxy(f.proxy, m.box);
           }
         } else if (m.active_before) {
           // The host is gone: everything inside leaves, and the fence holds nothing until a
@@ -154,16 +140,15 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
   }
   // Every fence near a touched body's old-to-new box.
   for (const BodyChange& change : batch.changes) {
+    // A move or filter change keeps the shape: its motion box covers both end states.
     Aabb box;
-    if (change.before.has_value()) {
+    if (change.before.has_value() && change.after.has_value()) {
+      box = change.replaced
+                ? Union(Bounds(change.before->shape, change.before->pose),
+                        Bounds(change.after->shape, change.after->pose))
+                : MotionBox(change.before->shape, change.before->pose, change.after->pose);
+    } else if (change.before.has_value()) {
       box = Bounds(change.before->shape, change.before->pose);
-      if (change.after.has_value()) {
-        box = Union(box, Bounds(change.after->shape, change.after->pose));
-        if (!change.replaced) {
-          box =
-              Union(box, MotionBox(change.before->shape, change.before->pose, change.after->pose));
-        }
-      }
     } else if (change.after.has_value()) {
       box = Bounds(change.after->shape, change.after->pose);
     } else {
@@ -181,11 +166,7 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
   }
   // Every untouched body near a moved fence's old-to-new box.
   for (uint32_t index : moved_) {
-    const Fence& f = fences_[index];
-    const Motion& m = motions_[motion_of_[index]];
-    const Aabb box = m.active_before ? MotionBox(f.spec.shape, m.before, m.after)
-                                     : Bounds(f.spec.shape, m.after);
-    ForEachBody(scene.world, box, [&](BodyHandle handle) {
+    ForEachBody(scene.world, motions_[motion_of_[index]].box, [&](BodyHandle handle) {
       const uint64_t id = scene.world.body(handle).id;
       if (FindChange(batch, id) == nullptr) candidates_.push_back(Candidate{index, id, handle});
     });

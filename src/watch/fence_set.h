@@ -71,6 +71,8 @@ class FenceSet {
     Pose before{};
     Pose after{};
     bool jumped = false;
+    // The box of the fence's whole motion in the batch (its attached proxy's box).
+    Aabb box{};
   };
   // A (fence, body) pair to decide; `handle` is the body's handle when the batch left it
   // alone (kNullBody for a touched body).

@@ -50,6 +50,14 @@ class QueryBatcherTest : public ::testing::Test {
     version_ = write->version();
   }
 
+  absl::StatusOr<std::unique_ptr<QueryBatcher>> OpenBatcher(size_t max_batch_size,
+                                                            absl::Duration max_delay) {
+    QueryBatcherOptions options;
+    options.max_batch_size = max_batch_size;
+    options.max_delay = max_delay;
+    return QueryBatcher::Open(client_.get(), "field", options);
+  }
+
   v1::Query RandomRay(std::mt19937& rng, uint64_t request_id) {
     std::uniform_real_distribution<float> at(-25, 25);
     return client::MakeRaycastQuery(
@@ -65,10 +73,7 @@ class QueryBatcherTest : public ::testing::Test {
 };
 
 TEST_F(QueryBatcherTest, AnswersEveryCallerFromManyThreads) {
-  QueryBatcherOptions options;
-  options.max_batch_size = 16;
-  options.max_delay = absl::Milliseconds(2);
-  auto batcher = QueryBatcher::Open(client_.get(), "field", options);
+  auto batcher = OpenBatcher(16, absl::Milliseconds(2));
   ASSERT_TRUE(IsOk(batcher));
   ReferenceWorld world(bodies_);
   constexpr int kThreads = 8;
@@ -106,10 +111,7 @@ TEST_F(QueryBatcherTest, AnswersEveryCallerFromManyThreads) {
 }
 
 TEST_F(QueryBatcherTest, SendsFullBatchesAtOnceAndTheRestOnFlush) {
-  QueryBatcherOptions options;
-  options.max_batch_size = 4;
-  options.max_delay = absl::Hours(1);
-  auto batcher = QueryBatcher::Open(client_.get(), "field", options);
+  auto batcher = OpenBatcher(4, absl::Hours(1));
   ASSERT_TRUE(IsOk(batcher));
   std::mt19937 rng(kSeed);
   std::vector<Answer> futures;
@@ -123,10 +125,7 @@ TEST_F(QueryBatcherTest, SendsFullBatchesAtOnceAndTheRestOnFlush) {
 }
 
 TEST_F(QueryBatcherTest, SendsAPartialBatchAfterTheDelay) {
-  QueryBatcherOptions options;
-  options.max_batch_size = 1000;
-  options.max_delay = absl::Milliseconds(5);
-  auto batcher = QueryBatcher::Open(client_.get(), "field", options);
+  auto batcher = OpenBatcher(1000, absl::Milliseconds(5));
   ASSERT_TRUE(IsOk(batcher));
   std::mt19937 rng(kSeed);
   Answer first = (*batcher)->Add(RandomRay(rng, 1));

@@ -269,6 +269,28 @@ export class Client {
   }
 
   /**
+   * Opens a server-streaming call of `rpc` with `request` (checked and encoded here) for the
+   * scene it names (for WatchStream); no deadline.
+   * @param {string} rpc
+   * @param {{scene: string}} request
+   * @returns {grpc.ClientReadableStream<any>}
+   * @throws {CollideError} INVALID_ARGUMENT for a request that does not fit the proto;
+   *     FAILED_PRECONDITION after close().
+   */
+  openServerStream(rpc, request) {
+    if (this.closed) throw this.closedError();
+    const method = service[rpc];
+    return this.grpc_.makeServerStreamRequest(
+      method.path,
+      encoded,
+      method.responseDeserialize,
+      encodeRequest(rpc, request),
+      this.metadata(request.scene),
+      {},
+    );
+  }
+
+  /**
    * Creates an empty scene. ALREADY_EXISTS if the name is taken. Admin.
    * @param {{scene: string, options?: SceneOptions}} request
    * @param {CallOptions} [options]

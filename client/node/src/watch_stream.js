@@ -5,9 +5,6 @@
  */
 
 import { fromGrpcError } from './errors.js';
-import { encodeRequest, service } from './proto.js';
-
-const encoded = (bytes) => bytes;
 
 /**
  * One open Watch stream. Iterating it (`for await (const message of watch)`) yields the
@@ -27,15 +24,7 @@ export class WatchStream {
   constructor(client, request) {
     /** The watched scene. */
     this.scene = request.scene;
-    const method = service.Watch;
-    this.call_ = client.grpc_.makeServerStreamRequest(
-      method.path,
-      encoded,
-      method.responseDeserialize,
-      encodeRequest('Watch', request),
-      client.metadata(request.scene),
-      {},
-    );
+    this.call_ = client.openServerStream('Watch', request);
   }
 
   /**

@@ -1,9 +1,11 @@
 /** Shared pieces of the Node client tests. */
 
 import assert from 'node:assert/strict';
+import { after, before } from 'node:test';
 
-import { CollideError } from '../src/index.js';
+import { Client, CollideError } from '../src/index.js';
 import { random } from './oracle.js';
+import { ServerProcess } from './server.js';
 
 /** Channel options that let a test's client reconnect quickly after a server restart. */
 export const FAST_RECONNECT = {
@@ -63,4 +65,21 @@ export function randomRay(next) {
   const target = { x: coordinate() / 4, y: coordinate() / 4, z: coordinate() / 4 };
   const direction = { x: target.x - origin.x, y: target.y - origin.y, z: target.z - origin.z };
   return { origin, direction, max_distance: 60 + Math.round(next() * 100) };
+}
+
+/**
+ * Registers before/after hooks in the calling describe() that start a collide-server and a client
+ * of it, then close both. Returns the object whose `server` and `client` the hooks fill.
+ */
+export function useServerAndClient() {
+  const ctx = {};
+  before(async () => {
+    ctx.server = await ServerProcess.start();
+    ctx.client = new Client(ctx.server.address);
+  });
+  after(async () => {
+    ctx.client?.close();
+    await ctx.server?.stop();
+  });
+  return ctx;
 }

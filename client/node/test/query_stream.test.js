@@ -3,35 +3,24 @@
 // past ticks inside a stream.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
 import { Client, CollideError } from '../src/index.js';
 import { compareCast, random } from './oracle.js';
-import { randomBalls, randomRay, rejectsWith } from './helpers.js';
+import { randomBalls, randomRay, rejectsWith, useServerAndClient } from './helpers.js';
 import { ServerProcess } from './server.js';
 
 const SEED = 424242;
 
 describe('QueryStream', () => {
-  let server;
-  let client;
-
-  before(async () => {
-    server = await ServerProcess.start();
-    client = new Client(server.address);
-  });
-
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  const ctx = useServerAndClient();
 
   test('answers batches in order, agreeing with a brute-force oracle', async () => {
     const { balls, bodies } = randomBalls(SEED, 250);
-    await client.createScene({ scene: 'stream' });
-    const { version } = await client.upsertBodies({ scene: 'stream', bodies });
+    await ctx.client.createScene({ scene: 'stream' });
+    const { version } = await ctx.client.upsertBodies({ scene: 'stream', bodies });
     const next = random(SEED + 1);
-    const stream = client.openQueryStream('stream');
+    const stream = ctx.client.openQueryStream('stream');
     const batches = [];
     for (let b = 0; b < 8; b++) {
       const queries = [];
@@ -74,12 +63,12 @@ describe('QueryStream', () => {
         assert.equal(difference, null, `${difference} (seed ${SEED}, batch ${b}, query ${q})`);
       });
     });
-    await client.deleteScene({ scene: 'stream' });
+    await ctx.client.deleteScene({ scene: 'stream' });
   });
 
   test('a bad query is an error in its result; a bad batch rejects; the stream goes on', async () => {
-    await client.createScene({ scene: 'errors' });
-    await client.upsertBodies({
+    await ctx.client.createScene({ scene: 'errors' });
+    await ctx.client.upsertBodies({
       scene: 'errors',
       bodies: [
         { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
@@ -90,7 +79,7 @@ describe('QueryStream', () => {
       direction: { x: 1, y: 0, z: 0 },
       max_distance: 10,
     };
-    const stream = client.openQueryStream('errors');
+    const stream = ctx.client.openQueryStream('errors');
     const answer = await stream.query({
       queries: [
         { raycast: ray },
@@ -126,25 +115,25 @@ describe('QueryStream', () => {
     assert.equal((await stream.query({ queries: [{ raycast: ray }] })).results[0].hits.length, 1);
     await stream.close();
 
-    const unknown = client.openQueryStream('nope');
+    const unknown = ctx.client.openQueryStream('nope');
     await rejectsWith(unknown.query({ queries: [{ raycast: ray }] }), 'NOT_FOUND', 'scene');
-    await client.createScene({ scene: 'nope' });
+    await ctx.client.createScene({ scene: 'nope' });
     const late = await unknown.query({ queries: [{ raycast: ray }] });
     assert.deepEqual(late.results[0].hits, []);
     await unknown.close();
-    await client.deleteScene({ scene: 'nope' });
-    await client.deleteScene({ scene: 'errors' });
+    await ctx.client.deleteScene({ scene: 'nope' });
+    await ctx.client.deleteScene({ scene: 'errors' });
   });
 
   test('the async iterator yields the answers to sent batches in order', async () => {
-    await client.createScene({ scene: 'iterate' });
+    await ctx.client.createScene({ scene: 'iterate' });
     const bodies = [1, 2, 3].map((id) => ({
       id,
       shape: { sphere: { radius: 0.5 } },
       pose: { position: { x: 10 * id, y: 0, z: 0 } },
     }));
-    await client.upsertBodies({ scene: 'iterate', bodies });
-    const stream = client.openQueryStream('iterate');
+    await ctx.client.upsertBodies({ scene: 'iterate', bodies });
+    const stream = ctx.client.openQueryStream('iterate');
     // Batch k asks for the bodies within k * 10 of the origin: k bodies.
     for (let k = 1; k <= 3; k++) {
       stream.send({
@@ -187,12 +176,12 @@ describe('QueryStream', () => {
       () => stream.send({ queries: [] }),
       (error) => error.codeName === 'FAILED_PRECONDITION',
     );
-    await client.deleteScene({ scene: 'iterate' });
+    await ctx.client.deleteScene({ scene: 'iterate' });
   });
 
   test('min_version waits for a writer on another connection; at_tick reads the past', async () => {
-    await client.createScene({ scene: 'versions' });
-    const writerClient = new Client(server.address);
+    await ctx.client.createScene({ scene: 'versions' });
+    const writerClient = new Client(ctx.server.address);
     const writer = writerClient.openUpdateWriter('versions');
     const body = {
       id: 1,
@@ -205,7 +194,7 @@ describe('QueryStream', () => {
       direction: { x: 1, y: 0, z: 0 },
       max_distance: 100,
     };
-    const stream = client.openQueryStream('versions');
+    const stream = ctx.client.openQueryStream('versions');
     // Asked before the writer has got there: answered once it has.
     const waiting = stream.query({ queries: [{ raycast: ray }], min_version: 5 });
     for (let tick = 2; tick <= 5; tick++) {
@@ -229,7 +218,7 @@ describe('QueryStream', () => {
     assert.ok(past.results[2].error.message.startsWith('queries[2].at_tick: '));
     await stream.close();
     writerClient.close();
-    await client.deleteScene({ scene: 'versions' });
+    await ctx.client.deleteScene({ scene: 'versions' });
   });
   test('a stream whose server dies rejects its unanswered batches and takes no more', async () => {
     const own = await ServerProcess.start({ args: ['--max_version_wait_ms=60000'] });

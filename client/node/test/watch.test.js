@@ -3,34 +3,23 @@
 // when the scene is deleted.
 
 import assert from 'node:assert/strict';
-import { after, before, describe, test } from 'node:test';
+import { describe, test } from 'node:test';
 
-import { Client, CollideError } from '../src/index.js';
-import { ServerProcess } from './server.js';
+import { CollideError } from '../src/index.js';
+import { useServerAndClient } from './helpers.js';
 
 describe('Watch', () => {
-  let server;
-  let client;
-
-  before(async () => {
-    server = await ServerProcess.start();
-    client = new Client(server.address);
-  });
-
-  after(async () => {
-    client?.close();
-    await server?.stop();
-  });
+  const ctx = useServerAndClient();
 
   test('streams enter then exit for a fast body crossing a thin fence', async () => {
-    await client.createScene({ scene: 'sweep', options: { durability: 'DURABILITY_NONE' } });
-    await client.upsertBodies({
+    await ctx.client.createScene({ scene: 'sweep', options: { durability: 'DURABILITY_NONE' } });
+    await ctx.client.upsertBodies({
       scene: 'sweep',
       bodies: [
         { id: 1, shape: { sphere: { radius: 0.05 } }, pose: { position: { x: -50, y: 0.5 } } },
       ],
     });
-    const watch = client.watch({
+    const watch = ctx.client.watch({
       scene: 'sweep',
       fences: [{ id: 7, shape: { box: { half_extents: { x: 0.01, y: 2, z: 2 } } }, pose: {} }],
     });
@@ -40,7 +29,7 @@ describe('Watch', () => {
       first.snapshot.fences.map((f) => [f.fence_id, f.body_ids]),
       [['7', []]],
     );
-    const writer = client.openUpdateWriter('sweep');
+    const writer = ctx.client.openUpdateWriter('sweep');
     const ack = await writer.apply({
       moves: { ids: [1], poses: [50, 0.5, 0, 0, 0, 0, 1] },
     });
@@ -55,7 +44,7 @@ describe('Watch', () => {
     );
     assert.ok(Math.abs(update.events[0].point.x + 0.01) < 1e-4);
     await writer.close();
-    await client.deleteScene({ scene: 'sweep' });
+    await ctx.client.deleteScene({ scene: 'sweep' });
     await assert.rejects(messages.next(), (error) => {
       assert.ok(error instanceof CollideError);
       assert.equal(error.code, 5); // NOT_FOUND
@@ -64,8 +53,8 @@ describe('Watch', () => {
   });
 
   test('a bad fence ends the stream with its field path', async () => {
-    await client.createScene({ scene: 'bad', options: { durability: 'DURABILITY_NONE' } });
-    const watch = client.watch({
+    await ctx.client.createScene({ scene: 'bad', options: { durability: 'DURABILITY_NONE' } });
+    const watch = ctx.client.watch({
       scene: 'bad',
       fences: [{ id: 1, shape: { sphere: { radius: -1 } }, pose: {} }],
     });

@@ -9,6 +9,15 @@ from collide._pb import pb
 from collide.errors import CollideError
 
 
+def set_present(message, value, *fields: str) -> None:
+    """Copies each of `fields` from `value` to `message` where it is not None (None: the
+    field stays unset, so the server's default applies)."""
+    for field in fields:
+        present = getattr(value, field)
+        if present is not None:
+            setattr(message, field, present)
+
+
 def set_vec3(message, value: t.Vec3Like) -> None:
     """Fills a collide.v1.Vec3 from a Vec3 or an (x, y, z) sequence."""
     x, y, z = value
@@ -54,10 +63,7 @@ def set_body(message, body: t.Body) -> None:
     message.id = body.id
     set_shape(message.shape, body.shape)
     set_pose(message.pose, body.pose)
-    if body.category is not None:
-        message.category = body.category
-    if body.mask is not None:
-        message.mask = body.mask
+    set_present(message, body, "category", "mask")
     message.user_data = body.user_data
     message.kind = int(body.kind)
 
@@ -66,10 +72,7 @@ def set_filter(message, value: Optional[t.Filter]) -> None:
     """Fills a collide.v1.Filter (None: no filter)."""
     if value is None:
         return
-    if value.category is not None:
-        message.category = value.category
-    if value.mask is not None:
-        message.mask = value.mask
+    set_present(message, value, "category", "mask")
     message.excluded_ids.extend(value.excluded_ids)
 
 
@@ -77,13 +80,8 @@ def set_options(message, options: Optional[t.SceneOptions]) -> None:
     """Fills a collide.v1.SceneOptions (None: the defaults)."""
     if options is None:
         return
-    if options.fat_margin is not None:
-        message.fat_margin = options.fat_margin
-    if options.max_bodies is not None:
-        message.max_bodies = options.max_bodies
+    set_present(message, options, "fat_margin", "max_bodies", "history_ticks")
     message.durability = int(options.durability)
-    if options.history_ticks is not None:
-        message.history_ticks = options.history_ticks
 
 
 def set_op(message, op: t.UpdateOp) -> None:
@@ -125,16 +123,13 @@ def set_query_kind(message, kind: t.QueryKind) -> None:
     """Fills the `kind` oneof of a collide.v1.Query."""
     if isinstance(kind, t.Raycast):
         message.raycast.SetInParent()
-        set_vec3(message.raycast.origin, kind.origin)
-        set_vec3(message.raycast.direction, kind.direction)
-        message.raycast.max_distance = kind.max_distance
+        set_ray(message.raycast, kind)
     elif isinstance(kind, t.SphereCast):
         message.sphere_cast.SetInParent()
         set_cast(message.sphere_cast, kind)
     elif isinstance(kind, t.Overlap):
         message.overlap.SetInParent()
-        set_shape(message.overlap.shape, kind.shape)
-        set_pose(message.overlap.pose, kind.pose)
+        set_overlap(message.overlap, kind)
     elif isinstance(kind, t.PointQuery):
         message.point.SetInParent()
         set_vec3(message.point.point, kind.point)
@@ -145,6 +140,19 @@ def set_query_kind(message, kind: t.QueryKind) -> None:
         set_vec3(message.aabb.region.max, kind.region.max)
     else:
         raise TypeError(f"not a query: {kind!r}")
+
+
+def set_ray(message, ray: t.Raycast) -> None:
+    """Fills a collide.v1.Raycast."""
+    set_vec3(message.origin, ray.origin)
+    set_vec3(message.direction, ray.direction)
+    message.max_distance = ray.max_distance
+
+
+def set_overlap(message, overlap: t.Overlap) -> None:
+    """Fills a collide.v1.Overlap (a posed shape)."""
+    set_shape(message.shape, overlap.shape)
+    set_pose(message.pose, overlap.pose)
 
 
 def set_cast(message, cast: t.SphereCast) -> None:
@@ -163,8 +171,7 @@ def set_query(message, query: t.Query) -> None:
     message.mode = int(query.mode)
     message.max_hits = query.max_hits
     message.detail = query.detail
-    if query.at_tick is not None:
-        message.at_tick = query.at_tick
+    set_present(message, query, "at_tick")
     message.tick_fraction = query.tick_fraction
 
 

@@ -185,9 +185,7 @@ class Client:
                 timeout: Optional[float] = None) -> t.QueryResponse:
         """The bodies a ray hits."""
         request = pb.RaycastRequest(scene=scene)
-        convert.set_vec3(request.ray.origin, ray.origin)
-        convert.set_vec3(request.ray.direction, ray.direction)
-        request.ray.max_distance = ray.max_distance
+        convert.set_ray(request.ray, ray)
         self._set_common(request, filter, mode, max_hits, at_tick, tick_fraction, min_version)
         return self._query(self._stub.Raycast, request, scene, timeout)
 
@@ -207,8 +205,7 @@ class Client:
                 timeout: Optional[float] = None) -> t.QueryResponse:
         """The bodies a posed shape overlaps (with detail: depth, contact point, normal)."""
         request = pb.OverlapRequest(scene=scene, detail=detail)
-        convert.set_shape(request.overlap.shape, overlap.shape)
-        convert.set_pose(request.overlap.pose, overlap.pose)
+        convert.set_overlap(request.overlap, overlap)
         self._set_common(request, filter, mode, max_hits, at_tick, tick_fraction, min_version)
         return self._query(self._stub.Overlap, request, scene, timeout)
 

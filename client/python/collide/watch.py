@@ -47,16 +47,12 @@ def watch_request(scene: str, fences: Iterable[Fence], contacts: Iterable[Contac
         message = request.fences.add(id=fence.id)
         convert.set_shape(message.shape, fence.shape)
         convert.set_pose(message.pose, fence.pose)
-        if fence.attached_to is not None:
-            message.attached_to = fence.attached_to
+        convert.set_present(message, fence, "attached_to")
         if fence.filter is not None:
             convert.set_filter(message.filter, fence.filter)
     for contact in contacts:
         message = request.contacts.add(id=contact.id)
-        if contact.category_a is not None:
-            message.category_a = contact.category_a
-        if contact.category_b is not None:
-            message.category_b = contact.category_b
+        convert.set_present(message, contact, "category_a", "category_b")
     return request
 
 

@@ -12,6 +12,7 @@ import signal
 import subprocess
 import tempfile
 import time
+import unittest
 from typing import List, Optional, Sequence
 
 import collide
@@ -103,3 +104,20 @@ class ServerProcess:
             self.stop(signal.SIGTERM)
         self._log.close()
         shutil.rmtree(self.dir, ignore_errors=True)
+
+
+class ServerTestCase(unittest.TestCase):
+    """One server and one client of it for the class; each test uses its own scene."""
+
+    server: ServerProcess
+    client: collide.Client
+
+    @classmethod
+    def setUpClass(cls) -> None:
+        cls.server = ServerProcess()
+        cls.client = cls.server.client()
+
+    @classmethod
+    def tearDownClass(cls) -> None:
+        cls.client.close()
+        cls.server.close()

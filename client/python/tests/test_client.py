@@ -13,7 +13,7 @@ from collide import (Body, BodyKind, Box, Capsule, CollideError, Durability, Fil
                      Overlap, PointQuery, Pose, Quat, Query, Raycast, SceneOptions, Sphere,
                      SphereCast, Vec3)
 import oracle
-from server_process import ServerProcess
+from server_process import ServerTestCase
 
 
 def random_spheres(rng: random.Random, count: int):
@@ -26,18 +26,8 @@ def sphere_bodies(spheres):
     return [Body(i, Sphere(r), Pose(c)) for i, c, r in spheres]
 
 
-class ClientTest(unittest.TestCase):
-    """One server for the class; each test uses its own scene."""
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = ServerProcess()
-        cls.client = cls.server.client()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.client.close()
-        cls.server.close()
+class ClientTest(ServerTestCase):
+    """Each test uses its own scene."""
 
     def assertRaisesCode(self, code: grpc.StatusCode, path: str):
         """A context manager checking a CollideError's code and that its message starts with

@@ -11,21 +11,11 @@ import grpc
 from collide import (Body, Box, CollideError, ContactWatch, Durability, Fence, Pose,
                      SceneOptions, Sphere)
 from collide._pb import pb
-from server_process import ServerProcess
+from server_process import ServerTestCase
 
 
-class WatchTest(unittest.TestCase):
-    """One server for the class; each test uses its own scene."""
-
-    @classmethod
-    def setUpClass(cls) -> None:
-        cls.server = ServerProcess()
-        cls.client = cls.server.client()
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.client.close()
-        cls.server.close()
+class WatchTest(ServerTestCase):
+    """Each test uses its own scene."""
 
     def test_a_fast_body_crossing_a_thin_fence_enters_and_exits_in_one_update(self) -> None:
         scene = "sweep"
