@@ -14,16 +14,16 @@
 #include "server/update_stream.h"
 #include "server/version_wait.h"
 #include "server/watch_stream.h"
+#include "server/wire_message.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
 namespace {
 
 // A stream refused before it starts (authentication): finishes at once.
-template <typename Request, typename Response>
-class RefusedStream final : public grpc::ServerBidiReactor<Request, Response> {
+class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
-  explicit RefusedStream(const absl::Status& status) { this->Finish(ToGrpcStatus(status)); }
+  explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
   void OnDone() override { delete this; }
 };
 
@@ -42,34 +42,28 @@ void LogServerError(absl::string_view rpc, const absl::Status& status) {
   }
 }
 
-grpc::ServerUnaryReactor* FinishNow(grpc::CallbackServerContext* call, absl::string_view rpc,
-                                    const absl::Status& status) {
+// Ends `call` with `status`, logging the server's own failures.
+template <typename Request, typename Response>
+void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
+                const absl::Status& status) {
   LogServerError(rpc, status);
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  reactor->Finish(ToGrpcStatus(status));
-  return reactor;
+  call->Finish(status);
 }
 
 // Applies a unary write's batch to `db` and finishes the call from the store's callback, with
 // the store's error paths rewritten by `translate` into the request's field names.
-grpc::ServerUnaryReactor* ApplyWrite(Database& db, grpc::CallbackServerContext* call,
-                                     absl::string_view rpc, const std::string& scene,
-                                     const UpdateBatch& batch,
-                                     absl::Status (*translate)(const absl::Status&),
-                                     v1::WriteResponse* response) {
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  db.Apply(scene, ClientTag{}, batch,
-           [&db, reactor, response, rpc, translate](absl::StatusOr<ApplyAck> ack) {
+template <typename Request>
+void ApplyWrite(Database& db, UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
+                const UpdateBatch& batch, absl::Status (*translate)(const absl::Status&)) {
+  db.Apply(call->request().scene(), ClientTag{}, batch,
+           [&db, call, rpc, translate](absl::StatusOr<ApplyAck> ack) {
              if (ack.ok()) {
-               response->set_version(ack->version);
-               response->set_durable(ack->durable);
+               call->response()->set_version(ack->version);
+               call->response()->set_durable(ack->durable);
              }
-             const absl::Status status =
-                 translate(ClarifyStoreWriteError(ack.status(), db.write_status()));
-             LogServerError(rpc, status);
-             reactor->Finish(ToGrpcStatus(status));
+             FinishCall(call, rpc,
+                        translate(ClarifyStoreWriteError(ack.status(), db.write_status())));
            });
-  return reactor;
 }
 
 // Registers a stream of `kind` with the server's StreamRegistry (a null handle when it has
@@ -107,71 +101,79 @@ absl::StatusOr<const Principal*> CollideService::AuthorizeScene(grpc::CallbackSe
 // ---------------------------------------------------------------------------------------------
 // Scenes.
 
-grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContext* call,
-                                                      const v1::CreateSceneRequest* request,
-                                                      v1::CreateSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request->scene());
-  if (!principal.ok()) return FinishNow(call, "CreateScene", principal.status());
-  if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
-    return FinishNow(call, "CreateScene", s);
-  }
-  if (absl::Status s = ValidateSceneName(request->scene()); !s.ok()) {
-    return FinishNow(call, "CreateScene", s);
-  }
-  absl::StatusOr<SceneOptions> options = SceneOptionsFromProto(request->options(), context_.limits);
-  if (!options.ok()) return FinishNow(call, "CreateScene", options.status());
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  const SceneOptions resolved = *options;
-  context_.db->CreateScene(
-      request->scene(), resolved,
-      [this, reactor, request, response, resolved](absl::Status status) {
-        status = ClarifyStoreWriteError(status, context_.db->write_status());
-        if (status.ok()) {
-          spdlog::info(
-              "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})",
-              request->scene(), resolved.fat_margin, resolved.max_bodies,
-              std::string(DurabilityPolicyName(resolved.durability == DurabilityPolicy::kDefault
-                                                   ? context_.default_durability
-                                                   : resolved.durability)));
-          absl::StatusOr<std::shared_ptr<const Scene>> scene =
-              context_.db->GetScene(request->scene());
-          if (scene.ok()) {
-            SceneInfoToProto(**scene, context_.default_durability, response->mutable_scene());
-          } else {
-            // Deleted meanwhile: report what was created.
-            response->mutable_scene()->set_name(request->scene());
+grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* in,
+                                                      grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::CreateSceneRequest, v1::CreateSceneResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::CreateSceneRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kAdmin, request.scene());
+    if (!principal.ok()) return FinishCall(call, "CreateScene", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "CreateScene", s);
+    }
+    if (absl::Status s = ValidateSceneName(request.scene()); !s.ok()) {
+      return FinishCall(call, "CreateScene", s);
+    }
+    absl::StatusOr<SceneOptions> options =
+        SceneOptionsFromProto(request.options(), context_.limits);
+    if (!options.ok()) return FinishCall(call, "CreateScene", options.status());
+    const SceneOptions resolved = *options;
+    context_.db->CreateScene(
+        request.scene(), resolved, [this, call, resolved](absl::Status status) {
+          const std::string& name = call->request().scene();
+          status = ClarifyStoreWriteError(status, context_.db->write_status());
+          if (status.ok()) {
+            spdlog::info(
+                "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})", name,
+                resolved.fat_margin, resolved.max_bodies,
+                std::string(DurabilityPolicyName(resolved.durability == DurabilityPolicy::kDefault
+                                                     ? context_.default_durability
+                                                     : resolved.durability)));
+            absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
+            if (scene.ok()) {
+              SceneInfoToProto(**scene, context_.default_durability,
+                               call->response()->mutable_scene());
+            } else {
+              // Deleted meanwhile: report what was created.
+              call->response()->mutable_scene()->set_name(name);
+            }
           }
-        }
-        LogServerError("CreateScene", status);
-        reactor->Finish(ToGrpcStatus(status));
-      });
-  return reactor;
-}
-
-grpc::ServerUnaryReactor* CollideService::DeleteScene(grpc::CallbackServerContext* call,
-                                                      const v1::DeleteSceneRequest* request,
-                                                      v1::DeleteSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request->scene());
-  if (!principal.ok()) return FinishNow(call, "DeleteScene", principal.status());
-  if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
-    return FinishNow(call, "DeleteScene", s);
-  }
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  context_.db->DeleteScene(request->scene(), [this, reactor, request](absl::Status status) {
-    status = ClarifyStoreWriteError(status, context_.db->write_status());
-    if (status.ok()) spdlog::info("deleted scene \"{}\"", request->scene());
-    LogServerError("DeleteScene", status);
-    reactor->Finish(ToGrpcStatus(status));
+          FinishCall(call, "CreateScene", status);
+        });
   });
-  return reactor;
 }
 
-grpc::ServerUnaryReactor* CollideService::ListScenes(grpc::CallbackServerContext* call,
-                                                     const v1::ListScenesRequest* request,
-                                                     v1::ListScenesResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return FinishNow(call, "ListScenes", principal.status());
-  return FinishNow(call, "ListScenes", DoListScenes(**principal, response));
+grpc::ServerUnaryReactor* CollideService::DeleteScene(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* in,
+                                                      grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::DeleteSceneRequest, v1::DeleteSceneResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::DeleteSceneRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kAdmin, request.scene());
+    if (!principal.ok()) return FinishCall(call, "DeleteScene", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "DeleteScene", s);
+    }
+    context_.db->DeleteScene(request.scene(), [this, call](absl::Status status) {
+      status = ClarifyStoreWriteError(status, context_.db->write_status());
+      if (status.ok()) spdlog::info("deleted scene \"{}\"", call->request().scene());
+      FinishCall(call, "DeleteScene", status);
+    });
+  });
+}
+
+grpc::ServerUnaryReactor* CollideService::ListScenes(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::ListScenesRequest, v1::ListScenesResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    absl::StatusOr<const Principal*> principal = Authorize(call->context(), Role::kReader);
+    if (!principal.ok()) return FinishCall(call, "ListScenes", principal.status());
+    FinishCall(call, "ListScenes", DoListScenes(**principal, call->response()));
+  });
 }
 
 absl::Status CollideService::DoListScenes(const Principal& principal,
@@ -185,13 +187,16 @@ absl::Status CollideService::DoListScenes(const Principal& principal,
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* CollideService::GetScene(grpc::CallbackServerContext* call,
-                                                   const v1::GetSceneRequest* request,
-                                                   v1::GetSceneResponse* response) {
-  absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kReader, request->scene());
-  if (!principal.ok()) return FinishNow(call, "GetScene", principal.status());
-  return FinishNow(call, "GetScene", DoGetScene(**principal, *request, response));
+grpc::ServerUnaryReactor* CollideService::GetScene(grpc::CallbackServerContext* context,
+                                                   const grpc::ByteBuffer* in,
+                                                   grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::GetSceneRequest, v1::GetSceneResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kReader, call->request().scene());
+    if (!principal.ok()) return FinishCall(call, "GetScene", principal.status());
+    FinishCall(call, "GetScene", DoGetScene(**principal, call->request(), call->response()));
+  });
 }
 
 absl::Status CollideService::DoGetScene(const Principal& principal,
@@ -207,47 +212,56 @@ absl::Status CollideService::DoGetScene(const Principal& principal,
 // ---------------------------------------------------------------------------------------------
 // Bodies.
 
-grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerContext* call,
-                                                       const v1::UpsertBodiesRequest* request,
-                                                       v1::WriteResponse* response) {
-  absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kWriter, request->scene());
-  if (!principal.ok()) return FinishNow(call, "UpsertBodies", principal.status());
-  if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
-    return FinishNow(call, "UpsertBodies", s);
-  }
-  UpdateBatch batch;
-  if (absl::Status s = UpsertRequestToBatch(*request, context_.limits, &batch); !s.ok()) {
-    return FinishNow(call, "UpsertBodies", s);
-  }
-  return ApplyWrite(*context_.db, call, "UpsertBodies", request->scene(), batch,
-                    &TranslateUpsertError, response);
+grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* in,
+                                                       grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::UpsertBodiesRequest, v1::WriteResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::UpsertBodiesRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kWriter, request.scene());
+    if (!principal.ok()) return FinishCall(call, "UpsertBodies", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "UpsertBodies", s);
+    }
+    UpdateBatch batch;
+    if (absl::Status s = UpsertRequestToBatch(request, context_.limits, &batch); !s.ok()) {
+      return FinishCall(call, "UpsertBodies", s);
+    }
+    ApplyWrite(*context_.db, call, "UpsertBodies", batch, &TranslateUpsertError);
+  });
 }
 
-grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerContext* call,
-                                                       const v1::RemoveBodiesRequest* request,
-                                                       v1::WriteResponse* response) {
-  absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kWriter, request->scene());
-  if (!principal.ok()) return FinishNow(call, "RemoveBodies", principal.status());
-  if (absl::Status s = (*principal)->CheckScene(request->scene()); !s.ok()) {
-    return FinishNow(call, "RemoveBodies", s);
-  }
-  UpdateBatch batch;
-  if (absl::Status s = RemoveRequestToBatch(*request, context_.limits, &batch); !s.ok()) {
-    return FinishNow(call, "RemoveBodies", s);
-  }
-  return ApplyWrite(*context_.db, call, "RemoveBodies", request->scene(), batch,
-                    &TranslateRemoveError, response);
+grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerContext* context,
+                                                       const grpc::ByteBuffer* in,
+                                                       grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::RemoveBodiesRequest, v1::WriteResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::RemoveBodiesRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kWriter, request.scene());
+    if (!principal.ok()) return FinishCall(call, "RemoveBodies", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "RemoveBodies", s);
+    }
+    UpdateBatch batch;
+    if (absl::Status s = RemoveRequestToBatch(request, context_.limits, &batch); !s.ok()) {
+      return FinishCall(call, "RemoveBodies", s);
+    }
+    ApplyWrite(*context_.db, call, "RemoveBodies", batch, &TranslateRemoveError);
+  });
 }
 
-grpc::ServerUnaryReactor* CollideService::GetBodies(grpc::CallbackServerContext* call,
-                                                    const v1::GetBodiesRequest* request,
-                                                    v1::GetBodiesResponse* response) {
-  absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kReader, request->scene());
-  if (!principal.ok()) return FinishNow(call, "GetBodies", principal.status());
-  return FinishNow(call, "GetBodies", DoGetBodies(**principal, *request, response));
+grpc::ServerUnaryReactor* CollideService::GetBodies(grpc::CallbackServerContext* context,
+                                                    const grpc::ByteBuffer* in,
+                                                    grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::GetBodiesRequest, v1::GetBodiesResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kReader, call->request().scene());
+    if (!principal.ok()) return FinishCall(call, "GetBodies", principal.status());
+    FinishCall(call, "GetBodies", DoGetBodies(**principal, call->request(), call->response()));
+  });
 }
 
 absl::Status CollideService::DoGetBodies(const Principal& principal,
@@ -300,28 +314,24 @@ absl::Status CollideService::DoGetBodies(const Principal& principal,
 // ---------------------------------------------------------------------------------------------
 // Streams.
 
-grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* CollideService::UpdateStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::UpdateStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
-  if (!principal.ok()) {
-    return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(principal.status());
-  }
+  if (!principal.ok()) return new RefusedStream(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kUpdate, call);
-  if (!stream.ok()) return new RefusedStream<v1::UpdateBatch, v1::UpdateAck>(stream.status());
+  if (!stream.ok()) return new RefusedStream(stream.status());
   return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                  *std::move(stream));
 }
 
-grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::QueryStream(
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::QueryStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) {
-    return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(principal.status());
-  }
+  if (!principal.ok()) return new RefusedStream(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kQuery, call);
-  if (!stream.ok()) return new RefusedStream<v1::QueryBatch, v1::QueryBatchResult>(stream.status());
+  if (!stream.ok()) return new RefusedStream(stream.status());
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                 call->deadline(), *std::move(stream));
 }
@@ -331,56 +341,55 @@ grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* CollideService::Q
 
 namespace {
 
-// A Watch call refused before it started (auth, header): finishes at once.
-class RefusedWatch final : public grpc::ServerWriteReactor<v1::WatchResponse> {
+// A Watch call refused before it started (a malformed request, auth, header): finishes at once.
+class RefusedWatch final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
-  explicit RefusedWatch(const grpc::Status& status) { Finish(status); }
+  explicit RefusedWatch(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
   void OnDone() override { delete this; }
 };
 
 }  // namespace
 
-grpc::ServerWriteReactor<v1::WatchResponse>* CollideService::Watch(
-    grpc::CallbackServerContext* call, const v1::WatchRequest* request) {
+grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::CallbackServerContext* call,
+                                                                  const grpc::ByteBuffer* in) {
+  v1::WatchRequest request;
+  grpc::ByteBuffer bytes(*in);
+  if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
+    return new RefusedWatch(s);
+  }
   // AuthorizeScene also checks the x-collide-scene routing header against the request's scene.
-  absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kReader, request->scene());
-  if (!principal.ok()) return new RefusedWatch(ToGrpcStatus(principal.status()));
-  return new WatchReactor(context_, *principal, *request);
+  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kReader, request.scene());
+  if (!principal.ok()) return new RefusedWatch(principal.status());
+  return new WatchReactor(context_, *principal, request);
 }
 
 // ---------------------------------------------------------------------------------------------
 // Unary queries.
 
 template <typename Request>
-grpc::ServerUnaryReactor* CollideService::UnaryQuery(
-    grpc::CallbackServerContext* call, absl::string_view rpc, const Request* request,
-    v1::QueryResponse* response,
-    absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&)) {
+void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, absl::string_view rpc,
+                                absl::StatusOr<Query> (*convert)(const Request&,
+                                                                 const ServiceLimits&)) {
+  const Request& request = call->request();
   absl::StatusOr<const Principal*> principal =
-      AuthorizeScene(call, Role::kReader, request->scene());
-  if (!principal.ok()) return FinishNow(call, rpc, principal.status());
-  auto run = [this, principal = *principal, request, response, convert] {
-    return DoQuery(*principal, request->scene(), convert(*request, context_.limits), response);
+      AuthorizeScene(call->context(), Role::kReader, request.scene());
+  if (!principal.ok()) return FinishCall(call, rpc, principal.status());
+  auto run = [this, principal = *principal, call, convert] {
+    return DoQuery(*principal, call->request().scene(), convert(call->request(), context_.limits),
+                   call->response());
   };
-  const uint64_t min_version = request->min_version();
+  const uint64_t min_version = request.min_version();
   std::shared_ptr<const Scene> scene;
-  if (min_version > 0 && (*principal)->CheckScene(request->scene()).ok()) {
-    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request->scene());
+  if (min_version > 0 && (*principal)->CheckScene(request.scene()).ok()) {
+    absl::StatusOr<std::shared_ptr<const Scene>> found = context_.db->GetScene(request.scene());
     if (found.ok()) scene = *std::move(found);
   }
-  if (scene == nullptr || scene->version() >= min_version) return FinishNow(call, rpc, run());
-  // The reactor finishes from the wait's callback; gRPC keeps the request and response alive
-  // until then.
-  grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
-  VersionWait::Start(std::move(scene), min_version,
-                     VersionWaitDeadline(call->deadline(), context_.limits.max_version_wait_ms),
-                     [reactor, rpc, run](absl::Status wait) {
-                       const absl::Status status = wait.ok() ? run() : wait;
-                       LogServerError(rpc, status);
-                       reactor->Finish(ToGrpcStatus(status));
-                     });
-  return reactor;
+  if (scene == nullptr || scene->version() >= min_version) return FinishCall(call, rpc, run());
+  // The call finishes from the wait's callback; it stays alive until then.
+  VersionWait::Start(
+      std::move(scene), min_version,
+      VersionWaitDeadline(call->context()->deadline(), context_.limits.max_version_wait_ms),
+      [call, rpc, run](absl::Status wait) { FinishCall(call, rpc, wait.ok() ? run() : wait); });
 }
 
 absl::Status CollideService::DoQuery(const Principal& principal, absl::string_view scene_name,
@@ -410,34 +419,44 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   return absl::OkStatus();
 }
 
-grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* call,
-                                                  const v1::RaycastRequest* request,
-                                                  v1::QueryResponse* response) {
-  return UnaryQuery(call, "Raycast", request, response, &RaycastRequestToQuery);
+grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* context,
+                                                  const grpc::ByteBuffer* in,
+                                                  grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::RaycastRequest, v1::QueryResponse>;
+  return Call::Start(context, in, out,
+                     [this](Call* call) { UnaryQuery(call, "Raycast", &RaycastRequestToQuery); });
 }
 
-grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext* call,
-                                                     const v1::SphereCastRequest* request,
-                                                     v1::QueryResponse* response) {
-  return UnaryQuery(call, "SphereCast", request, response, &SphereCastRequestToQuery);
+grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::SphereCastRequest, v1::QueryResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    UnaryQuery(call, "SphereCast", &SphereCastRequestToQuery);
+  });
 }
 
-grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* call,
-                                                  const v1::OverlapRequest* request,
-                                                  v1::QueryResponse* response) {
-  return UnaryQuery(call, "Overlap", request, response, &OverlapRequestToQuery);
+grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* context,
+                                                  const grpc::ByteBuffer* in,
+                                                  grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::OverlapRequest, v1::QueryResponse>;
+  return Call::Start(context, in, out,
+                     [this](Call* call) { UnaryQuery(call, "Overlap", &OverlapRequestToQuery); });
 }
 
 // ---------------------------------------------------------------------------------------------
 // Server statistics.
 
-grpc::ServerUnaryReactor* CollideService::GetServerStats(grpc::CallbackServerContext* call,
-                                                         const v1::GetServerStatsRequest* request,
-                                                         v1::GetServerStatsResponse* response) {
-  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
-  if (!principal.ok()) return FinishNow(call, "GetServerStats", principal.status());
-  DoGetServerStats(response);
-  return FinishNow(call, "GetServerStats", absl::OkStatus());
+grpc::ServerUnaryReactor* CollideService::GetServerStats(grpc::CallbackServerContext* context,
+                                                         const grpc::ByteBuffer* in,
+                                                         grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::GetServerStatsRequest, v1::GetServerStatsResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    absl::StatusOr<const Principal*> principal = Authorize(call->context(), Role::kAdmin);
+    if (!principal.ok()) return FinishCall(call, "GetServerStats", principal.status());
+    DoGetServerStats(call->response());
+    FinishCall(call, "GetServerStats", absl::OkStatus());
+  });
 }
 
 void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) const {

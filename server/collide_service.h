@@ -8,61 +8,80 @@
 #include "query/batch.h"
 #include "server/auth.h"
 #include "server/service_context.h"
+#include "server/unary_call.h"
 
 namespace collide {
 
-/// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each
-/// authenticates the call, checks the x-collide-scene header of a call naming a scene
+/// Every method of collide.v1.Collide in its raw form: requests arrive as bytes that the service
+/// parses itself (wire_message.h), so that a malformed message is INVALID_ARGUMENT, never a
+/// silent end of stream or UNIMPLEMENTED.
+using RawCollideService = v1::Collide::WithRawCallbackMethod_CreateScene<
+    v1::Collide::WithRawCallbackMethod_DeleteScene<v1::Collide::WithRawCallbackMethod_ListScenes<
+        v1::Collide::WithRawCallbackMethod_GetScene<v1::Collide::WithRawCallbackMethod_UpsertBodies<
+            v1::Collide::WithRawCallbackMethod_RemoveBodies<
+                v1::Collide::WithRawCallbackMethod_GetBodies<
+                    v1::Collide::WithRawCallbackMethod_UpdateStream<
+                        v1::Collide::WithRawCallbackMethod_QueryStream<
+                            v1::Collide::WithRawCallbackMethod_Raycast<
+                                v1::Collide::WithRawCallbackMethod_SphereCast<
+                                    v1::Collide::WithRawCallbackMethod_Overlap<
+                                        v1::Collide::WithRawCallbackMethod_Watch<
+                                            v1::Collide::WithRawCallbackMethod_GetServerStats<
+                                                v1::Collide::Service>>>>>>>>>>>>>>;
+
+/// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
+/// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
+/// authenticates it, checks the x-collide-scene header of a call naming a scene
 /// (scene_header.h), then delegates to a function returning absl::Status that validates
 /// and converts at the edge (proto_convert.h); the status becomes the call's status in one place
-/// (status_convert.h). Unary writes finish from the store's acknowledgement; the two streams are
-/// UpdateStreamReactor and QueryStreamReactor.
-class CollideService final : public v1::Collide::CallbackService {
+/// (status_convert.h). Unary writes finish from the store's acknowledgement; the streams are
+/// UpdateStreamReactor, QueryStreamReactor and WatchReactor.
+class CollideService final : public RawCollideService {
  public:
   /// `context`'s pointers must outlive the service.
   explicit CollideService(ServiceContext context);
 
   grpc::ServerUnaryReactor* CreateScene(grpc::CallbackServerContext* call,
-                                        const v1::CreateSceneRequest* request,
-                                        v1::CreateSceneResponse* response) override;
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* DeleteScene(grpc::CallbackServerContext* call,
-                                        const v1::DeleteSceneRequest* request,
-                                        v1::DeleteSceneResponse* response) override;
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* ListScenes(grpc::CallbackServerContext* call,
-                                       const v1::ListScenesRequest* request,
-                                       v1::ListScenesResponse* response) override;
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetScene(grpc::CallbackServerContext* call,
-                                     const v1::GetSceneRequest* request,
-                                     v1::GetSceneResponse* response) override;
+                                     const grpc::ByteBuffer* request,
+                                     grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* UpsertBodies(grpc::CallbackServerContext* call,
-                                         const v1::UpsertBodiesRequest* request,
-                                         v1::WriteResponse* response) override;
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* RemoveBodies(grpc::CallbackServerContext* call,
-                                         const v1::RemoveBodiesRequest* request,
-                                         v1::WriteResponse* response) override;
+                                         const grpc::ByteBuffer* request,
+                                         grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetBodies(grpc::CallbackServerContext* call,
-                                      const v1::GetBodiesRequest* request,
-                                      v1::GetBodiesResponse* response) override;
-  grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck>* UpdateStream(
+                                      const grpc::ByteBuffer* request,
+                                      grpc::ByteBuffer* response) override;
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* UpdateStream(
       grpc::CallbackServerContext* call) override;
-  grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult>* QueryStream(
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* QueryStream(
       grpc::CallbackServerContext* call) override;
   grpc::ServerUnaryReactor* Raycast(grpc::CallbackServerContext* call,
-                                    const v1::RaycastRequest* request,
-                                    v1::QueryResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* SphereCast(grpc::CallbackServerContext* call,
-                                       const v1::SphereCastRequest* request,
-                                       v1::QueryResponse* response) override;
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* Overlap(grpc::CallbackServerContext* call,
-                                    const v1::OverlapRequest* request,
-                                    v1::QueryResponse* response) override;
+                                    const grpc::ByteBuffer* request,
+                                    grpc::ByteBuffer* response) override;
   grpc::ServerUnaryReactor* GetServerStats(grpc::CallbackServerContext* call,
-                                           const v1::GetServerStatsRequest* request,
-                                           v1::GetServerStatsResponse* response) override;
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
 
   /// Standing queries: a WatchReactor (watch_stream.h) over the request's scene.
-  grpc::ServerWriteReactor<v1::WatchResponse>* Watch(grpc::CallbackServerContext* call,
-                                                     const v1::WatchRequest* request) override;
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* Watch(grpc::CallbackServerContext* call,
+                                                    const grpc::ByteBuffer* request) override;
 
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 
@@ -81,10 +100,8 @@ class CollideService final : public v1::Collide::CallbackService {
   /// wait passes the call's deadline or limits.max_version_wait_ms. No thread waits meanwhile
   /// (VersionWait).
   template <typename Request>
-  grpc::ServerUnaryReactor* UnaryQuery(grpc::CallbackServerContext* call, absl::string_view rpc,
-                                       const Request* request, v1::QueryResponse* response,
-                                       absl::StatusOr<Query> (*convert)(const Request&,
-                                                                        const ServiceLimits&));
+  void UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, absl::string_view rpc,
+                  absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&));
   /// One query against one scene version (`query` from the request's conversion).
   absl::Status DoQuery(const Principal& principal, absl::string_view scene,
                        absl::StatusOr<Query> query, v1::QueryResponse* response) const;

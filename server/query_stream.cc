@@ -12,6 +12,7 @@
 #include "server/scene_header.h"
 #include "server/status_convert.h"
 #include "server/version_wait.h"
+#include "server/wire_message.h"
 
 namespace collide {
 namespace {
@@ -40,7 +41,7 @@ QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Prin
       arena_block_(new char[kArenaBlockBytes]),
       arena_(ArenaOptionsFor(arena_block_.get())) {
   request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
-  StartRead(request_);
+  StartRead(&in_);
 }
 
 void QueryStreamReactor::NewRequest() {
@@ -52,6 +53,12 @@ void QueryStreamReactor::OnReadDone(bool ok) {
   if (!ok) {
     // The client half-closed (or the call ended): every batch read has been answered.
     Finish(grpc::Status::OK);
+    return;
+  }
+  if (absl::Status parsed =
+          ParseMessage(&in_, request_, absl::StrCat("messages[", messages_read_++, "]"));
+      !parsed.ok()) {
+    Finish(ToGrpcStatus(parsed));
     return;
   }
   AnswerAndWrite();
@@ -81,8 +88,13 @@ void QueryStreamReactor::AnswerAndWrite() {
 }
 
 void QueryStreamReactor::WriteAnswer() {
-  if (stream_ != nullptr) stream_->WriteStarted(response_.ByteSizeLong());
-  StartWrite(&response_);
+  if (absl::Status s = SerializeMessage(response_, &out_); !s.ok()) {
+    // Only an answer over 2 GiB fails to encode; max_hits_per_batch keeps them far smaller.
+    Finish(ToGrpcStatus(s));
+    return;
+  }
+  if (stream_ != nullptr) stream_->WriteStarted(out_.Length());
+  StartWrite(&out_);
 }
 
 void QueryStreamReactor::OnWriteDone(bool ok) {
@@ -92,7 +104,7 @@ void QueryStreamReactor::OnWriteDone(bool ok) {
     return;
   }
   NewRequest();
-  StartRead(request_);
+  StartRead(&in_);
 }
 
 void QueryStreamReactor::OnDone() { delete this; }

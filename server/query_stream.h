@@ -10,6 +10,7 @@
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
 #include "google/protobuf/arena.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "query/batch.h"
 #include "query/hit.h"
@@ -27,8 +28,11 @@ namespace collide {
 /// the others are answered), and all valid queries run under one Scene::Read, so the answer is
 /// computed against the one version it is tagged with. Query, result and hit vectors are reused
 /// from batch to batch.
+///
+/// A message that is not a valid QueryBatch ends the call with INVALID_ARGUMENT
+/// (`messages[i]: not a valid collide.v1.QueryBatch message`).
 class QueryStreamReactor final
-    : public grpc::ServerBidiReactor<v1::QueryBatch, v1::QueryBatchResult> {
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   /// Starts reading. `principal` (already checked for the reader role) and `context` outlive
   /// the call.
@@ -72,8 +76,11 @@ class QueryStreamReactor final
   // allocation per query (outside an arena, clearing a Query frees its Raycast and Vec3s).
   std::unique_ptr<char[]> arena_block_;
   google::protobuf::Arena arena_;
+  grpc::ByteBuffer in_;
+  uint64_t messages_read_ = 0;
   v1::QueryBatch* request_ = nullptr;
   v1::QueryBatchResult response_;
+  grpc::ByteBuffer out_;
   // Per-batch scratch, reused.
   std::vector<Query> queries_;
   std::vector<size_t> slots_;  // the request index of each entry of queries_

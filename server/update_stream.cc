@@ -10,6 +10,7 @@
 #include "server/proto_convert.h"
 #include "server/scene_header.h"
 #include "server/status_convert.h"
+#include "server/wire_message.h"
 
 namespace collide {
 namespace {
@@ -33,14 +34,16 @@ struct UpdateStreamReactor::State {
   // `first_index`.
   std::deque<Pending> pending ABSL_GUARDED_BY(mu);
   uint64_t first_index ABSL_GUARDED_BY(mu) = 0;
-  // The message of the write in progress (owned by gRPC while `writing`).
-  v1::UpdateAck out;
+  // The message of the write in progress, encoded (owned by gRPC while `writing`).
+  grpc::ByteBuffer out;
   bool writing ABSL_GUARDED_BY(mu) = false;
   bool reading ABSL_GUARDED_BY(mu) = false;
   // The read side is converting and applying a batch (request_ and batch_ are in use).
   bool processing ABSL_GUARDED_BY(mu) = false;
-  // The client half-closed (or the read failed).
+  // The client half-closed (or the read failed, or a message did not parse).
   bool read_done ABSL_GUARDED_BY(mu) = false;
+  // Why reading stopped when it was not the client's half-close: the call's final status.
+  absl::Status read_error ABSL_GUARDED_BY(mu);
   // A write failed or the call was cancelled: nothing more is read or written.
   bool broken ABSL_GUARDED_BY(mu) = false;
   bool finished ABSL_GUARDED_BY(mu) = false;
@@ -73,7 +76,7 @@ UpdateStreamReactor::UpdateStreamReactor(const ServiceContext& context, const Pr
     state_->reactor = this;
     state_->reading = true;
   }
-  StartRead(&request_);
+  StartRead(&in_);
 }
 
 void UpdateStreamReactor::Decide(State* s, uint32_t max_inflight, Actions* actions)
@@ -81,7 +84,9 @@ void UpdateStreamReactor::Decide(State* s, uint32_t max_inflight, Actions* actio
   actions->reactor = s->reactor;
   if (s->finished || s->reactor == nullptr) return;
   if (!s->broken && !s->writing && !s->pending.empty() && s->pending.front().ready) {
-    s->out = std::move(s->pending.front().ack);
+    // An ack is a few dozen bytes; encoding it cannot fail (SerializeMessage's only error is a
+    // message over 2 GiB).
+    SerializeMessage(s->pending.front().ack, &s->out).IgnoreError();
     s->pending.pop_front();
     ++s->first_index;
     s->writing = true;
@@ -97,7 +102,7 @@ void UpdateStreamReactor::Decide(State* s, uint32_t max_inflight, Actions* actio
     s->finished = true;
     actions->finish = true;
     actions->status = s->broken ? grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled")
-                                : grpc::Status::OK;
+                                : ToGrpcStatus(s->read_error);
   }
 }
 
@@ -107,21 +112,26 @@ void UpdateStreamReactor::Run(const Actions& actions) {
   if (actions.finish) Finish(actions.status);
   if (actions.write) {
     // `out` is the reactor's until OnWriteDone.
-    if (stream_ != nullptr) stream_->WriteStarted(state_->out.ByteSizeLong());
+    if (stream_ != nullptr) stream_->WriteStarted(state_->out.Length());
     StartWrite(&state_->out);
   }
-  if (actions.read) StartRead(&request_);
+  if (actions.read) StartRead(&in_);
 }
 
 void UpdateStreamReactor::OnReadDone(bool ok) {
   const uint32_t max_inflight = context_.limits.max_inflight_per_stream;
   Actions actions;
   uint64_t index = 0;
+  // The stream's messages are named like a repeated field's: messages[i], from 0.
+  const absl::Status parsed =
+      ok ? ParseMessage(&in_, &request_, absl::StrCat("messages[", messages_read_++, "]"))
+         : absl::OkStatus();
   {
     absl::MutexLock lock(&state_->mu);
     state_->reading = false;
-    if (!ok) {
+    if (!ok || !parsed.ok()) {
       state_->read_done = true;
+      state_->read_error = parsed;
       Decide(state_.get(), max_inflight, &actions);
     } else {
       index = state_->first_index + state_->pending.size();
@@ -129,7 +139,7 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
       state_->processing = true;
     }
   }
-  if (!ok) return Run(actions);
+  if (!ok || !parsed.ok()) return Run(actions);
   Process(index);
   {
     absl::MutexLock lock(&state_->mu);

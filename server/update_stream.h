@@ -7,6 +7,7 @@
 
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "scene/update_batch.h"
 #include "server/auth.h"
@@ -23,9 +24,13 @@ namespace collide {
 /// an ack is written (HTTP/2 flow control pushes back on the client). One write is outstanding
 /// at a time.
 ///
+/// A message that is not a valid UpdateBatch ends the call with INVALID_ARGUMENT once the acks of
+/// the batches read before it are written; nothing after it is read.
+///
 /// Store callbacks may run after the call is gone (cancelled client): they reach the stream
 /// through a shared state whose reactor pointer is cleared, under its mutex, in OnDone.
-class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch, v1::UpdateAck> {
+class UpdateStreamReactor final
+    : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
   /// Starts reading. `principal` (already checked for the writer role) and `context` outlive
   /// the call. `scene_header` is the call's x-collide-scene metadata: a batch naming another
@@ -61,8 +66,10 @@ class UpdateStreamReactor final : public grpc::ServerBidiReactor<v1::UpdateBatch
   const std::optional<std::string> scene_header_;
   std::shared_ptr<State> state_;
   const std::unique_ptr<StreamHandle> stream_;
-  // Touched only by the read side (one read at a time).
+  // Touched only by the read side (one read at a time): the message as read, then parsed.
+  grpc::ByteBuffer in_;
   v1::UpdateBatch request_;
+  uint64_t messages_read_ = 0;
   UpdateBatch batch_;
 };
 

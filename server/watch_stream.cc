@@ -9,6 +9,7 @@
 #include "scene/status_macros.h"
 #include "server/proto_convert.h"
 #include "server/status_convert.h"
+#include "server/wire_message.h"
 
 namespace collide {
 namespace {
@@ -158,6 +159,9 @@ void WatchReactor::Pump() {
     if (writing_ || finished_) return;
     if (watcher_->queue().Pop(&message_)) {
       WatchMessageToProto(message_, &response_);
+      // A watch message is bounded by the watch's limits (fences, queued events), far below the
+      // 2 GiB that SerializeMessage refuses.
+      SerializeMessage(response_, &out_).IgnoreError();
       writing_ = true;
     } else if (!watcher_->queue().Finished()) {
       return;
@@ -169,7 +173,7 @@ void WatchReactor::Pump() {
     FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND, "scene: the scene was deleted"));
     return;
   }
-  StartWrite(&response_);
+  StartWrite(&out_);
 }
 
 bool WatchReactor::Writing() {

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/synchronization/mutex.h"
 #include "collide/v1/collide.pb.h"
+#include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "server/auth.h"
 #include "server/service_context.h"
@@ -37,7 +38,7 @@ void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
 /// overflow turns them into a resync). The queue's listener, called on the scene's writer thread
 /// after each batch, only starts a write when none is in flight. The call ends with NOT_FOUND
 /// when the scene is deleted, or when the client cancels.
-class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchResponse> {
+class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   /// Starts the watch (or finishes the call with the request's error). `principal` (already
   /// checked for the reader role) and `context` outlive the call.
@@ -63,8 +64,9 @@ class WatchReactor final : public grpc::ServerWriteReactor<v1::WatchResponse> {
   absl::Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  // The message being written (changed only while no write is in flight).
+  // The message being written, and its encoding (changed only while no write is in flight).
   v1::WatchResponse response_;
+  grpc::ByteBuffer out_;
   WatchMessage message_ ABSL_GUARDED_BY(mu_);
 };
 
