@@ -29,6 +29,11 @@ ABSL_FLAG(std::string, data_dir, "./data", "Data directory (created if missing).
 ABSL_FLAG(std::string, durability, "always",
           "none / periodic / always: the durability of scenes created with DURABILITY_DEFAULT.");
 ABSL_FLAG(int, sync_interval_ms, 100, "Periodic fsync interval, in milliseconds.");
+ABSL_FLAG(std::string, recovery, "strict",
+          "strict / skip: what start-up does with a logged update that no longer applies to its "
+          "scene (one an older server accepted that validation now refuses). strict refuses to "
+          "start, naming the segment and offset; skip drops each such record (logging it), keeps "
+          "every other, and snapshots the scenes so the dropped records are never read again.");
 ABSL_FLAG(std::string, log_level, "info", "trace / debug / info / warn / error / off.");
 ABSL_FLAG(std::string, token_file, "",
           "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "
@@ -113,6 +118,15 @@ int Main() {
     return 2;
   }
   options.sync_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_sync_interval_ms));
+  const std::string recovery = absl::GetFlag(FLAGS_recovery);
+  if (recovery == "strict") {
+    options.recovery = RecoveryMode::kStrict;
+  } else if (recovery == "skip") {
+    options.recovery = RecoveryMode::kSkip;
+  } else {
+    spdlog::error("--recovery: must be strict or skip, got \"{}\"", recovery);
+    return 2;
+  }
   options.token_file = absl::GetFlag(FLAGS_token_file);
   options.allow_insecure_remote = absl::GetFlag(FLAGS_allow_insecure_remote);
   options.tls_cert = absl::GetFlag(FLAGS_tls_cert);
@@ -154,17 +168,19 @@ int Main() {
   signal(SIGXFSZ, SIG_IGN);
 
   spdlog::info(
-      "starting: address {}, data_dir {}, durability {}, sync_interval_ms {}, auth {}, tls {}{}, "
+      "starting: address {}, data_dir {}, recovery {}, durability {}, sync_interval_ms {}, auth "
+      "{}, tls {}{}, "
       "max_message_bytes {}, max_batch_ops {}, max_queries_per_batch {}, max_scenes {}, "
       "max_bodies_per_scene {}, max_hits {}, max_hits_per_batch {}, max_excluded_ids {}, "
       "max_inflight_per_stream {}, "
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}",
-      options.address, options.data_dir, std::string(DurabilityPolicyName(options.durability)),
-      options.sync_interval.count(), options.token_file.empty() ? "off" : "token file",
-      options.tls_cert.empty() ? "off" : "on", options.tls_ca.empty() ? "" : " (client certs)",
-      options.max_message_bytes, limits.max_batch_ops, limits.max_queries_per_batch,
-      limits.max_scenes, limits.max_bodies_per_scene, limits.max_hits, limits.max_hits_per_batch,
+      options.address, options.data_dir, recovery,
+      std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
+      options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
+      options.tls_ca.empty() ? "" : " (client certs)", options.max_message_bytes,
+      limits.max_batch_ops, limits.max_queries_per_batch, limits.max_scenes,
+      limits.max_bodies_per_scene, limits.max_hits, limits.max_hits_per_batch,
       limits.max_excluded_ids, limits.max_inflight_per_stream, limits.max_streams,
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
       options.max_streams_per_connection, options.drain_timeout.count());

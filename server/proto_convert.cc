@@ -412,6 +412,10 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
     return absl::InvalidArgumentError(absl::StrCat("moves.poses: must hold 7 floats per id (",
                                                    7 * move_count, "), got ", poses.size()));
   }
+  if (proto.has_tick() && proto.tick() > PoseHistory::kMaxTick) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("tick: must be at most ", PoseHistory::kMaxTick, ", got ", proto.tick()));
+  }
   out->ops.resize(op_count + move_count);
   if (proto.has_tick()) {
     out->tick = proto.tick();

@@ -1,7 +1,13 @@
 #include "server/server.h"
 
+#include <netdb.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -69,6 +75,64 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
   return grpc::SslServerCredentials(ssl);
 }
 
+// Why `address` cannot be listened on, found by binding it with a plain socket (gRPC reports
+// only that no address was added): "in use by another process", "not an address of this host",
+// or the system's reason.
+std::string WhyCannotListen(const std::string& address) {
+  if (absl::StartsWith(address, "unix")) return "see the log above";
+  const size_t colon = address.rfind(':');
+  if (colon == std::string::npos) return "not host:port";
+  std::string host = std::string(HostOf(address));
+  if (absl::StartsWith(host, "[")) host = host.substr(1, host.size() - 2);
+  const std::string port = address.substr(colon + 1);
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE;
+  addrinfo* found = nullptr;
+  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0) {
+    return "the host does not resolve";
+  }
+  std::string reason = "see the log above";
+  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
+    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
+    if (fd < 0) continue;
+    const int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    const int result = bind(fd, a->ai_addr, a->ai_addrlen);
+    const int error = errno;
+    close(fd);
+    if (result == 0) continue;
+    if (error == EADDRINUSE) {
+      reason = "the port is in use by another process";
+    } else if (error == EADDRNOTAVAIL) {
+      reason = "not an address of this host";
+    } else {
+      reason = std::strerror(error);
+    }
+    break;
+  }
+  freeaddrinfo(found);
+  return reason;
+}
+
+// What start-up found in the data directory, for the operator.
+void LogRecovery(const RecoveryReport& report) {
+  spdlog::info("recovery: {} snapshots loaded, {} segments read, {} records replayed, {} skipped",
+               report.snapshots_loaded, report.segments_read, report.records_replayed,
+               report.records_skipped);
+  if (report.torn_tail.has_value()) {
+    spdlog::warn("recovery: cut a torn write of {} bytes at the end of {} (offset {}: {})",
+                 report.torn_tail->bytes_cut, report.torn_tail->file, report.torn_tail->offset,
+                 report.torn_tail->problem);
+  }
+  for (const SkippedRecord& skipped : report.skipped) {
+    spdlog::error(
+        "recovery: dropped record {} of scene \"{}\" ({} offset {}): it no longer applies: {}",
+        skipped.sequence, skipped.scene, skipped.file, skipped.offset, skipped.reason);
+  }
+}
+
 }  // namespace
 
 bool IsLoopbackAddress(absl::string_view address) {
@@ -122,6 +186,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   db_options.durability = options.durability;
   db_options.sync_interval = options.sync_interval;
   db_options.max_scenes = options.limits.max_scenes;
+  db_options.recovery = options.recovery;
   // A full disk (or file size limit) stops the log but not the server: writes are refused from
   // then on, nothing unsynced is acknowledged, queries go on. Any other log failure (an fsync
   // error) stops the process, as the store does by default.
@@ -141,6 +206,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
   if (!db.ok()) return db.status();
   server->db_ = *std::move(db);
+  LogRecovery(server->db_->recovery_report());
   spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
                server->db_->scenes().size());
 
@@ -158,6 +224,15 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
   builder.AddListeningPort(options.address, *credentials, &server->port_);
+  // gRPC sets SO_REUSEPORT by default, so a second server on the same port would start and take
+  // half of the new connections: without it, the second one fails to bind.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  // Requests are accepted uncompressed only. gRPC inflates a compressed message whole before
+  // the size limit applies, so a few hundred kilobytes of gzip could make the server allocate
+  // hundreds of megabytes; a compressed call is refused (UNIMPLEMENTED, "Compression algorithm
+  // 'gzip' is disabled") when its headers arrive, before any of its data is read.
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
+  builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, options.max_metadata_bytes);
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
@@ -166,7 +241,8 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();
     server->db_->Close().IgnoreError();
-    return absl::UnavailableError(absl::StrCat("address: cannot listen on ", options.address));
+    return absl::UnavailableError(absl::StrCat("address: cannot listen on ", options.address, " (",
+                                               WhyCannotListen(options.address), ")"));
   }
   if (absl::StartsWith(options.address, "unix")) {
     server->bound_address_ = options.address;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "scene/scene_options.h"
+#include "store/recovery.h"
 
 namespace collide {
 
@@ -53,6 +54,8 @@ struct ServerOptions {
   std::string data_dir = "./data";
   /// The policy of scenes created with DURABILITY_DEFAULT (never kDefault).
   DurabilityPolicy durability = DurabilityPolicy::kAlways;
+  /// What start-up does with a logged record that no longer applies (strict: refuse to start).
+  RecoveryMode recovery = RecoveryMode::kStrict;
   /// The periodic fsync interval.
   std::chrono::milliseconds sync_interval{100};
   /// When not empty, the token file that enables auth (auth.h).

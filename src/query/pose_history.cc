@@ -58,14 +58,17 @@ uint64_t PoseHistory::oldest_tick() const {
 }
 
 void PoseHistory::AdvanceTo(uint64_t t) {
-  assert(t >= tick_);
+  assert(t >= tick_ && t <= kMaxTick);
   if (t == tick_) return;
-  // Clear the records the new ticks reuse (at most the whole ring). A slot whose oldest held
-  // entry goes holds the next one from now on; the dropped records are taken oldest first, so
-  // that the next one is never in a record dropped before.
-  const uint64_t first = std::max(tick_ + 1, t + 1 >= capacity_ ? t + 1 - capacity_ : 0);
+  // Clear the records the new ticks reuse: those of ticks t - n + 1 .. t, where n is the jump
+  // capped at the ring's size (a jump of any length costs at most one pass over the ring). A
+  // slot whose oldest held entry goes holds the next one from now on; the dropped records are
+  // taken oldest first, so that the next one is never in a record dropped before.
+  const uint64_t n = std::min<uint64_t>(t - tick_, capacity_);
+  const uint64_t first = t - (n - 1);
   std::vector<TickRecord*> dropped;
-  for (uint64_t k = first; k <= t; ++k) dropped.push_back(&Record(k));
+  dropped.reserve(static_cast<size_t>(n));
+  for (uint64_t i = 0; i < n; ++i) dropped.push_back(&Record(first + i));
   std::sort(dropped.begin(), dropped.end(),
             [](const TickRecord* a, const TickRecord* b) { return a->tick < b->tick; });
   for (const TickRecord* record : dropped) {
@@ -75,9 +78,9 @@ void PoseHistory::AdvanceTo(uint64_t t) {
       if (tail.tick == record->tick && tail.index == static_cast<int32_t>(j)) tail = e.next;
     }
   }
-  for (uint64_t k = first; k <= t; ++k) {
-    TickRecord& record = Record(k);
-    record.tick = k;
+  for (uint64_t i = 0; i < n; ++i) {
+    TickRecord& record = Record(first + i);
+    record.tick = first + i;
     record.entries.clear();
     record.full.clear();
     record.max_lerp_slack = 0.0f;
@@ -357,7 +360,8 @@ size_t PoseHistory::IndexBytes() const {
 
 size_t PoseHistory::EntryCount() const {
   size_t n = 0;
-  for (uint64_t k = oldest_tick() + 1; k <= tick_; ++k) n += Record(k).entries.size();
+  // Every retained tick but the oldest (at most the ring's size).
+  for (uint64_t k = oldest_tick(); k < tick_; ++k) n += Record(k + 1).entries.size();
   return n;
 }
 

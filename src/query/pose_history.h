@@ -53,6 +53,10 @@ struct PastBody {
 /// scene is created or restored.
 class PoseHistory {
  public:
+  /// The largest tick a history accepts (2^63 - 1): tick arithmetic (t + 1, the window's start)
+  /// never overflows below it. The service refuses larger ticks at its edge.
+  static constexpr uint64_t kMaxTick = (uint64_t{1} << 63) - 1;
+
   /// A history answering the last `retained_ticks` ticks (the current one included; 0 and 1
   /// retain only the current tick) starting at tick `start_tick`, indexed by segments of
   /// `segment_ticks` ticks (0: an eighth of the window, between 1 and 8).
@@ -70,7 +74,8 @@ class PoseHistory {
   /// How many ticks a segment of the index spans at most.
   uint32_t segment_ticks() const { return segment_ticks_; }
 
-  /// Writer side. Makes `t` (>= tick()) the current tick; ticks in between are empty.
+  /// Writer side. Makes `t` (tick() <= t <= kMaxTick) the current tick; ticks in between are
+  /// empty. Costs at most one pass over the retained ticks, however far `t` jumps.
   void AdvanceTo(uint64_t t);
   /// Writer side: call before moving the live body in `slot` (records its pose).
   void BeforeMove(const CollisionWorld& world, BodyHandle slot);

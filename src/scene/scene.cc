@@ -57,6 +57,11 @@ Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_positio
 
 absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const SceneOptions& options,
                                                       const SceneState& state) {
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options));
+  if (state.tick > PoseHistory::kMaxTick) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tick: must be at most %d, got %d", PoseHistory::kMaxTick, state.tick));
+  }
   auto scene = std::make_unique<Scene>(std::move(name), options, state.log_position);
   WriterLock serial(&scene->write_mu_);
   WriterLock lock(&scene->mu_);
@@ -139,6 +144,10 @@ absl::Status Scene::ValidateBatch(const UpdateBatch& batch) const {
 
 absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved)
     const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  if (batch.tick.has_value() && *batch.tick > PoseHistory::kMaxTick) {
+    return absl::InvalidArgumentError(
+        absl::StrFormat("tick: must be at most %d, got %d", PoseHistory::kMaxTick, *batch.tick));
+  }
   if (batch.tick.has_value() && *batch.tick < history_.tick()) {
     return absl::InvalidArgumentError(
         absl::StrFormat("tick: %d is below the scene's current tick %d (ticks never go back)",

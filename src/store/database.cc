@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   FileSystem* fs = options.file_system != nullptr ? options.file_system : PosixFileSystem();
   COLLIDE_RETURN_IF_ERROR(fs->CreateDir(dir));
   COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<DirectoryLock> lock, fs->LockDir(dir));
-  COLLIDE_ASSIGN_OR_RETURN(RecoveredState state, RecoverDirectory(fs, dir));
+  COLLIDE_ASSIGN_OR_RETURN(RecoveredState state, RecoverDirectory(fs, dir, options.recovery));
 
   std::unique_ptr<Database> db(new Database(dir, std::move(options), fs));
   db->lock_ = std::move(lock);
@@ -98,6 +98,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   }
   db->recovery_report_ = std::move(state.report);
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
+  if (!db->recovery_report_.skipped.empty()) COLLIDE_RETURN_IF_ERROR(db->Checkpoint());
   return db;
 }
 

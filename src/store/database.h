@@ -84,6 +84,10 @@ struct DatabaseOptions {
   /// How often the maintenance thread looks for snapshots and segments to delete (it is also
   /// woken when a scene passes its snapshot threshold).
   std::chrono::milliseconds maintenance_interval{100};
+  /// What start-up does with a log record that no longer applies (recovery.h). Under kSkip,
+  /// when records were dropped, Open snapshots every scene before it returns, so that the
+  /// dropped records are never read again.
+  RecoveryMode recovery = RecoveryMode::kStrict;
   /// The file system; nullptr means PosixFileSystem(). Must outlive the database.
   FileSystem* file_system = nullptr;
   /// Called once, from the log's thread, when a log write or fsync fails; nothing is

@@ -34,8 +34,11 @@ absl::Status Corruption(const std::string& path, uint64_t offset, absl::string_v
 // at or below its snapshot's sequence are already in the snapshot; records of a scene that does
 // not exist belong to an incarnation that was deleted later (its create record was dropped with
 // old segments); a delete only removes an incarnation created before it.
+// Under RecoveryMode::kSkip, an update that no longer applies is replaced by an empty batch (the
+// scene's version still moves past it) and `*skipped` gets the reason.
 absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t record_bytes,
-                    SceneMap* scenes, std::vector<std::string>* stale, RecoveryReport* report) {
+                    RecoveryMode mode, SceneMap* scenes, std::vector<std::string>* stale,
+                    RecoveryReport* report, std::string* skipped) {
   auto it = scenes->find(record.scene);
   const bool exists = it != scenes->end();
   switch (record.type) {
@@ -75,13 +78,17 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
         return absl::OkStatus();
       }
       RecoveredScene& scene = it->second;
+      auto at_sequence = [sequence](uint64_t) -> absl::StatusOr<uint64_t> { return sequence; };
       absl::StatusOr<ApplyResult> result =
-          scene.scene->Apply(record.batch, record.client,
-                             [sequence](uint64_t) -> absl::StatusOr<uint64_t> { return sequence; });
+          scene.scene->Apply(record.batch, record.client, at_sequence);
+      if (!result.ok() && mode == RecoveryMode::kSkip) {
+        *skipped = std::string(result.status().message());
+        result = scene.scene->Apply(UpdateBatch{}, ClientTag{}, at_sequence);
+      }
       if (!result.ok()) {
-        return absl::DataLossError(
-            absl::StrCat("update of scene \"", record.scene,
-                         "\" no longer applies: ", result.status().message()));
+        return absl::DataLossError(absl::StrCat("update of scene \"", record.scene,
+                                                "\" no longer applies: ", result.status().message(),
+                                                " (recovery mode skip would drop it)"));
       }
       if (result->duplicate || result->version != record.version) {
         return absl::DataLossError(absl::StrCat(
@@ -98,7 +105,8 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
 
 }  // namespace
 
-absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir) {
+absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir,
+                                                RecoveryMode mode) {
   RecoveredState out;
   COLLIDE_ASSIGN_OR_RETURN(std::vector<std::string> names, fs->ListDir(dir));
   std::sort(names.begin(), names.end());
@@ -181,9 +189,17 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
     for (const RecordView& record : scan.records) {
       absl::StatusOr<DecodedRecord> decoded = DecodeLogRecord(record.payload);
       absl::Status status = decoded.status();
+      std::string skipped;
       if (status.ok()) {
-        status = Replay(*decoded, record.sequence, kRecordHeaderBytes + record.payload.size(),
-                        &scenes, &out.stale_files, &out.report);
+        status = Replay(*decoded, record.sequence, kRecordHeaderBytes + record.payload.size(), mode,
+                        &scenes, &out.stale_files, &out.report, &skipped);
+      }
+      if (status.ok() && !skipped.empty()) {
+        out.report.skipped.push_back(SkippedRecord{.file = path,
+                                                   .offset = record.offset,
+                                                   .sequence = record.sequence,
+                                                   .scene = decoded->scene,
+                                                   .reason = std::move(skipped)});
       }
       if (!status.ok()) {
         return Corruption(path, record.offset,

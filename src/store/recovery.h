@@ -25,6 +25,27 @@ struct TornTail {
   std::string problem;
 };
 
+/// What recovery does with a log record that is intact (its checksum holds) but no longer applies
+/// to its scene: a batch the current validation refuses (logged by an older server, say).
+enum class RecoveryMode : uint8_t {
+  /// Refuse to start, naming the segment, offset and sequence of the record (the default).
+  kStrict,
+  /// Drop the record: its scene's version still advances past it (as an empty batch), so every
+  /// later record applies as logged. Each dropped record is reported.
+  kSkip,
+};
+
+/// A record that RecoveryMode::kSkip dropped.
+struct SkippedRecord {
+  /// The segment's path, the record's offset in it and its log sequence.
+  std::string file;
+  uint64_t offset = 0;
+  uint64_t sequence = 0;
+  /// The record's scene, and why it no longer applies.
+  std::string scene;
+  std::string reason;
+};
+
 /// What start-up found and did (the service logs it).
 struct RecoveryReport {
   /// Snapshot files loaded and log segments read.
@@ -34,6 +55,8 @@ struct RecoveryReport {
   uint64_t records_replayed = 0;
   /// Log records already covered by a snapshot or belonging to deleted scenes.
   uint64_t records_skipped = 0;
+  /// Records that no longer applied and were dropped (RecoveryMode::kSkip only).
+  std::vector<SkippedRecord> skipped;
   /// Set when the log ended in a torn write.
   std::optional<TornTail> torn_tail;
   /// Temporary files deleted; superseded snapshot files are deleted once the log is open.
@@ -74,7 +97,10 @@ struct RecoveredState {
 /// snapshot. A torn tail of the last segment is truncated (reported in `report.torn_tail`).
 /// Refuses with DATA_LOSS naming the file and offset when data that was once complete is
 /// damaged: a damaged record followed by intact ones, damage in a closed segment, a gap in the
-/// sequence numbers, a snapshot that does not decode, or a record that no longer applies.
-absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir);
+/// sequence numbers, a snapshot that does not decode, or (under RecoveryMode::kStrict) a record
+/// that no longer applies. Work is bounded by the data read: no record makes it hang or grow
+/// without bound (every record is validated as a new batch would be before it is applied).
+absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir,
+                                                RecoveryMode mode = RecoveryMode::kStrict);
 
 }  // namespace collide

@@ -188,6 +188,19 @@ std::unique_ptr<client::Client> ServerProcess::NewClient(const std::string& toke
   return *client::Client::Connect(options);
 }
 
+uint64_t ServerProcess::RssBytes() const {
+  if (!running()) return 0;
+  const std::string status = ReadFile(absl::StrCat("/proc/", pid_, "/status"));
+  const size_t at = status.find("VmRSS:");
+  if (at == std::string::npos) return 0;
+  const size_t end = status.find('\n', at);
+  absl::string_view line = absl::string_view(status).substr(at + 6, end - at - 6);
+  line = absl::StripAsciiWhitespace(line);
+  uint64_t kib = 0;
+  if (!absl::SimpleAtoi(line.substr(0, line.find(' ')), &kib)) return 0;
+  return kib * 1024;
+}
+
 std::string ServerProcess::Logs() const { return ReadFile(dir_.File("server.log")); }
 
 const char* CliPath() { return COLLIDE_CLI_PATH; }

@@ -66,6 +66,11 @@ class ServerProcess {
   const TempDir& dir() const { return dir_; }
   /// True while the child runs.
   bool running() const { return pid_ > 0; }
+  /// The child's process id (-1 when it is not running).
+  pid_t pid() const { return pid_; }
+  /// The child's resident set size in bytes (VmRSS in /proc/<pid>/status); 0 when it is not
+  /// running.
+  uint64_t RssBytes() const;
 
   /// Sends `signal` and waits (up to 20 s, then SIGKILL) for the exit. Returns the exit code, or
   /// 128 + signal number when a signal ended it.

@@ -1,0 +1,980 @@
+// The real collide-server against a careless or hostile client, through the gRPC API only.
+//
+// NumericExtremes: every numeric field of every request at its extremes (integers at 0, 1, 2^31,
+// 2^32 - 1, 2^63 - 1, 2^63, 2^64 - 2 and 2^64 - 1 as the type allows; floats at 0, -0, the
+// smallest subnormal and normal, +-1, the coordinate bound and just past it, 1e10, 3e38, +-max,
+// +-inf and NaN; enums at unknown values). Each call must end within its deadline, either
+// accepted or with a clear error (a canonical client-error code and a message naming the field);
+// after each field's values the server is SIGKILLed and restarted on the same data directory,
+// where it must serve again (a logged record must never stop a restart), and its memory must stay
+// bounded throughout. The table of outcomes is printed at the end.
+//
+// The other tests: malformed messages on every rpc and stream, compressed requests, and two
+// servers on one port or one data directory.
+
+#include <signal.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <limits>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "collide/v1/collide.grpc.pb.h"
+#include "grpcpp/client_context.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
+#include "gtest/gtest.h"
+#include "integration/raw_call.h"
+#include "integration/server_process.h"
+#include "integration/test_util.h"
+
+namespace collide::integration {
+namespace {
+
+constexpr char kScene[] = "t";
+constexpr uint64_t kU64Max = std::numeric_limits<uint64_t>::max();
+constexpr uint32_t kU32Max = std::numeric_limits<uint32_t>::max();
+constexpr float kFloatMax = std::numeric_limits<float>::max();
+constexpr float kInf = std::numeric_limits<float>::infinity();
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+// A call that takes longer than this hangs (min_version waits are cut at 200 ms by the flag below).
+constexpr auto kCallDeadline = std::chrono::seconds(10);
+// The server's resident memory must stay below this throughout (it is a few tens of MB here; the
+// poison batches this test guards against grew it by gigabytes). Sanitizers inflate RSS.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr uint64_t kRssCeilingBytes = 1536ull << 20;
+#else
+constexpr uint64_t kRssCeilingBytes = 512ull << 20;
+#endif
+
+const std::vector<uint64_t>& U64Values() {
+  static const std::vector<uint64_t> values = {
+      0,           1,      (uint64_t{1} << 31), kU32Max, (uint64_t{1} << 63) - 1, uint64_t{1} << 63,
+      kU64Max - 1, kU64Max};
+  return values;
+}
+const std::vector<uint32_t>& U32Values() {
+  static const std::vector<uint32_t> values = {0, 1, uint32_t{1} << 31, kU32Max - 1, kU32Max};
+  return values;
+}
+const std::vector<float>& FloatValues() {
+  static const std::vector<float> values = {0.0f,
+                                            -0.0f,
+                                            std::numeric_limits<float>::denorm_min(),
+                                            std::numeric_limits<float>::min(),
+                                            1.0f,
+                                            -1.0f,
+                                            1e9f,
+                                            std::nextafter(1e9f, kInf),
+                                            1e10f,
+                                            3e38f,
+                                            kFloatMax,
+                                            -kFloatMax,
+                                            kInf,
+                                            -kInf,
+                                            kNaN};
+  return values;
+}
+const std::vector<int32_t>& EnumValues() {
+  static const std::vector<int32_t> values = {0,
+                                              1,
+                                              2,
+                                              3,
+                                              4,
+                                              99,
+                                              std::numeric_limits<int32_t>::max(),
+                                              -1,
+                                              std::numeric_limits<int32_t>::min()};
+  return values;
+}
+
+std::string ValueName(double v) {
+  if (std::isnan(v)) return "nan";
+  return absl::StrCat(v);
+}
+
+// What one call returned.
+struct Outcome {
+  grpc::StatusCode code = grpc::StatusCode::OK;
+  std::string message;
+};
+
+// One numeric field and how to send a request with it set to a value.
+struct FieldCase {
+  std::string path;
+  // A word the error message must contain (the field's name as the server reports it).
+  std::string names;
+  std::function<Outcome(uint64_t)> u64;
+  std::function<Outcome(uint32_t)> u32;
+  std::function<Outcome(float)> f32;
+  std::function<Outcome(int32_t)> enumeration;
+};
+
+// The codes that mean "a clear refusal of this request" (not a fault of the server).
+bool IsClientErrorCode(grpc::StatusCode code) {
+  switch (code) {
+    case grpc::StatusCode::INVALID_ARGUMENT:
+    case grpc::StatusCode::NOT_FOUND:
+    case grpc::StatusCode::OUT_OF_RANGE:
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+    case grpc::StatusCode::FAILED_PRECONDITION:
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return true;
+    default:
+      return false;
+  }
+}
+
+class AdversarialTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    ServerConfig config;
+    // min_version waits end after 200 ms (DEADLINE_EXCEEDED, a clear answer).
+    config.extra_flags = {"--max_version_wait_ms=200"};
+    auto server = ServerProcess::Start(config);
+    ASSERT_TRUE(IsOk(server));
+    server_ = std::move(*server).release();
+    Connect();
+    v1::CreateSceneRequest create;
+    create.set_scene(kScene);
+    create.mutable_options()->set_history_ticks(8);
+    v1::CreateSceneResponse created;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->CreateScene(&context, create, &created).ok());
+  }
+
+  static void TearDownTestSuite() {
+    std::printf("\n%-44s %6s %8s  %s\n", "field", "tried", "accepted", "clear errors");
+    for (const auto& [path, row] : *table_) {
+      std::vector<std::string> codes;
+      for (const auto& [code, count] : row.errors) codes.push_back(absl::StrCat(code, " x", count));
+      std::printf("%-44s %6d %8d  %s\n", path.c_str(), row.tried, row.accepted,
+                  absl::StrJoin(codes, ", ").c_str());
+    }
+    std::printf("peak server RSS: %.1f MB\n", static_cast<double>(peak_rss_) / (1 << 20));
+    delete stub_holder_;
+    stub_holder_ = nullptr;
+    delete server_;
+    server_ = nullptr;
+  }
+
+  static void Connect() {
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+    channel_ =
+        grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), args);
+    delete stub_holder_;
+    stub_holder_ = new std::unique_ptr<v1::Collide::Stub>(v1::Collide::NewStub(channel_));
+    stub_ = stub_holder_->get();
+  }
+
+  static std::unique_ptr<grpc::ClientContext> Context() {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    return context;
+  }
+
+  static Outcome Of(const grpc::Status& status) {
+    return Outcome{status.error_code(), status.error_message()};
+  }
+
+  // The scene's two base bodies, put back before each field (a case may have removed them).
+  static void ResetBodies() {
+    v1::UpsertBodiesRequest request;
+    request.set_scene(kScene);
+    v1::Body* sphere = request.add_bodies();
+    sphere->set_id(1);
+    sphere->mutable_shape()->mutable_sphere()->set_radius(0.5f);
+    sphere->mutable_pose()->mutable_position()->set_z(5);
+    v1::Body* box = request.add_bodies();
+    box->set_id(2);
+    v1::Vec3* half = box->mutable_shape()->mutable_box()->mutable_half_extents();
+    half->set_x(1);
+    half->set_y(1);
+    half->set_z(1);
+    box->mutable_pose()->mutable_position()->set_x(3);
+    v1::WriteResponse response;
+    grpc::Status status = stub_->UpsertBodies(Context().get(), request, &response);
+    ASSERT_TRUE(status.ok()) << status.error_message();
+  }
+
+  // One batch over an UpdateStream; its ack's error, or the stream's status.
+  static Outcome SendBatch(const v1::UpdateBatch& batch) {
+    auto context = Context();
+    auto stream = stub_->UpdateStream(context.get());
+    if (!stream->Write(batch)) return Of(stream->Finish());
+    v1::UpdateAck ack;
+    const bool read = stream->Read(&ack);
+    stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!read || !status.ok()) return Of(status);
+    if (ack.has_error()) {
+      return Outcome{static_cast<grpc::StatusCode>(ack.error().code()), ack.error().message()};
+    }
+    return Outcome{};
+  }
+
+  // One QueryBatch over a QueryStream; the batch's or its one query's error.
+  static Outcome SendQueries(const v1::QueryBatch& batch) {
+    auto context = Context();
+    auto stream = stub_->QueryStream(context.get());
+    if (!stream->Write(batch)) return Of(stream->Finish());
+    v1::QueryBatchResult result;
+    const bool read = stream->Read(&result);
+    stream->WritesDone();
+    const grpc::Status status = stream->Finish();
+    if (!read || !status.ok()) return Of(status);
+    if (result.has_error()) {
+      return Outcome{static_cast<grpc::StatusCode>(result.error().code()),
+                     result.error().message()};
+    }
+    for (const v1::QueryResult& r : result.results()) {
+      if (r.has_error()) {
+        return Outcome{static_cast<grpc::StatusCode>(r.error().code()), r.error().message()};
+      }
+    }
+    return Outcome{};
+  }
+
+  // A Watch: the first message, or the call's status.
+  static Outcome StartWatch(const v1::WatchRequest& request) {
+    auto context = Context();
+    auto reader = stub_->Watch(context.get(), request);
+    v1::WatchResponse first;
+    if (reader->Read(&first)) {
+      context->TryCancel();
+      reader->Finish().ok();
+      return Outcome{};
+    }
+    return Of(reader->Finish());
+  }
+
+  static v1::UpdateBatch MoveBatch() {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    batch.mutable_moves()->add_ids(1);
+    for (float v : {0.0f, 0.0f, 5.0f, 0.0f, 0.0f, 0.0f, 1.0f}) batch.mutable_moves()->add_poses(v);
+    return batch;
+  }
+
+  static v1::UpdateBatch UpsertBatch() {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    v1::Body* body = batch.add_ops()->mutable_upsert();
+    body->set_id(10);
+    body->mutable_shape()->mutable_sphere()->set_radius(1);
+    body->mutable_pose()->mutable_position()->set_x(-4);
+    return batch;
+  }
+
+  static v1::RaycastRequest Ray() {
+    v1::RaycastRequest request;
+    request.set_scene(kScene);
+    request.mutable_ray()->mutable_origin()->set_z(-5);
+    request.mutable_ray()->mutable_direction()->set_z(1);
+    request.mutable_ray()->set_max_distance(100);
+    return request;
+  }
+
+  static Outcome Raycast(const v1::RaycastRequest& request) {
+    v1::QueryResponse response;
+    return Of(stub_->Raycast(Context().get(), request, &response));
+  }
+
+  static v1::QueryBatch PointBatch() {
+    v1::QueryBatch batch;
+    batch.set_scene(kScene);
+    v1::Query* query = batch.add_queries();
+    query->set_request_id(1);
+    query->mutable_point()->set_radius(1);
+    query->mutable_point()->mutable_point()->set_z(5);
+    return batch;
+  }
+
+  // Runs every value of `field`, checks each outcome, then SIGKILLs the server and restarts it
+  // on the same data directory.
+  static void Run(const FieldCase& field) {
+    SCOPED_TRACE(field.path);
+    ResetBodies();
+    Row& row = (*table_)[field.path];
+    auto check = [&](const std::string& value, const Outcome& outcome) {
+      ++row.tried;
+      if (outcome.code == grpc::StatusCode::OK) {
+        ++row.accepted;
+        return;
+      }
+      EXPECT_TRUE(IsClientErrorCode(outcome.code) ||
+                  (outcome.code == grpc::StatusCode::DEADLINE_EXCEEDED &&
+                   absl::StrContains(outcome.message, "min_version")))
+          << field.path << " = " << value << ": code " << outcome.code << " " << outcome.message;
+      EXPECT_TRUE(absl::StrContains(outcome.message, field.names))
+          << field.path << " = " << value << ": the message does not name `" << field.names
+          << "`: " << outcome.message;
+      ++row.errors[StatusCodeName(outcome.code)];
+    };
+    if (field.u64) {
+      for (uint64_t v : U64Values()) check(absl::StrCat(v), field.u64(v));
+    }
+    if (field.u32) {
+      for (uint32_t v : U32Values()) check(absl::StrCat(v), field.u32(v));
+    }
+    if (field.f32) {
+      for (float v : FloatValues()) check(ValueName(v), field.f32(v));
+    }
+    if (field.enumeration) {
+      for (int32_t v : EnumValues()) check(absl::StrCat(v), field.enumeration(v));
+    }
+    const uint64_t rss = server_->RssBytes();
+    peak_rss_ = std::max(peak_rss_, rss);
+    EXPECT_LT(rss, kRssCeilingBytes) << field.path << ": the server holds " << rss << " bytes";
+    // Whatever was logged must not stop a restart.
+    ASSERT_TRUE(IsOk(server_->Stop(SIGKILL)));
+    absl::Status restarted = server_->Restart();
+    ASSERT_TRUE(IsOk(restarted)) << field.path << ": no restart:\n" << server_->Logs();
+    Connect();
+    v1::GetSceneRequest get;
+    get.set_scene(kScene);
+    v1::GetSceneResponse scene;
+    grpc::Status status = stub_->GetScene(Context().get(), get, &scene);
+    ASSERT_TRUE(status.ok()) << field.path << ": after the restart: " << status.error_message();
+  }
+
+  static std::string StatusCodeName(grpc::StatusCode code) {
+    switch (code) {
+      case grpc::StatusCode::INVALID_ARGUMENT:
+        return "INVALID_ARGUMENT";
+      case grpc::StatusCode::NOT_FOUND:
+        return "NOT_FOUND";
+      case grpc::StatusCode::OUT_OF_RANGE:
+        return "OUT_OF_RANGE";
+      case grpc::StatusCode::RESOURCE_EXHAUSTED:
+        return "RESOURCE_EXHAUSTED";
+      case grpc::StatusCode::FAILED_PRECONDITION:
+        return "FAILED_PRECONDITION";
+      case grpc::StatusCode::DEADLINE_EXCEEDED:
+        return "DEADLINE_EXCEEDED";
+      default:
+        return absl::StrCat("code ", static_cast<int>(code));
+    }
+  }
+
+  struct Row {
+    int tried = 0;
+    int accepted = 0;
+    std::map<std::string, int> errors;
+  };
+
+  static ServerProcess* server_;
+  static std::shared_ptr<grpc::Channel> channel_;
+  static std::unique_ptr<v1::Collide::Stub>* stub_holder_;
+  static v1::Collide::Stub* stub_;
+  static std::map<std::string, Row>* table_;
+  static uint64_t peak_rss_;
+};
+
+ServerProcess* AdversarialTest::server_ = nullptr;
+std::shared_ptr<grpc::Channel> AdversarialTest::channel_;
+std::unique_ptr<v1::Collide::Stub>* AdversarialTest::stub_holder_ = nullptr;
+v1::Collide::Stub* AdversarialTest::stub_ = nullptr;
+std::map<std::string, AdversarialTest::Row>* AdversarialTest::table_ =
+    new std::map<std::string, AdversarialTest::Row>();
+uint64_t AdversarialTest::peak_rss_ = 0;
+
+TEST_F(AdversarialTest, UpdateBatchFieldsAtTheirExtremes) {
+  Run({.path = "UpdateBatch.tick", .names = "tick", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = MoveBatch();
+         batch.set_tick(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.client_id", .names = "client", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = MoveBatch();
+         batch.set_client_id(v);
+         batch.set_client_sequence(1);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.client_sequence", .names = "sequence", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = MoveBatch();
+         batch.set_client_id(77);
+         batch.set_client_sequence(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.moves.ids[0]", .names = "moves", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = MoveBatch();
+         batch.mutable_moves()->set_ids(0, v);
+         return SendBatch(batch);
+       }});
+  for (int k : {0, 2, 3, 6}) {
+    Run({.path = absl::StrCat("UpdateBatch.moves.poses[", k, "]"),
+         .names = "moves.poses",
+         .f32 = [k](float v) {
+           v1::UpdateBatch batch = MoveBatch();
+           batch.mutable_moves()->set_poses(k, v);
+           return SendBatch(batch);
+         }});
+  }
+  Run({.path = "UpdateBatch.ops[0].upsert.id", .names = "ops[0]", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->set_id(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.category", .names = "category", .u32 = [](uint32_t v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->set_category(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.mask", .names = "mask", .u32 = [](uint32_t v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->set_mask(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.user_data", .names = "user_data", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->set_user_data(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.kind", .names = "kind", .enumeration = [](int32_t v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->set_kind(static_cast<v1::BodyKind>(v));
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.shape.sphere.radius",
+       .names = "sphere.radius",
+       .f32 = [](float v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_sphere()->set_radius(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.shape.box.half_extents.y",
+       .names = "box.half_extents",
+       .f32 = [](float v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         v1::Vec3* half = batch.mutable_ops(0)
+                              ->mutable_upsert()
+                              ->mutable_shape()
+                              ->mutable_box()
+                              ->mutable_half_extents();
+         half->set_x(1);
+         half->set_y(v);
+         half->set_z(1);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.shape.capsule.half_height",
+       .names = "capsule.half_height",
+       .f32 = [](float v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         v1::Capsule* capsule =
+             batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_capsule();
+         capsule->set_radius(0.5f);
+         capsule->set_half_height(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.pose.position.z",
+       .names = "pose.position",
+       .f32 = [](float v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_position()->set_z(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].upsert.pose.rotation.w",
+       .names = "pose.rotation",
+       .f32 = [](float v) {
+         v1::UpdateBatch batch = UpsertBatch();
+         batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_rotation()->set_w(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].set_pose.id", .names = "ops[0]", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch;
+         batch.set_scene(kScene);
+         batch.add_ops()->mutable_set_pose()->set_id(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].set_filter.category",
+       .names = "category",
+       .u32 = [](uint32_t v) {
+         v1::UpdateBatch batch;
+         batch.set_scene(kScene);
+         v1::SetFilter* filter = batch.add_ops()->mutable_set_filter();
+         filter->set_id(2);
+         filter->set_category(v);
+         filter->set_mask(v);
+         return SendBatch(batch);
+       }});
+  Run({.path = "UpdateBatch.ops[0].remove", .names = "ops[0]", .u64 = [](uint64_t v) {
+         v1::UpdateBatch batch;
+         batch.set_scene(kScene);
+         batch.add_ops()->set_remove(v);
+         return SendBatch(batch);
+       }});
+}
+
+TEST_F(AdversarialTest, BodyRequestFieldsAtTheirExtremes) {
+  Run({.path = "UpsertBodies.bodies[0].id", .names = "bodies[0]", .u64 = [](uint64_t v) {
+         v1::UpsertBodiesRequest request;
+         request.set_scene(kScene);
+         v1::Body* body = request.add_bodies();
+         body->set_id(v);
+         body->mutable_shape()->mutable_sphere()->set_radius(1);
+         v1::WriteResponse response;
+         return Of(stub_->UpsertBodies(Context().get(), request, &response));
+       }});
+  Run({.path = "UpsertBodies.bodies[0].shape.capsule.radius",
+       .names = "capsule.radius",
+       .f32 = [](float v) {
+         v1::UpsertBodiesRequest request;
+         request.set_scene(kScene);
+         v1::Body* body = request.add_bodies();
+         body->set_id(11);
+         body->mutable_shape()->mutable_capsule()->set_radius(v);
+         v1::WriteResponse response;
+         return Of(stub_->UpsertBodies(Context().get(), request, &response));
+       }});
+  Run({.path = "RemoveBodies.ids[0]", .names = "ids[0]", .u64 = [](uint64_t v) {
+         v1::RemoveBodiesRequest request;
+         request.set_scene(kScene);
+         request.add_ids(v);
+         v1::WriteResponse response;
+         return Of(stub_->RemoveBodies(Context().get(), request, &response));
+       }});
+  Run({.path = "GetBodies.ids[0]", .names = "ids", .u64 = [](uint64_t v) {
+         v1::GetBodiesRequest request;
+         request.set_scene(kScene);
+         request.add_ids(v);
+         v1::GetBodiesResponse response;
+         return Of(stub_->GetBodies(Context().get(), request, &response));
+       }});
+}
+
+TEST_F(AdversarialTest, SceneOptionsAtTheirExtremes) {
+  static int created = 0;
+  // Creates scene `c<n>` with the options and deletes it again when it was created.
+  auto create = [](const std::function<void(v1::SceneOptions*)>& set) {
+    v1::CreateSceneRequest request;
+    request.set_scene(absl::StrCat("c", ++created));
+    set(request.mutable_options());
+    v1::CreateSceneResponse response;
+    Outcome outcome = Of(stub_->CreateScene(Context().get(), request, &response));
+    if (outcome.code == grpc::StatusCode::OK) {
+      v1::DeleteSceneRequest remove;
+      remove.set_scene(request.scene());
+      v1::DeleteSceneResponse removed;
+      EXPECT_TRUE(stub_->DeleteScene(Context().get(), remove, &removed).ok());
+    }
+    return outcome;
+  };
+  Run({.path = "CreateScene.options.fat_margin", .names = "fat_margin", .f32 = [&](float v) {
+         return create([v](v1::SceneOptions* o) { o->set_fat_margin(v); });
+       }});
+  Run({.path = "CreateScene.options.max_bodies", .names = "max_bodies", .u32 = [&](uint32_t v) {
+         return create([v](v1::SceneOptions* o) { o->set_max_bodies(v); });
+       }});
+  Run({.path = "CreateScene.options.history_ticks",
+       .names = "history_ticks",
+       .u32 = [&](uint32_t v) {
+         return create([v](v1::SceneOptions* o) { o->set_history_ticks(v); });
+       }});
+  Run({.path = "CreateScene.options.durability",
+       .names = "durability",
+       .enumeration = [&](int32_t v) {
+         return create(
+             [v](v1::SceneOptions* o) { o->set_durability(static_cast<v1::Durability>(v)); });
+       }});
+}
+
+TEST_F(AdversarialTest, UnaryQueryFieldsAtTheirExtremes) {
+  Run({.path = "Raycast.ray.origin.y", .names = "origin", .f32 = [](float v) {
+         v1::RaycastRequest request = Ray();
+         request.mutable_ray()->mutable_origin()->set_y(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.ray.direction.x (y, z = 0)", .names = "direction", .f32 = [](float v) {
+         v1::RaycastRequest request = Ray();
+         request.mutable_ray()->mutable_direction()->set_x(v);
+         request.mutable_ray()->mutable_direction()->set_z(0);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.ray.max_distance", .names = "max_distance", .f32 = [](float v) {
+         v1::RaycastRequest request = Ray();
+         request.mutable_ray()->set_max_distance(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.max_hits (MODE_ALL)", .names = "max_hits", .u32 = [](uint32_t v) {
+         v1::RaycastRequest request = Ray();
+         request.set_mode(v1::MODE_ALL);
+         request.set_max_hits(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.mode", .names = "mode", .enumeration = [](int32_t v) {
+         v1::RaycastRequest request = Ray();
+         request.set_mode(static_cast<v1::Mode>(v));
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.at_tick", .names = "at_tick", .u64 = [](uint64_t v) {
+         v1::RaycastRequest request = Ray();
+         request.set_at_tick(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.tick_fraction (at_tick 0)", .names = "tick", .f32 = [](float v) {
+         v1::RaycastRequest request = Ray();
+         request.set_at_tick(0);
+         request.set_tick_fraction(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.min_version", .names = "min_version", .u64 = [](uint64_t v) {
+         v1::RaycastRequest request = Ray();
+         request.set_min_version(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.filter.category", .names = "filter", .u32 = [](uint32_t v) {
+         v1::RaycastRequest request = Ray();
+         request.mutable_filter()->set_category(v);
+         request.mutable_filter()->set_mask(v);
+         return Raycast(request);
+       }});
+  Run({.path = "Raycast.filter.excluded_ids[0]", .names = "excluded_ids", .u64 = [](uint64_t v) {
+         v1::RaycastRequest request = Ray();
+         request.mutable_filter()->add_excluded_ids(v);
+         return Raycast(request);
+       }});
+  Run({.path = "SphereCast.cast.radius", .names = "radius", .f32 = [](float v) {
+         v1::SphereCastRequest request;
+         request.set_scene(kScene);
+         v1::SphereCast* cast = request.mutable_cast();
+         cast->mutable_origin()->set_z(-5);
+         cast->mutable_direction()->set_z(1);
+         cast->set_max_distance(100);
+         cast->set_radius(v);
+         v1::QueryResponse response;
+         return Of(stub_->SphereCast(Context().get(), request, &response));
+       }});
+  Run({.path = "Overlap.overlap.pose.rotation.x", .names = "pose.rotation", .f32 = [](float v) {
+         v1::OverlapRequest request;
+         request.set_scene(kScene);
+         v1::Overlap* overlap = request.mutable_overlap();
+         v1::Vec3* half = overlap->mutable_shape()->mutable_box()->mutable_half_extents();
+         half->set_x(1);
+         half->set_y(2);
+         half->set_z(3);
+         overlap->mutable_pose()->mutable_rotation()->set_x(v);
+         overlap->mutable_pose()->mutable_rotation()->set_w(1);
+         request.set_mode(v1::MODE_ALL);
+         v1::QueryResponse response;
+         return Of(stub_->Overlap(Context().get(), request, &response));
+       }});
+}
+
+TEST_F(AdversarialTest, StreamedQueryAndWatchFieldsAtTheirExtremes) {
+  Run({.path = "QueryBatch.min_version", .names = "min_version", .u64 = [](uint64_t v) {
+         v1::QueryBatch batch = PointBatch();
+         batch.set_min_version(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "QueryBatch.queries[0].request_id", .names = "queries[0]", .u64 = [](uint64_t v) {
+         v1::QueryBatch batch = PointBatch();
+         batch.mutable_queries(0)->set_request_id(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "QueryBatch.queries[0].max_hits (MODE_ALL)",
+       .names = "max_hits",
+       .u32 = [](uint32_t v) {
+         v1::QueryBatch batch = PointBatch();
+         batch.mutable_queries(0)->set_mode(v1::MODE_ALL);
+         batch.mutable_queries(0)->set_max_hits(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "QueryBatch.queries[0].at_tick", .names = "at_tick", .u64 = [](uint64_t v) {
+         v1::QueryBatch batch = PointBatch();
+         batch.mutable_queries(0)->set_at_tick(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "QueryBatch.queries[0].point.radius", .names = "radius", .f32 = [](float v) {
+         v1::QueryBatch batch = PointBatch();
+         batch.mutable_queries(0)->mutable_point()->set_radius(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "QueryBatch.queries[0].aabb.region.max.x", .names = "region", .f32 = [](float v) {
+         v1::QueryBatch batch;
+         batch.set_scene(kScene);
+         v1::Aabb* region = batch.add_queries()->mutable_aabb()->mutable_region();
+         region->mutable_min()->set_x(-1);
+         region->mutable_max()->set_x(v);
+         return SendQueries(batch);
+       }});
+  Run({.path = "WatchRequest.max_queued_events",
+       .names = "max_queued_events",
+       .u32 = [](uint32_t v) {
+         v1::WatchRequest request;
+         request.set_scene(kScene);
+         request.set_max_queued_events(v);
+         v1::Fence* fence = request.add_fences();
+         fence->set_id(1);
+         fence->mutable_shape()->mutable_sphere()->set_radius(2);
+         return StartWatch(request);
+       }});
+  Run({.path = "WatchRequest.fences[0].id", .names = "fences[0]", .u64 = [](uint64_t v) {
+         v1::WatchRequest request;
+         request.set_scene(kScene);
+         v1::Fence* fence = request.add_fences();
+         fence->set_id(v);
+         fence->mutable_shape()->mutable_sphere()->set_radius(2);
+         return StartWatch(request);
+       }});
+  Run({.path = "WatchRequest.fences[0].attached_to", .names = "fences[0]", .u64 = [](uint64_t v) {
+         v1::WatchRequest request;
+         request.set_scene(kScene);
+         v1::Fence* fence = request.add_fences();
+         fence->set_id(1);
+         fence->set_attached_to(v);
+         fence->mutable_shape()->mutable_sphere()->set_radius(2);
+         return StartWatch(request);
+       }});
+}
+
+// ---------------------------------------------------------------------------------------------
+// Malformed messages.
+
+// Bytes that are no valid encoding of any message: a field with wire type 7 (none exists).
+const std::string kBadTag = std::string("\x0f\x01", 2);
+// A length-delimited field 1 claiming 100 bytes where 2 follow.
+const std::string kTruncated = std::string("\x0a\x64xy", 4);
+// A varint that never ends.
+const std::string kEndlessVarint =
+    std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 12);
+
+class MalformedTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    auto server = ServerProcess::Start();
+    ASSERT_TRUE(IsOk(server));
+    server_ = *std::move(server);
+    grpc::ChannelArguments args;
+    args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+    channel_ =
+        grpc::CreateCustomChannel(server_->address(), grpc::InsecureChannelCredentials(), args);
+    stub_ = v1::Collide::NewStub(channel_);
+    v1::CreateSceneRequest create;
+    create.set_scene(kScene);
+    v1::CreateSceneResponse created;
+    grpc::ClientContext context;
+    ASSERT_TRUE(stub_->CreateScene(&context, create, &created).ok());
+  }
+
+  static std::unique_ptr<grpc::ClientContext> Context() {
+    auto context = std::make_unique<grpc::ClientContext>();
+    context->set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    return context;
+  }
+
+  uint64_t Version() {
+    v1::GetSceneRequest request;
+    request.set_scene(kScene);
+    v1::GetSceneResponse response;
+    EXPECT_TRUE(stub_->GetScene(Context().get(), request, &response).ok());
+    return response.scene().stats().version();
+  }
+
+  static std::string Move(uint64_t sequence) {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    batch.set_client_id(5);
+    batch.set_client_sequence(sequence);
+    v1::Body* body = batch.add_ops()->mutable_upsert();
+    body->set_id(sequence);
+    body->mutable_shape()->mutable_sphere()->set_radius(1);
+    return batch.SerializeAsString();
+  }
+
+  std::unique_ptr<ServerProcess> server_;
+  std::shared_ptr<grpc::Channel> channel_;
+  std::unique_ptr<v1::Collide::Stub> stub_;
+};
+
+TEST_F(MalformedTest, EveryUnaryRpcRefusesABodyThatDoesNotParse) {
+  const std::map<std::string, std::string> methods = {
+      {"CreateScene", "collide.v1.CreateSceneRequest"},
+      {"DeleteScene", "collide.v1.DeleteSceneRequest"},
+      {"ListScenes", "collide.v1.ListScenesRequest"},
+      {"GetScene", "collide.v1.GetSceneRequest"},
+      {"UpsertBodies", "collide.v1.UpsertBodiesRequest"},
+      {"RemoveBodies", "collide.v1.RemoveBodiesRequest"},
+      {"GetBodies", "collide.v1.GetBodiesRequest"},
+      {"Raycast", "collide.v1.RaycastRequest"},
+      {"SphereCast", "collide.v1.SphereCastRequest"},
+      {"Overlap", "collide.v1.OverlapRequest"},
+      {"GetServerStats", "collide.v1.GetServerStatsRequest"},
+  };
+  for (const auto& [method, type] : methods) {
+    for (const std::string& bytes : {kBadTag, kTruncated, kEndlessVarint}) {
+      auto context = Context();
+      const grpc::Status status = RawUnaryCall(
+          channel_, absl::StrCat("/collide.v1.Collide/", method), bytes, context.get());
+      EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT) << method;
+      EXPECT_EQ(status.error_message(),
+                absl::StrCat("request: not a valid ", type, " message (", bytes.size(), " bytes)"))
+          << method;
+    }
+  }
+  // A malformed Watch request too.
+  auto context = Context();
+  RawStream watch(channel_, "/collide.v1.Collide/Watch", context.get());
+  ASSERT_TRUE(watch.started());
+  watch.Write(kTruncated);
+  watch.WritesDone();
+  const grpc::Status status = watch.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "request: not a valid collide.v1.WatchRequest message (4 bytes)");
+  // The server logged nothing per request (no libprotobuf lines) and still serves.
+  EXPECT_FALSE(absl::StrContains(server_->Logs(), "libprotobuf")) << server_->Logs();
+  EXPECT_EQ(Version(), 0u);
+}
+
+TEST_F(MalformedTest, AnUpdateStreamEndsWithInvalidArgumentAtACorruptMessage) {
+  auto context = Context();
+  RawStream stream(channel_, "/collide.v1.Collide/UpdateStream", context.get());
+  ASSERT_TRUE(stream.started());
+  ASSERT_TRUE(stream.Write(Move(1)));
+  std::optional<std::string> first = stream.Read();
+  ASSERT_TRUE(first.has_value());
+  v1::UpdateAck ack;
+  ASSERT_TRUE(ack.ParseFromString(*first));
+  EXPECT_EQ(ack.version(), 1u);
+  stream.Write(kTruncated);
+  stream.Write(Move(2));  // Never applied: the stream ended at the corrupt message.
+  stream.WritesDone();
+  const grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "messages[1]: not a valid collide.v1.UpdateBatch message (4 bytes)");
+  EXPECT_EQ(Version(), 1u);
+}
+
+TEST_F(MalformedTest, AnUpdateStreamAcksEveryBatchBeforeTheCorruptOne) {
+  auto context = Context();
+  RawStream stream(channel_, "/collide.v1.Collide/UpdateStream", context.get());
+  ASSERT_TRUE(stream.started());
+  // Three batches and a corrupt message, without waiting: all three are acknowledged first.
+  for (uint64_t sequence = 1; sequence <= 3; ++sequence) ASSERT_TRUE(stream.Write(Move(sequence)));
+  stream.Write(kBadTag);
+  stream.WritesDone();
+  std::vector<uint64_t> versions;
+  while (std::optional<std::string> message = stream.Read()) {
+    v1::UpdateAck ack;
+    ASSERT_TRUE(ack.ParseFromString(*message));
+    EXPECT_FALSE(ack.has_error()) << ack.error().message();
+    versions.push_back(ack.version());
+  }
+  EXPECT_EQ(versions, (std::vector<uint64_t>{1, 2, 3}));
+  const grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_TRUE(absl::StartsWith(status.error_message(), "messages[3]: not a valid"))
+      << status.error_message();
+}
+
+TEST_F(MalformedTest, AQueryStreamEndsWithInvalidArgumentAtACorruptMessage) {
+  v1::QueryBatch batch;
+  batch.set_scene(kScene);
+  batch.add_queries()->mutable_point()->set_radius(1);
+  auto context = Context();
+  RawStream stream(channel_, "/collide.v1.Collide/QueryStream", context.get());
+  ASSERT_TRUE(stream.started());
+  ASSERT_TRUE(stream.Write(batch.SerializeAsString()));
+  std::optional<std::string> first = stream.Read();
+  ASSERT_TRUE(first.has_value());
+  v1::QueryBatchResult result;
+  ASSERT_TRUE(result.ParseFromString(*first));
+  EXPECT_EQ(result.results_size(), 1);
+  stream.Write(kEndlessVarint);
+  stream.Write(batch.SerializeAsString());
+  stream.WritesDone();
+  int answers = 0;
+  while (stream.Read().has_value()) ++answers;
+  EXPECT_EQ(answers, 0) << "the batch after the corrupt message was answered";
+  const grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "messages[1]: not a valid collide.v1.QueryBatch message (12 bytes)");
+}
+
+// ---------------------------------------------------------------------------------------------
+// Compressed requests.
+
+TEST(Compression, ACompressedRequestIsRefusedBeforeItIsInflated) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(IsOk(server));
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  auto channel =
+      grpc::CreateCustomChannel((*server)->address(), grpc::InsecureChannelCredentials(), args);
+  // 200 MiB of zeros: about 200 KiB once gzipped.
+  const std::string zeros(200u << 20, '\0');
+  const uint64_t before = (*server)->RssBytes();
+  for (const char* method : {"/collide.v1.Collide/GetBodies", "/collide.v1.Collide/ListScenes"}) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    const grpc::Status status = RawUnaryCall(channel, method, zeros, &context);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "gzip")) << status.error_message();
+  }
+  {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
+    context.set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
+    RawStream stream(channel, "/collide.v1.Collide/UpdateStream", &context);
+    stream.Write(zeros);
+    stream.WritesDone();
+    const grpc::Status status = stream.Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "deflate")) << status.error_message();
+  }
+  const uint64_t after = (*server)->RssBytes();
+  std::printf("server RSS before %.1f MB, after three compressed 200 MiB requests %.1f MB\n",
+              static_cast<double>(before) / (1 << 20), static_cast<double>(after) / (1 << 20));
+  // Nothing was inflated: the server grew by far less than one request's 200 MiB.
+  EXPECT_LT(after, before + (32u << 20));
+  // And it still serves uncompressed calls on the same channel.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  v1::ListScenesResponse list;
+  EXPECT_TRUE(v1::Collide::NewStub(channel)->ListScenes(&context, {}, &list).ok());
+}
+
+// ---------------------------------------------------------------------------------------------
+// One port, one data directory.
+
+TEST(Exclusive, ASecondServerOnTheSamePortFailsFast) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(IsOk(first));
+  ServerConfig config;
+  config.address = (*first)->address();
+  auto second = ServerProcess::Start(config);
+  ASSERT_FALSE(second.ok()) << "a second server bound " << (*first)->address();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "cannot listen on"))
+      << second.status().message();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "in use")) << second.status().message();
+  // The first one still serves every new connection.
+  for (int i = 0; i < 8; ++i) EXPECT_TRUE(IsOk((*first)->NewClient()->ListScenes()));
+}
+
+TEST(Exclusive, ASecondServerOnTheSameDataDirectoryFailsFast) {
+  auto first = ServerProcess::Start();
+  ASSERT_TRUE(IsOk(first));
+  ServerConfig config;
+  config.extra_flags = {absl::StrCat("--data_dir=", (*first)->data_dir())};
+  auto second = ServerProcess::Start(config);
+  ASSERT_FALSE(second.ok()) << "a second server opened " << (*first)->data_dir();
+  EXPECT_TRUE(absl::StrContains(second.status().message(), "in use by another process"))
+      << second.status().message();
+  EXPECT_TRUE(IsOk((*first)->NewClient()->ListScenes()));
+}
+
+}  // namespace
+}  // namespace collide::integration
