@@ -299,6 +299,35 @@ class AdversarialTest : public ::testing::Test {
     return batch;
   }
 
+  static void RunU64(std::string path, std::string names, std::function<Outcome(uint64_t)> f) {
+    FieldCase field;
+    field.path = std::move(path);
+    field.names = std::move(names);
+    field.u64 = std::move(f);
+    Run(field);
+  }
+  static void RunU32(std::string path, std::string names, std::function<Outcome(uint32_t)> f) {
+    FieldCase field;
+    field.path = std::move(path);
+    field.names = std::move(names);
+    field.u32 = std::move(f);
+    Run(field);
+  }
+  static void RunF32(std::string path, std::string names, std::function<Outcome(float)> f) {
+    FieldCase field;
+    field.path = std::move(path);
+    field.names = std::move(names);
+    field.f32 = std::move(f);
+    Run(field);
+  }
+  static void RunEnum(std::string path, std::string names, std::function<Outcome(int32_t)> f) {
+    FieldCase field;
+    field.path = std::move(path);
+    field.names = std::move(names);
+    field.enumeration = std::move(f);
+    Run(field);
+  }
+
   // Runs every value of `field`, checks each outcome, then SIGKILLs the server and restarts it
   // on the same data directory.
   static void Run(const FieldCase& field) {
@@ -389,167 +418,151 @@ std::map<std::string, AdversarialTest::Row>* AdversarialTest::table_ =
 uint64_t AdversarialTest::peak_rss_ = 0;
 
 TEST_F(AdversarialTest, UpdateBatchFieldsAtTheirExtremes) {
-  Run({.path = "UpdateBatch.tick", .names = "tick", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = MoveBatch();
-         batch.set_tick(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.client_id", .names = "client", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = MoveBatch();
-         batch.set_client_id(v);
-         batch.set_client_sequence(1);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.client_sequence", .names = "sequence", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = MoveBatch();
-         batch.set_client_id(77);
-         batch.set_client_sequence(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.moves.ids[0]", .names = "moves", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = MoveBatch();
-         batch.mutable_moves()->set_ids(0, v);
-         return SendBatch(batch);
-       }});
+  RunU64("UpdateBatch.tick", "tick", [](uint64_t v) {
+    v1::UpdateBatch batch = MoveBatch();
+    batch.set_tick(v);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.client_id", "client", [](uint64_t v) {
+    v1::UpdateBatch batch = MoveBatch();
+    batch.set_client_id(v);
+    batch.set_client_sequence(1);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.client_sequence", "sequence", [](uint64_t v) {
+    v1::UpdateBatch batch = MoveBatch();
+    batch.set_client_id(77);
+    batch.set_client_sequence(v);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.moves.ids[0]", "moves", [](uint64_t v) {
+    v1::UpdateBatch batch = MoveBatch();
+    batch.mutable_moves()->set_ids(0, v);
+    return SendBatch(batch);
+  });
   for (int k : {0, 2, 3, 6}) {
-    Run({.path = absl::StrCat("UpdateBatch.moves.poses[", k, "]"),
-         .names = "moves.poses",
-         .f32 = [k](float v) {
-           v1::UpdateBatch batch = MoveBatch();
-           batch.mutable_moves()->set_poses(k, v);
-           return SendBatch(batch);
-         }});
+    RunF32(absl::StrCat("UpdateBatch.moves.poses[", k, "]"), "moves.poses", [k](float v) {
+      v1::UpdateBatch batch = MoveBatch();
+      batch.mutable_moves()->set_poses(k, v);
+      return SendBatch(batch);
+    });
   }
-  Run({.path = "UpdateBatch.ops[0].upsert.id", .names = "ops[0]", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->set_id(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.category", .names = "category", .u32 = [](uint32_t v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->set_category(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.mask", .names = "mask", .u32 = [](uint32_t v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->set_mask(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.user_data", .names = "user_data", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->set_user_data(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.kind", .names = "kind", .enumeration = [](int32_t v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->set_kind(static_cast<v1::BodyKind>(v));
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.shape.sphere.radius",
-       .names = "sphere.radius",
-       .f32 = [](float v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_sphere()->set_radius(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.shape.box.half_extents.y",
-       .names = "box.half_extents",
-       .f32 = [](float v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         v1::Vec3* half = batch.mutable_ops(0)
-                              ->mutable_upsert()
-                              ->mutable_shape()
-                              ->mutable_box()
-                              ->mutable_half_extents();
-         half->set_x(1);
-         half->set_y(v);
-         half->set_z(1);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.shape.capsule.half_height",
-       .names = "capsule.half_height",
-       .f32 = [](float v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         v1::Capsule* capsule =
-             batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_capsule();
-         capsule->set_radius(0.5f);
-         capsule->set_half_height(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.pose.position.z",
-       .names = "pose.position",
-       .f32 = [](float v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_position()->set_z(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].upsert.pose.rotation.w",
-       .names = "pose.rotation",
-       .f32 = [](float v) {
-         v1::UpdateBatch batch = UpsertBatch();
-         batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_rotation()->set_w(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].set_pose.id", .names = "ops[0]", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch;
-         batch.set_scene(kScene);
-         batch.add_ops()->mutable_set_pose()->set_id(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].set_filter.category",
-       .names = "category",
-       .u32 = [](uint32_t v) {
-         v1::UpdateBatch batch;
-         batch.set_scene(kScene);
-         v1::SetFilter* filter = batch.add_ops()->mutable_set_filter();
-         filter->set_id(2);
-         filter->set_category(v);
-         filter->set_mask(v);
-         return SendBatch(batch);
-       }});
-  Run({.path = "UpdateBatch.ops[0].remove", .names = "ops[0]", .u64 = [](uint64_t v) {
-         v1::UpdateBatch batch;
-         batch.set_scene(kScene);
-         batch.add_ops()->set_remove(v);
-         return SendBatch(batch);
-       }});
+  RunU64("UpdateBatch.ops[0].upsert.id", "ops[0]", [](uint64_t v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->set_id(v);
+    return SendBatch(batch);
+  });
+  RunU32("UpdateBatch.ops[0].upsert.category", "category", [](uint32_t v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->set_category(v);
+    return SendBatch(batch);
+  });
+  RunU32("UpdateBatch.ops[0].upsert.mask", "mask", [](uint32_t v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->set_mask(v);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.ops[0].upsert.user_data", "user_data", [](uint64_t v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->set_user_data(v);
+    return SendBatch(batch);
+  });
+  RunEnum("UpdateBatch.ops[0].upsert.kind", "kind", [](int32_t v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->set_kind(static_cast<v1::BodyKind>(v));
+    return SendBatch(batch);
+  });
+  RunF32("UpdateBatch.ops[0].upsert.shape.sphere.radius", "sphere.radius", [](float v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_sphere()->set_radius(v);
+    return SendBatch(batch);
+  });
+  RunF32("UpdateBatch.ops[0].upsert.shape.box.half_extents.y", "box.half_extents", [](float v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    v1::Vec3* half = batch.mutable_ops(0)
+                         ->mutable_upsert()
+                         ->mutable_shape()
+                         ->mutable_box()
+                         ->mutable_half_extents();
+    half->set_x(1);
+    half->set_y(v);
+    half->set_z(1);
+    return SendBatch(batch);
+  });
+  RunF32("UpdateBatch.ops[0].upsert.shape.capsule.half_height", "capsule.half_height", [](float v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    v1::Capsule* capsule =
+        batch.mutable_ops(0)->mutable_upsert()->mutable_shape()->mutable_capsule();
+    capsule->set_radius(0.5f);
+    capsule->set_half_height(v);
+    return SendBatch(batch);
+  });
+  RunF32("UpdateBatch.ops[0].upsert.pose.position.z", "pose.position", [](float v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_position()->set_z(v);
+    return SendBatch(batch);
+  });
+  RunF32("UpdateBatch.ops[0].upsert.pose.rotation.w", "pose.rotation", [](float v) {
+    v1::UpdateBatch batch = UpsertBatch();
+    batch.mutable_ops(0)->mutable_upsert()->mutable_pose()->mutable_rotation()->set_w(v);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.ops[0].set_pose.id", "ops[0]", [](uint64_t v) {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    batch.add_ops()->mutable_set_pose()->set_id(v);
+    return SendBatch(batch);
+  });
+  RunU32("UpdateBatch.ops[0].set_filter.category", "category", [](uint32_t v) {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    v1::SetFilter* filter = batch.add_ops()->mutable_set_filter();
+    filter->set_id(2);
+    filter->set_category(v);
+    filter->set_mask(v);
+    return SendBatch(batch);
+  });
+  RunU64("UpdateBatch.ops[0].remove", "ops[0]", [](uint64_t v) {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    batch.add_ops()->set_remove(v);
+    return SendBatch(batch);
+  });
 }
 
 TEST_F(AdversarialTest, BodyRequestFieldsAtTheirExtremes) {
-  Run({.path = "UpsertBodies.bodies[0].id", .names = "bodies[0]", .u64 = [](uint64_t v) {
-         v1::UpsertBodiesRequest request;
-         request.set_scene(kScene);
-         v1::Body* body = request.add_bodies();
-         body->set_id(v);
-         body->mutable_shape()->mutable_sphere()->set_radius(1);
-         v1::WriteResponse response;
-         return Of(stub_->UpsertBodies(Context().get(), request, &response));
-       }});
-  Run({.path = "UpsertBodies.bodies[0].shape.capsule.radius",
-       .names = "capsule.radius",
-       .f32 = [](float v) {
-         v1::UpsertBodiesRequest request;
-         request.set_scene(kScene);
-         v1::Body* body = request.add_bodies();
-         body->set_id(11);
-         body->mutable_shape()->mutable_capsule()->set_radius(v);
-         v1::WriteResponse response;
-         return Of(stub_->UpsertBodies(Context().get(), request, &response));
-       }});
-  Run({.path = "RemoveBodies.ids[0]", .names = "ids[0]", .u64 = [](uint64_t v) {
-         v1::RemoveBodiesRequest request;
-         request.set_scene(kScene);
-         request.add_ids(v);
-         v1::WriteResponse response;
-         return Of(stub_->RemoveBodies(Context().get(), request, &response));
-       }});
-  Run({.path = "GetBodies.ids[0]", .names = "ids", .u64 = [](uint64_t v) {
-         v1::GetBodiesRequest request;
-         request.set_scene(kScene);
-         request.add_ids(v);
-         v1::GetBodiesResponse response;
-         return Of(stub_->GetBodies(Context().get(), request, &response));
-       }});
+  RunU64("UpsertBodies.bodies[0].id", "bodies[0]", [](uint64_t v) {
+    v1::UpsertBodiesRequest request;
+    request.set_scene(kScene);
+    v1::Body* body = request.add_bodies();
+    body->set_id(v);
+    body->mutable_shape()->mutable_sphere()->set_radius(1);
+    v1::WriteResponse response;
+    return Of(stub_->UpsertBodies(Context().get(), request, &response));
+  });
+  RunF32("UpsertBodies.bodies[0].shape.capsule.radius", "capsule.radius", [](float v) {
+    v1::UpsertBodiesRequest request;
+    request.set_scene(kScene);
+    v1::Body* body = request.add_bodies();
+    body->set_id(11);
+    body->mutable_shape()->mutable_capsule()->set_radius(v);
+    v1::WriteResponse response;
+    return Of(stub_->UpsertBodies(Context().get(), request, &response));
+  });
+  RunU64("RemoveBodies.ids[0]", "ids[0]", [](uint64_t v) {
+    v1::RemoveBodiesRequest request;
+    request.set_scene(kScene);
+    request.add_ids(v);
+    v1::WriteResponse response;
+    return Of(stub_->RemoveBodies(Context().get(), request, &response));
+  });
+  RunU64("GetBodies.ids[0]", "ids", [](uint64_t v) {
+    v1::GetBodiesRequest request;
+    request.set_scene(kScene);
+    request.add_ids(v);
+    v1::GetBodiesResponse response;
+    return Of(stub_->GetBodies(Context().get(), request, &response));
+  });
 }
 
 TEST_F(AdversarialTest, SceneOptionsAtTheirExtremes) {
@@ -569,172 +582,160 @@ TEST_F(AdversarialTest, SceneOptionsAtTheirExtremes) {
     }
     return outcome;
   };
-  Run({.path = "CreateScene.options.fat_margin", .names = "fat_margin", .f32 = [&](float v) {
-         return create([v](v1::SceneOptions* o) { o->set_fat_margin(v); });
-       }});
-  Run({.path = "CreateScene.options.max_bodies", .names = "max_bodies", .u32 = [&](uint32_t v) {
-         return create([v](v1::SceneOptions* o) { o->set_max_bodies(v); });
-       }});
-  Run({.path = "CreateScene.options.history_ticks",
-       .names = "history_ticks",
-       .u32 = [&](uint32_t v) {
-         return create([v](v1::SceneOptions* o) { o->set_history_ticks(v); });
-       }});
-  Run({.path = "CreateScene.options.durability",
-       .names = "durability",
-       .enumeration = [&](int32_t v) {
-         return create(
-             [v](v1::SceneOptions* o) { o->set_durability(static_cast<v1::Durability>(v)); });
-       }});
+  RunF32("CreateScene.options.fat_margin", "fat_margin",
+         [&](float v) { return create([v](v1::SceneOptions* o) { o->set_fat_margin(v); }); });
+  RunU32("CreateScene.options.max_bodies", "max_bodies",
+         [&](uint32_t v) { return create([v](v1::SceneOptions* o) { o->set_max_bodies(v); }); });
+  RunU32("CreateScene.options.history_ticks", "history_ticks",
+         [&](uint32_t v) { return create([v](v1::SceneOptions* o) { o->set_history_ticks(v); }); });
+  RunEnum("CreateScene.options.durability", "durability", [&](int32_t v) {
+    return create([v](v1::SceneOptions* o) { o->set_durability(static_cast<v1::Durability>(v)); });
+  });
 }
 
 TEST_F(AdversarialTest, UnaryQueryFieldsAtTheirExtremes) {
-  Run({.path = "Raycast.ray.origin.y", .names = "origin", .f32 = [](float v) {
-         v1::RaycastRequest request = Ray();
-         request.mutable_ray()->mutable_origin()->set_y(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.ray.direction.x (y, z = 0)", .names = "direction", .f32 = [](float v) {
-         v1::RaycastRequest request = Ray();
-         request.mutable_ray()->mutable_direction()->set_x(v);
-         request.mutable_ray()->mutable_direction()->set_z(0);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.ray.max_distance", .names = "max_distance", .f32 = [](float v) {
-         v1::RaycastRequest request = Ray();
-         request.mutable_ray()->set_max_distance(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.max_hits (MODE_ALL)", .names = "max_hits", .u32 = [](uint32_t v) {
-         v1::RaycastRequest request = Ray();
-         request.set_mode(v1::MODE_ALL);
-         request.set_max_hits(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.mode", .names = "mode", .enumeration = [](int32_t v) {
-         v1::RaycastRequest request = Ray();
-         request.set_mode(static_cast<v1::Mode>(v));
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.at_tick", .names = "at_tick", .u64 = [](uint64_t v) {
-         v1::RaycastRequest request = Ray();
-         request.set_at_tick(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.tick_fraction (at_tick 0)", .names = "tick", .f32 = [](float v) {
-         v1::RaycastRequest request = Ray();
-         request.set_at_tick(0);
-         request.set_tick_fraction(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.min_version", .names = "min_version", .u64 = [](uint64_t v) {
-         v1::RaycastRequest request = Ray();
-         request.set_min_version(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.filter.category", .names = "filter", .u32 = [](uint32_t v) {
-         v1::RaycastRequest request = Ray();
-         request.mutable_filter()->set_category(v);
-         request.mutable_filter()->set_mask(v);
-         return Raycast(request);
-       }});
-  Run({.path = "Raycast.filter.excluded_ids[0]", .names = "excluded_ids", .u64 = [](uint64_t v) {
-         v1::RaycastRequest request = Ray();
-         request.mutable_filter()->add_excluded_ids(v);
-         return Raycast(request);
-       }});
-  Run({.path = "SphereCast.cast.radius", .names = "radius", .f32 = [](float v) {
-         v1::SphereCastRequest request;
-         request.set_scene(kScene);
-         v1::SphereCast* cast = request.mutable_cast();
-         cast->mutable_origin()->set_z(-5);
-         cast->mutable_direction()->set_z(1);
-         cast->set_max_distance(100);
-         cast->set_radius(v);
-         v1::QueryResponse response;
-         return Of(stub_->SphereCast(Context().get(), request, &response));
-       }});
-  Run({.path = "Overlap.overlap.pose.rotation.x", .names = "pose.rotation", .f32 = [](float v) {
-         v1::OverlapRequest request;
-         request.set_scene(kScene);
-         v1::Overlap* overlap = request.mutable_overlap();
-         v1::Vec3* half = overlap->mutable_shape()->mutable_box()->mutable_half_extents();
-         half->set_x(1);
-         half->set_y(2);
-         half->set_z(3);
-         overlap->mutable_pose()->mutable_rotation()->set_x(v);
-         overlap->mutable_pose()->mutable_rotation()->set_w(1);
-         request.set_mode(v1::MODE_ALL);
-         v1::QueryResponse response;
-         return Of(stub_->Overlap(Context().get(), request, &response));
-       }});
+  RunF32("Raycast.ray.origin.y", "origin", [](float v) {
+    v1::RaycastRequest request = Ray();
+    request.mutable_ray()->mutable_origin()->set_y(v);
+    return Raycast(request);
+  });
+  RunF32("Raycast.ray.direction.x (y, z = 0)", "direction", [](float v) {
+    v1::RaycastRequest request = Ray();
+    request.mutable_ray()->mutable_direction()->set_x(v);
+    request.mutable_ray()->mutable_direction()->set_z(0);
+    return Raycast(request);
+  });
+  RunF32("Raycast.ray.max_distance", "max_distance", [](float v) {
+    v1::RaycastRequest request = Ray();
+    request.mutable_ray()->set_max_distance(v);
+    return Raycast(request);
+  });
+  RunU32("Raycast.max_hits (MODE_ALL)", "max_hits", [](uint32_t v) {
+    v1::RaycastRequest request = Ray();
+    request.set_mode(v1::MODE_ALL);
+    request.set_max_hits(v);
+    return Raycast(request);
+  });
+  RunEnum("Raycast.mode", "mode", [](int32_t v) {
+    v1::RaycastRequest request = Ray();
+    request.set_mode(static_cast<v1::Mode>(v));
+    return Raycast(request);
+  });
+  RunU64("Raycast.at_tick", "at_tick", [](uint64_t v) {
+    v1::RaycastRequest request = Ray();
+    request.set_at_tick(v);
+    return Raycast(request);
+  });
+  RunF32("Raycast.tick_fraction (at_tick 0)", "tick", [](float v) {
+    v1::RaycastRequest request = Ray();
+    request.set_at_tick(0);
+    request.set_tick_fraction(v);
+    return Raycast(request);
+  });
+  RunU64("Raycast.min_version", "min_version", [](uint64_t v) {
+    v1::RaycastRequest request = Ray();
+    request.set_min_version(v);
+    return Raycast(request);
+  });
+  RunU32("Raycast.filter.category", "filter", [](uint32_t v) {
+    v1::RaycastRequest request = Ray();
+    request.mutable_filter()->set_category(v);
+    request.mutable_filter()->set_mask(v);
+    return Raycast(request);
+  });
+  RunU64("Raycast.filter.excluded_ids[0]", "excluded_ids", [](uint64_t v) {
+    v1::RaycastRequest request = Ray();
+    request.mutable_filter()->add_excluded_ids(v);
+    return Raycast(request);
+  });
+  RunF32("SphereCast.cast.radius", "radius", [](float v) {
+    v1::SphereCastRequest request;
+    request.set_scene(kScene);
+    v1::SphereCast* cast = request.mutable_cast();
+    cast->mutable_origin()->set_z(-5);
+    cast->mutable_direction()->set_z(1);
+    cast->set_max_distance(100);
+    cast->set_radius(v);
+    v1::QueryResponse response;
+    return Of(stub_->SphereCast(Context().get(), request, &response));
+  });
+  RunF32("Overlap.overlap.pose.rotation.x", "pose.rotation", [](float v) {
+    v1::OverlapRequest request;
+    request.set_scene(kScene);
+    v1::Overlap* overlap = request.mutable_overlap();
+    v1::Vec3* half = overlap->mutable_shape()->mutable_box()->mutable_half_extents();
+    half->set_x(1);
+    half->set_y(2);
+    half->set_z(3);
+    overlap->mutable_pose()->mutable_rotation()->set_x(v);
+    overlap->mutable_pose()->mutable_rotation()->set_w(1);
+    request.set_mode(v1::MODE_ALL);
+    v1::QueryResponse response;
+    return Of(stub_->Overlap(Context().get(), request, &response));
+  });
 }
 
 TEST_F(AdversarialTest, StreamedQueryAndWatchFieldsAtTheirExtremes) {
-  Run({.path = "QueryBatch.min_version", .names = "min_version", .u64 = [](uint64_t v) {
-         v1::QueryBatch batch = PointBatch();
-         batch.set_min_version(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "QueryBatch.queries[0].request_id", .names = "queries[0]", .u64 = [](uint64_t v) {
-         v1::QueryBatch batch = PointBatch();
-         batch.mutable_queries(0)->set_request_id(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "QueryBatch.queries[0].max_hits (MODE_ALL)",
-       .names = "max_hits",
-       .u32 = [](uint32_t v) {
-         v1::QueryBatch batch = PointBatch();
-         batch.mutable_queries(0)->set_mode(v1::MODE_ALL);
-         batch.mutable_queries(0)->set_max_hits(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "QueryBatch.queries[0].at_tick", .names = "at_tick", .u64 = [](uint64_t v) {
-         v1::QueryBatch batch = PointBatch();
-         batch.mutable_queries(0)->set_at_tick(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "QueryBatch.queries[0].point.radius", .names = "radius", .f32 = [](float v) {
-         v1::QueryBatch batch = PointBatch();
-         batch.mutable_queries(0)->mutable_point()->set_radius(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "QueryBatch.queries[0].aabb.region.max.x", .names = "region", .f32 = [](float v) {
-         v1::QueryBatch batch;
-         batch.set_scene(kScene);
-         v1::Aabb* region = batch.add_queries()->mutable_aabb()->mutable_region();
-         region->mutable_min()->set_x(-1);
-         region->mutable_max()->set_x(v);
-         return SendQueries(batch);
-       }});
-  Run({.path = "WatchRequest.max_queued_events",
-       .names = "max_queued_events",
-       .u32 = [](uint32_t v) {
-         v1::WatchRequest request;
-         request.set_scene(kScene);
-         request.set_max_queued_events(v);
-         v1::Fence* fence = request.add_fences();
-         fence->set_id(1);
-         fence->mutable_shape()->mutable_sphere()->set_radius(2);
-         return StartWatch(request);
-       }});
-  Run({.path = "WatchRequest.fences[0].id", .names = "fences[0]", .u64 = [](uint64_t v) {
-         v1::WatchRequest request;
-         request.set_scene(kScene);
-         v1::Fence* fence = request.add_fences();
-         fence->set_id(v);
-         fence->mutable_shape()->mutable_sphere()->set_radius(2);
-         return StartWatch(request);
-       }});
-  Run({.path = "WatchRequest.fences[0].attached_to", .names = "fences[0]", .u64 = [](uint64_t v) {
-         v1::WatchRequest request;
-         request.set_scene(kScene);
-         v1::Fence* fence = request.add_fences();
-         fence->set_id(1);
-         fence->set_attached_to(v);
-         fence->mutable_shape()->mutable_sphere()->set_radius(2);
-         return StartWatch(request);
-       }});
+  RunU64("QueryBatch.min_version", "min_version", [](uint64_t v) {
+    v1::QueryBatch batch = PointBatch();
+    batch.set_min_version(v);
+    return SendQueries(batch);
+  });
+  RunU64("QueryBatch.queries[0].request_id", "queries[0]", [](uint64_t v) {
+    v1::QueryBatch batch = PointBatch();
+    batch.mutable_queries(0)->set_request_id(v);
+    return SendQueries(batch);
+  });
+  RunU32("QueryBatch.queries[0].max_hits (MODE_ALL)", "max_hits", [](uint32_t v) {
+    v1::QueryBatch batch = PointBatch();
+    batch.mutable_queries(0)->set_mode(v1::MODE_ALL);
+    batch.mutable_queries(0)->set_max_hits(v);
+    return SendQueries(batch);
+  });
+  RunU64("QueryBatch.queries[0].at_tick", "at_tick", [](uint64_t v) {
+    v1::QueryBatch batch = PointBatch();
+    batch.mutable_queries(0)->set_at_tick(v);
+    return SendQueries(batch);
+  });
+  RunF32("QueryBatch.queries[0].point.radius", "radius", [](float v) {
+    v1::QueryBatch batch = PointBatch();
+    batch.mutable_queries(0)->mutable_point()->set_radius(v);
+    return SendQueries(batch);
+  });
+  RunF32("QueryBatch.queries[0].aabb.region.max.x", "region", [](float v) {
+    v1::QueryBatch batch;
+    batch.set_scene(kScene);
+    v1::Aabb* region = batch.add_queries()->mutable_aabb()->mutable_region();
+    region->mutable_min()->set_x(-1);
+    region->mutable_max()->set_x(v);
+    return SendQueries(batch);
+  });
+  RunU32("WatchRequest.max_queued_events", "max_queued_events", [](uint32_t v) {
+    v1::WatchRequest request;
+    request.set_scene(kScene);
+    request.set_max_queued_events(v);
+    v1::Fence* fence = request.add_fences();
+    fence->set_id(1);
+    fence->mutable_shape()->mutable_sphere()->set_radius(2);
+    return StartWatch(request);
+  });
+  RunU64("WatchRequest.fences[0].id", "fences[0]", [](uint64_t v) {
+    v1::WatchRequest request;
+    request.set_scene(kScene);
+    v1::Fence* fence = request.add_fences();
+    fence->set_id(v);
+    fence->mutable_shape()->mutable_sphere()->set_radius(2);
+    return StartWatch(request);
+  });
+  RunU64("WatchRequest.fences[0].attached_to", "fences[0]", [](uint64_t v) {
+    v1::WatchRequest request;
+    request.set_scene(kScene);
+    v1::Fence* fence = request.add_fences();
+    fence->set_id(1);
+    fence->set_attached_to(v);
+    fence->mutable_shape()->mutable_sphere()->set_radius(2);
+    return StartWatch(request);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

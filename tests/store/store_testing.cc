@@ -6,9 +6,17 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "scene/status_macros.h"
+#include "store/log_codec.h"
+#include "store/record_format.h"
+#include "store/store_files.h"
 
 namespace collide {
 
@@ -116,6 +124,49 @@ DatabaseOptions CrashTestOptions(DurabilityPolicy policy) {
   options.max_log_bytes = 64 << 10;
   options.maintenance_interval = std::chrono::milliseconds(5);
   return options;
+}
+
+namespace {
+
+UpdateBatch MoveBody1To(float x, std::optional<uint64_t> tick) {
+  UpdateBatch batch;
+  batch.tick = tick;
+  batch.ops.push_back(SetPoseOp(1, Pose{.position = {x, 0, 0}}));
+  return batch;
+}
+
+}  // namespace
+
+absl::StatusOr<PoisonedLog> WritePoisonedDirectory(const std::string& dir) {
+  {
+    COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<Database> db, Database::Open(dir, DatabaseOptions{}));
+    COLLIDE_RETURN_IF_ERROR(db->CreateScene("t", SceneOptions{.history_ticks = 8}));
+    UpdateBatch create;
+    create.ops.push_back(UpsertOp(BodyDesc{.id = 1, .shape = Sphere{1}}));
+    COLLIDE_RETURN_IF_ERROR(db->ApplyAndWait("t", ClientTag{}, create).status());
+    COLLIDE_RETURN_IF_ERROR(db->ApplyAndWait("t", ClientTag{}, MoveBody1To(1, 5)).status());
+    COLLIDE_RETURN_IF_ERROR(db->Close());
+  }
+  PoisonedLog log;
+  for (const auto& entry : std::filesystem::directory_iterator(dir)) {
+    uint64_t first = 0;
+    if (ParseSegmentFileName(entry.path().filename().string(), &first)) {
+      if (!log.segment.empty()) return absl::InternalError("more than one log segment");
+      log.segment = entry.path().string();
+    }
+  }
+  if (log.segment.empty()) return absl::InternalError("no log segment");
+  std::string tail;
+  AppendRecord(4,
+               EncodeUpdateRecord("t", ClientTag{.client_id = 7, .sequence = 1}, 3,
+                                  MoveBody1To(2, std::numeric_limits<uint64_t>::max())),
+               &tail);
+  AppendRecord(5, EncodeUpdateRecord("t", ClientTag{}, 4, MoveBody1To(9, std::nullopt)), &tail);
+  log.offset = std::filesystem::file_size(log.segment);
+  std::ofstream out(log.segment, std::ios::binary | std::ios::app);
+  out << tail;
+  if (!out.good()) return absl::InternalError("cannot append to the log segment");
+  return log;
 }
 
 }  // namespace collide

@@ -33,6 +33,20 @@ uint64_t DirectoryBytes(const std::string& dir);
 /// segment deletions too.
 DatabaseOptions CrashTestOptions(DurabilityPolicy policy);
 
+/// Where WritePoisonedDirectory put the record that no longer applies.
+struct PoisonedLog {
+  /// The log segment's path and the record's offset in it.
+  std::string segment;
+  uint64_t offset = 0;
+};
+
+/// Writes, in the empty data directory `dir`, a log holding: scene "t" (history_ticks 8) created,
+/// body 1 (a unit sphere) upserted (version 1) and moved to x = 1 at tick 5 (version 2); then,
+/// as an older server would have logged them, a move to x = 2 tagged with tick 2^64 - 1 by
+/// client 7 (sequence 1; version 3, log sequence 4: the record that no longer applies) and a
+/// move to x = 9 (version 4).
+absl::StatusOr<PoisonedLog> WritePoisonedDirectory(const std::string& dir);
+
 /// The scene and client id the crash test's child writes with.
 inline constexpr char kCrashScene[] = "arena";
 inline constexpr uint64_t kCrashClient = 1;
