@@ -130,6 +130,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
     if (client.client_id != 0) {
       clients_[client.client_id] = ClientMark{
           .client_id = client.client_id, .sequence = client.sequence, .version = new_version};
+      if (clients_.size() >= 2 * kMaxClientMarks) TrimClientMarksLocked();
     }
   }
   if (!observers_.empty()) NotifyApplied();
@@ -441,6 +442,21 @@ std::optional<BodyState> Scene::GetBody(uint64_t id) const {
   auto it = handles_.find(id);
   if (it == handles_.end()) return std::nullopt;
   return StateOf(it->second);
+}
+
+void Scene::TrimClientMarksLocked() {
+  std::vector<uint64_t> versions;
+  versions.reserve(clients_.size());
+  for (const auto& [id, mark] : clients_) versions.push_back(mark.version);
+  // Versions are unique per mark (each is the version one batch produced): keep those above the
+  // (size - kMaxClientMarks)-th smallest.
+  const size_t drop = clients_.size() - kMaxClientMarks;
+  std::nth_element(versions.begin(), versions.begin() + static_cast<ptrdiff_t>(drop - 1),
+                   versions.end());
+  const uint64_t oldest_kept_above = versions[drop - 1];
+  absl::erase_if(clients_, [&](const auto& entry) {
+    return entry.second.version <= oldest_kept_above;
+  });
 }
 
 std::optional<ClientMark> Scene::GetClientMark(uint64_t client_id) const {

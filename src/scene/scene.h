@@ -34,6 +34,13 @@ struct ClientTag {
   uint64_t sequence = 0;
 };
 
+/// How many clients' marks a scene keeps (the most recently active ones). Marks are trimmed back
+/// to this many, dropping those whose latest batch is oldest, once twice as many exist, so a
+/// scene holds at most 2 x kMaxClientMarks marks (about 1.5 MB) whatever client ids writers
+/// invent. A writer idle while kMaxClientMarks others wrote after it loses its mark: one of its
+/// old batches sent again would then be applied again.
+inline constexpr size_t kMaxClientMarks = 16384;
+
 /// The high-water mark of one client in one scene: its latest applied sequence and the version
 /// that batch produced.
 struct ClientMark {
@@ -290,6 +297,9 @@ class Scene {
   // The per-tick history of the world (pose_history.h), written beside it in ApplyLocked.
   PoseHistory history_ ABSL_GUARDED_BY(mu_);
   absl::flat_hash_map<uint64_t, ClientMark> clients_ ABSL_GUARDED_BY(mu_);
+  // Keeps the kMaxClientMarks most recent marks once 2 x kMaxClientMarks exist (deterministic:
+  // a replay of the same batches trims the same marks).
+  void TrimClientMarksLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t log_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool deleted_ ABSL_GUARDED_BY(mu_) = false;

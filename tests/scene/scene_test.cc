@@ -326,6 +326,34 @@ TEST(SceneApply, DuplicateClientSequencesAreAcknowledgedNotApplied) {
   EXPECT_EQ(scene.GetClientMark(5)->sequence, 11u);
 }
 
+TEST(SceneApply, ClientMarksAreBoundedKeepingTheMostRecentWriters) {
+  std::unique_ptr<Scene> arena = MakeArena();
+  Scene& scene = *arena;
+  std::unique_ptr<Scene> twin = MakeArena();
+  // Client ids from 2^64 - 1 down, one batch each: a writer inventing ids cannot grow the marks
+  // past 2 x kMaxClientMarks.
+  const uint64_t writers = 3 * kMaxClientMarks + 7;
+  size_t most = 0;
+  for (uint64_t k = 0; k < writers; ++k) {
+    const ClientTag tag{.client_id = ~uint64_t{0} - k, .sequence = 1};
+    ASSERT_TRUE(scene.Apply(Batch({}), tag).ok());
+    ASSERT_TRUE(twin->Apply(Batch({}), tag).ok());
+    if (k % 1024 == 0) most = std::max(most, scene.CaptureState().clients.size());
+  }
+  const SceneState state = scene.CaptureState();
+  most = std::max(most, state.clients.size());
+  EXPECT_LT(most, 2 * kMaxClientMarks);
+  EXPECT_GE(state.clients.size(), kMaxClientMarks);
+  // The most recent writers keep their marks (a resend is still a duplicate); the oldest lost
+  // theirs.
+  EXPECT_TRUE(scene.GetClientMark(~uint64_t{0} - (writers - 1)).has_value());
+  EXPECT_TRUE(scene.GetClientMark(~uint64_t{0} - (writers - kMaxClientMarks)).has_value());
+  EXPECT_FALSE(scene.GetClientMark(~uint64_t{0}).has_value());
+  EXPECT_TRUE(scene.Apply(Batch({}), ClientTag{~uint64_t{0} - (writers - 1), 1})->duplicate);
+  // Trimming is deterministic: the same batches leave the same marks (a replay agrees).
+  EXPECT_EQ(twin->CaptureState().clients, scene.CaptureState().clients);
+}
+
 TEST(SceneRestore, RebuildsTheSameStateFromACapture) {
   std::unique_ptr<Scene> arena = MakeArena();
   Scene& scene = *arena;
