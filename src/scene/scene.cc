@@ -454,9 +454,8 @@ void Scene::TrimClientMarksLocked() {
   std::nth_element(versions.begin(), versions.begin() + static_cast<ptrdiff_t>(drop - 1),
                    versions.end());
   const uint64_t oldest_kept_above = versions[drop - 1];
-  absl::erase_if(clients_, [&](const auto& entry) {
-    return entry.second.version <= oldest_kept_above;
-  });
+  absl::erase_if(clients_,
+                 [&](const auto& entry) { return entry.second.version <= oldest_kept_above; });
 }
 
 std::optional<ClientMark> Scene::GetClientMark(uint64_t client_id) const {

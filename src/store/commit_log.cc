@@ -200,7 +200,14 @@ void CommitLog::Run() {
       written_sequence_ = last;
       segments_.back().bytes = active_->Size();
     }
-    if (sync) synced_sequence_ = written_sequence_;
+    if (sync) {
+      if (synced_sequence_ < written_sequence_) {
+        sync_lag_.last =
+            std::chrono::duration_cast<std::chrono::microseconds>(Clock::now() - unsynced_since_);
+        sync_lag_.max = std::max(sync_lag_.max, sync_lag_.last);
+      }
+      synced_sequence_ = written_sequence_;
+    }
     // Collect the waiters this round satisfied; call them without the lock.
     std::vector<std::pair<Waiter, bool>> ready;
     while (!written_waiters_.empty() && written_waiters_.begin()->first <= written_sequence_) {
@@ -255,6 +262,11 @@ uint64_t CommitLog::last_sequence() const {
 uint64_t CommitLog::synced_sequence() const {
   std::lock_guard<std::mutex> lock(mu_);
   return synced_sequence_;
+}
+
+CommitLog::SyncLag CommitLog::sync_lag() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return sync_lag_;
 }
 
 bool CommitLog::backlogged() const {

@@ -99,6 +99,15 @@ class CommitLog {
   uint64_t last_sequence() const;
   /// Every record up to this sequence is fsynced.
   uint64_t synced_sequence() const;
+  /// How long written records waited for the fsync that covered them: the wait of the oldest
+  /// record of the latest fsync, and the longest such wait since Open. Under the periodic
+  /// policy a record waits the sync interval plus the time the committer takes to finish the
+  /// write in progress and the fsync itself, which the disk decides.
+  struct SyncLag {
+    std::chrono::microseconds last{0};
+    std::chrono::microseconds max{0};
+  };
+  SyncLag sync_lag() const;
   /// More than max_backlog_bytes wait to be written: the disk does not keep up.
   bool backlogged() const;
   /// OK, or the fatal error.
@@ -152,6 +161,7 @@ class CommitLog {
   uint64_t synced_sequence_;            // every record up to here is fsynced
   uint64_t sync_target_ = 0;            // someone waits for an fsync up to here
   Clock::time_point unsynced_since_{};  // when written_ first passed synced_ (if it has)
+  SyncLag sync_lag_;
   std::multimap<uint64_t, Waiter> written_waiters_;
   std::multimap<uint64_t, Waiter> synced_waiters_;
   absl::Status failed_;  // the fatal error, once there is one

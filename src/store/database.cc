@@ -352,6 +352,9 @@ StoreStats Database::stats() const {
   }
   stats.last_sequence = log_->last_sequence();
   stats.synced_sequence = log_->synced_sequence();
+  const CommitLog::SyncLag lag = log_->sync_lag();
+  stats.last_sync_lag = lag.last;
+  stats.max_sync_lag = lag.max;
   stats.snapshots_written = snapshots_written_;
   stats.segments_deleted = segments_deleted_;
   std::lock_guard<std::mutex> lock(state_mu_);

@@ -121,6 +121,11 @@ struct StoreStats {
   /// The last appended and the last fsynced log sequence.
   uint64_t last_sequence = 0;
   uint64_t synced_sequence = 0;
+  /// How long written records waited for their fsync: at the latest fsync, and at most since
+  /// Open (CommitLog::sync_lag). Under `periodic` this is the real window a machine crash can
+  /// lose, the sync interval plus the disk's write and fsync time.
+  std::chrono::microseconds last_sync_lag{0};
+  std::chrono::microseconds max_sync_lag{0};
   /// Since Open: snapshots written, segments deleted.
   uint64_t snapshots_written = 0;
   uint64_t segments_deleted = 0;

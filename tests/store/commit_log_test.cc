@@ -214,5 +214,21 @@ TEST(CommitLog, DeletesOnlyWhollyOlderSegmentsAndNeverTheNewest) {
   EXPECT_EQ(log->Segments().size(), 1u);
 }
 
+TEST(CommitLog, ReportsHowLongWrittenRecordsWaitedForTheirFsync) {
+  Fixture f;
+  const milliseconds interval(20);
+  auto log = f.Open(CommitLogOptions{.sync_interval = interval});
+  EXPECT_EQ(log->sync_lag().max.count(), 0);
+  for (int round = 0; round < 3; ++round) {
+    const uint64_t seq = *log->Append("a");
+    // Fsynced by the periodic timer, no earlier than one interval after the write started.
+    while (log->synced_sequence() < seq) std::this_thread::sleep_for(milliseconds(1));
+    const CommitLog::SyncLag lag = log->sync_lag();
+    EXPECT_GE(lag.last, interval) << "round " << round;
+    EXPECT_GE(lag.max, lag.last);
+  }
+  EXPECT_TRUE(log->Close().ok());
+}
+
 }  // namespace
 }  // namespace collide
