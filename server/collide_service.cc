@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "scene/query_ticks.h"
+#include "server/metadata_limit.h"
 #include "server/proto_convert.h"
 #include "server/query_stream.h"
 #include "server/scene_header.h"
@@ -81,6 +82,10 @@ CollideService::CollideService(ServiceContext context) : context_(std::move(cont
 
 absl::StatusOr<const Principal*> CollideService::Authorize(grpc::CallbackServerContext* call,
                                                            Role role) const {
+  if (absl::Status s = CheckMetadataSize(call->client_metadata(), context_.max_metadata_bytes);
+      !s.ok()) {
+    return s;
+  }
   absl::StatusOr<const Principal*> principal = context_.auth->Authenticate(call->client_metadata());
   if (!principal.ok()) return principal.status();
   if (absl::Status s = (*principal)->Require(role); !s.ok()) return s;

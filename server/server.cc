@@ -23,6 +23,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/metadata_limit.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
@@ -213,12 +214,13 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   server->streams_ = std::make_unique<StreamRegistry>(
       options.limits.max_streams,
       std::chrono::milliseconds(options.limits.stream_stall_timeout_ms));
-  server->service_ =
-      std::make_unique<CollideService>(ServiceContext{.db = server->db_.get(),
-                                                      .auth = server->auth_.get(),
-                                                      .limits = options.limits,
-                                                      .default_durability = options.durability,
-                                                      .streams = server->streams_.get()});
+  server->service_ = std::make_unique<CollideService>(
+      ServiceContext{.db = server->db_.get(),
+                     .auth = server->auth_.get(),
+                     .limits = options.limits,
+                     .max_metadata_bytes = options.max_metadata_bytes,
+                     .default_durability = options.durability,
+                     .streams = server->streams_.get()});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -234,7 +236,10 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_DEFLATE, false);
   builder.SetCompressionAlgorithmSupportStatus(GRPC_COMPRESS_GZIP, false);
   builder.SetMaxReceiveMessageSize(options.max_message_bytes);
-  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE, options.max_metadata_bytes);
+  // The HTTP/2 layer closes the whole connection on a header block over its limit; it gets a
+  // larger one, and the service refuses each call over max_metadata_bytes alone (Authorize).
+  builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
+                             TransportMetadataLimit(options.max_metadata_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.RegisterService(server->service_.get());
   server->server_ = builder.BuildAndStart();

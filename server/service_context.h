@@ -17,6 +17,8 @@ struct ServiceContext {
   const Authenticator* auth = nullptr;
   /// Request limits.
   ServiceLimits limits;
+  /// The largest request metadata of a call, in bytes (CheckMetadataSize); 0: not checked.
+  int max_metadata_bytes = 0;
   /// The policy that DURABILITY_DEFAULT resolves to.
   DurabilityPolicy default_durability = DurabilityPolicy::kAlways;
   /// The open streams (stall watchdog, max_streams, counters); null: streams are not tracked.
