@@ -69,7 +69,9 @@ ABSL_FLAG(uint32_t, stream_stall_timeout_ms, 30000,
           "A stream whose answer cannot be written for this long (its client stopped reading) "
           "ends with RESOURCE_EXHAUSTED (ms; 0: never).");
 ABSL_FLAG(int, max_metadata_bytes, 16384,
-          "The largest request metadata (all headers of a call), in bytes.");
+          "The largest request metadata of a call (per entry, name + value + 32), in bytes; a "
+          "call over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it "
+          "and closes the whole connection beyond.");
 ABSL_FLAG(int, max_streams_per_connection, 1024,
           "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).");
 
