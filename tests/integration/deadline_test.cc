@@ -1,6 +1,9 @@
 // Deadlines on every call: the client's default for unary calls, a per-call override, stream
 // deadlines, and wait_for_ready. A query with a min_version that no write reaches waits on the
-// server until the call's deadline, so the deadline is what ends it.
+// server until the call's deadline (the server's own cap, --max_version_wait_ms, is set far
+// beyond the test's time), so the deadline is what ends it: were a deadline not applied, the
+// call would hang until ctest's timeout and fail. Nothing asserts how long a call took; a call
+// that must succeed under a short default deadline gets seconds, not milliseconds.
 
 #include <csignal>
 #include <memory>
@@ -40,7 +43,9 @@ v1::RaycastRequest WaitingRay() {
 class DeadlineTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    auto server = ServerProcess::Start();
+    ServerConfig config;
+    config.extra_flags = {"--max_version_wait_ms=3600000"};
+    auto server = ServerProcess::Start(config);
     ASSERT_TRUE(IsOk(server));
     server_ = *std::move(server);
     ASSERT_TRUE(IsOk(server_->NewClient()->CreateScene("field")));
@@ -49,17 +54,20 @@ class DeadlineTest : public ::testing::Test {
 };
 
 TEST_F(DeadlineTest, UnaryCallsEndAtTheClientsDefaultDeadline) {
-  auto client = ClientWithDefault(*server_, absl::Milliseconds(200));
-  EXPECT_TRUE(
-      HasError(client->Raycast(WaitingRay()).status(), absl::StatusCode::kDeadlineExceeded, ""));
-  // A call that needs no wait is unaffected.
+  // 3 s: long enough for a call that needs no wait on a loaded machine (sanitizers, ctest -j),
+  // which must succeed under it before and after the waiting one (each call gets its own).
+  auto client = ClientWithDefault(*server_, absl::Seconds(3));
   v1::RaycastRequest now = WaitingRay();
   now.set_min_version(0);
+  EXPECT_TRUE(IsOk(client->Raycast(now)));
+  EXPECT_TRUE(
+      HasError(client->Raycast(WaitingRay()).status(), absl::StatusCode::kDeadlineExceeded, ""));
   EXPECT_TRUE(IsOk(client->Raycast(now)));
 }
 
 TEST_F(DeadlineTest, APerCallDeadlineOverridesTheDefault) {
-  auto client = ClientWithDefault(*server_, absl::Seconds(60));
+  // No default deadline: only the per-call one can end the waiting call.
+  auto client = ClientWithDefault(*server_, absl::ZeroDuration());
   CallOptions call;
   call.deadline = absl::Milliseconds(200);
   EXPECT_TRUE(HasError(client->Raycast(WaitingRay(), call).status(),
@@ -69,7 +77,7 @@ TEST_F(DeadlineTest, APerCallDeadlineOverridesTheDefault) {
 }
 
 TEST_F(DeadlineTest, AStreamEndsAtItsDeadline) {
-  auto client = ClientWithDefault(*server_, absl::Seconds(60));
+  auto client = ClientWithDefault(*server_, absl::ZeroDuration());
   CallOptions call;
   call.deadline = absl::Milliseconds(300);
   auto session = client->OpenQueryStream("field", call);

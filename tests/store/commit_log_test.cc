@@ -136,17 +136,19 @@ TEST(CommitLog, WrittenWaitersDoNotForceAnFsync) {
   EXPECT_EQ(f.fs.Contents(JoinPath(kDir, SegmentFileName(1))).size(), kRecordHeaderBytes + 1);
 }
 
-TEST(CommitLog, PeriodicFsyncHappensWithinTheInterval) {
+TEST(CommitLog, PeriodicFsyncHappensWithoutAWaiter) {
   Fixture f;
   auto log = f.Open(CommitLogOptions{.sync_interval = milliseconds(20)});
   const uint64_t seq = *log->Append("a");
+  // Nobody waits for the fsync: the committer must do it on its own. The bound is 500 times the
+  // interval, so that a committer descheduled for seconds on a loaded machine (sanitizers,
+  // ctest -j) still passes, while an interval read in the wrong unit (20 s) does not.
   const auto start = std::chrono::steady_clock::now();
   while (log->synced_sequence() < seq &&
-         std::chrono::steady_clock::now() - start < std::chrono::seconds(5)) {
+         std::chrono::steady_clock::now() - start < std::chrono::seconds(10)) {
     std::this_thread::sleep_for(milliseconds(1));
   }
-  EXPECT_EQ(log->synced_sequence(), seq);
-  EXPECT_LT(std::chrono::steady_clock::now() - start, milliseconds(1000));
+  EXPECT_EQ(log->synced_sequence(), seq) << "no periodic fsync within 10 s";
 }
 
 TEST(CommitLog, FailedFsyncIsFatalAndNothingIsAcknowledged) {
