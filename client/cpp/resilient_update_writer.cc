@@ -203,8 +203,10 @@ absl::Status ResilientUpdateWriter::Flush(absl::Time deadline) {
     return (pending_.empty() && reserved_ == 0) || !failed_.ok() || shutdown_;
   };
   mu_.AwaitWithDeadline(absl::Condition(&done), deadline);
-  if (pending_.empty() && reserved_ == 0) return absl::OkStatus();
+  // A failed writer says so even with nothing left pending (its batches may have been taken
+  // back with TakeUnacknowledged).
   if (!failed_.ok()) return failed_;
+  if (pending_.empty() && reserved_ == 0) return absl::OkStatus();
   if (shutdown_) return absl::CancelledError("update writer: closed");
   return absl::DeadlineExceededError(
       absl::StrCat("update writer: ", pending_.size(), " batches not acknowledged in time"));

@@ -90,7 +90,16 @@ struct ResilientUpdateWriterStats {
 /// (client id, sequence), so a batch applied before the break is acknowledged `duplicate` and
 /// never applied twice. A rejected batch (ack with an error) is reported (TakeRejected, or the
 /// on_rejected callback) and not sent again. A non-retryable stream status (UNAUTHENTICATED,
-/// PERMISSION_DENIED, ...) or giving up ends the writer: later calls return that status.
+/// PERMISSION_DENIED, ...) or giving up ends the writer for good.
+///
+/// How a final failure is reported. The reader thread finds it, asynchronously; from that moment
+/// status() returns it and so does every Send, Flush, WaitAcknowledged (for a batch not
+/// acknowledged) and Close. A Send that runs before the reader thread has found it succeeds:
+/// its batch is numbered and kept, never written, and handed back by TakeUnacknowledged. So a
+/// Send's success means "kept", never "applied": whether batches were applied is what Flush and
+/// WaitAcknowledged answer, and they always report the failure for any batch it left
+/// unacknowledged. (A stream refused at once, such as a reader's token, may fail the writer
+/// before its first Send or after it: either way Flush reports it.)
 ///
 /// Thread-safe: any number of threads may Send; batches are numbered in the order their Send
 /// calls take the writer's lock. Nothing polls: waits are on condition variables.
@@ -118,7 +127,9 @@ class ResilientUpdateWriter {
   /// through TakeRejected / on_rejected); DEADLINE_EXCEEDED; the writer's final status once it
   /// has failed. The version of the latest ack is latest_version().
   absl::Status WaitAcknowledged(uint64_t sequence, absl::Time deadline);
-  /// Waits until every batch sent so far is acknowledged, at most until `deadline`.
+  /// Waits until every batch sent so far is acknowledged, at most until `deadline`. OK when they
+  /// are; DEADLINE_EXCEEDED; the writer's final status once it has failed (even with nothing
+  /// left pending).
   absl::Status Flush(absl::Time deadline);
   /// Flush(deadline), then closes the stream and stops the reader thread. Later Sends fail.
   /// Returns the Flush status (the stream is closed either way).

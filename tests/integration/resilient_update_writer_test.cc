@@ -325,19 +325,49 @@ TEST(ResilientUpdateWriter, GivesUpAfterTheLimitAndHandsBackWhatIsUnacknowledged
   EXPECT_EQ(left[0].scene(), "arena");
 }
 
+// The contract on a final failure (resilient_update_writer.h): the reader thread finds it, so a
+// Send that runs before then keeps its batch and succeeds; Flush reports the failure for every
+// batch not acknowledged; every call after that reports it too, and the batches are handed
+// back. The writer is opened while the server is down, so that its first Send cannot meet the
+// refusal (nothing can refuse the stream before the server is back): no race decides the test.
 TEST(ResilientUpdateWriter, StopsOnAnErrorThatRetryingCannotFix) {
   ServerConfig config;
   config.token_file_contents = "admin-token admin\nreader-token reader\n";
   auto server = ServerProcess::Start(config);
   ASSERT_TRUE(IsOk(server));
-  MakeScene(*(*server)->NewClient("admin-token"), "arena");
+  const uint64_t initial_version = MakeScene(*(*server)->NewClient("admin-token"), "arena");
+  ASSERT_TRUE(IsOk((*server)->Stop(SIGKILL)));
   auto client = FastReconnectingClient(**server, "reader-token");
-  auto writer = ResilientUpdateWriter::Open(client.get(), "arena");
+  ResilientUpdateWriterOptions options;
+  options.give_up_after = absl::InfiniteDuration();  // only the refusal may end the writer
+  auto writer = ResilientUpdateWriter::Open(client.get(), "arena", options);
   ASSERT_TRUE(IsOk(writer));
-  ASSERT_TRUE(IsOk((*writer)->Send(MoveBatch(0, nullptr))));
-  EXPECT_TRUE(HasError((*writer)->Flush(absl::Now() + absl::Seconds(30)),
+  auto sent = (*writer)->Send(MoveBatch(0, nullptr));
+  ASSERT_TRUE(IsOk(sent));
+  EXPECT_EQ(*sent, 1u);
+  EXPECT_TRUE(IsOk((*writer)->status()));
+
+  ASSERT_TRUE(IsOk((*server)->RestartOnSamePort())) << (*server)->Logs();
+  EXPECT_TRUE(HasError((*writer)->Flush(absl::Now() + absl::Seconds(60)),
                        absl::StatusCode::kPermissionDenied, ""));
-  EXPECT_EQ((*writer)->stats().reconnects, 0u);
+  // Known now: every later call reports it.
+  EXPECT_TRUE(HasError((*writer)->status(), absl::StatusCode::kPermissionDenied, ""));
+  EXPECT_TRUE(HasError((*writer)->Send(MoveBatch(1, nullptr)).status(),
+                       absl::StatusCode::kPermissionDenied, ""));
+  EXPECT_TRUE(HasError((*writer)->WaitAcknowledged(1, absl::Now() + absl::Seconds(60)),
+                       absl::StatusCode::kPermissionDenied, ""));
+  client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  EXPECT_EQ(stats.sent, 1u);
+  EXPECT_EQ(stats.acknowledged, 0u);
+  EXPECT_EQ(stats.reconnects, 0u);  // refused on the first stream, and not retried
+  std::vector<v1::UpdateBatch> left = (*writer)->TakeUnacknowledged();
+  ASSERT_EQ(left.size(), 1u);
+  EXPECT_EQ(left[0].client_sequence(), 1u);
+  auto info = (*server)->NewClient("admin-token")->GetScene("arena");
+  ASSERT_TRUE(IsOk(info));
+  EXPECT_EQ(info->stats().version(), initial_version);  // nothing was applied
+  EXPECT_TRUE(HasError((*writer)->Close(absl::Now() + absl::Seconds(10)),
+                       absl::StatusCode::kPermissionDenied, ""));
 }
 
 TEST(ResilientUpdateWriter, ReportsRejectedBatchesThroughTheCallback) {

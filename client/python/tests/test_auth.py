@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import unittest
 
 import grpc
@@ -62,14 +63,12 @@ class AuthTest(unittest.TestCase):
             written = writer.upsert_bodies("other", [Body(2, Sphere(1))])
             self.assertGreater(written.version, 1)
             writer.remove_bodies("other", [2])
-            # A reader's update stream is refused as a whole: final, not retried.
+            # A reader's update stream is refused as a whole: final, not retried (the order of
+            # send and refusal is pinned down in WriterRefusalTest).
             stream = reader.update_writer("other")
-            try:
-                stream.send([Remove(1)])
-            except CollideError:
-                pass  # the refusal may arrive before the batch is queued; flush reports it
-            failure = self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.flush, 10)
+            failure = self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.flush, 30)
             self.assertEqual(stream.reconnects, 0, failure)
+            self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.send, [Remove(1)])
             stream.cancel()
 
     def test_prefixes_limit_the_scenes_a_token_reaches(self) -> None:
@@ -91,6 +90,42 @@ class AuthTest(unittest.TestCase):
             self.assertEqual(rejected.exception.code, grpc.StatusCode.PERMISSION_DENIED)
         self.assertEqual(self.admin.get_bodies("other", [5]).missing_ids, [5])
         self.assertEqual(self.admin.get_bodies("game-1", [5]).bodies[0].id, 5)
+
+
+
+class WriterRefusalTest(unittest.TestCase):
+    """The update writer's contract on a final failure, without a race deciding the outcome.
+
+    The writer finds a refusal on its background thread. A batch sent before then is kept and
+    its Future fails with the refusal; flush raises it; every send after it raises it. The writer
+    is opened while the server is down, so that nothing can refuse its stream before the first
+    send: the order is fixed, not left to the scheduler."""
+
+    def test_a_refused_stream_fails_the_batches_sent_before_and_every_later_call(self) -> None:
+        server = ServerProcess(token_file_contents=TOKENS)
+        try:
+            with server.client("admin-token") as admin:
+                admin.create_scene("other")
+                version = admin.get_scene("other").stats.version
+            server.stop(signal.SIGKILL)
+            with server.client("reader-token") as reader:
+                writer = reader.update_writer("other", reconnect_timeout=600)
+                sent = writer.send([Upsert(Body(7, Sphere(1)))])
+                self.assertEqual(writer.pending, 1)
+                server.restart_same_port()
+                with self.assertRaises(CollideError) as flushed:
+                    writer.flush(60)
+                self.assertEqual(flushed.exception.code, grpc.StatusCode.PERMISSION_DENIED)
+                self.assertEqual(sent.exception(0).code, grpc.StatusCode.PERMISSION_DENIED)
+                with self.assertRaises(CollideError) as later:
+                    writer.send([Upsert(Body(7, Sphere(1)))])
+                self.assertEqual(later.exception.code, grpc.StatusCode.PERMISSION_DENIED)
+                self.assertEqual(writer.reconnects, 0)
+                writer.cancel()
+            with server.client("admin-token") as admin:
+                self.assertEqual(admin.get_scene("other").stats.version, version)
+        finally:
+            server.close()
 
 
 if __name__ == "__main__":
