@@ -4,6 +4,8 @@
 
 #include "client/cpp/query_batcher.h"
 
+#include <atomic>
+#include <cstdio>
 #include <future>
 #include <memory>
 #include <random>
@@ -108,6 +110,104 @@ TEST_F(QueryBatcherTest, AnswersEveryCallerFromManyThreads) {
   EXPECT_GT(hits, 50);
   // No batch holds more than max_batch_size queries.
   EXPECT_GE((*batcher)->batches_sent(), uint64_t{kThreads * kQueriesPerThread / 16});
+}
+
+// A stress test of the batcher's shared state (ThreadSanitizer cannot check it against Debian's
+// uninstrumented gRPC and Abseil: see scripts/test). Many producers add queries through futures
+// and callbacks, some flush, and a writer keeps bumping the scene's version (with bodies out of
+// every ray's reach) while queries ask for versions it has reached. Every query must come back
+// exactly once, to its own caller (its request id and the reference engine's hits), at or after
+// the version it asked for; batches never exceed max_batch_size.
+TEST_F(QueryBatcherTest, ManyProducersEachGetTheirOwnAnswerWhileFlushingAndWriting) {
+  constexpr size_t kBatchSize = 7;
+  auto batcher = OpenBatcher(kBatchSize, absl::Microseconds(200));
+  ASSERT_TRUE(IsOk(batcher));
+  ReferenceWorld world(bodies_);
+  constexpr int kThreads = 16;
+  constexpr int kQueriesPerThread = 250;
+
+  std::atomic<uint64_t> written_version{version_};
+  std::atomic<bool> stop_writing{false};
+  absl::Status writer_status;
+  std::thread writer([&] {
+    // Far from every ray (RandomRay stays within 150 of the origin).
+    for (uint64_t id = 10001; !stop_writing; ++id) {
+      auto write = client_->UpsertBodies(
+          "field", std::vector<v1::Body>{client::MakeBody(id, client::MakeSphere(1),
+                                                          MakePose(MakeVec3(1e5f, 0, 0)))});
+      if (!write.ok()) {
+        writer_status = write.status();
+        return;
+      }
+      written_version = write->version();
+    }
+  });
+
+  struct Asked {
+    v1::Query query;
+    uint64_t min_version = 0;
+  };
+  std::vector<std::vector<Asked>> asked(kThreads);
+  std::vector<std::vector<absl::StatusOr<BatchedQueryResult>>> answers(kThreads);
+  // Per query: how many times its callback ran (callbacks run on the batcher's threads).
+  std::vector<std::unique_ptr<std::atomic<int>[]>> calls(kThreads);
+  std::vector<std::thread> producers;
+  for (int t = 0; t < kThreads; ++t) {
+    asked[t].resize(kQueriesPerThread);
+    answers[t].resize(kQueriesPerThread, absl::UnknownError("no answer"));
+    calls[t] = std::make_unique<std::atomic<int>[]>(kQueriesPerThread);
+    producers.emplace_back([&, t] {
+      std::mt19937 rng(kSeed + 100 + t);
+      std::vector<std::pair<int, Answer>> futures;
+      for (int q = 0; q < kQueriesPerThread; ++q) {
+        Asked& a = asked[t][q];
+        a.query = RandomRay(rng, 100000 * (t + 1) + q);
+        a.min_version = rng() % 3 == 0 ? written_version.load() : 0;
+        if (q % 2 == 0) {
+          futures.emplace_back(q, (*batcher)->Add(a.query, a.min_version));
+        } else {
+          (*batcher)->Add(
+              a.query,
+              [&, t, q](absl::StatusOr<BatchedQueryResult> answer) {
+                answers[t][q] = std::move(answer);  // each slot is written by one callback
+                calls[t][q].fetch_add(1);
+              },
+              a.min_version);
+        }
+        if (rng() % 16 == 0) (*batcher)->Flush();
+      }
+      for (auto& [q, future] : futures) {
+        answers[t][q] = future.get();
+        calls[t][q].fetch_add(1);
+      }
+    });
+  }
+  for (std::thread& producer : producers) producer.join();
+  (*batcher)->Close();  // waits for every answer, so every callback has run
+  stop_writing = true;
+  writer.join();
+  ASSERT_TRUE(IsOk(writer_status));
+
+  int hits = 0;
+  for (int t = 0; t < kThreads; ++t) {
+    for (int q = 0; q < kQueriesPerThread; ++q) {
+      SCOPED_TRACE(testing::Message()
+                   << "thread " << t << " query " << q << " seed " << kSeed + 100 + t);
+      ASSERT_EQ(calls[t][q].load(), 1);
+      const auto& answer = answers[t][q];
+      ASSERT_TRUE(IsOk(answer));
+      EXPECT_EQ(answer->result.request_id(), asked[t][q].query.request_id());
+      EXPECT_GE(answer->version, asked[t][q].min_version);
+      EXPECT_TRUE(ResultMatches(asked[t][q].query, answer->result, world));
+      hits += answer->result.hits_size();
+    }
+  }
+  EXPECT_GT(hits, 100);
+  EXPECT_GE((*batcher)->batches_sent(), uint64_t{kThreads * kQueriesPerThread / kBatchSize});
+  std::printf("%d queries in %llu batches, %d hits, scene at version %llu\n",
+              kThreads * kQueriesPerThread,
+              static_cast<unsigned long long>((*batcher)->batches_sent()), hits,
+              static_cast<unsigned long long>(written_version.load()));
 }
 
 TEST_F(QueryBatcherTest, SendsFullBatchesAtOnceAndTheRestOnFlush) {

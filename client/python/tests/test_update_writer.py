@@ -117,8 +117,12 @@ class UpdateWriterTest(unittest.TestCase):
         writer = self.client.update_writer("s", max_pending=total)
         writer.send([Upsert(Body(i, Sphere(0.5), Pose((0, 0, 0)))) for i in range(1, BODIES + 1)])
 
+        killed = threading.Event()
+
         def send_all() -> None:
             for batch in range(1, total):
+                if batch == total // 2:
+                    killed.wait()  # the second half goes out while the server is down
                 future = writer.send(moves=move_of(batch))
                 future.add_done_callback(lambda f: acked.append(f))
                 time.sleep(0.002)
@@ -130,8 +134,13 @@ class UpdateWriterTest(unittest.TestCase):
             time.sleep(0.005)
         self.assertGreaterEqual(len(acked), total // 3)
         self.assertEqual(self.server.stop(signal.SIGKILL), -signal.SIGKILL)
-        time.sleep(0.3)  # batches pile up while the server is down
-        self.assertGreater(writer.pending, 0)  # so some are resent after the reconnect
+        killed.set()
+        # Batches sent from here on cannot be acknowledged before the restart: some are pending
+        # then, and are resent after the reconnect (ordering, whatever the machine's load).
+        give_up = time.monotonic() + 30
+        while writer.next_sequence <= total // 2 + 10 and time.monotonic() < give_up:
+            time.sleep(0.005)
+        self.assertGreater(writer.pending, 0)
         self.server.restart_same_port()
         sender.join()
         writer.flush(60)
@@ -150,7 +159,9 @@ class UpdateWriterTest(unittest.TestCase):
 
     def test_flush_fails_when_the_server_does_not_come_back(self) -> None:
         self.client.create_scene("s")
-        writer = self.client.update_writer("s", reconnect_timeout=1.0)
+        # 5 s: the send right after the kill must come before the writer gives up, even on a
+        # loaded machine; the test waits that long for the failure.
+        writer = self.client.update_writer("s", reconnect_timeout=5.0)
         writer.send([Upsert(Body(1, Sphere(1)))]).result(10)
         self.server.stop(signal.SIGKILL)
         pending = writer.send([Remove(1)])
