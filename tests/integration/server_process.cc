@@ -120,6 +120,9 @@ absl::Status ServerProcess::Launch(const std::string& address) {
       dup2(log, STDERR_FILENO);
       close(log);
     }
+    // Nothing else of the test's goes to the server: a socket the test holds open (a client's
+    // connection, a proxy's) must close when the test closes it, not live on in the child.
+    close_range(STDERR_FILENO + 1, ~0U, 0);
     execv(argv[0], argv.data());
     _exit(127);
   }

@@ -39,8 +39,12 @@ bool WriteAll(int fd, const char* data, ssize_t size) {
 
 }  // namespace
 
+// Every socket of the proxy is close-on-exec: a server child forked while a connection is open
+// must not inherit it, or closing the proxy's end would not close the connection (the child's
+// copy keeps it open) and the client would never see it end.
+
 absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::Start(int target_port) {
-  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError("socket failed");
   sockaddr_in addr = Loopback(0);
   socklen_t length = sizeof(addr);
@@ -75,9 +79,9 @@ void TcpProxy::AcceptLoop() {
   while (!stopping_) {
     pollfd listener{listen_fd_, POLLIN, 0};
     if (poll(&listener, 1, kPollMs) <= 0) continue;
-    int client_fd = accept(listen_fd_, nullptr, nullptr);
+    int client_fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client_fd < 0) continue;
-    int target_fd = socket(AF_INET, SOCK_STREAM, 0);
+    int target_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in target = Loopback(target_port_);
     if (target_fd < 0 ||
         connect(target_fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) != 0) {
