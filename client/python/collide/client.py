@@ -24,9 +24,11 @@ _DEFAULT_CHANNEL_OPTIONS = (
     # Replies such as GetBodies of a large scene may exceed gRPC's 4 MB default.
     ("grpc.max_receive_message_length", -1),
     ("grpc.max_send_message_length", -1),
-    # Reconnect quickly after a server restart (the update writer waits for it).
+    # Reconnect quickly after a server restart (the update writer waits for it). Not
+    # grpc.min_reconnect_backoff_ms: despite its name it is how long one connection attempt may
+    # take (default 20 s), and at 100 ms a server slow to answer the HTTP/2 handshake on a loaded
+    # machine made the first call fail with UNAVAILABLE ("tcp handshaker shutdown").
     ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 2000),
 )
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import math
 import random
+import signal
+import threading
 import unittest
 
 import grpc
@@ -13,7 +15,7 @@ from collide import (Body, BodyKind, Box, Capsule, CollideError, Durability, Fil
                      Overlap, PointQuery, Pose, Quat, Query, Raycast, SceneOptions, Sphere,
                      SphereCast, Vec3)
 import oracle
-from server_process import ServerTestCase
+from server_process import ServerProcess, ServerTestCase
 
 
 def random_spheres(rng: random.Random, count: int):
@@ -314,6 +316,29 @@ class ClientTest(ServerTestCase):
         with self.server.client(token="t") as client:
             self.assertEqual(client.metadata("x"), (("authorization", "Bearer t"),
                                                     ("x-collide-scene", "x")))
+
+
+
+class SlowHandshakeTest(unittest.TestCase):
+
+    def test_a_server_slow_to_answer_the_connection_is_waited_for(self) -> None:
+        # A stopped server: the kernel accepts the TCP connection, but the HTTP/2 handshake gets
+        # no answer until the server resumes, a second later. The client's first call must wait
+        # for it (gRPC's connection attempt may last 20 s) rather than fail with UNAVAILABLE, as it
+        # did when the client cut each attempt at 100 ms: a loaded machine made that happen.
+        server = ServerProcess()
+        try:
+            server.process.send_signal(signal.SIGSTOP)
+            resume = threading.Timer(1.0, server.process.send_signal, (signal.SIGCONT,))
+            try:
+                with server.client() as client:
+                    resume.start()
+                    self.assertEqual(client.list_scenes(), [])
+            finally:
+                resume.cancel()
+                server.process.send_signal(signal.SIGCONT)
+        finally:
+            server.close()
 
 
 if __name__ == "__main__":
