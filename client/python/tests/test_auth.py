@@ -63,10 +63,19 @@ class AuthTest(unittest.TestCase):
             written = writer.upsert_bodies("other", [Body(2, Sphere(1))])
             self.assertGreater(written.version, 1)
             writer.remove_bodies("other", [2])
-            # A reader's update stream is refused as a whole: final, not retried (the order of
-            # send and refusal is pinned down in WriterRefusalTest).
+            # A reader's update stream is refused as a whole: final, not retried. The stream opens
+            # with the writer, so the refusal may be found before the send (which raises it) or
+            # after (the batch's Future and flush carry it); both are the contract, and
+            # WriterRefusalTest pins the second order down.
             stream = reader.update_writer("other")
-            failure = self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.flush, 30)
+            try:
+                sent = stream.send([Remove(1)])
+            except CollideError as refused:
+                failure = refused
+            else:
+                failure = self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.flush, 30)
+                self.assertIs(sent.exception(30), failure)
+            self.assertEqual(failure.code, grpc.StatusCode.PERMISSION_DENIED)
             self.assertEqual(stream.reconnects, 0, failure)
             self.assertCode(grpc.StatusCode.PERMISSION_DENIED, stream.send, [Remove(1)])
             stream.cancel()
@@ -116,7 +125,8 @@ class WriterRefusalTest(unittest.TestCase):
                 with self.assertRaises(CollideError) as flushed:
                     writer.flush(60)
                 self.assertEqual(flushed.exception.code, grpc.StatusCode.PERMISSION_DENIED)
-                self.assertEqual(sent.exception(0).code, grpc.StatusCode.PERMISSION_DENIED)
+                # The writer fails the batch's Future just after flush sees the failure.
+                self.assertEqual(sent.exception(30).code, grpc.StatusCode.PERMISSION_DENIED)
                 with self.assertRaises(CollideError) as later:
                     writer.send([Upsert(Body(7, Sphere(1)))])
                 self.assertEqual(later.exception.code, grpc.StatusCode.PERMISSION_DENIED)
