@@ -26,16 +26,15 @@ class AuthTest(unittest.TestCase):
 
     @classmethod
     def setUpClass(cls) -> None:
+        # Class cleanups run even when the set-up fails half way (tearDownClass does not), so no
+        # server outlives a failed set-up.
         cls.server = ServerProcess(token_file_contents=TOKENS)
+        cls.addClassCleanup(cls.server.close)
         cls.admin = cls.server.client("admin-token")
+        cls.addClassCleanup(cls.admin.close)
         for scene in ("game-1", "other"):
             cls.admin.create_scene(scene)
             cls.admin.upsert_bodies(scene, [Body(1, Sphere(1))])
-
-    @classmethod
-    def tearDownClass(cls) -> None:
-        cls.admin.close()
-        cls.server.close()
 
     def assertCode(self, code: grpc.StatusCode, call, *args, **kwargs) -> CollideError:
         with self.assertRaises(CollideError) as raised:
