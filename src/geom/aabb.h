@@ -17,7 +17,9 @@ constexpr Vec3 Center(const Aabb& b) { return 0.5f * (b.min + b.max); }
 constexpr Vec3 HalfExtents(const Aabb& b) { return 0.5f * (b.max - b.min); }
 
 /// The smallest box containing both.
-constexpr Aabb Union(const Aabb& a, const Aabb& b) { return {Min(a.min, b.min), Max(a.max, b.max)}; }
+constexpr Aabb Union(const Aabb& a, const Aabb& b) {
+  return {Min(a.min, b.min), Max(a.max, b.max)};
+}
 
 /// `b` grown by `margin` on every side.
 constexpr Aabb Expand(const Aabb& b, float margin) {
@@ -30,6 +32,10 @@ constexpr float HalfArea(const Aabb& b) {
   Vec3 d = b.max - b.min;
   return d.x * d.y + d.y * d.z + d.z * d.x;
 }
+
+/// The largest absolute coordinate of the box: every point of it lies within this distance of
+/// the origin on each axis.
+inline float Magnitude(const Aabb& b) { return MaxComponent(Max(Abs(b.min), Abs(b.max))); }
 
 /// True when the closed boxes share at least one point (interval test on each axis, seed 003).
 constexpr bool Overlaps(const Aabb& a, const Aabb& b) {

@@ -18,11 +18,13 @@ struct Ray {
 struct CastHit {
   /// Distance along the unit direction to the first contact, in [0, max_distance].
   float distance = 0.0f;
-  /// The contact point on the hit shape's surface, world frame (the ray's origin when it starts
-  /// inside).
+  /// The contact point on the hit shape's surface, world frame. A ray (or a sphere cast of
+  /// radius 0) starting inside: its origin. A ball of radius > 0 starting overlapping: the hit
+  /// shape's surface point nearest the ball's centre.
   Vec3 point{};
-  /// Unit normal out of the hit shape at `point`, world frame. A ray starting inside reports
-  /// -direction; a sphere cast starting overlapping reports the separating (MTV) direction.
+  /// Unit normal out of the hit shape at `point`, world frame. A ray (or a sphere cast of radius
+  /// 0) starting inside reports -direction; a ball of radius > 0 starting overlapping reports the
+  /// separating (MTV) direction.
   Vec3 normal{};
   /// True when the cast started inside or overlapping the shape (then distance is 0).
   bool start_overlapping = false;

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <limits>
 
 #include "geom/cast.h"
 #include "geom/pose.h"
@@ -153,10 +154,13 @@ inline bool RayCapsule(const Vec3& o, const Vec3& d, float h, float radius, floa
     if (disc < 0.0f) return false;  // misses the infinite cylinder, hence the capsule
     const float root = std::sqrt(disc);
     const float tc = c / (root - bb);
-    // The capsule lies inside the infinite cylinder: it cannot be entered before tc.
-    if (!(tc <= max_t)) return false;
     const float y = o[kAxis] + tc * d[kAxis];
     if (std::fabs(y) <= h) {
+      // Only here is tc the answer. Beyond the ends the cap's entry, though never before tc in
+      // exact arithmetic, may round below it: rejecting by tc there would lose a hit that a
+      // longer cast reports at a distance <= max_t (a cast must hit whenever a longer one hits
+      // within its length, or clipping by the best hit so far drops ties).
+      if (!(tc <= max_t)) return false;
       *t = tc;
       *axis_point = Vec3{};
       (*axis_point)[kAxis] = y;
@@ -266,9 +270,11 @@ inline bool BoxContains(const Vec3& o, const Vec3& e, float r) {
 inline bool CastBox(const Vec3& o, const Vec3& d, const Vec3& e, float r, float max_t,
                     LocalContact* out) {
   const Vec3 grown = e + Vec3{r, r, r};
-  // Slabs: t in [t_enter, t_exit] inside all three; `axis` is the slab entered last.
+  // Slabs: t in [t_enter, t_exit] inside all three; `axis` is the slab entered last. Not clipped
+  // by max_t: in an edge or corner region the contact, never before t_enter in exact arithmetic,
+  // may round below it, and a cast must hit whenever a longer one hits within its length.
   float t_enter = 0.0f;
-  float t_exit = max_t;
+  float t_exit = std::numeric_limits<float>::infinity();
   int axis = -1;
   for (int i = 0; i < 3; ++i) {
     if (d[i] == 0.0f) {
@@ -300,6 +306,7 @@ inline bool CastBox(const Vec3& o, const Vec3& d, const Vec3& e, float r, float 
   }
 
   if (count <= 1) {
+    if (t_enter > max_t) return false;
     // Face region: p is on the rounded box. A start inside the grown box (axis = -1) only gets
     // here by rounding on a touching contact; take the face it is furthest out of.
     float face_sign;

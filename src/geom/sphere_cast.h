@@ -10,11 +10,12 @@ namespace collide {
 // shape. Each returns true and fills `*hit` when the ball touches the closed shape with its
 // centre within [0, path.max_distance] of the path. `hit->distance` is the distance the centre
 // has moved at first contact, `hit->point` the contact point on the target's surface and
-// `hit->normal` the target's outward normal there. A ball overlapping (or touching) the shape at
-// the start reports distance 0, start_overlapping = true, the contact point of the minimum
-// translation and the separating (MTV) direction as normal: moving the ball along it by the
-// penetration depth separates them. Radius 0 is a ray cast, except that a start inside reports
-// the MTV normal rather than -direction.
+// `hit->normal` the target's outward normal there. A ball of radius > 0 overlapping (or
+// touching) the shape at the start reports distance 0, start_overlapping = true, as `point` the
+// target's surface point nearest the ball's centre (the contact of the minimum translation) and
+// as normal the separating (MTV) direction, the target's outward normal there: moving the ball
+// along it by the penetration depth separates them. Radius 0 is the ray cast (ray_cast.h) in
+// every case, bit for bit: a start inside reports the origin and -direction, as a ray does.
 
 /// Against a sphere: a ray against the sphere of radius r1 + r2 (seed 004).
 bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float radius,
@@ -26,7 +27,6 @@ bool SphereCast(const Box& box, const Pose& pose, const Ray& path, float radius,
 bool SphereCast(const Capsule& capsule, const Pose& pose, const Ray& path, float radius,
                 CastHit* hit);
 /// Against any shape.
-bool SphereCast(const Shape& shape, const Pose& pose, const Ray& path, float radius,
-                CastHit* hit);
+bool SphereCast(const Shape& shape, const Pose& pose, const Ray& path, float radius, CastHit* hit);
 
 }  // namespace collide

@@ -117,11 +117,13 @@ void RunCasts(const CollisionWorld& world, std::span<const Query> queries,
     for (size_t i = 0; i < count; ++i) {
       const Query& q = queries[i];
       const float r = q.kind == QueryKind::kSphereCast ? q.radius : 0.0f;
+      // The ball, padded as internal::Cast pads it (query_engine.h: conservative pruning).
+      const float reach = r + RoundingPad(internal::CastMagnitude(world, q.ray.origin, r));
       // A finished query gets a negative length, which the traversal skips.
       casts[i] = BatchCast{.origin = q.ray.origin,
                            .unit_dir = q.ray.direction,
                            .max_distance = slots[i].Done() ? -1.0f : slots[i].max_distance,
-                           .half_extent = Vec3{r, r, r},
+                           .half_extent = Vec3{reach, reach, reach},
                            .mask = q.filter.mask};
     }
     tree.CastBatch(

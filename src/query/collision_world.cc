@@ -30,7 +30,7 @@ BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
               .mask = desc.mask,
               .proxy = -1,
               .kind = desc.kind};
-  body.proxy = MutableTree(desc.kind).CreateProxy(Bounds(desc.shape, desc.pose),
+  body.proxy = MutableTree(desc.kind).CreateProxy(Track(Bounds(desc.shape, desc.pose)),
                                                   static_cast<uint32_t>(handle), desc.category);
   ++body_count_;
   return handle;
@@ -62,7 +62,7 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
                              .proxy = -1,
                              .kind = desc.kind};
       handles[i] = handle;
-      boxes.push_back(Bounds(desc.shape, desc.pose));
+      boxes.push_back(Track(Bounds(desc.shape, desc.pose)));
       users.push_back(static_cast<uint32_t>(handle));
       categories.push_back(desc.category);
       indices.push_back(i);
@@ -92,14 +92,15 @@ void CollisionWorld::SetPose(BodyHandle handle, const Pose& pose) {
   Body& body = bodies_[handle];
   body.pose = pose;
   int kind = static_cast<int>(body.kind);
-  changed_since_check_[kind] += trees_[kind].EnlargeProxy(body.proxy, Bounds(body.shape, pose));
+  changed_since_check_[kind] +=
+      trees_[kind].EnlargeProxy(body.proxy, Track(Bounds(body.shape, pose)));
 }
 
 void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   body.shape = shape;
-  MutableTree(body.kind).MoveProxy(body.proxy, Bounds(shape, body.pose));
+  MutableTree(body.kind).MoveProxy(body.proxy, Track(Bounds(shape, body.pose)));
 }
 
 void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t mask) {
@@ -150,7 +151,8 @@ bool CollisionWorld::Validate() const {
     ++live;
     const DynamicTree& t = tree(body.kind);
     if (t.UserData(body.proxy) != static_cast<uint32_t>(h)) return false;
-    if (!Contains(t.FatAabb(body.proxy), Bounds(body.shape, body.pose))) return false;
+    const Aabb tight = Bounds(body.shape, body.pose);
+    if (!Contains(t.FatAabb(body.proxy), tight) || Magnitude(tight) > magnitude_) return false;
   }
   return live == body_count_ && live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&
          live + static_cast<int32_t>(free_slots_.size()) == slot_count();

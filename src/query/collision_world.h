@@ -1,10 +1,12 @@
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
 
 #include "bvh/dynamic_tree.h"
+#include "geom/aabb.h"
 #include "query/body.h"
 
 namespace collide {
@@ -66,6 +68,10 @@ class CollisionWorld {
   int32_t slot_count() const { return static_cast<int32_t>(bodies_.size()); }
   /// The tree holding the bodies of a kind (user data = body handle).
   const DynamicTree& tree(BodyKind kind) const { return trees_[static_cast<int>(kind)]; }
+  /// The largest absolute coordinate of any body's tight bounds the world has held since it was
+  /// made (it never decreases, so it also bounds every past state a PoseHistory retains). The
+  /// query engine scales its rounding allowance by it (query_engine.h, RoundingPad).
+  float magnitude() const { return magnitude_; }
   /// Bytes held by bodies and trees.
   size_t MemoryBytes() const;
   /// Checks both trees and the body table against each other (tests).
@@ -74,10 +80,16 @@ class CollisionWorld {
  private:
   DynamicTree& MutableTree(BodyKind kind) { return trees_[static_cast<int>(kind)]; }
   BodyHandle AllocateSlot();
+  // Returns `tight` after taking its magnitude into magnitude_.
+  const Aabb& Track(const Aabb& tight) {
+    magnitude_ = std::max(magnitude_, Magnitude(tight));
+    return tight;
+  }
 
   std::vector<Body> bodies_;
   std::vector<BodyHandle> free_slots_;
   int32_t body_count_ = 0;
+  float magnitude_ = 0.0f;
   DynamicTree trees_[2];
   // Per tree: the SAH cost after its last full build, and the leaves re-boxed since the cost
   // was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).

@@ -17,11 +17,15 @@ struct QueryHit {
   /// Overlaps with detail: the penetration depth (the shortest move of the query shape that
   /// separates it from the body). 0 otherwise.
   float depth = 0.0f;
-  /// Casts: the contact point on the body's surface. Overlaps with detail: the contact point on
-  /// the body's surface. Point-radius: the body's surface point nearest the query point.
+  /// Casts: the contact point on the body's surface; a ray (or a sphere cast of radius 0) that
+  /// starts inside the body: the ray's origin; a ball of radius > 0 that starts overlapping: the
+  /// body's surface point nearest the ball's centre (see CastHit). Overlaps with detail: the
+  /// contact point on the body's surface. Point-radius: the body's surface point nearest the
+  /// query point.
   Vec3 point{};
-  /// Unit normal out of the hit body (casts: at `point`; overlaps with detail: the minimum
-  /// translation direction that moves the query shape out of the body).
+  /// Unit normal out of the hit body (casts: at `point`, or -direction for a ray that starts
+  /// inside; overlaps with detail: the minimum translation direction that moves the query shape
+  /// out of the body).
   Vec3 normal{};
   /// True when the cast started inside or overlapping the body.
   bool start_overlapping = false;

@@ -45,13 +45,16 @@ inline float PastGrowth(const PoseHistory& history, const TickPoint& at) {
   return at.fraction > 0.0f ? history.LerpSlackOf(at.tick + 1) : 0.0f;
 }
 
+// Cast (query_engine.h) at `at`: the ball of `radius` grown by the interpolation slack and
+// padded for rounding (the world's magnitude bounds its past states too).
 template <typename Collector, typename Narrow>
 void CastAt(const CollisionWorld& world, const PoseHistory& history, const TickPoint& at,
-            const Ray& path, const Vec3& sweep_half_extent, const QueryFilter& filter,
-            Collector& collector, Narrow&& narrow) {
+            const Ray& path, float radius, const QueryFilter& filter, Collector& collector,
+            Narrow&& narrow) {
   if (collector.Done()) return;
-  const float grow = PastGrowth(history, at);
-  const Vec3 half_extent = sweep_half_extent + Vec3{grow, grow, grow};
+  const float grow = radius + PastGrowth(history, at);
+  const float reach = grow + RoundingPad(CastMagnitude(world, path.origin, grow));
+  const Vec3 half_extent{reach, reach, reach};
   auto visit = [&](BodyHandle slot, uint32_t generation, uint64_t anchor,
                    float max_distance) -> float {
     Body body;
@@ -73,7 +76,8 @@ void GatherAt(const CollisionWorld& world, const PoseHistory& history, const Tic
               Narrow&& narrow) {
   if (collector.Done()) return;
   const Aabb grown = Expand(region, PastGrowth(history, at));
-  history.QueryCandidates(world, at.tick, grown, filter.mask,
+  const Aabb padded = Expand(grown, RoundingPad(RegionMagnitude(world, grown)));
+  history.QueryCandidates(world, at.tick, padded, filter.mask,
                           [&](BodyHandle slot, uint32_t generation, uint64_t anchor) -> bool {
                             Body body;
                             if (!PastBodyAt(world, history, slot, generation, anchor, at, &body)) {
@@ -94,7 +98,7 @@ void GatherAt(const CollisionWorld& world, const PoseHistory& history, const Tic
 template <typename Collector>
 void CastRayAt(const CollisionWorld& world, const PoseHistory& history, const TickPoint& at,
                const Ray& ray, const QueryFilter& filter, Collector& collector) {
-  internal::CastAt(world, history, at, ray, Vec3{}, filter, collector,
+  internal::CastAt(world, history, at, ray, 0.0f, filter, collector,
                    [](const Body& body, const Ray& r, CastHit* hit) {
                      return RayCast(body.shape, body.pose, r, hit);
                    });
@@ -104,7 +108,7 @@ void CastRayAt(const CollisionWorld& world, const PoseHistory& history, const Ti
 template <typename Collector>
 void CastSphereAt(const CollisionWorld& world, const PoseHistory& history, const TickPoint& at,
                   const Ray& path, float radius, const QueryFilter& filter, Collector& collector) {
-  internal::CastAt(world, history, at, path, Vec3{radius, radius, radius}, filter, collector,
+  internal::CastAt(world, history, at, path, radius, filter, collector,
                    [radius](const Body& body, const Ray& r, CastHit* hit) {
                      return SphereCast(body.shape, body.pose, r, radius, hit);
                    });

@@ -19,8 +19,40 @@ namespace collide {
 // The query engine: a broad phase over the world's trees (static first, then dynamic), then the
 // exact narrow phase on each candidate the filter accepts, feeding a collector (collector.h)
 // whose MaxDistance() clips the traversal. Templates, so the per-candidate path is inlined.
+//
+// Conservative pruning. The trees compare slab distances, computed in world coordinates from
+// the leaf boxes, with the collector's MaxDistance(), a narrow-phase distance computed in the
+// body's own frame; box queries compare boxes where the narrow phase compares exact shapes. The
+// two round differently, and with tight leaves (fat_margin 0) a body whose box face is its own
+// surface (an unrotated box, a sphere's pole) can be entered an ulp after the narrow phase's
+// distance to it. Pruning at the current best would then drop a body that ties it (the larger
+// id would win a closest query, or take a place in a truncated list) or, at a touching contact,
+// one the narrow phase hits. So every broad phase runs with the query padded by RoundingPad of
+// the largest coordinate magnitude involved, the world's and the query's: the narrow phase and
+// the slab test then cannot disagree about a candidate, and the narrow phase decides alone.
+
+/// The broad-phase pad per unit of coordinate magnitude: 64 float ulps (2^-17). The narrow
+/// phase's distances and the slab test's entry distances each err by a few ulps of the
+/// magnitudes they compute with; a randomised search over every shape and rotation kind,
+/// aiming at the points where a shape touches its bounding box, found their disagreement, in
+/// length along the entered axis, below 16 ulps.
+inline constexpr float kRoundingPadPerMagnitude = 0x1p-17f;
+
+/// The distance (length units) by which the broad phase pads a query whose coordinates, and
+/// those of every body it may meet, lie within `magnitude` of the origin on each axis.
+inline float RoundingPad(float magnitude) { return kRoundingPadPerMagnitude * magnitude; }
 
 namespace internal {
+
+// The magnitude a cast from `origin` with a ball of `radius` works at in `world`.
+inline float CastMagnitude(const CollisionWorld& world, const Vec3& origin, float radius) {
+  return std::max(world.magnitude(), MaxComponent(Abs(origin))) + radius;
+}
+
+// The magnitude a box-shaped query of `region` works at in `world`.
+inline float RegionMagnitude(const CollisionWorld& world, const Aabb& region) {
+  return std::max(world.magnitude(), Magnitude(region));
+}
 
 // The kinds in traversal order: statics first, so a closest hit among them clips the walk of
 // the (usually larger and changing) dynamic tree.
@@ -35,10 +67,13 @@ inline QueryHit ToQueryHit(uint64_t id, const CastHit& hit) {
                   .start_overlapping = hit.start_overlapping};
 }
 
-// The common body of ray and sphere casts: `narrow(body, path, &hit)` runs the exact test.
+// The common body of ray and sphere casts (a ball of `radius`, 0 for a ray):
+// `narrow(body, path, &hit)` runs the exact test.
 template <typename Collector, typename Narrow>
-void Cast(const CollisionWorld& world, const Ray& path, const Vec3& sweep_half_extent,
-          const QueryFilter& filter, Collector& collector, Narrow&& narrow) {
+void Cast(const CollisionWorld& world, const Ray& path, float radius, const QueryFilter& filter,
+          Collector& collector, Narrow&& narrow) {
+  const float reach = radius + RoundingPad(CastMagnitude(world, path.origin, radius));
+  const Vec3 half_extent{reach, reach, reach};
   for (BodyKind kind : kTraversalOrder) {
     const DynamicTree& tree = world.tree(kind);
     if (tree.ProxyCount() == 0) continue;
@@ -55,12 +90,8 @@ void Cast(const CollisionWorld& world, const Ray& path, const Vec3& sweep_half_e
       }
       return collector.MaxDistance();
     };
-    if (sweep_half_extent == Vec3{}) {
-      tree.RayCast(path.origin, path.direction, collector.MaxDistance(), filter.mask, visit);
-    } else {
-      tree.SweptCast(path.origin, path.direction, collector.MaxDistance(), sweep_half_extent,
-                     filter.mask, visit);
-    }
+    tree.SweptCast(path.origin, path.direction, collector.MaxDistance(), half_extent, filter.mask,
+                   visit);
   }
 }
 
@@ -68,11 +99,12 @@ void Cast(const CollisionWorld& world, const Ray& path, const Vec3& sweep_half_e
 template <typename Collector, typename Narrow>
 void Gather(const CollisionWorld& world, const Aabb& region, const QueryFilter& filter,
             Collector& collector, Narrow&& narrow) {
+  const Aabb padded = Expand(region, RoundingPad(RegionMagnitude(world, region)));
   for (BodyKind kind : kTraversalOrder) {
     const DynamicTree& tree = world.tree(kind);
     if (tree.ProxyCount() == 0) continue;
     if (collector.Done()) return;
-    tree.QueryAabb(region, filter.mask, [&](uint32_t user, int32_t /*proxy*/) -> bool {
+    tree.QueryAabb(padded, filter.mask, [&](uint32_t user, int32_t /*proxy*/) -> bool {
       const Body& body = world.body(static_cast<BodyHandle>(user));
       if (!Accepts(filter, body.id, body.category, body.mask)) return true;
       QueryHit hit{.body_id = body.id};
@@ -88,7 +120,7 @@ void Gather(const CollisionWorld& world, const Aabb& region, const QueryFilter& 
 template <typename Collector>
 void CastRay(const CollisionWorld& world, const Ray& ray, const QueryFilter& filter,
              Collector& collector) {
-  internal::Cast(world, ray, Vec3{}, filter, collector,
+  internal::Cast(world, ray, 0.0f, filter, collector,
                  [](const Body& body, const Ray& r, CastHit* hit) {
                    return RayCast(body.shape, body.pose, r, hit);
                  });
@@ -98,7 +130,7 @@ void CastRay(const CollisionWorld& world, const Ray& ray, const QueryFilter& fil
 template <typename Collector>
 void CastSphere(const CollisionWorld& world, const Ray& path, float radius,
                 const QueryFilter& filter, Collector& collector) {
-  internal::Cast(world, path, Vec3{radius, radius, radius}, filter, collector,
+  internal::Cast(world, path, radius, filter, collector,
                  [radius](const Body& body, const Ray& r, CastHit* hit) {
                    return SphereCast(body.shape, body.pose, r, radius, hit);
                  });

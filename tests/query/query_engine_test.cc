@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "query/batch.h"
+#include "query/brute_force.h"
 #include "query/collector.h"
 #include "query/collision_world.h"
 
@@ -24,6 +25,7 @@ constexpr uint32_t kSeed = 20261122;
 
 // A scene under test: the world and a mirror of what it should hold.
 struct Fixture {
+  explicit Fixture(float fat_margin) : world(CollisionWorldOptions{.fat_margin = fat_margin}) {}
   CollisionWorld world;
   std::vector<BodyDesc> mirror;  // indexed by handle; id == 0 means a free slot
   std::vector<BodyHandle> live;
@@ -114,8 +116,8 @@ void Mutate(Fixture& f, Random& r, float side, bool validate_each) {
       BodyHandle h = f.live[r.Int(0, static_cast<int>(f.live.size()) - 1)];
       BodyDesc& d = f.mirror[h];
       if (which < 12) {
-        d.pose.position += Vec3{r.Uniform(-0.5f, 0.5f), r.Uniform(-0.5f, 0.5f),
-                                r.Uniform(-0.5f, 0.5f)};
+        d.pose.position +=
+            Vec3{r.Uniform(-0.5f, 0.5f), r.Uniform(-0.5f, 0.5f), r.Uniform(-0.5f, 0.5f)};
       } else {
         d.pose.position = r.InCube(side);
       }
@@ -150,51 +152,11 @@ void Mutate(Fixture& f, Random& r, float side, bool validate_each) {
   ASSERT_TRUE(f.world.Validate()) << "seed " << kSeed;
 }
 
-// Brute force: every hit of one query, sorted by (distance, id).
+// Brute force: every hit of one query on the live bodies, sorted by (distance, id).
 std::vector<QueryHit> BruteForce(const Fixture& f, const Query& q) {
-  std::vector<QueryHit> hits;
-  for (BodyHandle h : f.live) {
-    const BodyDesc& d = f.mirror[h];
-    if (!Accepts(q.filter, d.id, d.category, d.mask)) continue;
-    QueryHit hit{.body_id = d.id};
-    bool ok = false;
-    switch (q.kind) {
-      case QueryKind::kRaycast:
-      case QueryKind::kSphereCast: {
-        CastHit c;
-        ok = q.kind == QueryKind::kRaycast ? RayCast(d.shape, d.pose, q.ray, &c)
-                                           : SphereCast(d.shape, d.pose, q.ray, q.radius, &c);
-        if (ok) hit = internal::ToQueryHit(d.id, c);
-        break;
-      }
-      case QueryKind::kOverlap: {
-        if (q.detail) {
-          Penetration p;
-          ok = Penetrate(d.shape, d.pose, q.shape, q.pose, &p);
-          hit.depth = p.depth;
-          hit.point = p.point;
-          hit.normal = p.normal;
-        } else {
-          ok = Overlap(d.shape, d.pose, q.shape, q.pose);
-        }
-        break;
-      }
-      case QueryKind::kWithinRadius: {
-        ClosestPointResult c = ClosestPoint(d.shape, d.pose, q.ray.origin);
-        ok = c.signed_distance <= q.radius;
-        hit.distance = std::max(c.signed_distance, 0.0f);
-        hit.point = c.point;
-        hit.normal = c.normal;
-        break;
-      }
-      case QueryKind::kRegion:
-        ok = Overlaps(Bounds(d.shape, d.pose), q.region);
-        break;
-    }
-    if (ok) hits.push_back(hit);
-  }
-  std::sort(hits.begin(), hits.end(), HitBefore);
-  return hits;
+  std::vector<BodyDesc> bodies;
+  for (BodyHandle h : f.live) bodies.push_back(f.mirror[h]);
+  return testing::BruteForce(bodies, q);
 }
 
 Query RandomQuery(Random& r, float side) {
@@ -247,36 +209,8 @@ void CheckQueries(const Fixture& f, Random& r, float side, int count, int* check
     const QueryResult& got = results[i];
     const QueryHit* got_hits = hits.data() + got.first_hit;
     SCOPED_TRACE(Describe(q, i));
-    switch (q.mode) {
-      case CollectMode::kClosest:
-        ASSERT_EQ(got.hit_count, expected.empty() ? 0u : 1u);
-        if (!expected.empty()) {
-          EXPECT_EQ(got_hits[0].body_id, expected[0].body_id);
-          EXPECT_EQ(got_hits[0].distance, expected[0].distance);
-        }
-        break;
-      case CollectMode::kAny:
-        ASSERT_EQ(got.hit_count, expected.empty() ? 0u : 1u);
-        if (!expected.empty()) {
-          bool found = std::any_of(expected.begin(), expected.end(), [&](const QueryHit& h) {
-            return h.body_id == got_hits[0].body_id && h.distance == got_hits[0].distance;
-          });
-          EXPECT_TRUE(found) << "any-hit body " << got_hits[0].body_id << " is not a real hit";
-        }
-        break;
-      case CollectMode::kAll: {
-        size_t keep = std::min<size_t>(expected.size(), q.max_hits);
-        ASSERT_EQ(got.hit_count, keep);
-        EXPECT_EQ(got.truncated, expected.size() > q.max_hits);
-        for (size_t k = 0; k < keep; ++k) {
-          EXPECT_EQ(got_hits[k].body_id, expected[k].body_id) << "hit " << k;
-          EXPECT_EQ(got_hits[k].distance, expected[k].distance) << "hit " << k;
-          EXPECT_EQ(got_hits[k].depth, expected[k].depth) << "hit " << k;
-          EXPECT_EQ(got_hits[k].normal, expected[k].normal) << "hit " << k;
-        }
-        break;
-      }
-    }
+    testing::ExpectAnswer(q, expected, got, got_hits);
+    if (::testing::Test::HasFatalFailure()) return;
     // The single-query entry point agrees with the batch.
     std::vector<QueryHit> single;
     QueryResult one = RunQuery(f.world, q, &single);
@@ -295,14 +229,15 @@ struct SceneCase {
   int rounds;
   int queries_per_round;
   bool validate_each;
+  float fat_margin = 0.1f;
 };
 
-class QueryEngineDifferential : public testing::TestWithParam<SceneCase> {};
+class QueryEngineDifferential : public ::testing::TestWithParam<SceneCase> {};
 
 TEST_P(QueryEngineDifferential, MatchesBruteForceThroughMovesRemovalsAndReinsertions) {
   const SceneCase& c = GetParam();
   Random r(kSeed + c.bodies);
-  Fixture f;
+  Fixture f(c.fat_margin);
   Populate(f, r, c.bodies, c.side, c.bulk);
   ASSERT_TRUE(f.world.Validate());
   int checked = 0;
@@ -325,15 +260,19 @@ TEST_P(QueryEngineDifferential, MatchesBruteForceThroughMovesRemovalsAndReinsert
   std::printf("checked %d queries against brute force on %d bodies\n", checked, c.bodies);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Scenes, QueryEngineDifferential,
-    testing::Values(SceneCase{1000, 40.f, false, 20, 2500, true},
-                    SceneCase{1000, 25.f, true, 20, 2500, false},
-                    SceneCase{10000, 90.f, true, 10, 4000, false},
-                    SceneCase{50000, 160.f, true, 4, 2000, false}),
-    [](const testing::TestParamInfo<SceneCase>& info) {
-      return std::to_string(info.param.bodies) + (info.param.bulk ? "_bulk" : "_incremental");
-    });
+INSTANTIATE_TEST_SUITE_P(Scenes, QueryEngineDifferential,
+                         ::testing::Values(SceneCase{1000, 40.f, false, 20, 2500, true},
+                                           SceneCase{1000, 25.f, true, 20, 2500, false},
+                                           SceneCase{10000, 90.f, true, 10, 4000, false},
+                                           SceneCase{50000, 160.f, true, 4, 2000, false},
+                                           // Tight leaves: each leaf box is the body's own bounds.
+                                           SceneCase{1000, 40.f, false, 10, 2500, false, 0.0f},
+                                           SceneCase{10000, 90.f, true, 4, 2000, false, 0.0f}),
+                         [](const ::testing::TestParamInfo<SceneCase>& info) {
+                           return std::to_string(info.param.bodies) +
+                                  (info.param.bulk ? "_bulk" : "_incremental") +
+                                  (info.param.fat_margin == 0.0f ? "_margin0" : "");
+                         });
 
 TEST(QueryEngine, EmptyWorldHitsNothing) {
   CollisionWorld world;
@@ -369,10 +308,10 @@ TEST(QueryEngine, RayStartingInsideHitsAtZeroBeforeAnythingElse) {
 
 TEST(QueryEngine, FilterBitsAndExclusionsAreHonouredBothWays) {
   CollisionWorld world;
-  world.Add(BodyDesc{.id = 1, .shape = Sphere{1}, .pose = Pose{{}, {5, 0, 0}}, .category = 2,
-                     .mask = ~0u});
-  world.Add(BodyDesc{.id = 2, .shape = Sphere{1}, .pose = Pose{{}, {10, 0, 0}}, .category = 1,
-                     .mask = 4});
+  world.Add(BodyDesc{
+      .id = 1, .shape = Sphere{1}, .pose = Pose{{}, {5, 0, 0}}, .category = 2, .mask = ~0u});
+  world.Add(BodyDesc{
+      .id = 2, .shape = Sphere{1}, .pose = Pose{{}, {10, 0, 0}}, .category = 1, .mask = 4});
   world.Add(BodyDesc{.id = 3, .shape = Sphere{1}, .pose = Pose{{}, {15, 0, 0}}});
   Ray ray{{0, 0, 0}, {1, 0, 0}, 100};
   auto first = [&](const QueryFilter& filter) -> uint64_t {
