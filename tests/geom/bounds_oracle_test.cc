@@ -5,8 +5,9 @@
 // 100,000 cases per shape type (300,000 for Bounds), each from its own std::mt19937 stream
 // (CaseRng(kSeed, case)), printed with every failure: sizes 0.01..100 with zero half extents,
 // zero radii and capsule half height 0, identity / axis-aligned quarter and half turns / random
-// rotations, positions up to +-1e5. Tolerance per face, from float32 precision:
-//   tol = PositionTolerance(|centre| + size, size) = 4 ulp(magnitude) + 32 eps * size:
+// rotations, positions up to +-1e5 (where sizes start at MinSizeAt, 2 at 1e5, so that a shape
+// is many tolerances large). Tolerance per face, from float32 precision:
+//   tol = PositionTolerance(|centre| + size, size) = 1 ulp(magnitude) + 32 eps * size:
 // the centre and a face are one float addition apart (half an ulp at the world magnitude, 0.0039
 // at 1e5), and the half extent |R| e sums three products of float rotation entries (each within
 // a few eps, the quaternion itself being unit only to a few eps) with the extents.
@@ -95,8 +96,9 @@ void RunShape(ShapeType type) {
   for (int i = 0; i < kCasesPerShape; ++i) {
     const uint64_t index = static_cast<uint64_t>(type) * 1000000 + i;
     std::mt19937 rng = oracle::CaseRng(kSeed, index);
-    const Shape shape = oracle::RandomShape(rng, type);
+    const Shape drawn = oracle::RandomShape(rng, type);
     const Pose pose = oracle::RandomPose(rng);
+    const Shape shape = oracle::FitToPose(drawn, pose);
     CheckCase(index, shape, pose, &failures, &totals);
   }
   EXPECT_EQ(failures.count(), 0) << "failing cases of " << oracle::ShapeName(type) << " (seed "

@@ -8,8 +8,9 @@
 // (CaseRng(kSeed, case)), printed with every failure: query points around, inside, on and within
 // 1e-9..1e-2 of the surface, on a box's medial planes or a capsule's axis (several nearest
 // points), and far away; sizes 0.01..100 with zero sizes, rotations identity / quarter and half
-// turns / random, positions up to +-1e5. Tolerance, from float32 precision:
-//   tol = PositionTolerance(world magnitude, local scale) = 4 ulp(magnitude) + 32 eps * scale,
+// turns / random, positions up to +-1e5 (where sizes start at MinSizeAt, 2 at 1e5). Tolerance,
+// from float32 precision:
+//   tol = PositionTolerance(world magnitude, local scale) = 1 ulp(magnitude) + 32 eps * scale,
 // with the local scale |p - position| + size: the query point is taken into the local frame
 // (rounded at the world magnitude, 0.0078 per ulp at 1e5), clamped or projected there with a few
 // roundings of local lengths, and the nearest point taken back to world.
@@ -148,8 +149,9 @@ void RunShape(ShapeType type) {
   for (int i = 0; i < kCasesPerShape; ++i) {
     const uint64_t index = static_cast<uint64_t>(type) * 1000000 + i;
     std::mt19937 rng = oracle::CaseRng(kSeed, index);
-    const Shape shape = oracle::RandomShape(rng, type);
+    const Shape drawn = oracle::RandomShape(rng, type);
     const Pose pose = oracle::RandomPose(rng);
+    const Shape shape = oracle::FitToPose(drawn, pose);
     const char* kind = "";
     const Vec3 query = oracle::RandomQueryPoint(rng, shape, pose, &kind);
     CheckCase(index, shape, pose, query, kind, &failures, &totals);

@@ -747,7 +747,7 @@ double FloatUlp(double x) {
 }
 
 double PositionTolerance(double magnitude, double local_scale) {
-  return 4.0 * FloatUlp(magnitude) + 32.0 * kFloatEps * local_scale;
+  return FloatUlp(magnitude) + 32.0 * kFloatEps * local_scale;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -872,6 +872,37 @@ Pose RandomPose(std::mt19937& rng) {
     pose.position += ToFloat(Uniform(rng, 0.0, 10.0) * ToDouble(RandomUnit(rng)));
   }
   return pose;
+}
+
+double MinSizeAt(const Pose& pose) {
+  return std::fmax(0.01, 256.0 * FloatUlp(MaxAbs(ToDouble(pose.position))));
+}
+
+Shape FitToPose(const Shape& shape, const Pose& pose) {
+  const double lo = MinSizeAt(pose);
+  if (lo <= 0.01) return shape;
+  // log(s / 0.01) / log(100 / 0.01) in [0, 1] becomes the same fraction of [lo, 100] in logs.
+  auto fit = [&](float s) {
+    if (s == 0.0f) return 0.0f;
+    const double u = std::log(s / 0.01) / std::log(100.0 / 0.01);
+    return static_cast<float>(lo * std::pow(100.0 / lo, u));
+  };
+  Shape out = shape;
+  switch (shape.type) {
+    case ShapeType::kBox:
+      out.box.half_extents = {fit(shape.box.half_extents.x), fit(shape.box.half_extents.y),
+                              fit(shape.box.half_extents.z)};
+      break;
+    case ShapeType::kCapsule:
+      out.capsule.radius = fit(shape.capsule.radius);
+      out.capsule.half_height = fit(shape.capsule.half_height);
+      break;
+    case ShapeType::kSphere:
+    default:
+      out.sphere.radius = fit(shape.sphere.radius);
+      break;
+  }
+  return out;
 }
 
 namespace {

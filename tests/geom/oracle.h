@@ -260,10 +260,11 @@ inline constexpr double kUnitLengthTolerance = 16.0 * kFloatEps;
 
 /// The tolerance of a float32 geometric result whose world coordinates reach `magnitude` and
 /// whose local computation (relative to the shape) works with lengths up to `local_scale`:
-/// 4 ulps at the world magnitude (the inputs themselves are rounded to the ulp there, and a
-/// result in world coordinates is rounded once more) plus 32 float epsilons of the local scale
-/// (the kernels take a chain of a few dozen roundings at most, each <= eps/2 relative, of
-/// values bounded by the local scale, and the float rotation adds a few eps more).
+/// 1 ulp at the world magnitude (the inputs are exact floats; the kernels work relative to the
+/// shape, and a result in world coordinates is rounded once, by at most half an ulp, when the
+/// shape's position is added back) plus 32 float epsilons of the local scale (the kernels take
+/// a chain of a few dozen roundings at most, each <= eps/2 relative, of values bounded by the
+/// local scale, and the float rotation adds a few eps more).
 double PositionTolerance(double magnitude, double local_scale);
 
 // ---------------------------------------------------------------------------------------------
@@ -326,6 +327,16 @@ Pose RandomPairPose(std::mt19937& rng, const Shape& a, const Pose& pose_a, const
 
 /// A random pose: RandomRotation at RandomSceneOffset plus a jitter of up to 10.
 Pose RandomPose(std::mt19937& rng);
+
+/// The smallest non-zero size a random shape gets at `pose`: 0.01, or where the position is far
+/// from the origin 256 float ulps of its magnitude (2 at 1e5), so that the shape is many times
+/// larger than PositionTolerance there and an error at the shape's own scale still shows.
+double MinSizeAt(const Pose& pose);
+
+/// `shape` (from RandomShape) with each non-zero size mapped log-linearly from [0.01, 100] onto
+/// [MinSizeAt(pose), 100]: the same mix of proportions, large enough for where it is. Draws no
+/// random numbers, so a test's cases stay where they were near the origin.
+Shape FitToPose(const Shape& shape, const Pose& pose);
 
 // ---------------------------------------------------------------------------------------------
 // Printing (round-trip precision, so a printed case can be typed back in).

@@ -13,10 +13,11 @@
 // placed along a random direction (or one of A's axes) where the shapes' extents along it meet,
 // plus a gap of exactly 0, +-1e-9..1e-2 (relative), or anything; or near A's centre. Sizes
 // 0.01..100 with zero half extents, zero radii and capsule half height 0; rotations identity /
-// quarter and half turns / random; positions up to +-1e5.
+// quarter and half turns / random; positions up to +-1e5 (where sizes start at MinSizeAt, 2 at
+// 1e5, so that both shapes are many tolerances large).
 //
 // Tolerance, from float32 precision: tol = PositionTolerance(world magnitude, local scale) =
-// 4 ulp(magnitude) + 32 eps * scale (at 1e5 an ulp is 0.0078), the local scale being the centres'
+// 1 ulp(magnitude) + 32 eps * scale (at 1e5 an ulp is 0.0078), the local scale being the centres'
 // distance plus both sizes: each shape's surface is known to the implementation only to about
 // that. Clearly apart (distance > tol) must give false, clearly overlapping (robust to any
 // translation by tol, or penetrating deeper than tol) must give true; the cases in between are
@@ -161,9 +162,11 @@ void RunPair(ShapeType type_a, ShapeType type_b) {
     const uint64_t index =
         (static_cast<uint64_t>(type_a) * 3 + static_cast<uint64_t>(type_b)) * 1000000 + i;
     std::mt19937 rng = oracle::CaseRng(kSeed, index);
-    const Shape a = oracle::RandomShape(rng, type_a);
+    const Shape drawn_a = oracle::RandomShape(rng, type_a);
     const Pose pa = oracle::RandomPose(rng);
-    const Shape b = oracle::RandomShape(rng, type_b);
+    // B is placed next to A, so both get sizes fit for A's position.
+    const Shape a = oracle::FitToPose(drawn_a, pa);
+    const Shape b = oracle::FitToPose(oracle::RandomShape(rng, type_b), pa);
     const char* kind = "";
     const Pose pb = oracle::RandomPairPose(rng, a, pa, b, 0.3, &kind);
     CheckCase(index, a, pa, b, pb, kind, &failures, &totals);

@@ -13,8 +13,9 @@
 // Every ordered pair of shape types; kCasesPerPair cases each (so 9 * kCasesPerPair for
 // Penetrate), each from its own std::mt19937 stream (CaseRng(kSeed, case)), printed with every
 // failure; B is placed as in the overlap test but mostly overlapping. Both argument orders are
-// checked against the same oracle. Tolerance, from float32 precision: tol =
-// PositionTolerance(world magnitude, local scale) = 4 ulp(magnitude) + 32 eps * scale (at 1e5 an
+// checked against the same oracle; far from the origin sizes start at MinSizeAt (2 at 1e5).
+// Tolerance, from float32 precision: tol =
+// PositionTolerance(world magnitude, local scale) = 1 ulp(magnitude) + 32 eps * scale (at 1e5 an
 // ulp is 0.0078), the local scale being the centres' distance plus both sizes; depths compare to
 // 2 tol (each shape's surface is known to tol).
 
@@ -192,9 +193,11 @@ void RunPair(ShapeType type_a, ShapeType type_b) {
     const uint64_t index =
         (static_cast<uint64_t>(type_a) * 3 + static_cast<uint64_t>(type_b)) * 1000000 + i;
     std::mt19937 rng = oracle::CaseRng(kSeed, index);
-    const Shape a = oracle::RandomShape(rng, type_a);
+    const Shape drawn_a = oracle::RandomShape(rng, type_a);
     const Pose pa = oracle::RandomPose(rng);
-    const Shape b = oracle::RandomShape(rng, type_b);
+    // B is placed next to A, so both get sizes fit for A's position.
+    const Shape a = oracle::FitToPose(drawn_a, pa);
+    const Shape b = oracle::FitToPose(oracle::RandomShape(rng, type_b), pa);
     const char* kind = "";
     const Pose pb = oracle::RandomPairPose(rng, a, pa, b, 0.8, &kind);
     CheckCase(index, a, pa, b, pb, kind, &failures, &totals);

@@ -3,20 +3,23 @@
 // phi, found by golden-section search and bisection, never by solving the shape's equations.
 //
 // 100,000 cases per shape type (300,000 for RayCast), each from its own std::mt19937 stream
-// (CaseRng(kSeed, case)), printed with every failure. Tolerances, all from float32 precision:
-//   tol = PositionTolerance(world magnitude, local scale) = 4 ulp(magnitude) + 32 eps * scale,
-// the error of a handful of float roundings of coordinates of that size (at 1e5 a float ulp is
-// 0.0078, so 0.031 plus the local part). A case counts as a clear hit, a clear miss or a clear
-// start inside only when the oracle's answer is more than tol away from the other answer; the
-// rest (grazing within tol, starting within tol of the surface, the entry within tol of
-// max_distance) are near-boundary cases, checked only for consistency (a reported hit must lie
-// within tol of the surface).
+// (CaseRng(kSeed, case)), printed with every failure; far from the origin sizes start at
+// MinSizeAt (2 at 1e5), many tolerances large. Every hit must be reported again, identically, by
+// the same ray clipped at its distance. Tolerances, all from float32 precision:
+//   tol = PositionTolerance(world magnitude, local scale) = 1 ulp(magnitude) + 32 eps * scale,
+// the error of a handful of float roundings of local lengths plus the one rounding of a result
+// taken back to world coordinates (at 1e5 a float ulp is 0.0078). A case counts as a clear hit, a
+// clear miss or a clear start inside only when the oracle's answer is more than tol away from the
+// other answer; the rest (grazing within tol, starting within tol of the surface, the entry within
+// tol of max_distance) are near-boundary cases, checked only for consistency (a reported hit must
+// lie within tol of the surface).
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <map>
 #include <string>
 #include <utility>
@@ -119,6 +122,20 @@ void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, const oracl
   }
   if (!got && !oracle::SameHit(hit, oracle::SentinelHit())) fail("a miss modified the hit");
 
+  // A ray as long as its own hit distance (or longer) reports the same hit: the query engine
+  // clips the narrow phase at the best distance so far, and a tie must survive that.
+  if (got && !hit.start_overlapping) {
+    for (const float max_distance :
+         {hit.distance, std::nextafter(hit.distance, std::numeric_limits<float>::infinity())}) {
+      Ray clipped = ray;
+      clipped.max_distance = max_distance;
+      CastHit again = oracle::SentinelHit();
+      if (!RayCast(shape, pose, clipped, &again) || !oracle::SameHit(again, hit)) {
+        fail("clipped to max_distance " + Str(max_distance) + " the ray reports " + Str(again));
+      }
+    }
+  }
+
   if (o.start_gap < -tol) {
     // Clearly inside: distance 0, the origin, -direction.
     ++totals->starts_inside;
@@ -213,8 +230,9 @@ void RunShape(ShapeType type) {
   for (int i = 0; i < kCasesPerShape; ++i) {
     const uint64_t index = static_cast<uint64_t>(type) * 1000000 + i;
     std::mt19937 rng = oracle::CaseRng(kSeed, index);
-    const Shape shape = oracle::RandomShape(rng, type);
+    const Shape drawn = oracle::RandomShape(rng, type);
     const Pose pose = oracle::RandomPose(rng);
+    const Shape shape = oracle::FitToPose(drawn, pose);
     const oracle::CastCase cc = oracle::RandomCast(rng, shape, pose, 0.0f);
     const int64_t near_before = totals.near_boundary;
     CheckCase(index, shape, pose, cc, &failures, &totals);

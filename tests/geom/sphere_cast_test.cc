@@ -593,7 +593,7 @@ std::vector<Ray> AimedRays(unsigned seed, int count) {
   return rays;
 }
 
-TEST(SphereCastShape, RadiusZeroGivesExactlyTheRayCastForStartsOutside) {
+TEST(SphereCastShape, RadiusZeroGivesExactlyTheRayCastFromOutsideAndInside) {
   const unsigned seed = 31337;
   const Shape shapes[] = {Sphere{1.5f},       Sphere{0.0f},        Box{{1, 0.5f, 2}},
                           Box{{1.5f, 0, 1}},  Capsule{0.5f, 1.5f}, Capsule{1.0f, 0.0f},
@@ -601,6 +601,7 @@ TEST(SphereCastShape, RadiusZeroGivesExactlyTheRayCastForStartsOutside) {
   std::mt19937 rng(seed);
   const std::vector<Ray> rays = AimedRays(seed, 2000);
   int compared_hits = 0;
+  int compared_inside = 0;
   for (const Shape& shape : shapes) {
     for (int p = 0; p < 3; ++p) {
       Pose pose = p == 0 ? At({}) : At({0.5f, -0.25f, 0.1f}, RandomRotation(rng));
@@ -610,24 +611,34 @@ TEST(SphereCastShape, RadiusZeroGivesExactlyTheRayCastForStartsOutside) {
         ray.origin = ray.origin + pose.position;
         CastHit by_ray = Sentinel(), by_sphere = Sentinel();
         bool ray_hit = RayCast(shape, pose, ray, &by_ray);
-        if (ray_hit && by_ray.start_overlapping) continue;  // there the normals differ by design
         bool sphere_hit = SphereCast(shape, pose, ray, 0.0f, &by_sphere);
         ASSERT_EQ(ray_hit, sphere_hit)
             << "seed " << seed << " shape " << int(shape.type) << " pose " << p << " ray " << n;
         EXPECT_TRUE(SameHit(by_ray, by_sphere)) << "seed " << seed << " ray " << n;
         compared_hits += ray_hit;
+        compared_inside += ray_hit && by_ray.start_overlapping;
       }
     }
   }
   EXPECT_GT(compared_hits, 2000);
+  EXPECT_GT(compared_inside, 100);
 }
 
-TEST(SphereCastShape, RadiusZeroStartingInsideReportsTheSeparatingDirection) {
+// One rule for a cast that starts inside: a ball of radius 0 is a ray, so it reports the
+// origin and -direction; any ball of radius > 0 reports the nearest surface point and the
+// separating direction (SphereCastBox.StartingOverlapping... covers those).
+TEST(SphereCastShape, RadiusZeroStartingInsideReportsTheOriginAndMinusTheDirection) {
   const Box box{{1, 2, 3}};
+  const Ray path = MakeRay({0.75f, 0, 0}, {0, 0, 1}, 10.0f);
   CastHit hit;
-  ASSERT_TRUE(SphereCast(box, At({}), MakeRay({0.75f, 0, 0}, {0, 0, 1}, 10.0f), 0.0f, &hit));
+  ASSERT_TRUE(SphereCast(box, At({}), path, 0.0f, &hit));
   EXPECT_TRUE(hit.start_overlapping);
   EXPECT_EQ(hit.distance, 0.0f);
+  EXPECT_EQ(hit.point, path.origin);
+  EXPECT_EQ(hit.normal, -path.direction);
+  // A ball of any positive radius from the same start reports the separating direction.
+  ASSERT_TRUE(SphereCast(box, At({}), path, 1e-6f, &hit));
+  EXPECT_TRUE(hit.start_overlapping);
   EXPECT_TRUE(VecNear(hit.point, {1, 0, 0}, kTol));
   EXPECT_TRUE(VecNear(hit.normal, {1, 0, 0}, kTol));
 }
