@@ -26,10 +26,6 @@ float BoundingRadius(const Shape& shape) {
 // computed in float, so every bound gets a few ulps of the largest coordinate involved.
 float Slack(float scale) { return 8.0f * 1.2e-7f * scale + 1e-6f; }
 
-float MagnitudeOf(const Aabb& b) {
-  return std::max(MaxComponent(Abs(b.min)), MaxComponent(Abs(b.max)));
-}
-
 }  // namespace
 
 Pose LerpPose(const Pose& a, const Pose& b, float fraction) {
@@ -208,13 +204,13 @@ void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
   if (same_rotation && e.full < 0) {
     // A pure translation: every lerped box lies in the union of the boxes at both ends, which
     // the segment answering the tick before holds (see SegmentFor), up to rounding.
-    slack = Slack(MagnitudeOf(box) + radius);
+    slack = Slack(Magnitude(box) + radius);
   } else {
     // Otherwise the lerped pose lies within `moved` of the pose at the tick before (whose box
     // holds the pose's origin) and the shape within its bounding radius of that.
     const float moved = MaxComponent(Abs(now.pose.position - e.pose.position));
     const float before = e.full >= 0 ? BoundingRadius(record.full[e.full].shape) : radius;
-    slack = moved + std::max(radius, before) + Slack(MagnitudeOf(box) + moved + radius);
+    slack = moved + std::max(radius, before) + Slack(Magnitude(box) + moved + radius);
   }
   record.max_lerp_slack = std::max(record.max_lerp_slack, slack);
 }
