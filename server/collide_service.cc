@@ -11,6 +11,7 @@
 #include "server/proto_convert.h"
 #include "server/query_stream.h"
 #include "server/scene_header.h"
+#include "server/scratch_memory.h"
 #include "server/status_convert.h"
 #include "server/update_stream.h"
 #include "server/version_wait.h"
@@ -404,7 +405,8 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   if (!query.ok()) return query.status();
   absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(scene_name);
   if (!scene.ok()) return scene.status();
-  // Reused by each thread from call to call: no hit-vector allocation per query once grown.
+  // Reused by each thread from call to call: no hit-vector allocation per query once grown (up
+  // to kKeptScratchBytes).
   thread_local std::vector<QueryHit> hits;
   hits.clear();
   QueryResult result;
@@ -421,6 +423,8 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   for (uint32_t h = 0; h < result.hit_count; ++h) {
     HitToProto(hits[result.first_hit + h], response->add_hits());
   }
+  // A query allowed a large max_hits (--max_hits) must not pin its hits for the thread's life.
+  ReleaseIfLarger(hits);
   return absl::OkStatus();
 }
 

@@ -15,6 +15,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "server/memory_release.h"
 #include "server/server.h"
 #include "server/service_options.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -53,9 +54,11 @@ ABSL_FLAG(uint32_t, max_bodies_per_scene, 10000000,
           "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).");
 ABSL_FLAG(uint32_t, max_hits, 4096, "Max max_hits per query.");
 ABSL_FLAG(uint32_t, max_excluded_ids, 64, "Max Filter.excluded_ids length.");
-ABSL_FLAG(uint32_t, max_hits_per_batch, 1048576,
-          "The most hits one QueryBatch may ask for (the sum of its queries' max_hits; 1 for "
-          "MODE_CLOSEST and MODE_ANY): bounds one stream answer.");
+ABSL_FLAG(uint32_t, max_answer_bytes, 16777216,
+          "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose "
+          "largest possible answer is larger (59 bytes per hit its queries' max_hits allow, at "
+          "least 1051 per query, plus 11) is refused with RESOURCE_EXHAUSTED before it runs. A "
+          "client that stops reading costs the server at most one answer per stream.");
 ABSL_FLAG(uint32_t, max_version_wait_ms, 10000,
           "The longest a query with a min_version waits for its scene to reach it (ms; also "
           "bounded by the call's deadline); then DEADLINE_EXCEEDED.");
@@ -77,6 +80,10 @@ ABSL_FLAG(int, max_streams_per_connection, 1024,
 
 namespace collide {
 namespace {
+
+// The smallest --max_answer_bytes: room for the answer to one MODE_ALL query of the default 64
+// hits (11 + 19 + 64 x 59 bytes, server/query_answer.h).
+constexpr uint32_t kMinAnswerBytes = 4096;
 
 // Writes `port` and a newline to `path` atomically (temp file + rename).
 bool WritePortFile(const std::string& path, int port) {
@@ -145,7 +152,7 @@ int Main() {
   limits.max_bodies_per_scene = absl::GetFlag(FLAGS_max_bodies_per_scene);
   limits.max_hits = absl::GetFlag(FLAGS_max_hits);
   limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
-  limits.max_hits_per_batch = absl::GetFlag(FLAGS_max_hits_per_batch);
+  limits.max_answer_bytes = absl::GetFlag(FLAGS_max_answer_bytes);
   limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
   limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
   limits.max_streams = absl::GetFlag(FLAGS_max_streams);
@@ -155,6 +162,10 @@ int Main() {
     spdlog::error(
         "--max_inflight_per_stream, --max_scenes, --max_bodies_per_scene, --max_streams must be "
         "> 0");
+    return 2;
+  }
+  if (limits.max_answer_bytes < kMinAnswerBytes || limits.max_answer_bytes > INT32_MAX) {
+    spdlog::error("--max_answer_bytes: must be in [{}, {}]", kMinAnswerBytes, INT32_MAX);
     return 2;
   }
 
@@ -173,7 +184,7 @@ int Main() {
       "starting: address {}, data_dir {}, recovery {}, durability {}, sync_interval_ms {}, auth "
       "{}, tls {}{}, "
       "max_message_bytes {}, max_batch_ops {}, max_queries_per_batch {}, max_scenes {}, "
-      "max_bodies_per_scene {}, max_hits {}, max_hits_per_batch {}, max_excluded_ids {}, "
+      "max_bodies_per_scene {}, max_hits {}, max_answer_bytes {}, max_excluded_ids {}, "
       "max_inflight_per_stream {}, "
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}",
@@ -182,13 +193,18 @@ int Main() {
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
       options.tls_ca.empty() ? "" : " (client certs)", options.max_message_bytes,
       limits.max_batch_ops, limits.max_queries_per_batch, limits.max_scenes,
-      limits.max_bodies_per_scene, limits.max_hits, limits.max_hits_per_batch,
+      limits.max_bodies_per_scene, limits.max_hits, limits.max_answer_bytes,
       limits.max_excluded_ids, limits.max_inflight_per_stream, limits.max_streams,
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
       options.max_streams_per_connection, options.drain_timeout.count());
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }
+
+  // Memory freed after large answers and bursts of calls goes back to the system
+  // (memory_release.h).
+  TuneAllocator();
+  MemoryReleaser releaser;
 
   absl::StatusOr<std::unique_ptr<CollideServer>> server = CollideServer::Start(options);
   if (!server.ok()) {

@@ -1,6 +1,6 @@
 #include "server/query_stream.h"
 
-#include <algorithm>
+#include <cassert>
 #include <memory>
 #include <utility>
 
@@ -9,7 +9,9 @@
 #include "scene/query_ticks.h"
 #include "scene/status_macros.h"
 #include "server/proto_convert.h"
+#include "server/query_answer.h"
 #include "server/scene_header.h"
+#include "server/scratch_memory.h"
 #include "server/status_convert.h"
 #include "server/version_wait.h"
 #include "server/wire_message.h"
@@ -17,15 +19,11 @@
 namespace collide {
 namespace {
 
-// Enough for a batch of a few hundred queries; larger batches add blocks, freed by Reset.
-constexpr size_t kArenaBlockBytes = 128 << 10;
-
-google::protobuf::ArenaOptions ArenaOptionsFor(char* block) {
-  google::protobuf::ArenaOptions options;
-  options.initial_block = block;
-  options.initial_block_size = kArenaBlockBytes;
-  return options;
-}
+// The arena's first block, kept from batch to batch: a batch of about a hundred queries fits
+// (larger ones add blocks, freed by Reset). Allocated at the stream's first batch.
+constexpr size_t kArenaBlockBytes = 16 << 10;
+// Blocks a large batch adds grow up to this size (few allocations for the largest batches).
+constexpr size_t kArenaMaxBlockBytes = 64 << 10;
 
 }  // namespace
 
@@ -37,16 +35,22 @@ QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Prin
       principal_(principal),
       scene_header_(std::move(scene_header)),
       call_deadline_(call_deadline),
-      stream_(std::move(stream)),
-      arena_block_(new char[kArenaBlockBytes]),
-      arena_(ArenaOptionsFor(arena_block_.get())) {
-  request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
+      stream_(std::move(stream)) {
   StartRead(&in_);
 }
 
 void QueryStreamReactor::NewRequest() {
-  arena_.Reset();
-  request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&arena_);
+  if (arena_.has_value()) {
+    arena_->Reset();
+  } else {
+    arena_block_.reset(new char[kArenaBlockBytes]);
+    google::protobuf::ArenaOptions options;
+    options.initial_block = arena_block_.get();
+    options.initial_block_size = kArenaBlockBytes;
+    options.max_block_size = kArenaMaxBlockBytes;
+    arena_.emplace(options);
+  }
+  request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&*arena_);
 }
 
 void QueryStreamReactor::OnReadDone(bool ok) {
@@ -55,6 +59,7 @@ void QueryStreamReactor::OnReadDone(bool ok) {
     Finish(grpc::Status::OK);
     return;
   }
+  if (request_ == nullptr) NewRequest();
   if (absl::Status parsed =
           ParseMessage(&in_, request_, absl::StrCat("messages[", messages_read_++, "]"));
       !parsed.ok()) {
@@ -88,22 +93,27 @@ void QueryStreamReactor::AnswerAndWrite() {
 }
 
 void QueryStreamReactor::WriteAnswer() {
-  if (absl::Status s = SerializeMessage(response_, &out_); !s.ok()) {
-    // Only an answer over 2 GiB fails to encode; max_hits_per_batch keeps them far smaller.
-    Finish(ToGrpcStatus(s));
-    return;
-  }
+  // Only the answer's bytes are needed from here on: free the request and the scratch a large
+  // batch grew, so that a client that reads slowly, or not at all, holds the answer and nothing
+  // more.
+  NewRequest();
+  ReleaseIfLarger(queries_);
+  ReleaseIfLarger(slots_);
+  ReleaseIfLarger(errors_);
+  ReleaseIfLarger(results_);
+  ReleaseIfLarger(hits_);
   if (stream_ != nullptr) stream_->WriteStarted(out_.Length());
   StartWrite(&out_);
 }
 
 void QueryStreamReactor::OnWriteDone(bool ok) {
   if (stream_ != nullptr) stream_->WriteDone();
+  // gRPC is done with the answer's bytes: drop them rather than hold them until the next answer.
+  out_.Clear();
   if (!ok) {
     Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
     return;
   }
-  NewRequest();
   StartRead(&in_);
 }
 
@@ -118,78 +128,105 @@ absl::StatusOr<std::shared_ptr<const Scene>> QueryStreamReactor::SceneFor(
                                                      context_.limits.max_queries_per_batch,
                                                      " queries, got ", batch.queries_size()));
   }
-  uint64_t hits = 0;
-  for (const v1::Query& query : batch.queries()) {
-    if (query.mode() != v1::MODE_ALL) {
-      hits += 1;
-    } else {
-      const uint32_t asked = query.max_hits() == 0 ? 64u : query.max_hits();
-      hits += std::min(asked, context_.limits.max_hits);
-    }
-  }
-  if (hits > context_.limits.max_hits_per_batch) {
+  if (const uint64_t bytes = MaxAnswer(batch, context_.limits).bytes;
+      bytes > context_.limits.max_answer_bytes) {
     return absl::ResourceExhaustedError(absl::StrCat(
-        "queries: the batch may return up to ", hits, " hits (the sum of its max_hits), at most ",
-        context_.limits.max_hits_per_batch, " per batch"));
+        "queries: the answer to this batch could take up to ", bytes,
+        " bytes (59 per hit its queries' max_hits allow, at least 1,051 per query), over the "
+        "limit of ",
+        context_.limits.max_answer_bytes, " bytes per answer; split the batch"));
   }
   return context_.db->GetScene(batch.scene());
 }
 
 void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& found) {
-  // Clear() keeps the result and hit messages allocated for the next batch.
-  response_.Clear();
   const v1::QueryBatch& batch = *request_;
   if (!found.ok()) {
-    ToProtoError(found.status(), response_.mutable_error());
+    v1::QueryBatchResult answer;
+    ToProtoError(found.status(), answer.mutable_error());
+    // A message of about a kilobyte at most: encoding it cannot fail.
+    SerializeMessage(answer, &out_).IgnoreError();
     return;
   }
   const Scene& scene = **found;
 
   queries_.clear();
   slots_.clear();
+  errors_.assign(static_cast<size_t>(batch.queries_size()), absl::OkStatus());
   for (int i = 0; i < batch.queries_size(); ++i) {
-    const v1::Query& proto = batch.queries(i);
-    v1::QueryResult* result = response_.add_results();
-    result->set_request_id(proto.request_id());
     Query& query = queries_.emplace_back();
-    if (absl::Status s = QueryFromProto(proto, static_cast<size_t>(i), context_.limits, &query);
+    if (absl::Status s =
+            QueryFromProto(batch.queries(i), static_cast<size_t>(i), context_.limits, &query);
         !s.ok()) {
       queries_.pop_back();
-      ToProtoError(s, result->mutable_error());
+      errors_[static_cast<size_t>(i)] = std::move(s);
       continue;
     }
     slots_.push_back(static_cast<size_t>(i));
   }
-  const uint64_t version = scene.ReadWithHistory([this](const CollisionWorld& world,
-                                                        const PoseHistory& history, uint64_t v) {
-    // Ticks are checked under the same read as the queries run: the window cannot move
-    // in between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
-    size_t kept = 0;
-    for (size_t j = 0; j < queries_.size(); ++j) {
-      absl::Status s = CheckQueryTick(history, queries_[j], slots_[j]);
-      if (!s.ok()) {
-        ToProtoError(s, response_.mutable_results(static_cast<int>(slots_[j]))->mutable_error());
-        continue;
+  // Room for every hit the batch may return, at once (outside the scene's read): growing by
+  // doubling would hold up to three times as much while it copies.
+  hits_.reserve(MaxAnswer(batch, context_.limits).hits);
+  const uint64_t version = scene.ReadWithHistory(
+      [this](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
+        // Ticks are checked under the same read as the queries run: the window cannot move
+        // in between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
+        size_t kept = 0;
+        for (size_t j = 0; j < queries_.size(); ++j) {
+          absl::Status s = CheckQueryTick(history, queries_[j], slots_[j]);
+          if (!s.ok()) {
+            errors_[slots_[j]] = std::move(s);
+            continue;
+          }
+          if (kept != j) {
+            queries_[kept] = std::move(queries_[j]);
+            slots_[kept] = slots_[j];
+          }
+          ++kept;
+        }
+        queries_.resize(kept);
+        slots_.resize(kept);
+        RunBatch(world, history, queries_, &results_, &hits_);
+        return v;
+      });
+  Encode(version);
+}
+
+void QueryStreamReactor::Encode(uint64_t version) {
+  const v1::QueryBatch& batch = *request_;
+  QueryAnswerWriter writer(version);
+  // One result message for every query, on the heap (on an arena, messages a Clear drops stay
+  // allocated until the arena is reset): its Hits and their Vec3s are overwritten from query to
+  // query rather than cleared, so that no hit allocates once the largest result was built.
+  v1::QueryResult result;
+  auto* hits = result.mutable_hits();
+  size_t j = 0;  // the next entry of slots_ (in request order)
+  for (int i = 0; i < batch.queries_size(); ++i) {
+    result.set_request_id(batch.queries(i).request_id());
+    uint32_t count = 0;
+    if (j < slots_.size() && slots_[j] == static_cast<size_t>(i)) {
+      const QueryResult& r = results_[j++];
+      result.set_truncated(r.truncated);
+      result.clear_error();
+      count = r.hit_count;
+      for (uint32_t h = 0; h < count; ++h) {
+        // HitToProto sets every field of the Hit.
+        HitToProto(hits_[r.first_hit + h], h < static_cast<uint32_t>(hits->size())
+                                               ? hits->Mutable(static_cast<int>(h))
+                                               : hits->Add());
       }
-      if (kept != j) {
-        queries_[kept] = std::move(queries_[j]);
-        slots_[kept] = slots_[j];
-      }
-      ++kept;
+    } else {
+      result.set_truncated(false);
+      ToProtoError(errors_[static_cast<size_t>(i)], result.mutable_error());
     }
-    queries_.resize(kept);
-    slots_.resize(kept);
-    RunBatch(world, history, queries_, &results_, &hits_);
-    return v;
-  });
-  response_.set_version(version);
-  for (size_t j = 0; j < queries_.size(); ++j) {
-    const QueryResult& r = results_[j];
-    v1::QueryResult* out = response_.mutable_results(static_cast<int>(slots_[j]));
-    out->set_truncated(r.truncated);
-    out->mutable_hits()->Reserve(static_cast<int>(r.hit_count));
-    for (uint32_t h = 0; h < r.hit_count; ++h) HitToProto(hits_[r.first_hit + h], out->add_hits());
+    if (hits->size() > static_cast<int>(count)) {
+      hits->DeleteSubrange(static_cast<int>(count), hits->size() - static_cast<int>(count));
+    }
+    writer.Add(result);
   }
+  // SceneFor admitted the batch because its largest answer fits.
+  assert(writer.bytes() <= context_.limits.max_answer_bytes);
+  writer.Finish(&out_);
 }
 
 }  // namespace collide

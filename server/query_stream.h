@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
 #include "google/protobuf/arena.h"
@@ -26,8 +27,15 @@ namespace collide {
 ///
 /// Each batch: the scene is looked up, every query validated (a bad query gets its own error;
 /// the others are answered), and all valid queries run under one Scene::Read, so the answer is
-/// computed against the one version it is tagged with. Query, result and hit vectors are reused
-/// from batch to batch.
+/// computed against the one version it is tagged with. A batch whose answer could exceed
+/// limits.max_answer_bytes (MaxAnswer) is refused with RESOURCE_EXHAUSTED `queries` before
+/// it runs.
+///
+/// Memory: the answer is encoded result by result (QueryAnswerWriter), and before it is written
+/// the request is freed and scratch vectors grown past kKeptScratchBytes are released, so that
+/// while the client reads the answer (or does not) the stream holds its bytes and at most a few
+/// small vectors; once written, the bytes are dropped too. Query, result and hit vectors are
+/// reused from batch to batch within that bound.
 ///
 /// A message that is not a valid QueryBatch ends the call with INVALID_ARGUMENT
 /// (`messages[i]: not a valid collide.v1.QueryBatch message`).
@@ -53,37 +61,41 @@ class QueryStreamReactor final
   void OnDone() override;
 
  private:
-  // Answers request_ into response_ (once its min_version is reached), then writes it.
+  // Answers request_ into out_ (once its min_version is reached), then writes it.
   void AnswerAndWrite();
-  // The scene request_ may read (scene header, auth, batch size, lookup), or why the batch is
-  // rejected.
+  // The scene request_ may read (scene header, auth, batch size, answer size, lookup), or why
+  // the batch is rejected.
   absl::StatusOr<std::shared_ptr<const Scene>> SceneFor(const v1::QueryBatch& batch) const;
-  // Answers request_ into response_ against `scene`, or with the batch's error.
+  // Answers request_ into out_ against `scene`, or with the batch's error.
   void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
+  // Encodes into out_ the answer of request_ computed against `version`: the results of the
+  // queries run (results_, hits_, slots_) and the errors of the others (errors_).
+  void Encode(uint64_t version);
+  // Frees the request and the scratch grown large, then starts writing out_.
+  void WriteAnswer();
+  // Makes a fresh request_ on the arena (created at the first batch; reset for each batch).
+  void NewRequest();
 
   const ServiceContext& context_;
   const Principal* const principal_;
   // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
-  // Starts writing response_.
-  void WriteAnswer();
-  // Makes a fresh request_ on arena_ (resetting it: the previous batch is answered).
-  void NewRequest();
-
   const std::chrono::system_clock::time_point call_deadline_;
   const std::unique_ptr<StreamHandle> stream_;
   // Each batch is parsed into an arena whose first block is reused from batch to batch: no
   // allocation per query (outside an arena, clearing a Query frees its Raycast and Vec3s).
+  // Reset frees any further blocks a large batch needed.
   std::unique_ptr<char[]> arena_block_;
-  google::protobuf::Arena arena_;
+  std::optional<google::protobuf::Arena> arena_;
   grpc::ByteBuffer in_;
   uint64_t messages_read_ = 0;
   v1::QueryBatch* request_ = nullptr;
-  v1::QueryBatchResult response_;
+  // The answer being written, encoded.
   grpc::ByteBuffer out_;
-  // Per-batch scratch, reused.
+  // Per-batch scratch, reused (ReleaseIfLarger).
   std::vector<Query> queries_;
-  std::vector<size_t> slots_;  // the request index of each entry of queries_
+  std::vector<size_t> slots_;         // the request index of each entry of queries_
+  std::vector<absl::Status> errors_;  // per request index: why the query was rejected
   std::vector<QueryResult> results_;
   std::vector<QueryHit> hits_;
 };

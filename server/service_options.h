@@ -22,10 +22,11 @@ struct ServiceLimits {
   uint32_t max_bodies_per_scene = 10000000;
   /// The largest Query.max_hits accepted (0 asks for min(64, this)).
   uint32_t max_hits = 4096;
-  /// The most hits one QueryBatch may ask for: the sum over its queries of max_hits (MODE_ALL;
-  /// 0 counts as min(64, max_hits)) or 1 (MODE_CLOSEST, MODE_ANY). Bounds the size of one
-  /// stream answer. Over it: RESOURCE_EXHAUSTED `queries`.
-  uint32_t max_hits_per_batch = 1 << 20;
+  /// The most bytes one QueryStream answer may take, encoded. A batch whose largest possible
+  /// answer (MaxAnswer, server/query_answer.h: 59 bytes per hit its queries may return, at
+  /// least 1,051 per query) is larger is refused before it runs: RESOURCE_EXHAUSTED `queries`.
+  /// Bounds the memory a stream holds for a client that does not read. At most 2^31 - 1.
+  uint32_t max_answer_bytes = 16 << 20;
   /// The longest Filter.excluded_ids accepted.
   uint32_t max_excluded_ids = 64;
   /// Batches a stream has read but not answered yet; at this many the stream stops reading

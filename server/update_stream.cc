@@ -9,6 +9,7 @@
 #include "absl/synchronization/mutex.h"
 #include "server/proto_convert.h"
 #include "server/scene_header.h"
+#include "server/scratch_memory.h"
 #include "server/status_convert.h"
 #include "server/wire_message.h"
 
@@ -123,6 +124,7 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   Actions actions;
   uint64_t index = 0;
   // The stream's messages are named like a repeated field's: messages[i], from 0.
+  const size_t message_bytes = ok ? in_.Length() : 0;
   const absl::Status parsed =
       ok ? ParseMessage(&in_, &request_, absl::StrCat("messages[", messages_read_++, "]"))
          : absl::OkStatus();
@@ -141,6 +143,13 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   }
   if (!ok || !parsed.ok()) return Run(actions);
   Process(index);
+  // The store has the batch now (Apply encodes and applies it before returning). A large one's
+  // messages and ops are not kept for the stream's life: a parsed message keeps what it grew to.
+  // (Before `processing` is cleared: the next read may then start at once.)
+  if (message_bytes > kKeptScratchBytes) {
+    request_ = v1::UpdateBatch();
+    batch_ = UpdateBatch();
+  }
   {
     absl::MutexLock lock(&state_->mu);
     state_->processing = false;

@@ -27,6 +27,10 @@ namespace collide {
 /// A message that is not a valid UpdateBatch ends the call with INVALID_ARGUMENT once the acks of
 /// the batches read before it are written; nothing after it is read.
 ///
+/// Memory: at most max_inflight_per_stream acks wait (each a few dozen bytes, or an Error of at
+/// most about 1 KiB); the message being applied is freed once the store has it when it was
+/// larger than kKeptScratchBytes (smaller ones are reused for the next).
+///
 /// Store callbacks may run after the call is gone (cancelled client): they reach the stream
 /// through a shared state whose reactor pointer is cleared, under its mutex, in OnDone.
 class UpdateStreamReactor final

@@ -1,6 +1,6 @@
 // The server's limits, each a RESOURCE_EXHAUSTED (or, for a setting beyond the server's bound,
 // a rejected option) that changes nothing: scenes per server, bodies per scene (unary and
-// streamed), ids per read, message size, hits per query batch, metadata size.
+// streamed), ids per read, message size, the size of a query batch's answer, metadata size.
 
 #include <chrono>
 #include <memory>
@@ -38,9 +38,9 @@ class LimitsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     ServerConfig config;
-    config.extra_flags = {"--max_scenes=3",           "--max_bodies_per_scene=1000",
-                          "--max_batch_ops=50",       "--max_message_bytes=65536",
-                          "--max_hits_per_batch=100", "--max_metadata_bytes=4096"};
+    config.extra_flags = {"--max_scenes=3",          "--max_bodies_per_scene=1000",
+                          "--max_batch_ops=50",      "--max_message_bytes=65536",
+                          "--max_answer_bytes=7601", "--max_metadata_bytes=4096"};
     auto server = ServerProcess::Start(config);
     ASSERT_TRUE(IsOk(server));
     server_ = *std::move(server);
@@ -132,32 +132,50 @@ TEST_F(LimitsTest, MessagesOverMaxMessageBytesAreRefusedAndTheServerGoesOn) {
   EXPECT_EQ(write->version(), 1u);
 }
 
-TEST_F(LimitsTest, QueryBatchesAskingForTooManyHitsAreRefusedWholeAndTheStreamGoesOn) {
+TEST_F(LimitsTest,
+       QueryBatchesWhoseAnswerCouldPassMaxAnswerBytesAreRefusedWholeAndTheStreamGoesOn) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", Spheres(1, 3))));
   auto stub = v1::Collide::NewStub(client_->channel());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   auto stream = stub->QueryStream(&context);
+  // The largest answer of a batch (server/query_answer.h): 11 bytes + per query 19 + max(59 x
+  // its max_hits, 1,032). Two MODE_ALL queries of max_hits 0 (64 each): 11 + 2 x (19 + 3,776) =
+  // 7,601 bytes, the server's limit exactly.
   v1::QueryBatch batch;
   batch.set_scene("arena");
   for (int i = 0; i < 2; ++i) {
     v1::Query* query = batch.add_queries();
     *query->mutable_point() = client::MakePoint(MakeVec3(0, 0, 0), 100);
-    query->set_mode(v1::MODE_ALL);  // max_hits 0: 64 each, 128 in all
+    query->set_mode(v1::MODE_ALL);
   }
+  auto expect_refused = [&](const v1::QueryBatch& refused) {
+    ASSERT_TRUE(stream->Write(refused));
+    v1::QueryBatchResult result;
+    ASSERT_TRUE(stream->Read(&result));
+    EXPECT_EQ(result.error().code(), static_cast<int>(StatusCode::kResourceExhausted));
+    EXPECT_TRUE(absl::StartsWith(result.error().message(), "queries: "))
+        << result.error().message();
+    EXPECT_TRUE(absl::StrContains(result.error().message(), "7601")) << result.error().message();
+    EXPECT_EQ(result.results_size(), 0);
+  };
+  // One hit more (7,660 bytes), or a third query even of one hit (8,652): refused.
+  v1::QueryBatch over = batch;
+  over.mutable_queries(1)->set_max_hits(65);
+  expect_refused(over);
+  over = batch;
+  *over.add_queries() = batch.queries(0);
+  over.mutable_queries(2)->set_mode(v1::MODE_CLOSEST);
+  expect_refused(over);
+  // At the limit: answered.
   ASSERT_TRUE(stream->Write(batch));
   v1::QueryBatchResult result;
   ASSERT_TRUE(stream->Read(&result));
-  EXPECT_EQ(result.error().code(), static_cast<int>(StatusCode::kResourceExhausted));
-  EXPECT_TRUE(absl::StartsWith(result.error().message(), "queries: ")) << result.error().message();
-  EXPECT_EQ(result.results_size(), 0);
-  batch.mutable_queries()->RemoveLast();
-  ASSERT_TRUE(stream->Write(batch));
-  ASSERT_TRUE(stream->Read(&result));
   EXPECT_FALSE(result.has_error()) << result.error().message();
-  ASSERT_EQ(result.results_size(), 1);
+  ASSERT_EQ(result.results_size(), 2);
   EXPECT_EQ(result.results(0).hits_size(), 3);
+  EXPECT_EQ(result.results(1).hits_size(), 3);
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }

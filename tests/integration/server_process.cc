@@ -191,13 +191,18 @@ std::unique_ptr<client::Client> ServerProcess::NewClient(const std::string& toke
   return *client::Client::Connect(options);
 }
 
-uint64_t ServerProcess::RssBytes() const {
+uint64_t ServerProcess::RssBytes() const { return StatusBytes("VmRSS:"); }
+
+uint64_t ServerProcess::PeakRssBytes() const { return StatusBytes("VmHWM:"); }
+
+uint64_t ServerProcess::StatusBytes(absl::string_view field) const {
   if (!running()) return 0;
   const std::string status = ReadFile(absl::StrCat("/proc/", pid_, "/status"));
-  const size_t at = status.find("VmRSS:");
+  const size_t at = status.find(field.data(), 0, field.size());
   if (at == std::string::npos) return 0;
   const size_t end = status.find('\n', at);
-  absl::string_view line = absl::string_view(status).substr(at + 6, end - at - 6);
+  absl::string_view line =
+      absl::string_view(status).substr(at + field.size(), end - at - field.size());
   line = absl::StripAsciiWhitespace(line);
   uint64_t kib = 0;
   if (!absl::SimpleAtoi(line.substr(0, line.find(' ')), &kib)) return 0;

@@ -9,6 +9,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "client/cpp/client.h"
 
 namespace collide::integration {
@@ -71,6 +72,9 @@ class ServerProcess {
   /// The child's resident set size in bytes (VmRSS in /proc/<pid>/status); 0 when it is not
   /// running.
   uint64_t RssBytes() const;
+  /// The child's peak resident set size since it started, in bytes (VmHWM); 0 when it is not
+  /// running.
+  uint64_t PeakRssBytes() const;
 
   /// Sends `signal` and waits (up to 20 s, then SIGKILL) for the exit. Returns the exit code, or
   /// 128 + signal number when a signal ended it.
@@ -92,6 +96,9 @@ class ServerProcess {
   explicit ServerProcess(ServerConfig config);
   // Starts the child listening on `address`.
   absl::Status Launch(const std::string& address);
+  // A `<field>   <n> kB` line of /proc/<pid>/status (`field` with its colon), in bytes; 0 when
+  // the child is not running.
+  uint64_t StatusBytes(absl::string_view field) const;
 
   ServerConfig config_;
   TempDir dir_;
