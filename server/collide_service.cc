@@ -366,7 +366,11 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::Callback
   // AuthorizeScene also checks the x-collide-scene routing header against the request's scene.
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kReader, request.scene());
   if (!principal.ok()) return new RefusedWatch(principal.status());
-  return new WatchReactor(context_, *principal, request);
+  // Counted in --max_streams and --max_watch_streams, and watched for stalls, like every stream.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kWatch, call);
+  if (!stream.ok()) return new RefusedWatch(stream.status());
+  return new WatchReactor(context_, *principal, request, *std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -477,6 +481,16 @@ void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) cons
     response->set_streams_refused(streams.refused);
     response->set_streams_stalled(streams.stalled);
     response->set_outbound_bytes(streams.outbound_bytes);
+    response->set_watch_streams(streams.watch_streams);
+  }
+  if (context_.watches != nullptr) {
+    WatchBudget& budget = context_.watches->budget();
+    response->set_watch_fences(budget.fences.used());
+    response->set_watch_contents(budget.contents.used());
+    response->set_watch_queued_bytes(budget.queued_bytes.used());
+    response->set_watch_backlog_bytes(budget.backlog_bytes.used());
+    response->set_watch_resyncs(budget.resyncs.load(std::memory_order_relaxed));
+    response->set_watch_exhausted(budget.exhausted.load(std::memory_order_relaxed));
   }
   response->set_scenes(static_cast<uint32_t>(context_.db->scenes().size()));
   const absl::Status writable = context_.db->write_status();

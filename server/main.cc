@@ -66,8 +66,26 @@ ABSL_FLAG(uint32_t, max_inflight_per_stream, 64,
           "Batches read but not yet answered, per stream (then the server stops reading).");
 ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
 ABSL_FLAG(uint32_t, max_streams, 10000,
-          "The most UpdateStream + QueryStream calls open at once on the server (then a new "
-          "stream ends at once with RESOURCE_EXHAUSTED).");
+          "The most UpdateStream + QueryStream + Watch calls open at once on the server (then a "
+          "new stream ends at once with RESOURCE_EXHAUSTED).");
+ABSL_FLAG(uint32_t, max_watch_streams, 1000,
+          "The most Watch calls open at once (they count toward --max_streams too; then a new "
+          "Watch ends at once with RESOURCE_EXHAUSTED; 0: no Watch).");
+ABSL_FLAG(uint32_t, max_watch_fences, 1000000,
+          "Fences plus contact watches over all live watches (then a new Watch ends at once with "
+          "RESOURCE_EXHAUSTED).");
+ABSL_FLAG(uint32_t, max_watch_contents, 4000000,
+          "Entries all live watches may hold: bodies inside fences, contact pairs (two per "
+          "contact watch), a batch's candidate pairs (a watch that would pass it ends with "
+          "RESOURCE_EXHAUSTED).");
+ABSL_FLAG(uint64_t, max_watch_queued_bytes, 268435456,
+          "Bytes of updates queued for all watchers together (an update that does not fit "
+          "replaces its watcher's queue by a resync snapshot).");
+ABSL_FLAG(uint64_t, max_watch_backlog_bytes, 67108864,
+          "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a "
+          "batch that does not fit makes its scene's watchers resync).");
+ABSL_FLAG(uint32_t, watch_threads, 2,
+          "Threads that evaluate watches, away from the writers (1 to 64).");
 ABSL_FLAG(uint32_t, stream_stall_timeout_ms, 30000,
           "A stream whose answer cannot be written for this long (its client stopped reading) "
           "ends with RESOURCE_EXHAUSTED (ms; 0: never).");
@@ -157,6 +175,16 @@ int Main() {
   limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
   limits.max_streams = absl::GetFlag(FLAGS_max_streams);
   limits.stream_stall_timeout_ms = absl::GetFlag(FLAGS_stream_stall_timeout_ms);
+  limits.max_watch_streams = absl::GetFlag(FLAGS_max_watch_streams);
+  limits.max_watch_fences = absl::GetFlag(FLAGS_max_watch_fences);
+  limits.max_watch_contents = absl::GetFlag(FLAGS_max_watch_contents);
+  limits.max_watch_queued_bytes = absl::GetFlag(FLAGS_max_watch_queued_bytes);
+  limits.max_watch_backlog_bytes = absl::GetFlag(FLAGS_max_watch_backlog_bytes);
+  options.watch_threads = absl::GetFlag(FLAGS_watch_threads);
+  if (options.watch_threads == 0 || options.watch_threads > kMaxWatchThreads) {
+    spdlog::error("--watch_threads: must be 1 to {}", kMaxWatchThreads);
+    return 2;
+  }
   if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
       limits.max_bodies_per_scene == 0 || limits.max_streams == 0) {
     spdlog::error(
@@ -187,7 +215,9 @@ int Main() {
       "max_bodies_per_scene {}, max_hits {}, max_answer_bytes {}, max_excluded_ids {}, "
       "max_inflight_per_stream {}, "
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
-      "max_streams_per_connection {}, drain_timeout_ms {}",
+      "max_streams_per_connection {}, drain_timeout_ms {}, max_watch_streams {}, "
+      "max_watch_fences {}, max_watch_contents {}, max_watch_queued_bytes {}, "
+      "max_watch_backlog_bytes {}, watch_threads {}",
       options.address, options.data_dir, recovery,
       std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
@@ -196,7 +226,9 @@ int Main() {
       limits.max_bodies_per_scene, limits.max_hits, limits.max_answer_bytes,
       limits.max_excluded_ids, limits.max_inflight_per_stream, limits.max_streams,
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
-      options.max_streams_per_connection, options.drain_timeout.count());
+      options.max_streams_per_connection, options.drain_timeout.count(), limits.max_watch_streams,
+      limits.max_watch_fences, limits.max_watch_contents, limits.max_watch_queued_bytes,
+      limits.max_watch_backlog_bytes, options.watch_threads);
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

@@ -212,15 +212,22 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                server->db_->scenes().size());
 
   server->streams_ = std::make_unique<StreamRegistry>(
-      options.limits.max_streams,
-      std::chrono::milliseconds(options.limits.stream_stall_timeout_ms));
+      options.limits.max_streams, std::chrono::milliseconds(options.limits.stream_stall_timeout_ms),
+      options.limits.max_watch_streams);
+  server->watches_ = std::make_unique<WatchDispatcher>(WatchDispatcher::Options{
+      .threads = options.watch_threads,
+      .limits = WatchLimits{.max_fences = options.limits.max_watch_fences,
+                            .max_contents = options.limits.max_watch_contents,
+                            .max_queued_bytes = options.limits.max_watch_queued_bytes,
+                            .max_backlog_bytes = options.limits.max_watch_backlog_bytes}});
   server->service_ = std::make_unique<CollideService>(
       ServiceContext{.db = server->db_.get(),
                      .auth = server->auth_.get(),
                      .limits = options.limits,
                      .max_metadata_bytes = options.max_metadata_bytes,
                      .default_durability = options.durability,
-                     .streams = server->streams_.get()});
+                     .streams = server->streams_.get(),
+                     .watches = server->watches_.get()});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -274,6 +281,8 @@ absl::Status CollideServer::Shutdown() {
     server_->Shutdown(std::chrono::system_clock::now() + options_.drain_timeout);
     server_->Wait();
   }
+  // Every Watch has ended: stop the watch workers and unregister them from the scenes.
+  watches_.reset();
   absl::Status status;
   if (db_ != nullptr) {
     status = db_->Flush();

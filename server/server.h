@@ -12,6 +12,7 @@
 #include "server/service_options.h"
 #include "server/stream_registry.h"
 #include "store/database.h"
+#include "watch/watch_dispatcher.h"
 
 namespace collide {
 
@@ -52,6 +53,8 @@ class CollideServer {
   std::unique_ptr<Authenticator> auth_;
   // Outlives server_: streams unregister when they end, up to the server's shutdown.
   std::unique_ptr<StreamRegistry> streams_;
+  // Outlives server_ too: Watch streams detach from it when they end.
+  std::unique_ptr<WatchDispatcher> watches_;
   std::unique_ptr<CollideService> service_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;

@@ -5,6 +5,7 @@
 #include "server/service_options.h"
 #include "server/stream_registry.h"
 #include "store/database.h"
+#include "watch/watch_dispatcher.h"
 
 namespace collide {
 
@@ -23,6 +24,9 @@ struct ServiceContext {
   DurabilityPolicy default_durability = DurabilityPolicy::kAlways;
   /// The open streams (stall watchdog, max_streams, counters); null: streams are not tracked.
   StreamRegistry* streams = nullptr;
+  /// Evaluates watches away from the scenes' writers, within the server-wide watch limits;
+  /// null: each watch runs on its scene's writer, unbounded (tests).
+  WatchDispatcher* watches = nullptr;
 };
 
 }  // namespace collide

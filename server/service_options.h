@@ -39,13 +39,32 @@ struct ServiceLimits {
   uint32_t max_fences_per_watch = 100000;
   /// The largest WatchRequest.max_queued_events (larger values are lowered to it).
   uint32_t max_watch_queued_events = 1 << 20;
-  /// The most streams (UpdateStream + QueryStream) open at once on the server; past it a new
-  /// stream ends at once with RESOURCE_EXHAUSTED.
+  /// The most streams (UpdateStream + QueryStream + Watch) open at once on the server; past it a
+  /// new stream ends at once with RESOURCE_EXHAUSTED.
   uint32_t max_streams = 10000;
+  /// The most of those that are Watch streams (long-lived readers cannot take every stream from
+  /// writers); past it a new Watch ends at once with RESOURCE_EXHAUSTED `streams`.
+  uint32_t max_watch_streams = 1000;
+  /// Fences plus contact watches over all live watches; a Watch that would pass it ends at once
+  /// with RESOURCE_EXHAUSTED `fences`.
+  uint32_t max_watch_fences = 1000000;
+  /// Entries the live watches' state may hold together (WatchBudget::contents: bodies inside
+  /// fences, contact pairs, a batch's candidate pairs); a watch that would pass it ends with
+  /// RESOURCE_EXHAUSTED `fences`.
+  uint32_t max_watch_contents = 4000000;
+  /// Bytes of updates queued for all watchers together; an update that does not fit replaces
+  /// its watcher's queue by a resync snapshot.
+  uint64_t max_watch_queued_bytes = 256u << 20;
+  /// Bytes of applied batches waiting for the watch workers, all scenes together; a batch that
+  /// does not fit drops its scene's backlog, and its watchers resync.
+  uint64_t max_watch_backlog_bytes = 64u << 20;
   /// A stream whose answer could not be written for this long (its client stopped reading) is
   /// ended with RESOURCE_EXHAUSTED (ms; 0: never).
   uint32_t stream_stall_timeout_ms = 30000;
 };
+
+/// The most watch threads a server runs.
+inline constexpr uint32_t kMaxWatchThreads = 64;
 
 /// Everything collide-server is configured with (flags are parsed only in server/main.cc).
 struct ServerOptions {
@@ -75,6 +94,8 @@ struct ServerOptions {
   /// The most concurrent streams (calls) on one HTTP/2 connection
   /// (SETTINGS_MAX_CONCURRENT_STREAMS).
   int max_streams_per_connection = 1024;
+  /// Threads that evaluate watches (1 to kMaxWatchThreads).
+  uint32_t watch_threads = 2;
   /// How long a graceful shutdown waits for calls in progress before cancelling them.
   std::chrono::milliseconds drain_timeout{5000};
   /// Request limits.

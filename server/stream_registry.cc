@@ -19,7 +19,15 @@ int64_t NowNs() {
 }
 
 const char* KindName(StreamKind kind) {
-  return kind == StreamKind::kUpdate ? "UpdateStream" : "QueryStream";
+  switch (kind) {
+    case StreamKind::kUpdate:
+      return "UpdateStream";
+    case StreamKind::kQuery:
+      return "QueryStream";
+    case StreamKind::kWatch:
+      return "Watch";
+  }
+  return "stream";
 }
 
 }  // namespace
@@ -39,8 +47,11 @@ void StreamHandle::WriteDone() {
                                        std::memory_order_relaxed);
 }
 
-StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout)
-    : max_streams_(max_streams), stall_timeout_(stall_timeout) {
+StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
+                               uint32_t max_watch_streams)
+    : max_streams_(max_streams),
+      stall_timeout_(stall_timeout),
+      max_watch_streams_(max_watch_streams) {
   if (stall_timeout_.count() > 0) watchdog_ = std::thread(&StreamRegistry::Watch, this);
 }
 
@@ -62,6 +73,13 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
                                                      max_streams_,
                                                      " open streams (--max_streams); retry later"));
   }
+  if (kind == StreamKind::kWatch &&
+      live_[static_cast<int>(StreamKind::kWatch)] >= max_watch_streams_) {
+    ++refused_;
+    return absl::ResourceExhaustedError(
+        absl::StrCat("streams: the server holds at most ", max_watch_streams_,
+                     " open Watch streams (--max_watch_streams); retry later"));
+  }
   auto handle = std::unique_ptr<StreamHandle>(new StreamHandle(this, kind, call->c_call()));
   handles_.insert(handle.get());
   ++live_[static_cast<int>(kind)];
@@ -79,6 +97,7 @@ StreamStats StreamRegistry::stats() const {
   std::lock_guard<std::mutex> lock(mu_);
   return StreamStats{.update_streams = live_[0],
                      .query_streams = live_[1],
+                     .watch_streams = live_[2],
                      .opened = opened_,
                      .refused = refused_,
                      .stalled = stalled_.load(std::memory_order_relaxed),

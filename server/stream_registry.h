@@ -17,14 +17,16 @@
 namespace collide {
 
 /// The kinds of streaming calls the service serves.
-enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1 };
+enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2 };
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
   /// Streams open now, per kind.
   uint32_t update_streams = 0;
   uint32_t query_streams = 0;
-  /// Streams opened since the start, and refused because max_streams were open.
+  uint32_t watch_streams = 0;
+  /// Streams opened since the start, and refused because max_streams (or max_watch_streams)
+  /// were open.
   uint64_t opened = 0;
   uint64_t refused = 0;
   /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading.
@@ -73,14 +75,17 @@ class StreamHandle {
 /// Thread-safe.
 class StreamRegistry {
  public:
-  /// `max_streams`: the most streams open at once. `stall_timeout`: 0 disables the watchdog.
-  StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout);
+  /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
+  /// are Watch streams. `stall_timeout`: 0 disables the watchdog.
+  StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
+                 uint32_t max_watch_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;
   StreamRegistry& operator=(const StreamRegistry&) = delete;
   /// Stops the watchdog. Every handle must be gone (the gRPC server shut down).
   ~StreamRegistry();
 
-  /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open.
+  /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
+  /// or for a Watch stream max_watch_streams Watch streams.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 
@@ -94,11 +99,12 @@ class StreamRegistry {
 
   const uint32_t max_streams_;
   const std::chrono::milliseconds stall_timeout_;
+  const uint32_t max_watch_streams_;
   mutable std::mutex mu_;
   std::condition_variable stop_cv_;
   bool stopping_ = false;
   absl::flat_hash_set<StreamHandle*> handles_;
-  uint32_t live_[2] = {0, 0};
+  uint32_t live_[3] = {0, 0, 0};
   uint64_t opened_ = 0;
   uint64_t refused_ = 0;
   std::atomic<uint64_t> stalled_{0};

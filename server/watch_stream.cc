@@ -133,8 +133,8 @@ void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out) {
 }
 
 WatchReactor::WatchReactor(const ServiceContext& context, const Principal* principal,
-                           const v1::WatchRequest& request)
-    : context_(context), principal_(principal) {
+                           const v1::WatchRequest& request, std::unique_ptr<StreamHandle> stream)
+    : context_(context), principal_(principal), stream_(std::move(stream)) {
   if (absl::Status status = Start(request); !status.ok()) FinishOnce(ToGrpcStatus(status));
 }
 
@@ -147,32 +147,65 @@ absl::Status WatchReactor::Start(const v1::WatchRequest& request) {
                            context_.db->GetScene(request.scene()));
   const uint32_t asked =
       request.max_queued_events() == 0 ? kDefaultWatchQueuedEvents : request.max_queued_events();
-  watcher_ = std::make_unique<Watcher>(std::move(fences), std::move(contacts),
-                                       std::min(asked, context_.limits.max_watch_queued_events));
+  WatcherOptions options{.max_queued_events =
+                             std::min(asked, context_.limits.max_watch_queued_events)};
+  WatchDispatcher* dispatcher = context_.watches;
+  if (dispatcher != nullptr) {
+    Allowance& budget = dispatcher->budget().fences;
+    const uint64_t units = fences.size() + contacts.size();
+    if (!budget.TryTake(units)) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("fences: the server's watches hold ", budget.used(),
+                       " fences and contact watches; ", units, " more would pass its limit of ",
+                       budget.limit(), " (--max_watch_fences); retry later"));
+    }
+    options.budget = &dispatcher->budget();
+    options.reserved_fences = units;
+  }
+  watcher_ = std::make_shared<Watcher>(std::move(fences), std::move(contacts), options);
   watcher_->queue().SetListener([this] { Pump(); });
-  return watcher_->Attach(std::move(scene));
+  if (dispatcher == nullptr) return watcher_->Attach(std::move(scene));
+  attachment_ = dispatcher->Attach(std::move(scene), watcher_);
+  return absl::OkStatus();
+}
+
+grpc::Status WatchReactor::EndStatus() const {
+  if (watcher_->queue().end_reason() == WatchEnd::kContentsExhausted) {
+    const Allowance& contents = context_.watches->budget().contents;
+    return ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
+        "fences: the bodies inside this watch's fences and its contact pairs would take the "
+        "server's watches past their limit of ",
+        contents.limit(), " entries (--max_watch_contents); the watch is ended")));
+  }
+  return grpc::Status(grpc::StatusCode::NOT_FOUND, "scene: the scene was deleted");
 }
 
 void WatchReactor::Pump() {
+  size_t bytes = 0;
   {
     absl::MutexLock lock(&mu_);
     if (writing_ || finished_) return;
-    if (watcher_->queue().Pop(&message_)) {
-      WatchMessageToProto(message_, &response_);
+    WatchMessage message;
+    if (watcher_->queue().Pop(&message)) {
+      // Only the encoding is kept while the message is sent (the other copies go at once).
+      v1::WatchResponse response;
+      WatchMessageToProto(message, &response);
       // A watch message is bounded by the watch's limits (fences, queued events), far below the
       // 2 GiB that SerializeMessage refuses.
-      SerializeMessage(response_, &out_).IgnoreError();
+      SerializeMessage(response, &out_).IgnoreError();
+      bytes = out_.Length();
       writing_ = true;
     } else if (!watcher_->queue().Finished()) {
       return;
     }
   }
-  // Outside the lock: gRPC may run reactions inline. response_ is not touched again until the
-  // write completes (writing_).
+  // Outside the lock: gRPC may run reactions inline. out_ is not touched again until the write
+  // completes (writing_).
   if (watcher_->queue().Finished() && !Writing()) {
-    FinishOnce(grpc::Status(grpc::StatusCode::NOT_FOUND, "scene: the scene was deleted"));
+    FinishOnce(EndStatus());
     return;
   }
+  if (stream_ != nullptr) stream_->WriteStarted(bytes);
   StartWrite(&out_);
 }
 
@@ -182,9 +215,11 @@ bool WatchReactor::Writing() {
 }
 
 void WatchReactor::OnWriteDone(bool ok) {
+  if (stream_ != nullptr) stream_->WriteDone();
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
+    out_.Clear();  // the sent message's memory
   }
   if (!ok) {
     FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
@@ -208,8 +243,14 @@ void WatchReactor::FinishOnce(const grpc::Status& status) {
 }
 
 void WatchReactor::OnDone() {
-  // Detach waits for a batch callback in progress; none runs after it.
-  if (watcher_ != nullptr) watcher_->Detach();
+  if (watcher_ != nullptr) {
+    // No listener call runs after this, so the watch worker never reaches this reactor again;
+    // the watcher itself may live a little longer (the worker holds it until its next step).
+    watcher_->queue().ClearListener();
+    attachment_.reset();
+    // A watcher attached to the scene directly: waits for a batch callback in progress.
+    watcher_->Detach();
+  }
   delete this;
 }
 

@@ -11,6 +11,8 @@
 #include "grpcpp/support/server_callback.h"
 #include "server/auth.h"
 #include "server/service_context.h"
+#include "server/stream_registry.h"
+#include "watch/watch_dispatcher.h"
 #include "watch/watch_types.h"
 #include "watch/watcher.h"
 
@@ -32,18 +34,23 @@ absl::Status WatchSpecsFromProto(const v1::WatchRequest& request, const ServiceL
 /// A core message as the proto the stream sends.
 void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
 
-/// The reactor of one Watch call. It validates the request, attaches a Watcher to the scene and
-/// then writes what the watcher's bounded queue holds, one message at a time: the next write
-/// starts when the previous one completed (so a slow client leaves messages in the queue, where
-/// overflow turns them into a resync). The queue's listener, called on the scene's writer thread
-/// after each batch, only starts a write when none is in flight. The call ends with NOT_FOUND
-/// when the scene is deleted, or when the client cancels.
+/// The reactor of one Watch call. It validates the request, takes its fences from the server's
+/// watch budget (--max_watch_fences), attaches a Watcher to the scene through the server's
+/// WatchDispatcher and then writes what the watcher's bounded queue holds, one message at a
+/// time: the next write starts when the previous one completed (so a slow client leaves
+/// messages in the queue, where overflow turns them into a resync). The queue's listener,
+/// called on a watch worker after each message queued, only starts a write when none is in
+/// flight. Each write is reported to the stream's StreamHandle, so that the registry's stall
+/// watchdog ends a stream whose client reads nothing. The call ends with NOT_FOUND when the
+/// scene is deleted, RESOURCE_EXHAUSTED when the watch outgrows --max_watch_contents, or when
+/// the client cancels.
 class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
  public:
   /// Starts the watch (or finishes the call with the request's error). `principal` (already
-  /// checked for the reader role) and `context` outlive the call.
+  /// checked for the reader role) and `context` outlive the call; `stream` is the call's
+  /// registration (null when streams are not tracked).
   WatchReactor(const ServiceContext& context, const Principal* principal,
-               const v1::WatchRequest& request);
+               const v1::WatchRequest& request, std::unique_ptr<StreamHandle> stream);
 
   void OnWriteDone(bool ok) override;
   void OnCancel() override;
@@ -57,17 +64,19 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   bool Writing() ABSL_LOCKS_EXCLUDED(mu_);
   // Finishes the call once (later calls do nothing).
   void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  // The status the call ends with once the watcher's queue is finished.
+  grpc::Status EndStatus() const;
 
   const ServiceContext& context_;
   const Principal* const principal_;
-  std::unique_ptr<Watcher> watcher_;
+  const std::unique_ptr<StreamHandle> stream_;
+  std::shared_ptr<Watcher> watcher_;
+  std::unique_ptr<WatchDispatcher::Attachment> attachment_;
   absl::Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  // The message being written, and its encoding (changed only while no write is in flight).
-  v1::WatchResponse response_;
+  // The encoding of the message being written (changed only while no write is in flight).
   grpc::ByteBuffer out_;
-  WatchMessage message_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace collide

@@ -7,6 +7,14 @@
 #include "watch/batch_lookup.h"
 
 namespace collide {
+namespace {
+
+// A batch's candidate array is kept for the next batch up to this many pairs (larger ones are
+// freed: the meter counts them only while the batch is evaluated).
+constexpr size_t kKeptCandidates = 4096;
+
+}  // namespace
+
 using watch_internal::FindChange;
 using watch_internal::ForEachBody;
 
@@ -16,12 +24,15 @@ ContactSet::ContactSet(std::vector<ContactWatchSpec> watches) : watches_(std::mo
   for (const ContactWatchSpec& w : watches_) relevant_ |= w.category_a | w.category_b;
 }
 
-void ContactSet::Link(uint64_t x, uint64_t y) {
+bool ContactSet::Link(uint64_t x, uint64_t y, ContentsMeter* meter) {
+  if (meter != nullptr && !meter->Add(PairWeight())) return false;
   partners_[x].push_back(y);
   partners_[y].push_back(x);
+  ++pairs_;
+  return true;
 }
 
-void ContactSet::Unlink(uint64_t x, uint64_t y) {
+void ContactSet::Unlink(uint64_t x, uint64_t y, ContentsMeter* meter) {
   for (auto [a, b] : {std::pair{x, y}, std::pair{y, x}}) {
     auto it = partners_.find(a);
     if (it == partners_.end()) continue;
@@ -29,6 +40,8 @@ void ContactSet::Unlink(uint64_t x, uint64_t y) {
     list.erase(std::remove(list.begin(), list.end(), b), list.end());
     if (list.empty()) partners_.erase(it);
   }
+  --pairs_;
+  if (meter != nullptr) meter->Remove(PairWeight());
 }
 
 bool ContactSet::Linked(uint64_t x, uint64_t y) const {
@@ -37,39 +50,63 @@ bool ContactSet::Linked(uint64_t x, uint64_t y) const {
          std::find(it->second.begin(), it->second.end(), y) != it->second.end();
 }
 
-void ContactSet::Start(const SceneView& scene) {
-  if (watches_.empty()) return;
+bool ContactSet::Start(const SceneView& scene, ContentsMeter* meter) {
+  // Forget any earlier state (a resync starts over).
+  if (meter != nullptr) meter->Remove(held());
+  pairs_ = 0;
+  partners_ = absl::flat_hash_map<uint64_t, std::vector<uint64_t>>();
+  if (watches_.empty()) return true;
   const CollisionWorld& world = scene.world;
-  for (BodyHandle h = 0; h < world.slot_count(); ++h) {
+  bool refused = false;
+  for (BodyHandle h = 0; h < world.slot_count() && !refused; ++h) {
     if (!world.IsLive(h)) continue;
     const Body& x = world.body(h);
     if (!Relevant(x)) continue;
     ForEachBody(world, Bounds(x.shape, x.pose), [&](BodyHandle handle) {
       const Body& y = world.body(handle);
+      if (refused) return;
       if (y.id > x.id && Relevant(y) && Overlap(x.shape, x.pose, y.shape, y.pose)) {
-        Link(x.id, y.id);
+        refused = !Link(x.id, y.id, meter);
       }
     });
   }
+  return !refused;
 }
 
-void ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
-                       std::vector<WatchEvent>* events) {
+bool ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
+                       std::vector<WatchEvent>* events, ContentsMeter* meter) {
   events->clear();
-  if (watches_.empty()) return;
+  if (watches_.empty()) return true;
   candidates_.clear();
+  uint64_t counted = 0;
+  // Hands the batch's candidate pairs back to the meter, and their memory when it was large.
+  auto finish = [&](bool ok) {
+    if (meter != nullptr) meter->Remove(counted);
+    if (candidates_.capacity() > kKeptCandidates) candidates_ = {};
+    return ok;
+  };
+  auto add = [&](uint64_t a, uint64_t b) {
+    if (meter != nullptr && !meter->Add(1)) return false;
+    ++counted;
+    candidates_.emplace_back(std::min(a, b), std::max(a, b));
+    return true;
+  };
+  bool refused = false;
   // Each touched body against its previous partners and everything near it now.
   for (const BodyChange& change : batch.changes) {
     const uint64_t x = change.id;
     if (auto it = partners_.find(x); it != partners_.end()) {
-      for (uint64_t y : it->second) candidates_.emplace_back(std::min(x, y), std::max(x, y));
+      for (uint64_t y : it->second) {
+        if (!add(x, y)) return finish(false);
+      }
     }
     if (!change.after.has_value() || !Relevant(*change.after)) continue;
     const Body& body = *change.after;
     ForEachBody(scene.world, Bounds(body.shape, body.pose), [&](BodyHandle handle) {
       const Body& other = scene.world.body(handle);
-      if (other.id != x) candidates_.emplace_back(std::min(x, other.id), std::max(x, other.id));
+      if (!refused && other.id != x) refused = !add(x, other.id);
     });
+    if (refused) return finish(false);
   }
   std::sort(candidates_.begin(), candidates_.end());
   candidates_.erase(std::unique(candidates_.begin(), candidates_.end()), candidates_.end());
@@ -95,14 +132,15 @@ void ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
                      .body_id = x,
                      .other_body_id = y});
     }
-    if (was && !now) Unlink(x, y);
-    if (!was && now) Link(x, y);
+    if (was && !now) Unlink(x, y, meter);
+    if (!was && now && !Link(x, y, meter)) return finish(false);
   }
   std::sort(events->begin(), events->end(), [](const WatchEvent& a, const WatchEvent& b) {
     if (a.watch_id != b.watch_id) return a.watch_id < b.watch_id;
     if (a.body_id != b.body_id) return a.body_id < b.body_id;
     return a.other_body_id < b.other_body_id;
   });
+  return finish(true);
 }
 
 void ContactSet::Snapshot(const SceneView& scene, std::vector<ContactPair>* out) const {

@@ -7,6 +7,7 @@
 #include "absl/container/flat_hash_map.h"
 #include "query/body.h"
 #include "scene/scene_observer.h"
+#include "watch/watch_budget.h"
 #include "watch/watch_types.h"
 
 namespace collide {
@@ -19,23 +20,32 @@ namespace collide {
 ///
 /// Cost of a batch: a tree query per touched body plus the exact tests of what it finds and of
 /// its previous partners.
+///
+/// Memory: each overlapping pair counts as two entries per contact watch in a ContentsMeter
+/// when one is given (the pair's links, and its rows in a snapshot), and each candidate pair of
+/// the batch being applied as one; when the meter refuses, Start or Apply stops at once and
+/// returns false, and the set must not be used again.
 class ContactSet {
  public:
   /// The contact watches (ids unique).
   explicit ContactSet(std::vector<ContactWatchSpec> watches);
 
-  /// Finds every overlapping pair in `scene` (no events).
-  void Start(const SceneView& scene);
+  /// Finds every overlapping pair in `scene` (no events), forgetting any earlier state. False
+  /// when `meter` refused an entry.
+  bool Start(const SceneView& scene, ContentsMeter* meter = nullptr);
 
   /// Applies one batch: replaces `events` with its events, sorted by (watch id, body id, other
-  /// body id).
-  void Apply(const AppliedBatch& batch, const SceneView& scene, std::vector<WatchEvent>* events);
+  /// body id). False when `meter` refused an entry.
+  bool Apply(const AppliedBatch& batch, const SceneView& scene, std::vector<WatchEvent>* events,
+             ContentsMeter* meter = nullptr);
 
   /// Every pair in every watch, sorted; `scene` is the state the last Start or Apply saw.
   void Snapshot(const SceneView& scene, std::vector<ContactPair>* out) const;
 
   /// True when there are no contact watches (then Apply does nothing).
   bool empty() const { return watches_.empty(); }
+  /// The entries counted in the meter for the pairs held.
+  uint64_t held() const { return pairs_ * PairWeight(); }
 
  private:
   bool Relevant(const Body& body) const { return (body.category & relevant_) != 0; }
@@ -43,8 +53,10 @@ class ContactSet {
     return ((x.category & w.category_a) != 0 && (y.category & w.category_b) != 0) ||
            ((x.category & w.category_b) != 0 && (y.category & w.category_a) != 0);
   }
-  void Link(uint64_t x, uint64_t y);
-  void Unlink(uint64_t x, uint64_t y);
+  uint64_t PairWeight() const { return 2 * static_cast<uint64_t>(watches_.size()); }
+  // False when the meter refused the pair.
+  bool Link(uint64_t x, uint64_t y, ContentsMeter* meter);
+  void Unlink(uint64_t x, uint64_t y, ContentsMeter* meter);
   bool Linked(uint64_t x, uint64_t y) const;
 
   // Sorted by id.
@@ -54,6 +66,8 @@ class ContactSet {
   // The overlapping pairs of relevant bodies, both ways (each body's partners).
   absl::flat_hash_map<uint64_t, std::vector<uint64_t>> partners_;
   std::vector<std::pair<uint64_t, uint64_t>> candidates_;
+  // Pairs linked.
+  uint64_t pairs_ = 0;
 };
 
 }  // namespace collide

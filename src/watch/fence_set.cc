@@ -13,6 +13,10 @@
 namespace collide {
 namespace {
 
+// A batch's candidate array is kept for the next batch up to this many entries (larger ones are
+// freed: the meter counts them only while the batch is evaluated).
+constexpr size_t kKeptCandidates = 4096;
+
 bool Tracks(const FenceSpec& fence, const Body& body) {
   return (fence.mask & body.category) != 0 && (body.mask & fence.category) != 0 &&
          !(fence.attached_to.has_value() && *fence.attached_to == body.id);
@@ -50,7 +54,18 @@ FenceSet::FenceSet(std::vector<FenceSpec> fences) {
   motion_of_.assign(fences_.size(), -1);
 }
 
-void FenceSet::Start(const SceneView& scene) {
+bool FenceSet::Start(const SceneView& scene, ContentsMeter* meter) {
+  // Forget any earlier state (a resync starts over).
+  if (meter != nullptr) meter->Remove(held_);
+  held_ = 0;
+  fixed_tree_ = DynamicTree();
+  attached_tree_ = DynamicTree();
+  for (Fence& f : fences_) {
+    f.active = false;
+    f.pose = Pose{};
+    f.proxy = kNullProxy;
+    f.inside = absl::flat_hash_set<uint64_t>();
+  }
   std::vector<Aabb> boxes;
   std::vector<uint32_t> users;
   std::vector<uint32_t> categories;
@@ -78,21 +93,55 @@ void FenceSet::Start(const SceneView& scene) {
   fixed_tree_.Optimize();
   for (size_t k = 0; k < fixed.size(); ++k) fences_[fixed[k]].proxy = proxies[k];
 
+  bool refused = false;
   for (Fence& f : fences_) {
     if (!f.active) continue;
     ForEachBody(scene.world, Bounds(f.spec.shape, f.pose), [&](BodyHandle handle) {
+      if (refused) return;
       const Body& body = scene.world.body(handle);
       if (Tracks(f.spec, body) && Overlap(body.shape, body.pose, f.spec.shape, f.pose)) {
+        if (meter != nullptr && !meter->Add(1)) {
+          refused = true;
+          return;
+        }
         f.inside.insert(body.id);
+        ++held_;
       }
     });
+    if (refused) return false;
+  }
+  return true;
+}
+
+bool FenceSet::CountCandidates(size_t n, ContentsMeter* meter) {
+  if (meter != nullptr && !meter->Add(n)) return false;
+  counted_candidates_ += n;
+  return true;
+}
+
+void FenceSet::Forget(Fence& fence, uint64_t body, ContentsMeter* meter) {
+  if (fence.inside.erase(body) == 0) return;
+  --held_;
+  if (meter != nullptr) meter->Remove(1);
+  // A set that emptied out gives its memory back (the meter counts bodies, not slots).
+  if (fence.inside.capacity() > 64 && fence.inside.size() * 4 < fence.inside.capacity()) {
+    fence.inside.rehash(0);
   }
 }
 
-void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
-                     std::vector<WatchEvent>* events) {
+bool FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
+                     std::vector<WatchEvent>* events, ContentsMeter* meter) {
   events->clear();
   candidates_.clear();
+  counted_candidates_ = 0;
+  // Hands the batch's candidate pairs back to the meter, and their memory when it was large.
+  auto finish = [&](bool ok) {
+    if (meter != nullptr) meter->Remove(counted_candidates_);
+    counted_candidates_ = 0;
+    if (candidates_.capacity() > kKeptCandidates) candidates_ = std::vector<Candidate>();
+    return ok;
+  };
+  bool refused = false;
   motions_.clear();
   moved_.clear();
   // Attached fences whose host the batch touched: record the motion, and give the proxy the box
@@ -126,7 +175,9 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
             events->push_back(
                 WatchEvent{.kind = WatchEventKind::kExit, .watch_id = f.spec.id, .body_id = id});
           }
-          f.inside.clear();
+          held_ -= f.inside.size();
+          if (meter != nullptr) meter->Remove(f.inside.size());
+          f.inside = absl::flat_hash_set<uint64_t>();
           attached_tree_.DestroyProxy(f.proxy);
           f.proxy = kNullProxy;
           f.active = false;
@@ -157,19 +208,32 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     auto add = [&](uint32_t index, int32_t) {
       const FenceSpec& spec = fences_[index].spec;
       if (!(spec.attached_to.has_value() && *spec.attached_to == change.id)) {
+        if (!CountCandidates(1, meter)) {
+          refused = true;
+          return false;
+        }
         candidates_.push_back(Candidate{index, change.id, kNullBody});
       }
       return true;
     };
     fixed_tree_.QueryAabb(box, ~0u, add);
-    attached_tree_.QueryAabb(box, ~0u, add);
+    if (!refused) attached_tree_.QueryAabb(box, ~0u, add);
+    if (refused) return finish(false);
   }
   // Every untouched body near a moved fence's old-to-new box.
   for (uint32_t index : moved_) {
     ForEachBody(scene.world, motions_[motion_of_[index]].box, [&](BodyHandle handle) {
+      if (refused) return;
       const uint64_t id = scene.world.body(handle).id;
-      if (FindChange(batch, id) == nullptr) candidates_.push_back(Candidate{index, id, handle});
+      if (FindChange(batch, id) == nullptr) {
+        if (!CountCandidates(1, meter)) {
+          refused = true;
+          return;
+        }
+        candidates_.push_back(Candidate{index, id, handle});
+      }
     });
+    if (refused) return finish(false);
   }
   std::sort(candidates_.begin(), candidates_.end(), [](const Candidate& a, const Candidate& b) {
     return a.fence != b.fence ? a.fence < b.fence : a.body < b.body;
@@ -179,7 +243,9 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
                                   return a.fence == b.fence && a.body == b.body;
                                 }),
                     candidates_.end());
-  for (const Candidate& c : candidates_) Evaluate(c, batch, scene, events);
+  for (const Candidate& c : candidates_) {
+    if (!Evaluate(c, batch, scene, events, meter)) return finish(false);
+  }
   // Moved fences take their end poses (the proxies keep their motion's fat box until they next
   // leave it).
   for (uint32_t index : moved_) {
@@ -193,10 +259,11 @@ void FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
   std::stable_sort(events->begin(), events->end(), [](const WatchEvent& a, const WatchEvent& b) {
     return a.watch_id < b.watch_id;
   });
+  return finish(true);
 }
 
-void FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const SceneView& scene,
-                        std::vector<WatchEvent>* events) {
+bool FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const SceneView& scene,
+                        std::vector<WatchEvent>* events, ContentsMeter* meter) {
   Fence& f = fences_[c.fence];
   // The fence before and after the batch.
   bool fence_before = f.active;
@@ -229,7 +296,8 @@ void FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const Sce
   const bool tracked = fence_after && after != nullptr && Tracks(f.spec, *after);
   const bool is_inside = tracked && Overlap(after->shape, after->pose, f.spec.shape, pose_after);
   const bool slides = tracked && before != nullptr && fence_before && !body_jumped && !fence_jumped;
-  if (was_inside == is_inside && (was_inside || !slides)) return;
+  if (was_inside == is_inside && (was_inside || !slides)) return true;
+  if (is_inside && !was_inside && meter != nullptr && !meter->Add(1)) return false;
 
   // The first contact along the slide, if any: the body's translation relative to the fence,
   // both at their rotations from before the batch.
@@ -259,11 +327,13 @@ void FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const Sce
     events->push_back(
         WatchEvent{.kind = WatchEventKind::kExit, .watch_id = f.spec.id, .body_id = c.body});
   }
-  if (is_inside) {
+  if (is_inside && !was_inside) {
     f.inside.insert(c.body);
-  } else {
-    f.inside.erase(c.body);
+    ++held_;
+  } else if (!is_inside && was_inside) {
+    Forget(f, c.body, meter);
   }
+  return true;
 }
 
 void FenceSet::Snapshot(std::vector<FenceContents>* out) const {

@@ -10,6 +10,7 @@
 #include "geom/pose.h"
 #include "query/body.h"
 #include "scene/scene_observer.h"
+#include "watch/watch_budget.h"
 #include "watch/watch_types.h"
 
 namespace collide {
@@ -35,23 +36,32 @@ namespace collide {
 /// Cost of a batch: a tree query per touched body (its old-to-new box) plus one per moved
 /// attached fence, and the exact tests of the candidates found: independent of the number of
 /// fences that nothing came near. Fixed fences live in their own tree, built once.
+///
+/// Memory: what the fences hold (one entry per body inside a fence) and the candidate pairs of
+/// the batch being applied are counted in a ContentsMeter when one is given; when it refuses an
+/// entry, Start or Apply stops at once and returns false, and the set must not be used again
+/// (its watch is over).
 class FenceSet {
  public:
   /// The fences (ids unique; rotations unit).
   explicit FenceSet(std::vector<FenceSpec> fences);
 
-  /// Places the fences in `scene` and fills what each holds (no events).
-  void Start(const SceneView& scene);
+  /// Places the fences in `scene` and fills what each holds (no events), forgetting any earlier
+  /// state (a resync). False when `meter` refused an entry.
+  bool Start(const SceneView& scene, ContentsMeter* meter = nullptr);
 
   /// Applies one batch: replaces `events` with its events, in order (fence id, body id; an
-  /// enter before the exit of the same pair).
-  void Apply(const AppliedBatch& batch, const SceneView& scene, std::vector<WatchEvent>* events);
+  /// enter before the exit of the same pair). False when `meter` refused an entry.
+  bool Apply(const AppliedBatch& batch, const SceneView& scene, std::vector<WatchEvent>* events,
+             ContentsMeter* meter = nullptr);
 
   /// What every fence holds, sorted by fence id (bodies sorted).
   void Snapshot(std::vector<FenceContents>* out) const;
 
   /// The number of fences.
   size_t size() const { return fences_.size(); }
+  /// Bodies held, summed over the fences (the entries counted in the meter).
+  uint64_t held() const { return held_; }
 
  private:
   struct Fence {
@@ -85,8 +95,13 @@ class FenceSet {
   DynamicTree& TreeOf(const Fence& fence) {
     return fence.spec.attached_to.has_value() ? attached_tree_ : fixed_tree_;
   }
-  void Evaluate(const Candidate& c, const AppliedBatch& batch, const SceneView& scene,
-                std::vector<WatchEvent>* events);
+  // False when the meter refused the body's entry.
+  bool Evaluate(const Candidate& c, const AppliedBatch& batch, const SceneView& scene,
+                std::vector<WatchEvent>* events, ContentsMeter* meter);
+  // Counts `n` candidates; false when the meter refused them.
+  bool CountCandidates(size_t n, ContentsMeter* meter);
+  // Erases `body` from `fence`'s contents, shrinking a set that emptied out.
+  void Forget(Fence& fence, uint64_t body, ContentsMeter* meter);
 
   // Sorted by id: fence order is event order.
   std::vector<Fence> fences_;
@@ -100,6 +115,9 @@ class FenceSet {
   std::vector<Motion> motions_;
   std::vector<uint32_t> moved_;
   std::vector<Candidate> candidates_;
+  // Candidates counted in the meter during the batch being applied.
+  size_t counted_candidates_ = 0;
+  uint64_t held_ = 0;
 };
 
 }  // namespace collide

@@ -4,17 +4,38 @@
 
 namespace collide {
 
-WatchQueue::WatchQueue(size_t max_events) : max_events_(max_events > 0 ? max_events : 1) {}
+WatchQueue::WatchQueue(size_t max_events, Allowance* queued_bytes)
+    : max_events_(max_events > 0 ? max_events : 1), pool_(queued_bytes) {}
 
-void WatchQueue::SetListener(std::function<void()> listener) { listener_ = std::move(listener); }
+WatchQueue::~WatchQueue() {
+  WriterLock lock(&mu_);
+  if (pool_ != nullptr) pool_->Give(queued_bytes_);
+}
+
+size_t WatchQueue::UpdateBytes(const WatchUpdate& update) {
+  // The deque's slot, the events' array, and a malloc header for it.
+  return sizeof(WatchMessage) + update.events.capacity() * sizeof(WatchEvent) + 16;
+}
+
+void WatchQueue::SetListener(std::function<void()> listener) {
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  listener_ = std::move(listener);
+}
+
+void WatchQueue::ClearListener() {
+  std::lock_guard<std::mutex> lock(listener_mu_);
+  listener_ = nullptr;
+}
 
 void WatchQueue::Notify() {
+  std::lock_guard<std::mutex> lock(listener_mu_);
   if (listener_) listener_();
 }
 
 void WatchQueue::Push(WatchSnapshot snapshot) {
   {
     WriterLock lock(&mu_);
+    if (closed_) return;
     messages_.push_back(std::move(snapshot));
   }
   Notify();
@@ -23,10 +44,14 @@ void WatchQueue::Push(WatchSnapshot snapshot) {
 bool WatchQueue::TryPush(WatchUpdate&& update) {
   {
     WriterLock lock(&mu_);
+    if (closed_) return true;  // nothing more is delivered: as good as queued
     const size_t n = update.events.size();
     if (queued_events_ > 0 && queued_events_ + n > max_events_) return false;
     if (queued_events_ == 0 && n > max_events_ && !messages_.empty()) return false;
+    const size_t bytes = UpdateBytes(update);
+    if (pool_ != nullptr && !pool_->TryTake(bytes)) return false;
     queued_events_ += n;
+    queued_bytes_ += bytes;
     messages_.push_back(std::move(update));
   }
   Notify();
@@ -36,8 +61,11 @@ bool WatchQueue::TryPush(WatchUpdate&& update) {
 void WatchQueue::Replace(WatchSnapshot snapshot) {
   {
     WriterLock lock(&mu_);
+    if (closed_) return;
     messages_.clear();
     queued_events_ = 0;
+    if (pool_ != nullptr) pool_->Give(queued_bytes_);
+    queued_bytes_ = 0;
     ++overflows_;
     snapshot.resync = true;
     messages_.push_back(std::move(snapshot));
@@ -45,10 +73,19 @@ void WatchQueue::Replace(WatchSnapshot snapshot) {
   Notify();
 }
 
-void WatchQueue::Close() {
+void WatchQueue::Close(WatchEnd why) {
   {
     WriterLock lock(&mu_);
+    if (closed_) return;
     closed_ = true;
+    end_reason_ = why;
+    if (why != WatchEnd::kSceneDeleted) {
+      // The watch is over: what it queued would only delay the error.
+      messages_.clear();
+      queued_events_ = 0;
+      if (pool_ != nullptr) pool_->Give(queued_bytes_);
+      queued_bytes_ = 0;
+    }
   }
   Notify();
 }
@@ -58,7 +95,12 @@ bool WatchQueue::Pop(WatchMessage* out) {
   if (messages_.empty()) return false;
   *out = std::move(messages_.front());
   messages_.pop_front();
-  if (const auto* update = std::get_if<WatchUpdate>(out)) queued_events_ -= update->events.size();
+  if (const auto* update = std::get_if<WatchUpdate>(out)) {
+    queued_events_ -= update->events.size();
+    const size_t bytes = UpdateBytes(*update);
+    queued_bytes_ -= bytes;
+    if (pool_ != nullptr) pool_->Give(bytes);
+  }
   return true;
 }
 
@@ -67,9 +109,19 @@ bool WatchQueue::Finished() const {
   return closed_ && messages_.empty();
 }
 
+WatchEnd WatchQueue::end_reason() const {
+  WriterLock lock(&mu_);
+  return end_reason_;
+}
+
 uint64_t WatchQueue::overflows() const {
   WriterLock lock(&mu_);
   return overflows_;
+}
+
+size_t WatchQueue::queued_bytes() const {
+  WriterLock lock(&mu_);
+  return queued_bytes_;
 }
 
 }  // namespace collide

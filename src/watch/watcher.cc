@@ -3,19 +3,40 @@
 #include <utility>
 
 namespace collide {
+namespace {
+
+// Scratch event arrays are kept for the next batch up to this many events.
+constexpr size_t kKeptEvents = 4096;
+
+void TrimScratch(std::vector<WatchEvent>* events) {
+  if (events->capacity() > kKeptEvents) *events = std::vector<WatchEvent>();
+}
+
+}  // namespace
+
+Watcher::Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> contacts,
+                 const WatcherOptions& options)
+    : options_(options),
+      fence_count_(fences.size()),
+      contact_count_(contacts.size()),
+      fences_(std::move(fences)),
+      contacts_(std::move(contacts)),
+      meter_(options.budget != nullptr ? &options.budget->contents : nullptr),
+      queue_(options.max_queued_events,
+             options.budget != nullptr ? &options.budget->queued_bytes : nullptr) {}
 
 Watcher::Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> contacts,
                  size_t max_queued_events)
-    : fences_(std::move(fences)), contacts_(std::move(contacts)), queue_(max_queued_events) {}
+    : Watcher(std::move(fences), std::move(contacts),
+              WatcherOptions{.max_queued_events = max_queued_events}) {}
 
-Watcher::~Watcher() { Detach(); }
+Watcher::~Watcher() {
+  Detach();
+  if (options_.budget != nullptr) options_.budget->fences.Give(options_.reserved_fences);
+}
 
 absl::Status Watcher::Attach(std::shared_ptr<const Scene> scene) {
-  absl::Status status = scene->AddObserver(this, [&](const SceneView& view) {
-    fences_.Start(view);
-    contacts_.Start(view);
-    queue_.Push(MakeSnapshot(view));
-  });
+  absl::Status status = scene->AddObserver(this, [&](const SceneView& view) { Start(view); });
   if (status.ok()) scene_ = std::move(scene);
   return status;
 }
@@ -24,6 +45,21 @@ void Watcher::Detach() {
   if (scene_ == nullptr) return;
   scene_->RemoveObserver(this);
   scene_.reset();
+}
+
+void Watcher::Start(const SceneView& scene) {
+  if (ended_) return;
+  if (!fences_.Start(scene, &meter_) || !contacts_.Start(scene, &meter_)) return Exhausted();
+  meter_.Trim();
+  queue_.Push(MakeSnapshot(scene));
+}
+
+void Watcher::Resync(const SceneView& scene) {
+  if (ended_) return;
+  if (!fences_.Start(scene, &meter_) || !contacts_.Start(scene, &meter_)) return Exhausted();
+  meter_.Trim();
+  queue_.Replace(MakeSnapshot(scene));
+  if (options_.budget != nullptr) options_.budget->resyncs.fetch_add(1, std::memory_order_relaxed);
 }
 
 WatchSnapshot Watcher::MakeSnapshot(const SceneView& scene) const {
@@ -35,9 +71,28 @@ WatchSnapshot Watcher::MakeSnapshot(const SceneView& scene) const {
   return snapshot;
 }
 
+void Watcher::Exhausted() {
+  ended_ = true;
+  queue_.Close(WatchEnd::kContentsExhausted);
+  // The state is useless now: free it (and its entries in the budget) at once.
+  fences_ = FenceSet({});
+  contacts_ = ContactSet({});
+  meter_.Remove(meter_.in_use());
+  meter_.Trim();
+  fence_events_ = {};
+  contact_events_ = {};
+  if (options_.budget != nullptr) {
+    options_.budget->exhausted.fetch_add(1, std::memory_order_relaxed);
+  }
+}
+
 void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
-  fences_.Apply(batch, scene, &fence_events_);
-  contacts_.Apply(batch, scene, &contact_events_);
+  if (ended_) return;
+  if (!fences_.Apply(batch, scene, &fence_events_, &meter_) ||
+      !contacts_.Apply(batch, scene, &contact_events_, &meter_)) {
+    return Exhausted();
+  }
+  meter_.Trim();
   if (fence_events_.empty() && contact_events_.empty()) return;
   WatchUpdate update;
   update.version = scene.version;
@@ -45,9 +100,19 @@ void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   update.events.reserve(fence_events_.size() + contact_events_.size());
   update.events.insert(update.events.end(), fence_events_.begin(), fence_events_.end());
   update.events.insert(update.events.end(), contact_events_.begin(), contact_events_.end());
-  if (!queue_.TryPush(std::move(update))) queue_.Replace(MakeSnapshot(scene));
+  TrimScratch(&fence_events_);
+  TrimScratch(&contact_events_);
+  if (!queue_.TryPush(std::move(update))) {
+    queue_.Replace(MakeSnapshot(scene));
+    if (options_.budget != nullptr) {
+      options_.budget->resyncs.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
 }
 
-void Watcher::OnDeleted() { queue_.Close(); }
+void Watcher::OnDeleted() {
+  ended_ = true;
+  queue_.Close(WatchEnd::kSceneDeleted);
+}
 
 }  // namespace collide

@@ -1,0 +1,196 @@
+#include "watch/watch_hub.h"
+
+#include <algorithm>
+#include <utility>
+
+namespace collide {
+
+WatchHub::WatchHub(std::shared_ptr<const Scene> scene, WatchBudget* budget, ScheduleFn schedule)
+    : scene_(std::move(scene)), budget_(budget), schedule_(std::move(schedule)) {}
+
+WatchHub::~WatchHub() {
+  std::lock_guard<std::mutex> lock(mu_);
+  DropBacklogLocked();
+}
+
+size_t WatchHub::BatchBytes(size_t changes) {
+  // The entry in the deque, its records, and a malloc header for them.
+  return sizeof(Entry) + changes * sizeof(BodyChange) + 16;
+}
+
+void WatchHub::Schedule() {
+  bool wake = false;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!scheduled_ && !retired_) {
+      scheduled_ = true;
+      wake = true;
+    }
+  }
+  if (wake) schedule_(shared_from_this());
+}
+
+bool WatchHub::AddWatcher(std::shared_ptr<Watcher> watcher) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (retired_) return false;
+    pending_.push_back(Pending{.watcher = std::move(watcher), .ready_at = appended_});
+  }
+  Schedule();
+  return true;
+}
+
+void WatchHub::RemoveWatcher(const Watcher* watcher) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (retired_) return;
+    removed_.insert(watcher);
+  }
+  Schedule();
+}
+
+void WatchHub::DropBacklogLocked() {
+  for (const Entry& entry : backlog_) {
+    if (budget_ != nullptr) budget_->backlog_bytes.Give(entry.bytes);
+  }
+  consumed_ += backlog_.size();
+  backlog_.clear();
+}
+
+void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
+  // The scene's writer: a copy of the records, nothing per watcher.
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (retired_) return;
+    if (!overflowed_) {
+      const size_t bytes = BatchBytes(batch.changes.size());
+      if (budget_ == nullptr || budget_->backlog_bytes.TryTake(bytes)) {
+        backlog_.push_back(Entry{.version = scene.version,
+                                 .tick = scene.tick,
+                                 .changes = {batch.changes.begin(), batch.changes.end()},
+                                 .bytes = bytes});
+        ++appended_;
+      } else {
+        // No room: the workers will copy the scene anew and resync every watcher.
+        DropBacklogLocked();
+        overflowed_ = true;
+      }
+    }
+  }
+  Schedule();
+}
+
+void WatchHub::OnDeleted() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (retired_) return;
+    Entry marker;
+    marker.deleted = true;
+    backlog_.push_back(std::move(marker));
+    ++appended_;
+  }
+  Schedule();
+}
+
+void WatchHub::Step(size_t max_batches) {
+  std::vector<Entry> entries;
+  bool resync = false;
+  uint64_t consumed = 0;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    for (Pending& p : pending_) waiting_.push_back(std::move(p));
+    pending_.clear();
+    while (!backlog_.empty() && entries.size() < max_batches) {
+      entries.push_back(std::move(backlog_.front()));
+      backlog_.pop_front();
+    }
+    consumed_ += entries.size();
+    consumed = consumed_;
+    resync = overflowed_;
+    overflowed_ = false;
+    if (!removed_.empty()) {
+      auto gone = [&](const std::shared_ptr<Watcher>& w) { return removed_.contains(w.get()); };
+      watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(), gone), watchers_.end());
+      waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
+                                    [&](const Pending& p) { return gone(p.watcher); }),
+                     waiting_.end());
+      removed_.clear();
+    }
+  }
+  // Gives an entry's bytes back once it is done with.
+  auto release = [&](const Entry& entry) {
+    if (budget_ != nullptr) budget_->backlog_bytes.Give(entry.bytes);
+  };
+
+  if (!registered_ && !deleted_) {
+    // The first step: from now on every batch lands in the backlog; the copy below sees at least
+    // the version of the last batch before the registration.
+    registered_ = scene_->AddObserver(this, [](const SceneView&) {}).ok();
+    if (!registered_) deleted_ = true;  // NOT_FOUND: the scene was deleted
+    resync = registered_;
+  }
+  if (!deleted_ && resync) {
+    // (Re)copy the scene; batches up to its version are in the copy, and the watchers that
+    // missed dropped batches start over from it.
+    mirror_.Capture(*scene_);
+    mirror_.WithView([&](const SceneView& view) {
+      for (const std::shared_ptr<Watcher>& w : watchers_) w->Resync(view);
+    });
+  }
+  for (const Entry& entry : entries) {
+    release(entry);
+    if (deleted_) continue;
+    if (entry.deleted) {
+      deleted_ = true;
+      continue;
+    }
+    if (entry.version <= mirror_.version()) continue;  // already in a copy
+    mirror_.Apply(entry.changes, entry.version, entry.tick);
+    const AppliedBatch batch{.changes = entry.changes};
+    mirror_.WithView([&](const SceneView& view) {
+      for (const std::shared_ptr<Watcher>& w : watchers_) w->OnApplied(batch, view);
+    });
+  }
+  if (deleted_) {
+    for (const std::shared_ptr<Watcher>& w : watchers_) w->OnDeleted();
+    for (const Pending& p : waiting_) p.watcher->OnDeleted();
+    watchers_.clear();
+    waiting_.clear();
+  } else {
+    // Start the watchers whose batches (those applied before they were added) are done.
+    auto ready = [&](const Pending& p) { return p.ready_at <= consumed; };
+    mirror_.WithView([&](const SceneView& view) {
+      for (const Pending& p : waiting_) {
+        if (!ready(p)) continue;
+        p.watcher->Start(view);
+        watchers_.push_back(p.watcher);
+      }
+    });
+    waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), ready), waiting_.end());
+  }
+  std::lock_guard<std::mutex> lock(mu_);
+  live_ = watchers_.size() + waiting_.size();
+}
+
+bool WatchHub::FinishStep() {
+  std::lock_guard<std::mutex> lock(mu_);
+  const bool more = !backlog_.empty() || overflowed_ || !pending_.empty() || !removed_.empty() ||
+                    !waiting_.empty();
+  if (!more) scheduled_ = false;
+  return more;
+}
+
+bool WatchHub::TryRetire() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (scheduled_ || retired_ || live_ > 0 || !pending_.empty()) return false;
+  retired_ = true;
+  DropBacklogLocked();
+  return true;
+}
+
+void WatchHub::Unregister() {
+  if (registered_) scene_->RemoveObserver(this);
+  registered_ = false;
+}
+
+}  // namespace collide

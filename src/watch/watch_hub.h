@@ -1,0 +1,124 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/container/flat_hash_set.h"
+#include "scene/scene.h"
+#include "scene/scene_observer.h"
+#include "watch/scene_mirror.h"
+#include "watch/watch_budget.h"
+#include "watch/watcher.h"
+
+namespace collide {
+
+/// The watches of one scene, evaluated away from the scene's writer. The hub is the scene's one
+/// observer: after each applied batch the writer only appends a copy of the batch's change
+/// records to the hub's backlog (O(ops), whatever the number of watchers and fences) and asks
+/// for a worker; a worker (WatchDispatcher) then replays the backlog on the hub's SceneMirror,
+/// version by version, running every watcher on each version, so every update is exact for its
+/// version and they arrive in version order.
+///
+/// The backlog's bytes (BatchBytes) are taken from WatchBudget::backlog_bytes: a batch that
+/// does not fit drops the whole backlog, and the next step copies the scene anew and resyncs
+/// every watcher from that copy (WatchSnapshot with resync set). The writer never waits.
+///
+/// A watcher added with AddWatcher starts (its snapshot) once the mirror holds every batch
+/// applied before the call, so its snapshot's version is at least that of every batch
+/// acknowledged before it was added.
+///
+/// Thread-safety: OnApplied and OnDeleted run on the scene's writer; AddWatcher, RemoveWatcher
+/// on any thread; Step, FinishStep, TryRetire and Unregister on the dispatcher's workers, one
+/// at a time (the hub is scheduled at most once).
+class WatchHub final : public SceneObserver, public std::enable_shared_from_this<WatchHub> {
+ public:
+  /// Asks the dispatcher to run Step on a worker (called outside the hub's lock).
+  using ScheduleFn = std::function<void(std::shared_ptr<WatchHub>)>;
+
+  /// A hub for `scene` drawing on `budget` (outlives the hub). It registers with the scene on
+  /// its first Step.
+  WatchHub(std::shared_ptr<const Scene> scene, WatchBudget* budget, ScheduleFn schedule);
+  /// Gives back the backlog's bytes. Unregister must have run (or the hub never registered).
+  ~WatchHub() override;
+  WatchHub(const WatchHub&) = delete;
+  WatchHub& operator=(const WatchHub&) = delete;
+
+  /// The bytes a batch of `changes` change records holds in the backlog.
+  static size_t BatchBytes(size_t changes);
+
+  /// The scene watched.
+  const Scene* scene() const { return scene_.get(); }
+
+  /// Adds `watcher` (not started: a worker starts it). False when the hub was retired (attach
+  /// to a new hub).
+  bool AddWatcher(std::shared_ptr<Watcher> watcher);
+  /// Removes `watcher`; a worker drops it at its next step (calls into it may run until then:
+  /// clear its queue's listener first).
+  void RemoveWatcher(const Watcher* watcher);
+
+  /// Evaluates up to `max_batches` batches of the backlog for every watcher (after a resync when
+  /// the backlog overflowed), then starts the watchers added since whose batches are done.
+  void Step(size_t max_batches);
+  /// After Step: true when more work waits (run Step again); otherwise the hub is idle until the
+  /// next batch or watcher schedules it.
+  bool FinishStep();
+  /// When the idle hub has no watcher, marks it retired (no more work is accepted) and returns
+  /// true: then call Unregister.
+  bool TryRetire();
+  /// Unregisters from the scene: once it returns, no OnApplied runs.
+  void Unregister();
+
+  void OnApplied(const AppliedBatch& batch, const SceneView& scene) override;
+  void OnDeleted() override;
+
+ private:
+  struct Entry {
+    uint64_t version = 0;
+    uint64_t tick = 0;
+    std::vector<BodyChange> changes;
+    size_t bytes = 0;
+    bool deleted = false;
+  };
+  struct Pending {
+    std::shared_ptr<Watcher> watcher;
+    // The count of backlog entries consumed once this watcher's batches are done.
+    uint64_t ready_at = 0;
+  };
+
+  // Drops the backlog (its bytes go back to the budget); counts the entries consumed.
+  void DropBacklogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  void Schedule();
+
+  const std::shared_ptr<const Scene> scene_;
+  WatchBudget* const budget_;
+  const ScheduleFn schedule_;
+
+  std::mutex mu_;
+  std::deque<Entry> backlog_ ABSL_GUARDED_BY(mu_);
+  // Entries appended to the backlog, and consumed from it (evaluated or dropped), ever.
+  uint64_t appended_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t consumed_ ABSL_GUARDED_BY(mu_) = 0;
+  // The backlog overflowed since the last step: copy the scene anew and resync.
+  bool overflowed_ ABSL_GUARDED_BY(mu_) = false;
+  std::vector<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<const Watcher*> removed_ ABSL_GUARDED_BY(mu_);
+  bool scheduled_ ABSL_GUARDED_BY(mu_) = false;
+  bool retired_ ABSL_GUARDED_BY(mu_) = false;
+  // Watchers started and not removed (the worker's list is watchers_).
+  size_t live_ ABSL_GUARDED_BY(mu_) = 0;
+
+  // The worker's state (one worker at a time runs Step).
+  bool registered_ = false;
+  bool deleted_ = false;
+  SceneMirror mirror_;
+  std::vector<Pending> waiting_;
+  std::vector<std::shared_ptr<Watcher>> watchers_;
+};
+
+}  // namespace collide
