@@ -28,7 +28,7 @@ class WatchDispatcher {
     /// Worker threads (at least 1).
     size_t threads = 2;
     /// The server-wide ceilings.
-    WatchLimits limits;
+    WatchLimits limits = {};
     /// Batches one hub evaluates per turn before the next hub's turn.
     size_t batches_per_turn = 16;
   };
