@@ -71,14 +71,14 @@ ABSL_FLAG(uint32_t, max_streams, 10000,
 ABSL_FLAG(uint32_t, max_watch_streams, 1000,
           "The most Watch calls open at once (they count toward --max_streams too; then a new "
           "Watch ends at once with RESOURCE_EXHAUSTED; 0: no Watch).");
-ABSL_FLAG(uint32_t, max_watch_fences, 1000000,
+ABSL_FLAG(uint32_t, max_watch_fences, 200000,
           "Fences plus contact watches over all live watches (then a new Watch ends at once with "
           "RESOURCE_EXHAUSTED).");
 ABSL_FLAG(uint32_t, max_watch_contents, 4000000,
-          "Entries all live watches may hold: bodies inside fences, contact pairs (two per "
-          "contact watch), a batch's candidate pairs (a watch that would pass it ends with "
-          "RESOURCE_EXHAUSTED).");
-ABSL_FLAG(uint64_t, max_watch_queued_bytes, 268435456,
+          "Entries all live watches may hold: 1 per body inside a fence, 2 + 2 per contact watch "
+          "for each overlapping pair, 1 per candidate pair of a batch being evaluated (a watch "
+          "that would pass it ends with RESOURCE_EXHAUSTED).");
+ABSL_FLAG(uint64_t, max_watch_queued_bytes, 134217728,
           "Bytes of updates queued for all watchers together (an update that does not fit "
           "replaces its watcher's queue by a resync snapshot).");
 ABSL_FLAG(uint64_t, max_watch_backlog_bytes, 67108864,

@@ -47,14 +47,14 @@ struct ServiceLimits {
   uint32_t max_watch_streams = 1000;
   /// Fences plus contact watches over all live watches; a Watch that would pass it ends at once
   /// with RESOURCE_EXHAUSTED `fences`.
-  uint32_t max_watch_fences = 1000000;
+  uint32_t max_watch_fences = 200000;
   /// Entries the live watches' state may hold together (WatchBudget::contents: bodies inside
   /// fences, contact pairs, a batch's candidate pairs); a watch that would pass it ends with
   /// RESOURCE_EXHAUSTED `fences`.
   uint32_t max_watch_contents = 4000000;
   /// Bytes of updates queued for all watchers together; an update that does not fit replaces
   /// its watcher's queue by a resync snapshot.
-  uint64_t max_watch_queued_bytes = 256u << 20;
+  uint64_t max_watch_queued_bytes = 128u << 20;
   /// Bytes of applied batches waiting for the watch workers, all scenes together; a batch that
   /// does not fit drops its scene's backlog, and its watchers resync.
   uint64_t max_watch_backlog_bytes = 64u << 20;

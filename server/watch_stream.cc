@@ -216,6 +216,7 @@ bool WatchReactor::Writing() {
 
 void WatchReactor::OnWriteDone(bool ok) {
   if (stream_ != nullptr) stream_->WriteDone();
+  watcher_->queue().Sent();
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;

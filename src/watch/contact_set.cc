@@ -11,7 +11,7 @@ namespace {
 
 // A batch's candidate array is kept for the next batch up to this many pairs (larger ones are
 // freed: the meter counts them only while the batch is evaluated).
-constexpr size_t kKeptCandidates = 4096;
+constexpr size_t kKeptCandidates = 256;
 
 }  // namespace
 

@@ -21,10 +21,10 @@ namespace collide {
 /// Cost of a batch: a tree query per touched body plus the exact tests of what it finds and of
 /// its previous partners.
 ///
-/// Memory: each overlapping pair counts as two entries per contact watch in a ContentsMeter
-/// when one is given (the pair's links, and its rows in a snapshot), and each candidate pair of
-/// the batch being applied as one; when the meter refuses, Start or Apply stops at once and
-/// returns false, and the set must not be used again.
+/// Memory: each overlapping pair counts as 2 + 2 * (contact watches) entries in a ContentsMeter
+/// when one is given (the pair's two links in the partner table, and its rows in a snapshot),
+/// and each candidate pair of the batch being applied as one; when the meter refuses, Start or
+/// Apply stops at once and returns false, and the set must not be used again.
 class ContactSet {
  public:
   /// The contact watches (ids unique).
@@ -53,7 +53,7 @@ class ContactSet {
     return ((x.category & w.category_a) != 0 && (y.category & w.category_b) != 0) ||
            ((x.category & w.category_b) != 0 && (y.category & w.category_a) != 0);
   }
-  uint64_t PairWeight() const { return 2 * static_cast<uint64_t>(watches_.size()); }
+  uint64_t PairWeight() const { return 2 + 2 * static_cast<uint64_t>(watches_.size()); }
   // False when the meter refused the pair.
   bool Link(uint64_t x, uint64_t y, ContentsMeter* meter);
   void Unlink(uint64_t x, uint64_t y, ContentsMeter* meter);

@@ -15,7 +15,7 @@ namespace {
 
 // A batch's candidate array is kept for the next batch up to this many entries (larger ones are
 // freed: the meter counts them only while the batch is evaluated).
-constexpr size_t kKeptCandidates = 4096;
+constexpr size_t kKeptCandidates = 256;
 
 bool Tracks(const FenceSpec& fence, const Body& body) {
   return (fence.mask & body.category) != 0 && (body.mask & fence.category) != 0 &&

@@ -49,7 +49,7 @@ struct WatchLimits {
 /// GetServerStats reports). Units:
 /// - `fences`: fences plus contact watches registered;
 /// - `contents`: what the watches' state holds, counted per entry: each body inside each fence,
-///   each overlapping pair times its watcher's number of contact watches, and, while a batch is
+///   2 + 2 * (its watcher's contact watches) for each overlapping pair, and, while a batch is
 ///   evaluated, each (fence, body) or (body, body) candidate pair it produced;
 /// - `queued_bytes`: updates waiting in the watchers' queues (WatchQueue::UpdateBytes);
 /// - `backlog_bytes`: applied batches waiting to be evaluated (WatchHub::BatchBytes).

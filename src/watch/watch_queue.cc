@@ -9,7 +9,7 @@ WatchQueue::WatchQueue(size_t max_events, Allowance* queued_bytes)
 
 WatchQueue::~WatchQueue() {
   WriterLock lock(&mu_);
-  if (pool_ != nullptr) pool_->Give(queued_bytes_);
+  if (pool_ != nullptr) pool_->Give(queued_bytes_ + sending_bytes_);
 }
 
 size_t WatchQueue::UpdateBytes(const WatchUpdate& update) {
@@ -90,8 +90,19 @@ void WatchQueue::Close(WatchEnd why) {
   Notify();
 }
 
+void WatchQueue::SentLocked() {
+  if (pool_ != nullptr) pool_->Give(sending_bytes_);
+  sending_bytes_ = 0;
+}
+
+void WatchQueue::Sent() {
+  WriterLock lock(&mu_);
+  SentLocked();
+}
+
 bool WatchQueue::Pop(WatchMessage* out) {
   WriterLock lock(&mu_);
+  SentLocked();
   if (messages_.empty()) return false;
   *out = std::move(messages_.front());
   messages_.pop_front();
@@ -99,7 +110,8 @@ bool WatchQueue::Pop(WatchMessage* out) {
     queued_events_ -= update->events.size();
     const size_t bytes = UpdateBytes(*update);
     queued_bytes_ -= bytes;
-    if (pool_ != nullptr) pool_->Give(bytes);
+    // Still held while the consumer sends it.
+    sending_bytes_ = bytes;
   }
   return true;
 }
@@ -121,7 +133,7 @@ uint64_t WatchQueue::overflows() const {
 
 size_t WatchQueue::queued_bytes() const {
   WriterLock lock(&mu_);
-  return queued_bytes_;
+  return queued_bytes_ + sending_bytes_;
 }
 
 }  // namespace collide

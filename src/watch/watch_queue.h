@@ -28,10 +28,11 @@ enum class WatchEnd : uint8_t {
 /// The bounded queue between a watch's producer (the thread that evaluates its batches) and its
 /// consumer (the stream that sends the messages). It holds at most `max_events` events in
 /// updates, plus at most one snapshot; the bytes of its updates (UpdateBytes) are also taken
-/// from a shared allowance (the server's WatchBudget::queued_bytes) when one is given. When an
-/// update does not fit either bound, the producer replaces the whole queue by a resync snapshot
-/// of the current state (Replace), so memory stays bounded however slow the consumer is, and
-/// the consumer can always continue from what it gets. Thread-safe.
+/// from a shared allowance (the server's WatchBudget::queued_bytes) when one is given, and stay
+/// taken while the consumer sends the update it popped last (until its next Pop, or Sent). When
+/// an update does not fit either bound, the producer replaces the whole queue by a resync
+/// snapshot of the current state (Replace), so memory stays bounded however slow the consumer
+/// is, and the consumer can always continue from what it gets. Thread-safe.
 class WatchQueue {
  public:
   /// A queue of at most `max_events` queued events (>= 1) whose update bytes are taken from
@@ -66,19 +67,22 @@ class WatchQueue {
   void Close(WatchEnd why = WatchEnd::kSceneDeleted);
 
   /// Moves the oldest queued message into `*out` and returns true, or returns false when the
-  /// queue is empty.
+  /// queue is empty. Either way the update popped before is taken as sent.
   bool Pop(WatchMessage* out);
+  /// The update popped last has been sent: its bytes go back to the allowance.
+  void Sent();
   /// True once Close was called and every message was popped.
   bool Finished() const;
   /// Why Close was called (meaningful once Finished()).
   WatchEnd end_reason() const;
   /// How many times the queue was replaced by a resync.
   uint64_t overflows() const;
-  /// The bytes of the updates queued now.
+  /// The bytes of the updates queued now, and of the one being sent.
   size_t queued_bytes() const;
 
  private:
   void Notify();
+  void SentLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   const size_t max_events_;
   Allowance* const pool_;
@@ -90,6 +94,8 @@ class WatchQueue {
   std::deque<WatchMessage> messages_ ABSL_GUARDED_BY(mu_);
   size_t queued_events_ ABSL_GUARDED_BY(mu_) = 0;
   size_t queued_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // Bytes of the update popped last, until it is sent.
+  size_t sending_bytes_ ABSL_GUARDED_BY(mu_) = 0;
   bool closed_ ABSL_GUARDED_BY(mu_) = false;
   WatchEnd end_reason_ ABSL_GUARDED_BY(mu_) = WatchEnd::kSceneDeleted;
   uint64_t overflows_ ABSL_GUARDED_BY(mu_) = 0;

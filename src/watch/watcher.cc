@@ -3,17 +3,6 @@
 #include <utility>
 
 namespace collide {
-namespace {
-
-// Scratch event arrays are kept for the next batch up to this many events.
-constexpr size_t kKeptEvents = 4096;
-
-void TrimScratch(std::vector<WatchEvent>* events) {
-  if (events->capacity() > kKeptEvents) *events = std::vector<WatchEvent>();
-}
-
-}  // namespace
-
 Watcher::Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> contacts,
                  const WatcherOptions& options)
     : options_(options),
@@ -97,11 +86,21 @@ void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   WatchUpdate update;
   update.version = scene.version;
   update.tick = scene.tick;
-  update.events.reserve(fence_events_.size() + contact_events_.size());
-  update.events.insert(update.events.end(), fence_events_.begin(), fence_events_.end());
-  update.events.insert(update.events.end(), contact_events_.begin(), contact_events_.end());
-  TrimScratch(&fence_events_);
-  TrimScratch(&contact_events_);
+  // The event arrays move into the update: a watcher keeps no scratch between batches, so an
+  // idle watcher's memory does not depend on the largest batch it saw.
+  if (contact_events_.empty()) {
+    update.events = std::move(fence_events_);
+  } else if (fence_events_.empty()) {
+    update.events = std::move(contact_events_);
+  } else {
+    update.events.reserve(fence_events_.size() + contact_events_.size());
+    update.events.insert(update.events.end(), fence_events_.begin(), fence_events_.end());
+    update.events.insert(update.events.end(), contact_events_.begin(), contact_events_.end());
+  }
+  fence_events_ = std::vector<WatchEvent>();
+  contact_events_ = std::vector<WatchEvent>();
+  // Queued, the update holds what it needs (and is counted so in the queue's bytes).
+  update.events.shrink_to_fit();
   if (!queue_.TryPush(std::move(update))) {
     queue_.Replace(MakeSnapshot(scene));
     if (options_.budget != nullptr) {

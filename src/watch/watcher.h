@@ -88,7 +88,7 @@ class Watcher final : public SceneObserver {
   WatchQueue queue_;
   bool ended_ = false;
   std::shared_ptr<const Scene> scene_;
-  // Scratch of OnApplied.
+  // The events of the batch being applied (empty between batches: they move into the update).
   std::vector<WatchEvent> fence_events_;
   std::vector<WatchEvent> contact_events_;
 };

@@ -393,8 +393,8 @@ TEST(WatchDispatcher, AWatchThatWouldPassTheContentsLimitEndsAndGivesBackWhatItH
   Drain(*first);
   EXPECT_TRUE(first->queue().Finished());
 
-  // A contact watch counts two entries per pair and contact watch: the column's 39 overlapping
-  // neighbours (radius 0.2, 0.3 apart) are 78 entries, over the limit.
+  // A pair counts 2 + 2 entries per contact watch: the column's 39 overlapping neighbours
+  // (radius 0.2, 0.3 apart) are 156 entries for one contact watch, over the limit.
   UpdateBatch touching;
   for (uint64_t id = 1; id <= 40; ++id) {
     touching.ops.push_back(SetPoseOp(id, Pose{Quat::Identity(), {-30, 0.3f * id, 0}}));
@@ -410,15 +410,15 @@ TEST(WatchDispatcher, AWatchThatWouldPassTheContentsLimitEndsAndGivesBackWhatItH
   EXPECT_TRUE(contacts->ended());
   EXPECT_EQ(contacts->queue().end_reason(), WatchEnd::kContentsExhausted);
   EXPECT_EQ(budget.contents.used(), before);
-  // With room for them, the same pairs are held: 78 entries.
-  WatchDispatcher roomy(WatchDispatcher::Options{.limits = {.max_contents = 78}});
+  // With room for them, the same pairs are held: 156 entries.
+  WatchDispatcher roomy(WatchDispatcher::Options{.limits = {.max_contents = 156}});
   auto fits = std::make_shared<Watcher>(
       std::vector<FenceSpec>{}, std::vector<ContactWatchSpec>{{.id = 1}},
       WatcherOptions{.max_queued_events = 1 << 16, .budget = &roomy.budget()});
   auto a5 = roomy.Attach(scene, fits);
   roomy.WaitIdle();
   EXPECT_FALSE(fits->ended());
-  EXPECT_EQ(roomy.budget().contents.used(), 78u);
+  EXPECT_EQ(roomy.budget().contents.used(), 156u);
   std::vector<WatchMessage> pairs = Drain(*fits);
   ASSERT_EQ(pairs.size(), 1u);
   EXPECT_EQ(std::get<WatchSnapshot>(pairs[0]).contacts.size(), 39u);
