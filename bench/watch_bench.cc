@@ -1,36 +1,48 @@
 // Update throughput with standing queries: the same stream of move batches applied to the
-// reference scene with no watcher, with a watcher of no fences (the observer hook alone), with
-// a watcher of 10,000 fixed fences placed beside the bodies' cube (never reached: the cost of
-// the fence tree alone), with the same fences among the bodies, and with those plus a contact
-// watch, as moves per second and as ratios to the stream without a watcher measured in the same
-// run. Medians of several runs, the variants alternating within each run.
+// reference scene with no watcher, and with a watcher of no fences (the observer hook alone), of
+// 10,000 fixed fences placed beside the bodies' cube (never reached: the cost of the fence tree
+// alone), of the same fences among the bodies, and of those plus a contact watch, as moves per
+// second and as ratios to the stream without a watcher measured in the same run. Each watcher
+// runs either inline, on the writer's thread after every batch (Watcher::Attach), or as the
+// server runs it, on a WatchDispatcher's workers. Rates are per CPU second, so that other
+// processes on a shared machine do not move them: the writer's (its thread's CPU time over its
+// Apply calls: what an UpdateStream's acks wait for) and the whole work's (the process's CPU
+// time until the workers have evaluated every batch). Medians of several runs, the variants
+// alternating within each run.
 //
-//   collide-bench-watch [--bodies N] [--fences F] [--batch B] [--runs R]
+//   collide-bench-watch [--bodies N] [--fences F] [--batch B] [--runs R] [--threads T]
 
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <random>
 #include <vector>
 
 #include "bench/reference_scene.h"
 #include "scene/scene.h"
+#include "watch/watch_dispatcher.h"
 #include "watch/watcher.h"
 
 namespace collide::bench {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Options {
   int bodies = 20000;
   int fences = 10000;
   int batch = 1000;
   int runs = 5;
+  int threads = 2;
 };
+
+// CPU seconds of the calling thread, or of the whole process.
+double CpuSeconds(clockid_t clock) {
+  timespec t{};
+  clock_gettime(clock, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
 
 double Median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -58,12 +70,26 @@ std::vector<FenceSpec> MakeFences(int count, float side, float offset) {
   return fences;
 }
 
-enum class Variant { kNone, kEmptyWatcher, kFarFences, kFences, kFencesAndContacts };
+enum class Fences { kNone, kFar, kAmong, kAmongWithContacts };
+
+struct Variant {
+  const char* name;
+  bool watcher;
+  Fences fences;
+  bool dispatched;
+};
+
+struct Rates {
+  // Moves per CPU second of the writer's thread (its Apply calls), and of the whole process until
+  // every batch was evaluated for the watcher.
+  double writer = 0.0;
+  double total = 0.0;
+};
 
 // Builds the scene, attaches the variant's watcher, then applies every round of moves in
-// batches of `batch`; returns moves per second and counts the events.
-double Drive(const ReferenceScene& ref, const Options& o, const std::vector<FenceSpec>& fences,
-             const std::vector<FenceSpec>& far_fences, Variant variant, uint64_t* events) {
+// batches of `batch`; counts the events.
+Rates Drive(const ReferenceScene& ref, const Options& o, const std::vector<FenceSpec>& fences,
+            const std::vector<FenceSpec>& far_fences, const Variant& variant, uint64_t* events) {
   auto scene = std::make_shared<Scene>("bench", SceneOptions{});
   UpdateBatch create;
   for (size_t i = 0; i < ref.shapes.size(); ++i) {
@@ -71,18 +97,28 @@ double Drive(const ReferenceScene& ref, const Options& o, const std::vector<Fenc
         UpsertOp(BodyDesc{.id = i + 1, .shape = ref.shapes[i], .pose = ref.poses[i]}));
   }
   if (!scene->Apply(create).ok()) std::abort();
-  std::unique_ptr<Watcher> watcher;
-  if (variant != Variant::kNone) {
+  std::unique_ptr<WatchDispatcher> dispatcher;
+  std::shared_ptr<Watcher> watcher;
+  std::unique_ptr<WatchDispatcher::Attachment> attachment;
+  if (variant.watcher) {
     std::vector<FenceSpec> f;
-    if (variant == Variant::kFarFences) {
+    if (variant.fences == Fences::kFar) {
       f = far_fences;
-    } else if (variant != Variant::kEmptyWatcher) {
+    } else if (variant.fences != Fences::kNone) {
       f = fences;
     }
     std::vector<ContactWatchSpec> contacts;
-    if (variant == Variant::kFencesAndContacts) contacts.push_back(ContactWatchSpec{.id = 1});
-    watcher = std::make_unique<Watcher>(std::move(f), std::move(contacts), 1 << 20);
-    if (!watcher->Attach(scene).ok()) std::abort();
+    if (variant.fences == Fences::kAmongWithContacts) contacts.push_back(ContactWatchSpec{.id = 1});
+    // A queue that never overflows: every event is counted.
+    watcher = std::make_shared<Watcher>(std::move(f), std::move(contacts), size_t{1} << 28);
+    if (variant.dispatched) {
+      dispatcher = std::make_unique<WatchDispatcher>(
+          WatchDispatcher::Options{.threads = static_cast<size_t>(o.threads)});
+      attachment = dispatcher->Attach(scene, watcher);
+      dispatcher->WaitIdle();
+    } else if (!watcher->Attach(scene).ok()) {
+      std::abort();
+    }
   }
   WatchMessage message;
   auto drain = [&] {
@@ -96,7 +132,8 @@ double Drive(const ReferenceScene& ref, const Options& o, const std::vector<Fenc
   const int n = static_cast<int>(poses.size());
   UpdateBatch batch;
   int64_t moves = 0;
-  const Clock::time_point start = Clock::now();
+  const double writer_start = CpuSeconds(CLOCK_THREAD_CPUTIME_ID);
+  const double process_start = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID);
   for (int round = 0; round < ref.rounds; ++round) {
     for (int begin = 0; begin < n; begin += o.batch) {
       batch.ops.clear();
@@ -106,11 +143,18 @@ double Drive(const ReferenceScene& ref, const Options& o, const std::vector<Fenc
       }
       if (!scene->Apply(batch).ok()) std::abort();
       moves += static_cast<int64_t>(batch.ops.size());
-      drain();
+      if (dispatcher == nullptr) drain();
     }
   }
-  const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(moves) / seconds;
+  const double writer_seconds = CpuSeconds(CLOCK_THREAD_CPUTIME_ID) - writer_start;
+  if (dispatcher != nullptr) {
+    dispatcher->WaitIdle();
+    drain();
+  }
+  const double process_seconds = CpuSeconds(CLOCK_PROCESS_CPUTIME_ID) - process_start;
+  if (watcher != nullptr && watcher->queue().overflows() > 0) std::abort();
+  return Rates{.writer = static_cast<double>(moves) / writer_seconds,
+               .total = static_cast<double>(moves) / process_seconds};
 }
 
 int Main(int argc, char** argv) {
@@ -124,8 +168,12 @@ int Main(int argc, char** argv) {
       o.batch = std::atoi(argv[i + 1]);
     } else if (!std::strcmp(argv[i], "--runs")) {
       o.runs = std::atoi(argv[i + 1]);
+    } else if (!std::strcmp(argv[i], "--threads")) {
+      o.threads = std::max(1, std::atoi(argv[i + 1]));
     } else {
-      std::fprintf(stderr, "usage: %s [--bodies N] [--fences F] [--batch B] [--runs R]\n", argv[0]);
+      std::fprintf(stderr,
+                   "usage: %s [--bodies N] [--fences F] [--batch B] [--runs R] [--threads T]\n",
+                   argv[0]);
       return 2;
     }
   }
@@ -136,25 +184,38 @@ int Main(int argc, char** argv) {
   const std::vector<FenceSpec> far_fences = MakeFences(o.fences, side, 2.0f * side);
   std::printf(
       "reference scene: %d bodies, side %.0f; 8 rounds of moving every body, %d moves per "
-      "batch; %d fixed fences; median of %d runs\n",
-      o.bodies, side, o.batch, o.fences, o.runs);
-  const Variant variants[] = {Variant::kNone, Variant::kEmptyWatcher, Variant::kFarFences,
-                              Variant::kFences, Variant::kFencesAndContacts};
-  const char* names[] = {"no watcher", "watcher, no fences", "watcher, fences elsewhere",
-                         "watcher, fences", "watcher, fences + contacts"};
-  std::vector<std::vector<double>> rates(std::size(variants));
+      "batch; %d fixed fences; dispatched watchers on %d worker threads; median of %d runs\n",
+      o.bodies, side, o.batch, o.fences, o.threads, o.runs);
+  const Variant variants[] = {
+      {"no watcher", false, Fences::kNone, false},
+      {"inline: no fences", true, Fences::kNone, false},
+      {"inline: fences elsewhere", true, Fences::kFar, false},
+      {"inline: fences", true, Fences::kAmong, false},
+      {"inline: fences + contacts", true, Fences::kAmongWithContacts, false},
+      {"dispatched: no fences", true, Fences::kNone, true},
+      {"dispatched: fences elsewhere", true, Fences::kFar, true},
+      {"dispatched: fences", true, Fences::kAmong, true},
+      {"dispatched: fences + contacts", true, Fences::kAmongWithContacts, true},
+  };
+  std::vector<std::vector<double>> writer(std::size(variants));
+  std::vector<std::vector<double>> total(std::size(variants));
   std::vector<uint64_t> events(std::size(variants));
   for (int run = 0; run < o.runs; ++run) {
     for (size_t v = 0; v < std::size(variants); ++v) {
       uint64_t e = 0;
-      rates[v].push_back(Drive(ref, o, fences, far_fences, variants[v], &e));
+      const Rates rates = Drive(ref, o, fences, far_fences, variants[v], &e);
+      writer[v].push_back(rates.writer);
+      total[v].push_back(rates.total);
       events[v] = e;
     }
   }
-  const double base = Median(rates[0]);
-  std::printf("%-28s %12s %8s %14s\n", "variant", "moves/s", "ratio", "events/run");
+  const double base = Median(writer[0]);
+  const double total_base = Median(total[0]);
+  std::printf("%-31s %13s %7s %13s %7s %11s\n", "variant", "writer mv/cpu", "ratio", "total mv/cpu",
+              "ratio", "events/run");
   for (size_t v = 0; v < std::size(variants); ++v) {
-    std::printf("%-28s %12.0f %8.2f %14llu\n", names[v], Median(rates[v]), Median(rates[v]) / base,
+    std::printf("%-31s %13.0f %7.2f %13.0f %7.2f %11llu\n", variants[v].name, Median(writer[v]),
+                Median(writer[v]) / base, Median(total[v]), Median(total[v]) / total_base,
                 static_cast<unsigned long long>(events[v]));
   }
   return 0;
