@@ -24,7 +24,9 @@ WatchDispatcher::~WatchDispatcher() {
     hubs.swap(hubs_);
     ready_.clear();
   }
-  for (auto& [scene, hub] : hubs) hub->Unregister();
+  // Attachments that outlive the dispatcher then detach from a retired hub, which schedules
+  // nothing.
+  for (auto& [scene, hub] : hubs) hub->Shutdown();
 }
 
 std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::Attach(

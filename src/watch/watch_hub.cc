@@ -188,6 +188,15 @@ bool WatchHub::TryRetire() {
   return true;
 }
 
+void WatchHub::Shutdown() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    retired_ = true;
+    DropBacklogLocked();
+  }
+  Unregister();
+}
+
 void WatchHub::Unregister() {
   if (registered_) scene_->RemoveObserver(this);
   registered_ = false;

@@ -73,6 +73,9 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   bool TryRetire();
   /// Unregisters from the scene: once it returns, no OnApplied runs.
   void Unregister();
+  /// Retires the hub whatever it holds and unregisters it (the dispatcher is going away): it
+  /// accepts and schedules nothing from then on.
+  void Shutdown();
 
   void OnApplied(const AppliedBatch& batch, const SceneView& scene) override;
   void OnDeleted() override;

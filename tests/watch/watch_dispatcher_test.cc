@@ -519,6 +519,21 @@ TEST(WatchDispatcher, DeletingTheSceneClosesItsWatchersAfterTheirLastUpdateAndHu
   EXPECT_GE(std::get<WatchSnapshot>(messages[0]).version, applied);
 }
 
+TEST(WatchDispatcher, AnAttachmentMayOutliveItsDispatcher) {
+  auto scene = ColumnScene();
+  auto dispatcher = std::make_unique<WatchDispatcher>(WatchDispatcher::Options{});
+  auto watcher = std::make_shared<Watcher>(Plates(), std::vector<ContactWatchSpec>{}, 1 << 16);
+  auto attachment = dispatcher->Attach(scene, watcher);
+  dispatcher->WaitIdle();
+  dispatcher.reset();
+  // The scene has no observer left, and the detach schedules nothing.
+  ASSERT_TRUE(scene->Apply(Sweep(1, 40, 10.0f)).ok());
+  attachment.reset();
+  std::vector<WatchMessage> got = Drain(*watcher);
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(std::holds_alternative<WatchSnapshot>(got[0]));
+}
+
 TEST(Allowance, TakesOnlyWhatFitsUpToTheLargestLimit) {
   Allowance none(0);
   EXPECT_TRUE(none.TryTake(0));
