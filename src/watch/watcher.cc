@@ -62,8 +62,8 @@ WatchSnapshot Watcher::MakeSnapshot(const SceneView& scene) const {
 
 void Watcher::Exhausted() {
   ended_ = true;
-  queue_.Close(WatchEnd::kContentsExhausted);
-  // The state is useless now: free it (and its entries in the budget) at once.
+  // The state is useless now: free it (and its entries in the budget) at once, before the
+  // consumer learns that the watch is over.
   fences_ = FenceSet({});
   contacts_ = ContactSet({});
   meter_.Remove(meter_.in_use());
@@ -73,6 +73,7 @@ void Watcher::Exhausted() {
   if (options_.budget != nullptr) {
     options_.budget->exhausted.fetch_add(1, std::memory_order_relaxed);
   }
+  queue_.Close(WatchEnd::kContentsExhausted);
 }
 
 void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {

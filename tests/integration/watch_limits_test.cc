@@ -182,14 +182,33 @@ absl::Status FirstReadStatus(client::Client& client, const v1::WatchRequest& req
   return (*watch)->Read().status();
 }
 
-// A channel with its own HTTP/2 connection.
-std::shared_ptr<grpc::Channel> NewConnection(const std::string& address, int id) {
+// A channel with its own HTTP/2 connection whose flow-control windows stay at 64 KiB (no BDP
+// probing to grow them), so that a client that stops reading stops the server's writes soon.
+std::shared_ptr<grpc::Channel> NewSmallWindowConnection(const std::string& address, int id) {
   grpc::ChannelArguments args;
   args.SetInt("collide.watch_limits_connection", id);
   args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 << 10);
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
+
+// True when this test (and so, in the same build, the server) runs under a sanitizer, whose
+// shadow memory and quarantine of freed blocks make the server's RSS say nothing about the
+// bound.
+constexpr bool kSanitized =
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+    true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+    true;
+#else
+    false;
+#endif
+#else
+    false;
+#endif
 
 TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
   auto server = StartServer({"--max_streams=100"});
@@ -353,7 +372,7 @@ TEST(WatchLimits, AClientThatStopsReadingBlocksNoWriterAndIsEndedByTheStallWatch
   MakeColumn(*client, kBodies);
   const v1::WatchRequest request = PlatesRequest();
   // The stalled client: its own connection; it reads the snapshot and nothing more.
-  auto stalled_stub = v1::Collide::NewStub(NewConnection(server->address(), 1));
+  auto stalled_stub = v1::Collide::NewStub(NewSmallWindowConnection(server->address(), 1));
   grpc::ClientContext stalled_context;
   stalled_context.set_deadline(std::chrono::system_clock::now() + seconds(120));
   stalled_context.AddMetadata("x-collide-scene", "arena");
@@ -526,7 +545,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
   uint64_t last = 0;
   uint64_t most_rss = server->RssBytes();
   v1::GetServerStatsResponse most;
-  for (int b = 0; b < 40; ++b) {
+  for (int b = 0; b < 20; ++b) {
     v1::UpdateBatch batch;
     batch.set_scene("arena");
     client::AddMove(1, MakePose(MakeVec3(b % 2 == 0 ? 0.0f : 1.0f, 0, 0)), batch.mutable_moves());
@@ -599,8 +618,12 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
       static_cast<unsigned long long>(during.watch_resyncs()),
       static_cast<unsigned long long>(during.streams_stalled()));
   std::fflush(stdout);
-  EXPECT_LE(most_rss, before + bound);
-  EXPECT_LE(after, before + bound);
+  if (kSanitized) {
+    std::printf("watch storm: sanitizer build, the RSS bound is not checked\n");
+  } else {
+    EXPECT_LE(most_rss, before + bound);
+    EXPECT_LE(after, before + bound);
+  }
   EXPECT_EQ(after_stats.watch_streams(), 0u);
   EXPECT_EQ(after_stats.watch_contents(), 0u);
   EXPECT_TRUE(IsOk(client->GetScene("arena")));
