@@ -13,6 +13,8 @@
 #include "absl/strings/match.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
+#include "grpcpp/create_channel.h"
+#include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
 #include "integration/test_util.h"
@@ -213,7 +215,18 @@ TEST(Watch, ASlowWatcherGetsAResyncAndEndsInTheRightState) {
   // The room bodies end in.
   *request.add_fences() = MakeFence(900, MakeBox(5, 200, 5), MakePose(MakeVec3(40, 0, 0)));
   request.set_max_queued_events(2 * kBodies * kPlates);
-  auto watch = client->Watch(request);
+  // The watcher's own connection keeps 64 KiB flow-control windows (no BDP probing to grow
+  // them): the transport holds less than one update, so falling behind fills the server's queue
+  // however fast the server evaluates and sends.
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  args.SetInt(GRPC_ARG_HTTP2_BDP_PROBE, 0);
+  args.SetInt(GRPC_ARG_HTTP2_STREAM_LOOKAHEAD_BYTES, 64 << 10);
+  client::Client slow(
+      grpc::CreateCustomChannel(server->address(), grpc::InsecureChannelCredentials(), args),
+      client::ClientOptions{});
+  auto watch = slow.Watch(request);
   ASSERT_TRUE(IsOk(watch));
   // Read only the starting snapshot, then fall behind: every batch sweeps every body through
   // every plate (enter + exit each), far more than the queue and the transport's buffers hold.
