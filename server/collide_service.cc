@@ -493,6 +493,9 @@ void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) cons
     response->set_watch_exhausted(budget.exhausted.load(std::memory_order_relaxed));
   }
   response->set_scenes(static_cast<uint32_t>(context_.db->scenes().size()));
+  const StoreStats store = context_.db->stats();
+  response->set_sync_lag_us(static_cast<uint64_t>(store.last_sync_lag.count()));
+  response->set_max_sync_lag_us(static_cast<uint64_t>(store.max_sync_lag.count()));
   const absl::Status writable = context_.db->write_status();
   response->set_writable(writable.ok());
   if (!writable.ok()) response->set_write_error(std::string(writable.message()));

@@ -10,7 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/strip.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 #include "server/status_convert.h"
 
 namespace collide {
@@ -474,7 +474,21 @@ absl::Status TranslateOpError(
   size_t index = 0;
   absl::string_view field, rest;
   if (ParseOpPath(status.message(), &index, &field, &rest)) {
-    return absl::Status(status.code(), absl::StrCat(name(index, field), rest));
+    // The explanation may name another op ("first by ops[3]"): in the request's own words too.
+    std::string explanation;
+    while (!rest.empty()) {
+      const size_t at = rest.find("ops[");
+      const size_t close = at == absl::string_view::npos ? at : rest.find(']', at);
+      uint64_t other = 0;
+      if (close == absl::string_view::npos ||
+          !absl::SimpleAtoi(rest.substr(at + 4, close - at - 4), &other)) {
+        absl::StrAppend(&explanation, rest);
+        break;
+      }
+      absl::StrAppend(&explanation, rest.substr(0, at), name(static_cast<size_t>(other), ""));
+      rest.remove_prefix(close + 1);
+    }
+    return absl::Status(status.code(), absl::StrCat(name(index, field), explanation));
   }
   if (absl::StartsWith(status.message(), "scene \"")) return PrefixStatus(status, "scene: ");
   return status;
@@ -485,11 +499,12 @@ absl::Status TranslateUpdateError(const absl::Status& status, const v1::UpdateBa
   return TranslateOpError(status, [&](size_t i, absl::string_view field) -> std::string {
     if (i >= op_count) {
       const size_t k = i - op_count;
-      if (field == "body_id") return absl::StrCat("moves.ids[", k, "]");
+      if (field.empty() || field == "body_id") return absl::StrCat("moves.ids[", k, "]");
       return absl::StrCat("moves.poses[", k, "]");
     }
     const v1::UpdateOp& op = proto.ops(static_cast<int>(i));
     const std::string at = absl::StrCat("ops[", i, "]");
+    if (field.empty()) return at;
     switch (op.op_case()) {
       case v1::UpdateOp::kUpsert:
         return absl::StrCat(at, ".upsert.", field == "body_id" ? "id" : field);
@@ -523,6 +538,7 @@ absl::Status UpsertRequestToBatch(const v1::UpsertBodiesRequest& request,
 
 absl::Status TranslateUpsertError(const absl::Status& status) {
   return TranslateOpError(status, [](size_t i, absl::string_view field) -> std::string {
+    if (field.empty()) return absl::StrCat("bodies[", i, "]");
     return absl::StrCat("bodies[", i, "].", field == "body_id" ? "id" : field);
   });
 }

@@ -6,8 +6,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "scene/query_ticks.h"
-#include "scene/status_macros.h"
 #include "server/proto_convert.h"
 #include "server/query_answer.h"
 #include "server/scene_header.h"

@@ -6,7 +6,7 @@
 
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 #include "server/proto_convert.h"
 #include "server/status_convert.h"
 #include "server/wire_message.h"

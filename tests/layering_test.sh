@@ -32,13 +32,15 @@ check() {  # check <folder> <allowed project prefixes...>; angle includes must b
     fi
   done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include' "$root/$dir" --include='*.h' --include='*.cc' | sed -E 's/:[0-9]+:/:/')
 }
+# The base layer: Abseil and the standard library only.
+check src/base base absl
 check src/geom geom
 check src/bvh geom bvh
 check src/query geom bvh query
 # The scene layer may also use Abseil; the store adds the generated protobuf code.
-check src/scene geom bvh query scene absl
+check src/scene base geom bvh query scene absl
 # The watch layer (standing queries) sits on the scene layer.
-check src/watch geom bvh query scene watch absl
-check src/store geom bvh query scene store absl collide/v1 google/protobuf
+check src/watch base geom bvh query scene watch absl
+check src/store base geom bvh query scene store absl collide/v1 google/protobuf
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

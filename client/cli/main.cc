@@ -16,6 +16,7 @@
 #include "client/cli/command.h"
 #include "client/cli/output.h"
 #include "client/cpp/client.h"
+#include "client/cpp/grpc_runtime.h"
 
 namespace collide::cli {
 namespace {
@@ -214,4 +215,7 @@ int Run(int argc, char** argv) {
 }  // namespace
 }  // namespace collide::cli
 
-int main(int argc, char** argv) { return collide::cli::Run(argc, argv); }
+int main(int argc, char** argv) {
+  collide::client::GrpcRuntime grpc;
+  return collide::cli::Run(argc, argv);
+}

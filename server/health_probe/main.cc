@@ -2,6 +2,8 @@
 // exits 0 only when the answer is SERVING (1 otherwise), printing one line about the outcome:
 // the container HEALTHCHECK of docker/Dockerfile. The health service needs no token.
 
+#include <grpc/grpc.h>
+
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -110,5 +112,9 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
-  return collide::Main();
+  // gRPC shut down here, on this thread, before exit: see client/cpp/grpc_runtime.h.
+  grpc_init();
+  int code = collide::Main();
+  grpc_shutdown_blocking();
+  return code;
 }

@@ -5,7 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 
 namespace collide {
 namespace {

@@ -4,7 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 
 namespace collide {
 namespace {

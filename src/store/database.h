@@ -15,7 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "scene/rw_mutex.h"
+#include "base/rw_mutex.h"
 #include "scene/scene.h"
 #include "scene/scene_options.h"
 #include "scene/scene_registry.h"

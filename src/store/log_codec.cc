@@ -1,7 +1,7 @@
 #include "store/log_codec.h"
 
 #include "absl/strings/str_cat.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 
 namespace collide {
 namespace {

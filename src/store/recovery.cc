@@ -6,8 +6,8 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "scene/scene_registry.h"
-#include "scene/status_macros.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/snapshot_file.h"

@@ -1,7 +1,7 @@
 #include "store/snapshot_file.h"
 
 #include "absl/strings/str_cat.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 #include "store/record_format.h"
 #include "store/store_files.h"
 

@@ -8,6 +8,7 @@
 #include "geom/overlap.h"
 #include "geom/penetration.h"
 #include "geom/shape_cast.h"
+#include "query/query_engine.h"
 #include "watch/batch_lookup.h"
 
 namespace collide {
@@ -77,11 +78,14 @@ bool FenceSet::Start(const SceneView& scene, ContentsMeter* meter) {
       if (host == nullptr) continue;
       f.active = true;
       f.pose = Compose(host->pose, f.spec.pose);
-      f.proxy = attached_tree_.CreateProxy(Bounds(f.spec.shape, f.pose), i, ~0u);
+      const Aabb box = Bounds(f.spec.shape, f.pose);
+      magnitude_ = std::max(magnitude_, Magnitude(box));
+      f.proxy = attached_tree_.CreateProxy(box, i, ~0u);
     } else {
       f.active = true;
       f.pose = f.spec.pose;
       boxes.push_back(Bounds(f.spec.shape, f.pose));
+      magnitude_ = std::max(magnitude_, Magnitude(boxes.back()));
       users.push_back(i);
       categories.push_back(~0u);
       fixed.push_back(i);
@@ -161,6 +165,7 @@ bool FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
         if (m.active_after) {
           m.box = m.active_before ? MotionBox(f.spec.shape, m.before, m.after)
                                   : Bounds(f.spec.shape, m.after);
+          magnitude_ = std::max(magnitude_, Magnitude(m.box));
           if (f.proxy == kNullProxy) {
             f.proxy = attached_tree_.CreateProxy(m.box, index, ~0u);
           } else {
@@ -216,6 +221,9 @@ bool FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
       }
       return true;
     };
+    // Padded like every broad phase, so a touching contact the narrow phase sees is a
+    // candidate however the boxes rounded (query/query_engine.h, RoundingPad).
+    box = Expand(box, RoundingPad(std::max(magnitude_, Magnitude(box))));
     fixed_tree_.QueryAabb(box, ~0u, add);
     if (!refused) attached_tree_.QueryAabb(box, ~0u, add);
     if (refused) return finish(false);

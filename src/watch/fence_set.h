@@ -108,6 +108,9 @@ class FenceSet {
   // Tree user data = index into fences_.
   DynamicTree fixed_tree_;
   DynamicTree attached_tree_;
+  // The largest coordinate magnitude of any box put in the fence trees (never decreases): with
+  // the world's, what the broad phases' rounding pad scales with (query/query_engine.h).
+  float magnitude_ = 0.0f;
   // Host body id -> its fences.
   absl::flat_hash_map<uint64_t, std::vector<uint32_t>> attached_;
   // Per fence: its index into motions_ during a batch, or -1.

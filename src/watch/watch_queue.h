@@ -8,7 +8,7 @@
 #include <variant>
 
 #include "absl/base/thread_annotations.h"
-#include "scene/rw_mutex.h"
+#include "base/rw_mutex.h"
 #include "watch/watch_budget.h"
 #include "watch/watch_types.h"
 

@@ -34,6 +34,7 @@
 #include "gtest/gtest.h"
 #include "integration/raw_call.h"
 #include "integration/server_process.h"
+#include "sanitizers.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {
@@ -49,11 +50,7 @@ constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr auto kCallDeadline = std::chrono::seconds(10);
 // The server's resident memory must stay below this throughout (it is a few tens of MB here; the
 // poison batches this test guards against grew it by gigabytes). Sanitizers inflate RSS.
-#if defined(__SANITIZE_ADDRESS__)
-constexpr uint64_t kRssCeilingBytes = 1536ull << 20;
-#else
-constexpr uint64_t kRssCeilingBytes = 512ull << 20;
-#endif
+constexpr uint64_t kRssCeilingBytes = (testing::kSanitized ? 1536ull : 512ull) << 20;
 
 const std::vector<uint64_t>& U64Values() {
   static const std::vector<uint64_t> values = {

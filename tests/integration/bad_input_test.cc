@@ -338,6 +338,15 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
                                    Sphere(12, -1, At(2, 0, 0))}))
              .status();
        }},
+      // The whole message: the other body it names is in the request's words (bodies[0]).
+      {"upsert one id twice", StatusCode::kInvalidArgument,
+       "bodies[2].id: body 10 is upserted twice in one batch (first by bodies[0])",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({Sphere(10, 1, At(0, 0, 0)), Sphere(11, 1, At(1, 0, 0)),
+                                   Sphere(10, 1, At(2, 0, 0))}))
+             .status();
+       }},
       {"upsert infinite radius", StatusCode::kInvalidArgument, "bodies[0].shape.sphere.radius",
        [&] { return admin().UpsertBodies(Upsert({Sphere(10, kInf, At(0, 0, 0))})).status(); }},
       {"upsert zero quaternion", StatusCode::kInvalidArgument, "bodies[0].pose.rotation",

@@ -448,6 +448,9 @@ TEST_F(ChaosTest, SigkillUnderLoadKeepsEveryAcknowledgedWrite) {
     const std::string scene = w == kWriters ? "s0" : absl::StrCat("s", w);
     std::vector<uint64_t> ids;
     for (uint64_t sequence : acked[w]) ids.push_back(w == kWriters ? 1000000 + sequence : sequence);
+    // A writer the load starved may have no acknowledgement before the kill: nothing of its to
+    // check (and GetBodies with no ids would answer every body of the scene).
+    if (ids.empty()) continue;
     auto got = client->GetBodies(scene, ids);
     ASSERT_TRUE(IsOk(got));
     EXPECT_EQ(got->missing_ids_size(), 0) << "writer " << w << " lost acknowledged bodies";

@@ -30,15 +30,8 @@
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
 #include "integration/test_util.h"
+#include "sanitizers.h"
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define COLLIDE_TEST_ASAN 1
-#endif
-#endif
-#if defined(__SANITIZE_ADDRESS__)
-#define COLLIDE_TEST_ASAN 1
-#endif
 
 namespace collide::integration {
 namespace {
@@ -51,11 +44,8 @@ using client::MakeVec3;
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-#ifdef COLLIDE_TEST_ASAN
-constexpr bool kCheckRss = false;
-#else
-constexpr bool kCheckRss = true;
-#endif
+// A sanitizer's shadow memory and quarantine make RSS say nothing about the bounds.
+constexpr bool kCheckRss = !testing::kSanitized;
 
 constexpr uint64_t kMiB = 1 << 20;
 

@@ -2,15 +2,20 @@
 // graceful stop (SIGTERM, exit 0) and after SIGKILL right after acknowledged writes (durability
 // always and periodic: both are on the operating system once acknowledged).
 
+#include <chrono>
 #include <csignal>
 #include <map>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
+#include "collide/v1/collide.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
 #include "integration/server_process.h"
@@ -202,6 +207,39 @@ TEST(Restart, SigkillKeepsAcknowledgedAlwaysAndPeriodicWrites) {
   ASSERT_TRUE(IsOk((*server)->Restart()));
   client = (*server)->NewClient();
   ExpectSame(Observe(*client), again);
+}
+
+// Under `periodic` a machine crash loses what waited for its fsync; the server measures that
+// wait and GetServerStats reports it. The timer fsyncs one interval after the first write it
+// covers, so the oldest record of each fsync waited at least the interval.
+TEST(Restart, GetServerStatsReportsHowLongPeriodicWritesWaitedForTheirFsync) {
+  constexpr int kIntervalMs = 300;
+  ServerConfig config;
+  config.extra_flags = {"--durability=periodic", absl::StrCat("--sync_interval_ms=", kIntervalMs)};
+  auto server = ServerProcess::Start(config);
+  ASSERT_TRUE(IsOk(server));
+  auto client = (*server)->NewClient();
+  auto stub = v1::Collide::NewStub(client->channel());
+  auto stats = [&] {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+    v1::GetServerStatsResponse response;
+    grpc::Status status = stub->GetServerStats(&context, v1::GetServerStatsRequest(), &response);
+    EXPECT_TRUE(status.ok()) << status.error_message();
+    return response;
+  };
+  v1::GetServerStatsResponse before = stats();
+  Populate(*client, v1::DURABILITY_DEFAULT, "periodic");
+  // Poll until an fsync has covered the writes (the timer's first tick after them).
+  v1::GetServerStatsResponse after = stats();
+  for (int i = 0; i < 200 && after.max_sync_lag_us() < kIntervalMs * 1000; ++i) {
+    absl::SleepFor(absl::Milliseconds(50));
+    after = stats();
+  }
+  EXPECT_LE(before.max_sync_lag_us(), after.max_sync_lag_us());
+  EXPECT_GE(after.max_sync_lag_us(), kIntervalMs * 1000u);
+  EXPECT_GT(after.sync_lag_us(), 0u);
+  EXPECT_LE(after.sync_lag_us(), after.max_sync_lag_us());
 }
 
 }  // namespace

@@ -34,6 +34,7 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
+#include "sanitizers.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {
@@ -194,21 +195,7 @@ std::shared_ptr<grpc::Channel> NewSmallWindowConnection(const std::string& addre
   return grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
 }
 
-// True when this test (and so, in the same build, the server) runs under a sanitizer, whose
-// shadow memory and quarantine of freed blocks make the server's RSS say nothing about the
-// bound.
-constexpr bool kSanitized =
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-    true;
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
-    true;
-#else
-    false;
-#endif
-#else
-    false;
-#endif
+using collide::testing::kSanitized;
 
 TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
   auto server = StartServer({"--max_streams=100"});

@@ -168,6 +168,19 @@ TEST(UnaryWrites, ConvertAndTranslateWithRequestPaths) {
               absl::StatusCode::kResourceExhausted, "bodies", "too many bodies");
   ExpectError(TranslateUpsertError(absl::InvalidArgumentError("ops[1].body_id: twice")),
               absl::StatusCode::kInvalidArgument, "bodies[1].id", "duplicate");
+  // The other op an explanation names is in the request's words too: an UpsertBodiesRequest
+  // has bodies, not ops.
+  EXPECT_EQ(TranslateUpsertError(
+                absl::InvalidArgumentError(
+                    "ops[2].body_id: body 8 is upserted twice in one batch (first by ops[0])"))
+                .message(),
+            "bodies[2].id: body 8 is upserted twice in one batch (first by bodies[0])");
+  EXPECT_EQ(TranslateUpdateError(
+                absl::InvalidArgumentError(
+                    "ops[1].body_id: body 1 is upserted twice in one batch (first by ops[0])"),
+                Parse<v1::UpdateBatch>("ops { upsert { id: 1 } } ops { upsert { id: 1 } }"))
+                .message(),
+            "ops[1].upsert.id: body 1 is upserted twice in one batch (first by ops[0])");
   ExpectError(RemoveRequestToBatch(Parse<v1::RemoveBodiesRequest>("ids: [1, 2, 3, 4, 5]"),
                                    TestLimits(), &batch),
               absl::StatusCode::kResourceExhausted, "ids", "too many ids");

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "scene/status_macros.h"
+#include "base/status_macros.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/store_files.h"

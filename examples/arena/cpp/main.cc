@@ -31,6 +31,7 @@
 #include "absl/time/time.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
+#include "client/cpp/grpc_runtime.h"
 #include "client/cpp/grpc_status.h"
 #include "client/cpp/resilient_update_writer.h"
 
@@ -310,6 +311,7 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
+  collide::client::GrpcRuntime grpc;
 
   collide::arena::Config config;
   config.address = absl::GetFlag(FLAGS_address);

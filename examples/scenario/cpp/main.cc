@@ -23,6 +23,7 @@
 #include "absl/strings/str_cat.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
+#include "client/cpp/grpc_runtime.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
 ABSL_FLAG(std::string, scene, "scenario",
@@ -157,5 +158,6 @@ int main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
+  collide::client::GrpcRuntime grpc;
   return collide::scenario::Run(absl::GetFlag(FLAGS_address), absl::GetFlag(FLAGS_scene));
 }

@@ -1,8 +1,8 @@
 #pragma once
 
 // Early-return helpers for absl::Status and absl::StatusOr (the Abseil release in Debian 12 has
-// none of its own). They live in the lowest layer that may use Abseil, the scene layer; the
-// geometry, tree and query layers never return statuses.
+// none of its own). The geometry, tree and query layers never return statuses; every layer from
+// the scene up uses these.
 
 #include <utility>
 
