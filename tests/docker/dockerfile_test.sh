@@ -46,8 +46,8 @@ for run in "${runs[@]}"; do
 done
 [ $saw_install -eq 1 ] || fail "the build stage does not install through scripts/lib/setup.sh"
 [ $saw_test -eq 1 ] || fail "the build stage does not run ./scripts/test"
-# CI's first step is the same script.
-grep -qxF './scripts/test' "$root/.ci/run" || fail ".ci/run no longer runs ./scripts/test"
+# CI's first step is the same script (run bare or through .ci/run's timing wrapper `stage`).
+grep -qxE '(stage )?\./scripts/test' "$root/.ci/run" || fail ".ci/run no longer runs ./scripts/test"
 # No step anywhere invokes a compiler or build tool directly.
 if grep -E '^RUN ' <<<"$instructions" |
    grep -Ew 'cmake|make|ninja|g\+\+|gcc|c\+\+|clang|clang\+\+|protoc|ctest' >/dev/null; then
