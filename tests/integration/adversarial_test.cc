@@ -34,8 +34,8 @@
 #include "gtest/gtest.h"
 #include "integration/raw_call.h"
 #include "integration/server_process.h"
-#include "sanitizers.h"
 #include "integration/test_util.h"
+#include "sanitizers.h"
 
 namespace collide::integration {
 namespace {
@@ -746,6 +746,24 @@ const std::string kTruncated = std::string("\x0a\x64xy", 4);
 const std::string kEndlessVarint =
     std::string("\x08\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff", 12);
 
+// Every unary rpc of collide.v1.Collide and its request type.
+const std::map<std::string, std::string>& UnaryMethods() {
+  static const std::map<std::string, std::string> methods = {
+      {"CreateScene", "collide.v1.CreateSceneRequest"},
+      {"DeleteScene", "collide.v1.DeleteSceneRequest"},
+      {"ListScenes", "collide.v1.ListScenesRequest"},
+      {"GetScene", "collide.v1.GetSceneRequest"},
+      {"UpsertBodies", "collide.v1.UpsertBodiesRequest"},
+      {"RemoveBodies", "collide.v1.RemoveBodiesRequest"},
+      {"GetBodies", "collide.v1.GetBodiesRequest"},
+      {"Raycast", "collide.v1.RaycastRequest"},
+      {"SphereCast", "collide.v1.SphereCastRequest"},
+      {"Overlap", "collide.v1.OverlapRequest"},
+      {"GetServerStats", "collide.v1.GetServerStatsRequest"},
+  };
+  return methods;
+}
+
 class MalformedTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -795,19 +813,7 @@ class MalformedTest : public ::testing::Test {
 };
 
 TEST_F(MalformedTest, EveryUnaryRpcRefusesABodyThatDoesNotParse) {
-  const std::map<std::string, std::string> methods = {
-      {"CreateScene", "collide.v1.CreateSceneRequest"},
-      {"DeleteScene", "collide.v1.DeleteSceneRequest"},
-      {"ListScenes", "collide.v1.ListScenesRequest"},
-      {"GetScene", "collide.v1.GetSceneRequest"},
-      {"UpsertBodies", "collide.v1.UpsertBodiesRequest"},
-      {"RemoveBodies", "collide.v1.RemoveBodiesRequest"},
-      {"GetBodies", "collide.v1.GetBodiesRequest"},
-      {"Raycast", "collide.v1.RaycastRequest"},
-      {"SphereCast", "collide.v1.SphereCastRequest"},
-      {"Overlap", "collide.v1.OverlapRequest"},
-      {"GetServerStats", "collide.v1.GetServerStatsRequest"},
-  };
+  const std::map<std::string, std::string>& methods = UnaryMethods();
   for (const auto& [method, type] : methods) {
     for (const std::string& bytes : {kBadTag, kTruncated, kEndlessVarint}) {
       auto context = Context();
@@ -939,6 +945,45 @@ TEST(Compression, ACompressedRequestIsRefusedBeforeItIsInflated) {
   // Nothing was inflated: the server grew by far less than one request's 200 MiB.
   EXPECT_LT(after, before + (32u << 20));
   // And it still serves uncompressed calls on the same channel.
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+  v1::ListScenesResponse list;
+  EXPECT_TRUE(v1::Collide::NewStub(channel)->ListScenes(&context, {}, &list).ok());
+}
+
+// Every rpc and stream refuses a compressed message the same way (the refusal is the
+// transport's, before any handler): UNIMPLEMENTED naming the algorithm, and the server goes on.
+TEST(Compression, EveryRpcAndStreamRefusesACompressedMessage) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(IsOk(server));
+  grpc::ChannelArguments args;
+  args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
+  auto channel =
+      grpc::CreateCustomChannel((*server)->address(), grpc::InsecureChannelCredentials(), args);
+  const std::string zeros(1u << 20, '\0');
+  for (const auto& entry : UnaryMethods()) {
+    const std::string& method = entry.first;
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    const grpc::Status status =
+        RawUnaryCall(channel, absl::StrCat("/collide.v1.Collide/", method), zeros, &context);
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "gzip"))
+        << method << ": " << status.error_message();
+  }
+  for (const char* method : {"UpdateStream", "QueryStream", "Watch"}) {
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
+    context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
+    RawStream stream(channel, absl::StrCat("/collide.v1.Collide/", method), &context);
+    stream.Write(zeros);
+    stream.WritesDone();
+    const grpc::Status status = stream.Finish();
+    EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
+    EXPECT_TRUE(absl::StrContains(status.error_message(), "gzip"))
+        << method << ": " << status.error_message();
+  }
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
   v1::ListScenesResponse list;
