@@ -7,12 +7,15 @@
 
 #include "absl/strings/str_cat.h"
 #include "scene/query_ticks.h"
+#include "server/field_path.h"
 #include "server/metadata_limit.h"
-#include "server/proto_convert.h"
+#include "server/query_convert.h"
 #include "server/query_stream.h"
+#include "server/scene_convert.h"
 #include "server/scene_header.h"
 #include "server/scratch_memory.h"
 #include "server/status_convert.h"
+#include "server/update_convert.h"
 #include "server/update_stream.h"
 #include "server/version_wait.h"
 #include "server/watch_stream.h"
@@ -53,18 +56,17 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 }
 
 // Applies a unary write's batch to `db` and finishes the call from the store's callback, with
-// the store's error paths rewritten by `translate` into the request's field names.
+// the store's errors about an op named in the request's words (`ops`).
 template <typename Request>
 void ApplyWrite(Database& db, UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
-                const UpdateBatch& batch, absl::Status (*translate)(const absl::Status&)) {
+                const UpdateBatch& batch, RequestOps ops) {
   db.Apply(call->request().scene(), ClientTag{}, batch,
-           [&db, call, rpc, translate](absl::StatusOr<ApplyAck> ack) {
+           [call, rpc, ops](absl::StatusOr<ApplyAck> ack) {
              if (ack.ok()) {
                call->response()->set_version(ack->version);
                call->response()->set_durable(ack->durable);
              }
-             FinishCall(call, rpc,
-                        translate(ClarifyStoreWriteError(ack.status(), db.write_status())));
+             FinishCall(call, rpc, WithRequestPaths(ack.status(), ops));
            });
 }
 
@@ -129,7 +131,6 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
     context_.db->CreateScene(
         request.scene(), resolved, [this, call, resolved](absl::Status status) {
           const std::string& name = call->request().scene();
-          status = ClarifyStoreWriteError(status, context_.db->write_status());
           if (status.ok()) {
             spdlog::info(
                 "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})", name,
@@ -164,7 +165,6 @@ grpc::ServerUnaryReactor* CollideService::DeleteScene(grpc::CallbackServerContex
       return FinishCall(call, "DeleteScene", s);
     }
     context_.db->DeleteScene(request.scene(), [this, call](absl::Status status) {
-      status = ClarifyStoreWriteError(status, context_.db->write_status());
       if (status.ok()) spdlog::info("deleted scene \"{}\"", call->request().scene());
       FinishCall(call, "DeleteScene", status);
     });
@@ -184,7 +184,7 @@ grpc::ServerUnaryReactor* CollideService::ListScenes(grpc::CallbackServerContext
 
 absl::Status CollideService::DoListScenes(const Principal& principal,
                                           v1::ListScenesResponse* response) const {
-  for (const std::string& name : context_.db->scenes().List()) {
+  for (const std::string& name : context_.db->SceneNames()) {
     if (!principal.CanSee(name)) continue;
     absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
     if (!scene.ok()) continue;  // deleted meanwhile
@@ -234,7 +234,8 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
     if (absl::Status s = UpsertRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
-    ApplyWrite(*context_.db, call, "UpsertBodies", batch, &TranslateUpsertError);
+    ApplyWrite(*context_.db, call, "UpsertBodies", batch,
+               RequestOps{.kind = RequestOps::Kind::kUpsertBodies});
   });
 }
 
@@ -254,7 +255,8 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
     if (absl::Status s = RemoveRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
-    ApplyWrite(*context_.db, call, "RemoveBodies", batch, &TranslateRemoveError);
+    ApplyWrite(*context_.db, call, "RemoveBodies", batch,
+               RequestOps{.kind = RequestOps::Kind::kRemoveBodies});
   });
 }
 
@@ -492,7 +494,7 @@ void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) cons
     response->set_watch_resyncs(budget.resyncs.load(std::memory_order_relaxed));
     response->set_watch_exhausted(budget.exhausted.load(std::memory_order_relaxed));
   }
-  response->set_scenes(static_cast<uint32_t>(context_.db->scenes().size()));
+  response->set_scenes(static_cast<uint32_t>(context_.db->scene_count()));
   const StoreStats store = context_.db->stats();
   response->set_sync_lag_us(static_cast<uint64_t>(store.last_sync_lag.count()));
   response->set_max_sync_lag_us(static_cast<uint64_t>(store.max_sync_lag.count()));

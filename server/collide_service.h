@@ -33,9 +33,9 @@ using RawCollideService = v1::Collide::WithRawCallbackMethod_CreateScene<
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
 /// authenticates it, checks the x-collide-scene header of a call naming a scene
 /// (scene_header.h), then delegates to a function returning absl::Status that validates
-/// and converts at the edge (proto_convert.h); the status becomes the call's status in one place
-/// (status_convert.h). Unary writes finish from the store's acknowledgement; the streams are
-/// UpdateStreamReactor, QueryStreamReactor and WatchReactor.
+/// and converts at the edge (scene_convert.h, update_convert.h, query_convert.h); the status
+/// becomes the call's status in one place (status_convert.h). Unary writes finish from the store's
+/// acknowledgement; the streams are UpdateStreamReactor, QueryStreamReactor and WatchReactor.
 class CollideService final : public RawCollideService {
  public:
   /// `context`'s pointers must outlive the service.

@@ -81,10 +81,10 @@ MemoryReleaser::MemoryReleaser(std::chrono::milliseconds period, size_t min_free
 
 MemoryReleaser::~MemoryReleaser() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
   if (thread_.joinable()) thread_.join();
 }
 
@@ -92,7 +92,7 @@ uint64_t MemoryReleaser::CheckNow() {
 #ifdef COLLIDE_SANITIZER_ALLOCATOR
   return 0;
 #else
-  std::lock_guard<std::mutex> lock(check_mu_);
+  MutexLock lock(&check_mu_);
   const Usage before = CurrentUsage();
   const uint64_t last_allocated = std::exchange(last_allocated_, before.allocated);
   floor_ = std::min(floor_, before.free_resident());
@@ -121,8 +121,8 @@ uint64_t MemoryReleaser::CheckNow() {
 }
 
 void MemoryReleaser::Run() {
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, period_, [this] { return stopping_; })) {
+  std::unique_lock<Mutex> lock(mu_);
+  while (!stop_cv_.WaitFor(lock, period_, [this] { return stopping_; })) {
     lock.unlock();
     CheckNow();
     lock.lock();

@@ -1,11 +1,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <mutex>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 
 namespace collide {
 
@@ -56,14 +57,14 @@ class MemoryReleaser {
   const std::chrono::milliseconds period_;
   const uint64_t min_free_bytes_;
   // Serialises CheckNow.
-  std::mutex check_mu_;
+  Mutex check_mu_;
   // Resident minus allocated bytes after the last trim, or the lowest seen since.
-  uint64_t floor_ = UINT64_MAX;
+  uint64_t floor_ ABSL_GUARDED_BY(check_mu_) = UINT64_MAX;
   // Bytes allocated at the previous check.
-  uint64_t last_allocated_ = 0;
-  std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
+  uint64_t last_allocated_ ABSL_GUARDED_BY(check_mu_) = 0;
+  Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;
 };
 

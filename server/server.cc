@@ -209,7 +209,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   server->db_ = *std::move(db);
   LogRecovery(server->db_->recovery_report());
   spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
-               server->db_->scenes().size());
+               server->db_->scene_count());
 
   server->streams_ = std::make_unique<StreamRegistry>(
       options.limits.max_streams, std::chrono::milliseconds(options.limits.stream_stall_timeout_ms),

@@ -31,19 +31,4 @@ absl::Status PrefixStatus(const absl::Status& status, absl::string_view prefix) 
   return absl::Status(status.code(), absl::StrCat(prefix, status.message()));
 }
 
-absl::Status ClarifyStoreWriteError(const absl::Status& status, const absl::Status& store_error) {
-  if (status.ok() || store_error.ok() || status != store_error) return status;
-  // absl maps ENOSPC and EDQUOT to RESOURCE_EXHAUSTED and EFBIG to OUT_OF_RANGE.
-  const bool no_space = status.code() == absl::StatusCode::kResourceExhausted ||
-                        status.code() == absl::StatusCode::kOutOfRange;
-  if (no_space) {
-    return absl::ResourceExhaustedError(
-        "data_dir: the server's disk is full (or its file size limit was reached): writes are "
-        "refused until it restarts with space; queries are still served");
-  }
-  return absl::UnavailableError(
-      "data_dir: the server's log could not be written (I/O error): writes are refused until it "
-      "restarts; queries are still served");
-}
-
 }  // namespace collide

@@ -33,10 +33,4 @@ void ToProtoError(const absl::Status& status, v1::Error* error);
 /// `status` with `prefix` put in front of its message, same code (OK stays OK).
 absl::Status PrefixStatus(const absl::Status& status, absl::string_view prefix);
 
-/// `status` for a client when it is `store_error`, the error that stopped the store's log
-/// (Database::write_status): RESOURCE_EXHAUSTED for a full disk or a file size limit,
-/// UNAVAILABLE for other I/O errors, with a message that says writes are refused and why, and
-/// names no server path. Other statuses are returned unchanged.
-absl::Status ClarifyStoreWriteError(const absl::Status& status, const absl::Status& store_error);
-
 }  // namespace collide

@@ -57,16 +57,16 @@ StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds s
 
 StreamRegistry::~StreamRegistry() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  stop_cv_.notify_all();
+  stop_cv_.NotifyAll();
   if (watchdog_.joinable()) watchdog_.join();
 }
 
 absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
     StreamKind kind, grpc::CallbackServerContext* call) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (handles_.size() >= max_streams_) {
     ++refused_;
     return absl::ResourceExhaustedError(absl::StrCat("streams: the server holds at most ",
@@ -89,12 +89,12 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
 
 void StreamRegistry::Close(StreamHandle* handle) {
   handle->WriteDone();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (handles_.erase(handle) > 0) --live_[static_cast<int>(handle->kind_)];
 }
 
 StreamStats StreamRegistry::stats() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return StreamStats{.update_streams = live_[0],
                      .query_streams = live_[1],
                      .watch_streams = live_[2],
@@ -108,8 +108,8 @@ void StreamRegistry::Watch() {
   const auto period = std::clamp(stall_timeout_ / 4, std::chrono::milliseconds(10),
                                  std::chrono::milliseconds(1000));
   const int64_t timeout_ns = std::chrono::nanoseconds(stall_timeout_).count();
-  std::unique_lock<std::mutex> lock(mu_);
-  while (!stop_cv_.wait_for(lock, period, [this] { return stopping_; })) {
+  std::unique_lock<Mutex> lock(mu_);
+  while (!stop_cv_.WaitFor(lock, period, [this] { return stopping_; })) {
     const int64_t now = NowNs();
     std::vector<std::pair<grpc_call*, StreamKind>> stalled;
     for (StreamHandle* handle : handles_) {

@@ -2,16 +2,16 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "grpcpp/server_context.h"
 
 namespace collide {
@@ -100,13 +100,13 @@ class StreamRegistry {
   const uint32_t max_streams_;
   const std::chrono::milliseconds stall_timeout_;
   const uint32_t max_watch_streams_;
-  mutable std::mutex mu_;
-  std::condition_variable stop_cv_;
-  bool stopping_ = false;
-  absl::flat_hash_set<StreamHandle*> handles_;
-  uint32_t live_[3] = {0, 0, 0};
-  uint64_t opened_ = 0;
-  uint64_t refused_ = 0;
+  mutable Mutex mu_;
+  CondVar stop_cv_;
+  bool stopping_ ABSL_GUARDED_BY(mu_) = false;
+  absl::flat_hash_set<StreamHandle*> handles_ ABSL_GUARDED_BY(mu_);
+  uint32_t live_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
+  uint64_t opened_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
   std::atomic<uint64_t> stalled_{0};
   std::atomic<uint64_t> outbound_bytes_{0};
   std::thread watchdog_;

@@ -1,24 +1,19 @@
 #include "server/update_stream.h"
 
 #include <deque>
-#include <limits>
 #include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "server/proto_convert.h"
+#include "server/field_path.h"
 #include "server/scene_header.h"
 #include "server/scratch_memory.h"
 #include "server/status_convert.h"
+#include "server/update_convert.h"
 #include "server/wire_message.h"
 
 namespace collide {
-namespace {
-
-constexpr uint64_t kNoIndex = std::numeric_limits<uint64_t>::max();
-
-}  // namespace
 
 // Shared between the reactor and the store callbacks of its batches.
 struct UpdateStreamReactor::State {
@@ -48,10 +43,6 @@ struct UpdateStreamReactor::State {
   // A write failed or the call was cancelled: nothing more is read or written.
   bool broken ABSL_GUARDED_BY(mu) = false;
   bool finished ABSL_GUARDED_BY(mu) = false;
-  // While the read side is inside Database::Apply for batch `applying_index`, the proto of that
-  // batch (to rewrite the core's error paths: such errors arrive before Apply returns).
-  uint64_t applying_index ABSL_GUARDED_BY(mu) = kNoIndex;
-  const v1::UpdateBatch* applying_batch ABSL_GUARDED_BY(mu) = nullptr;
 };
 
 // What to do after leaving the locked section.
@@ -172,11 +163,7 @@ void UpdateStreamReactor::Complete(State* state, uint64_t index, uint64_t client
     slot.ack.set_durable(result->durable);
     slot.ack.set_duplicate(result->duplicate);
   } else {
-    absl::Status status = result.status();
-    if (state->applying_batch != nullptr && state->applying_index == index) {
-      status = TranslateUpdateError(status, *state->applying_batch);
-    }
-    ToProtoError(status, slot.ack.mutable_error());
+    ToProtoError(result.status(), slot.ack.mutable_error());
   }
   Decide(state, max_inflight, actions);
 }
@@ -192,25 +179,18 @@ void UpdateStreamReactor::Process(uint64_t index) {
     Complete(state_.get(), index, sequence, status, max_inflight, &actions);
     return Run(actions);
   }
-  {
-    absl::MutexLock lock(&state_->mu);
-    state_->applying_index = index;
-    state_->applying_batch = &request_;
-  }
+  // The store's errors about an op name the core op; the ack names the request's field.
+  const RequestOps ops = OpsOf(request_);
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [state = state_, db = context_.db, index, sequence,
-       max_inflight](absl::StatusOr<ApplyAck> result) {
-        if (!result.ok()) result = ClarifyStoreWriteError(result.status(), db->write_status());
+      [state = state_, ops, index, sequence, max_inflight](absl::StatusOr<ApplyAck> result) {
+        if (!result.ok()) result = WithRequestPaths(result.status(), ops);
         Actions actions;
         Complete(state.get(), index, sequence, std::move(result), max_inflight, &actions);
         // The reactor may be gone: then Complete set no action.
         if (actions.any()) actions.reactor->Run(actions);
       });
-  absl::MutexLock lock(&state_->mu);
-  state_->applying_index = kNoIndex;
-  state_->applying_batch = nullptr;
 }
 
 void UpdateStreamReactor::OnWriteDone(bool ok) {

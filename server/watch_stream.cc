@@ -7,18 +7,14 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "server/proto_convert.h"
+#include "server/field_path.h"
+#include "server/geometry_convert.h"
+#include "server/scene_convert.h"
 #include "server/status_convert.h"
 #include "server/wire_message.h"
 
 namespace collide {
 namespace {
-
-void ToProtoVec3(const Vec3& v, v1::Vec3* out) {
-  out->set_x(v.x);
-  out->set_y(v.y);
-  out->set_z(v.z);
-}
 
 absl::Status FenceFromProto(const v1::Fence& proto, size_t index, FenceSpec* out) {
   // The shape and pose are checked as a body's (same rules, paths `fences[i].shape...`).

@@ -6,15 +6,22 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "scene/op_error.h"
 
 namespace collide {
 namespace {
 
-absl::Status NoBody(size_t index, uint64_t id, const std::string& scene, int64_t removed_by) {
-  std::string message =
-      absl::StrFormat("ops[%d].body_id: no body %d in scene \"%s\"", index, id, scene);
-  if (removed_by >= 0) absl::StrAppend(&message, " (removed by ops[", removed_by, "])");
-  return absl::NotFoundError(message);
+absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
+                    int64_t removed_by) {
+  OpError error{.index = index,
+                .op_type = op.type,
+                .field = OpField::kBodyId,
+                .reason = absl::StrFormat("no body %d in scene \"%s\"", op.body_id, scene)};
+  if (removed_by >= 0) {
+    error.relation = OpRelation::kRemovedBy;
+    error.related = static_cast<size_t>(removed_by);
+  }
+  return OpErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
 // The body an upsert describes. Batches are renormalised; restored state is taken as it was
@@ -111,7 +118,9 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   WriterLock serial(&write_mu_);
   // Writers change these fields only while holding write_mu_, which this thread holds: reading
   // them without mu_ cannot race.
-  if (deleted_) return absl::NotFoundError(absl::StrCat("scene \"", name_, "\" was deleted"));
+  if (deleted_) {
+    return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
+  }
   if (client.client_id != 0) {
     auto it = clients_.find(client.client_id);
     if (it != clients_.end() && client.sequence <= it->second.sequence) {
@@ -162,7 +171,7 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     for (size_t i = 0; i < ops.size(); ++i) {
       COLLIDE_RETURN_IF_ERROR(ValidateOpValues(ops[i], i));
       auto it = handles_.find(ops[i].body_id);
-      if (it == handles_.end()) return NoBody(i, ops[i].body_id, name_, -1);
+      if (it == handles_.end()) return NoBody(i, ops[i], name_, -1);
       if (resolved != nullptr) (*resolved)[i] = it->second;
     }
     return absl::OkStatus();
@@ -187,9 +196,14 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     switch (op.type) {
       case UpdateOpType::kUpsert:
         if (t.upserted_by >= 0) {
-          return absl::InvalidArgumentError(absl::StrFormat(
-              "ops[%d].body_id: body %d is upserted twice in one batch (first by ops[%d])", i,
-              op.body_id, t.upserted_by));
+          return OpErrorStatus(absl::StatusCode::kInvalidArgument,
+                               OpError{.index = i,
+                                       .op_type = op.type,
+                                       .field = OpField::kBodyId,
+                                       .reason = absl::StrFormat(
+                                           "body %d is upserted twice in one batch", op.body_id),
+                                       .relation = OpRelation::kFirstBy,
+                                       .related = static_cast<size_t>(t.upserted_by)});
         }
         t.upserted_by = static_cast<int64_t>(i);
         if (!t.exists) {
@@ -200,10 +214,10 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
         break;
       case UpdateOpType::kSetPose:
       case UpdateOpType::kSetFilter:
-        if (!t.exists) return NoBody(i, op.body_id, name_, t.removed_by);
+        if (!t.exists) return NoBody(i, op, name_, t.removed_by);
         break;
       case UpdateOpType::kRemove:
-        if (!t.exists) return NoBody(i, op.body_id, name_, t.removed_by);
+        if (!t.exists) return NoBody(i, op, name_, t.removed_by);
         t.exists = false;
         t.removed_by = static_cast<int64_t>(i);
         --count;
@@ -213,9 +227,13 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
   // Only a batch that grows the scene past its limit is refused (a restored scene may already
   // hold more bodies than a limit; shrinking it must stay possible).
   if (count > static_cast<int64_t>(options_.max_bodies) && count > initial_count) {
-    return absl::ResourceExhaustedError(
-        absl::StrFormat("ops[%d].body_id: scene \"%s\" would hold %d bodies, over its limit of %d",
-                        last_creator, name_, count, options_.max_bodies));
+    return OpErrorStatus(
+        absl::StatusCode::kResourceExhausted,
+        OpError{.index = static_cast<size_t>(last_creator),
+                .op_type = ops[static_cast<size_t>(last_creator)].type,
+                .field = OpField::kBodyId,
+                .reason = absl::StrFormat("scene \"%s\" would hold %d bodies, over its limit of %d",
+                                          name_, count, options_.max_bodies)});
   }
   return absl::OkStatus();
 }

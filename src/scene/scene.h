@@ -177,7 +177,7 @@ class Scene {
 
   /// Validates `batch` against the current state (ValidateBatch) and applies it all-or-nothing:
   /// the version grows by one. A duplicate (see ClientTag) returns at once with `duplicate` set
-  /// and is not validated. Errors: NOT_FOUND (unknown body, or the scene was deleted),
+  /// and is not validated. Errors: NOT_FOUND (unknown body, or `scene: scene "x" was deleted`),
   /// INVALID_ARGUMENT, RESOURCE_EXHAUSTED, each with a field path; nothing is applied then.
   absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client = {});
   /// As above; `commit` runs between validation and application (see CommitFn).
@@ -192,6 +192,8 @@ class Scene {
   /// - a second upsert of one id: INVALID_ARGUMENT `ops[i].body_id: ...`;
   /// - more bodies than options().max_bodies after the batch: RESOURCE_EXHAUSTED naming the
   ///   last op that created a body.
+  /// Each of these carries the op, field and reason as an OpError payload (op_error.h); the
+  /// message is the core's wording of it.
   absl::Status ValidateBatch(const UpdateBatch& batch) const;
 
   /// Marks the scene deleted under the writer serialisation, after `commit` succeeds (the store

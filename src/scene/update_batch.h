@@ -77,8 +77,8 @@ inline constexpr float kMaxCoordinate = 1e9f;
 inline constexpr float kUnitQuaternionTolerance = 1e-3f;
 
 /// Checks the values of `<list>[index]` alone (finite and in-range numbers, known enums, unit
-/// rotations): INVALID_ARGUMENT with the field path (`ops[3].pose.rotation: ...`) otherwise.
-/// Existence of bodies is checked by the scene.
+/// rotations): otherwise INVALID_ARGUMENT carrying an OpError (op_error.h), worded
+/// `ops[3].pose.rotation: ...`. Existence of bodies is checked by the scene.
 absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_view list = "ops");
 
 /// `pose` with its rotation normalised to unit length.

@@ -57,18 +57,18 @@ absl::StatusOr<uint64_t> CommitLog::Append(absl::string_view payload) {
   }
   // The checksum of the bulk is computed before taking the lock.
   const uint32_t checksum = PayloadChecksum(payload);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!failed_.ok()) return failed_;
   if (closing_) return absl::FailedPreconditionError("the log is closed");
   const uint64_t sequence = next_sequence_++;
   if (pending_.empty()) pending_first_ = sequence;
   AppendRecord(sequence, payload, checksum, &pending_);
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
   return sequence;
 }
 
 void CommitLog::WhenDone(uint64_t sequence, Await await, Waiter waiter) {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<Mutex> lock(mu_);
   assert(sequence < next_sequence_);
   if (!failed_.ok()) {
     absl::Status status = failed_;
@@ -93,18 +93,18 @@ void CommitLog::WhenDone(uint64_t sequence, Await await, Waiter waiter) {
   }
   synced_waiters_.emplace(sequence, std::move(waiter));
   if (sequence > sync_target_) sync_target_ = sequence;
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
 }
 
 absl::Status CommitLog::WaitSynced(uint64_t sequence) {
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<Mutex> lock(mu_);
   // Nothing beyond the last appended record can be waited for.
   if (sequence >= next_sequence_) sequence = next_sequence_ - 1;
   if (sequence > sync_target_) {
     sync_target_ = sequence;
-    work_cv_.notify_one();
+    work_cv_.NotifyOne();
   }
-  done_cv_.wait(lock, [&] { return synced_sequence_ >= sequence || !failed_.ok() || closed_; });
+  done_cv_.Wait(lock, [&] { return synced_sequence_ >= sequence || !failed_.ok() || closed_; });
   if (!failed_.ok()) return failed_;
   if (synced_sequence_ < sequence) return absl::FailedPreconditionError("the log is closed");
   return absl::OkStatus();
@@ -113,7 +113,7 @@ absl::Status CommitLog::WaitSynced(uint64_t sequence) {
 absl::Status CommitLog::SyncAll() {
   uint64_t last;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     last = next_sequence_ - 1;
   }
   return WaitSynced(last);
@@ -121,13 +121,13 @@ absl::Status CommitLog::SyncAll() {
 
 absl::Status CommitLog::Close() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (closed_) return failed_;
     closing_ = true;
-    work_cv_.notify_one();
+    work_cv_.NotifyOne();
   }
   if (committer_.joinable()) committer_.join();
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   closed_ = true;
   absl::Status status = failed_;
   if (active_ != nullptr) {
@@ -135,7 +135,7 @@ absl::Status CommitLog::Close() {
     if (status.ok()) status = closed;
     active_.reset();
   }
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
   return status;
 }
 
@@ -146,13 +146,13 @@ void CommitLog::FailLocked(const absl::Status& status, std::vector<Waiter>* fail
   written_waiters_.clear();
   synced_waiters_.clear();
   pending_.clear();
-  done_cv_.notify_all();
+  done_cv_.NotifyAll();
 }
 
 void CommitLog::Run() {
   const auto interval = options_.sync_interval;
   const bool periodic = interval.count() > 0;
-  std::unique_lock<std::mutex> lock(mu_);
+  std::unique_lock<Mutex> lock(mu_);
   while (true) {
     // Wait until there is something to write, someone waits for an fsync, the sync interval
     // has passed with unsynced bytes, or the log closes.
@@ -164,9 +164,9 @@ void CommitLog::Run() {
       if (!pending_.empty() || (unsynced && sync)) break;
       if (closing_) return;  // everything written and synced
       if (unsynced && periodic) {
-        work_cv_.wait_until(lock, unsynced_since_ + interval);
+        work_cv_.WaitUntil(lock, unsynced_since_ + interval);
       } else {
-        work_cv_.wait(lock);
+        work_cv_.Wait(lock);
       }
     }
     // Take everything queued: one write and at most one fsync for all of it (group commit).
@@ -218,7 +218,7 @@ void CommitLog::Run() {
       auto node = synced_waiters_.extract(synced_waiters_.begin());
       ready.emplace_back(std::move(node.mapped()), true);
     }
-    done_cv_.notify_all();
+    done_cv_.NotifyAll();
     if (!ready.empty()) {
       lock.unlock();
       for (auto& [waiter, synced] : ready) waiter(absl::OkStatus(), synced);
@@ -249,50 +249,50 @@ absl::Status CommitLog::StartSegment(uint64_t first_sequence) {
   // The new file's directory entry must be durable before any record in it is acknowledged.
   if (absl::Status status = fs_->SyncDir(dir_); !status.ok()) return status;
   active_ = *std::move(file);
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   segments_.push_back(SegmentInfo{.first_sequence = first_sequence, .name = name, .bytes = 0});
   return absl::OkStatus();
 }
 
 uint64_t CommitLog::last_sequence() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return next_sequence_ - 1;
 }
 
 uint64_t CommitLog::synced_sequence() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return synced_sequence_;
 }
 
 CommitLog::SyncLag CommitLog::sync_lag() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return sync_lag_;
 }
 
 bool CommitLog::backlogged() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return pending_.size() > options_.max_backlog_bytes;
 }
 
 absl::Status CommitLog::status() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return failed_;
 }
 
 std::vector<SegmentInfo> CommitLog::Segments() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return segments_;
 }
 
 uint64_t CommitLog::total_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = 0;
   for (const SegmentInfo& segment : segments_) total += segment.bytes;
   return total;
 }
 
 uint64_t CommitLog::appended_bytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   uint64_t total = pending_.size() + writing_bytes_;
   for (const SegmentInfo& segment : segments_) total += segment.bytes;
   return total;
@@ -301,7 +301,7 @@ uint64_t CommitLog::appended_bytes() const {
 absl::StatusOr<int> CommitLog::DeleteSegmentsBefore(uint64_t sequence) {
   std::vector<std::string> doomed;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     // Segment 0 holds records [first0, first1): all below `sequence` when first1 <= sequence.
     size_t n = 0;
     while (n + 1 < segments_.size() && segments_[n + 1].first_sequence <= sequence) ++n;

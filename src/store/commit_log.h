@@ -1,20 +1,20 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/mutex.h"
 #include "store/file_system.h"
 
 namespace collide {
@@ -134,7 +134,8 @@ class CommitLog {
   absl::Status Write(const std::string& buffer, uint64_t first_sequence);
   absl::Status StartSegment(uint64_t first_sequence);
   // Under mu_: records the fatal error and takes every waiter, to be failed outside the lock.
-  void FailLocked(const absl::Status& status, std::vector<Waiter>* failed);
+  void FailLocked(const absl::Status& status, std::vector<Waiter>* failed)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   using Clock = std::chrono::steady_clock;
 
@@ -147,26 +148,35 @@ class CommitLog {
   // Open/Close while it does not).
   std::unique_ptr<WritableFile> active_;
 
-  // Guards everything below; a std::mutex (not absl::Mutex) because the waits below use
-  // std::condition_variable, which ThreadSanitizer understands.
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;  // the committer waits for work
-  std::condition_variable done_cv_;  // blocking callers wait for progress
-  std::vector<SegmentInfo> segments_;
-  std::string pending_;                 // framed records not yet taken by the committer
-  uint64_t writing_bytes_ = 0;          // bytes the committer took and is writing
-  uint64_t pending_first_ = 0;          // the sequence of the first record in pending_
-  uint64_t next_sequence_;              // the sequence the next Append gets
-  uint64_t written_sequence_;           // every record up to here is written
-  uint64_t synced_sequence_;            // every record up to here is fsynced
-  uint64_t sync_target_ = 0;            // someone waits for an fsync up to here
-  Clock::time_point unsynced_since_{};  // when written_ first passed synced_ (if it has)
-  SyncLag sync_lag_;
-  std::multimap<uint64_t, Waiter> written_waiters_;
-  std::multimap<uint64_t, Waiter> synced_waiters_;
-  absl::Status failed_;  // the fatal error, once there is one
-  bool closing_ = false;
-  bool closed_ = false;
+  // Guards the members below it; a pthread mutex (not absl::Mutex) because ThreadSanitizer
+  // understands it and its condition variables.
+  mutable Mutex mu_;
+  CondVar work_cv_;  // the committer waits for work
+  CondVar done_cv_;  // blocking callers wait for progress
+  std::vector<SegmentInfo> segments_ ABSL_GUARDED_BY(mu_);
+  // Framed records not yet taken by the committer.
+  std::string pending_ ABSL_GUARDED_BY(mu_);
+  // Bytes the committer took and is writing.
+  uint64_t writing_bytes_ ABSL_GUARDED_BY(mu_) = 0;
+  // The sequence of the first record in pending_.
+  uint64_t pending_first_ ABSL_GUARDED_BY(mu_) = 0;
+  // The sequence the next Append gets.
+  uint64_t next_sequence_ ABSL_GUARDED_BY(mu_);
+  // Every record up to here is written.
+  uint64_t written_sequence_ ABSL_GUARDED_BY(mu_);
+  // Every record up to here is fsynced.
+  uint64_t synced_sequence_ ABSL_GUARDED_BY(mu_);
+  // Someone waits for an fsync up to here.
+  uint64_t sync_target_ ABSL_GUARDED_BY(mu_) = 0;
+  // When written_ first passed synced_ (if it has).
+  Clock::time_point unsynced_since_ ABSL_GUARDED_BY(mu_){};
+  SyncLag sync_lag_ ABSL_GUARDED_BY(mu_);
+  std::multimap<uint64_t, Waiter> written_waiters_ ABSL_GUARDED_BY(mu_);
+  std::multimap<uint64_t, Waiter> synced_waiters_ ABSL_GUARDED_BY(mu_);
+  // The fatal error, once there is one.
+  absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  bool closing_ ABSL_GUARDED_BY(mu_) = false;
+  bool closed_ ABSL_GUARDED_BY(mu_) = false;
   std::thread committer_;
 };
 

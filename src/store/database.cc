@@ -44,13 +44,27 @@ absl::Status NoScene(absl::string_view name) {
   return absl::NotFoundError(absl::StrCat("scene: no scene \"", name, "\""));
 }
 
+// What a writer is told once `log_error` stopped the log: RESOURCE_EXHAUSTED for a full disk or
+// a file size limit, UNAVAILABLE for any other I/O error; that writes are refused until a
+// restart and that queries go on, naming no server path.
+absl::Status RefusedWrite(const absl::Status& log_error) {
+  // absl maps ENOSPC and EDQUOT to RESOURCE_EXHAUSTED and EFBIG to OUT_OF_RANGE.
+  const bool no_space = log_error.code() == absl::StatusCode::kResourceExhausted ||
+                        log_error.code() == absl::StatusCode::kOutOfRange;
+  if (no_space) {
+    return absl::ResourceExhaustedError(
+        "data_dir: the server's disk is full (or its file size limit was reached): writes are "
+        "refused until it restarts with space; queries are still served");
+  }
+  return absl::UnavailableError(
+      "data_dir: the server's log could not be written (I/O error): writes are refused until it "
+      "restarts; queries are still served");
+}
+
 }  // namespace
 
 Database::Database(std::string dir, DatabaseOptions options, FileSystem* fs)
-    : dir_(std::move(dir)),
-      options_(std::move(options)),
-      fs_(fs),
-      registry_(SceneRegistryOptions{.max_scenes = options_.max_scenes}) {}
+    : dir_(std::move(dir)), options_(std::move(options)), fs_(fs) {}
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
                                                          DatabaseOptions options) {
@@ -92,9 +106,11 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     entry->snapshot_bytes = recovered.snapshot_bytes;
     entry->snapshot_file = recovered.snapshot_file;
     entry->snapshot_threshold = db->ThresholdFor(recovered.snapshot_bytes);
-    COLLIDE_RETURN_IF_ERROR(db->registry_.Adopt(entry->scene));
-    WriterLock entries_lock(&db->entries_mu_);
-    db->entries_.emplace(entry->scene->name(), std::move(entry));
+    WriterLock lock(&db->scenes_mu_);
+    const std::string& name = entry->scene->name();
+    if (!db->entries_.try_emplace(name, entry).second) {
+      return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+    }
   }
   db->recovery_report_ = std::move(state.report);
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
@@ -127,36 +143,42 @@ uint64_t Database::ThresholdFor(uint64_t snapshot_bytes) const {
 }
 
 std::shared_ptr<Database::Entry> Database::FindEntry(absl::string_view name) const {
-  ReaderLock lock(&entries_mu_);
+  ReaderLock lock(&scenes_mu_);
   auto it = entries_.find(name);
   return it == entries_.end() ? nullptr : it->second;
 }
 
+absl::Status Database::ForWriter(const absl::Status& status) const {
+  if (status.ok()) return status;
+  const absl::Status log_error = log_->status();
+  if (log_error.ok() || status != log_error) return status;
+  return RefusedWrite(status);
+}
+
 void Database::CreateScene(absl::string_view name, const SceneOptions& options, DoneCallback done) {
   if (closed_) return done(Closed());
-  std::unique_lock<std::mutex> structure(structure_mu_);
-  uint64_t sequence = 0;
-  absl::StatusOr<std::shared_ptr<Scene>> scene =
-      registry_.Create(name, options, [&]() -> absl::StatusOr<uint64_t> {
-        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeCreateSceneRecord(name, options)));
-        return sequence;
-      });
-  if (!scene.ok()) {
-    structure.unlock();
-    return done(scene.status());
-  }
   auto entry = std::make_shared<Entry>();
-  entry->scene = *std::move(scene);
-  entry->policy = Resolve(options.durability);
-  entry->create_sequence = sequence;
-  entry->snapshot_threshold = ThresholdFor(0);
-  const DurabilityPolicy policy = entry->policy;
-  {
-    WriterLock lock(&entries_mu_);
-    entries_.insert_or_assign(std::string(name), std::move(entry));
-  }
-  structure.unlock();
-  AcknowledgeStatus(policy, sequence, std::move(done));
+  const absl::Status status = [&]() -> absl::Status {
+    COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
+    COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options));
+    WriterLock lock(&scenes_mu_);
+    if (entries_.contains(name)) {
+      return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+    }
+    if (entries_.size() >= options_.max_scenes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("scene: the server holds its limit of ", options_.max_scenes, " scenes"));
+    }
+    COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence,
+                             log_->Append(EncodeCreateSceneRecord(name, options)));
+    entry->scene = std::make_shared<Scene>(std::string(name), options, entry->create_sequence);
+    entry->policy = Resolve(options.durability);
+    entry->snapshot_threshold = ThresholdFor(0);
+    entries_.emplace(std::string(name), entry);
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) return done(ForWriter(status));
+  AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done));
 }
 
 absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& options) {
@@ -168,30 +190,24 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
 
 void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   if (closed_) return done(Closed());
-  std::unique_lock<std::mutex> structure(structure_mu_);
-  std::shared_ptr<Entry> entry = FindEntry(name);
-  if (entry == nullptr) {
-    structure.unlock();
-    return done(NoScene(name));
-  }
+  std::shared_ptr<Entry> entry;
   uint64_t sequence = 0;
-  absl::Status status = registry_.Delete(name, [&]() -> absl::Status {
-    COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
-    return absl::OkStatus();
-  });
-  if (!status.ok()) {
-    structure.unlock();
-    return done(status);
-  }
-  {
-    WriterLock lock(&entries_mu_);
-    entries_.erase(name);
-  }
-  {
-    std::lock_guard<std::mutex> lock(state_mu_);
+  const absl::Status status = [&]() -> absl::Status {
+    WriterLock lock(&scenes_mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NoScene(name);
+    entry = it->second;
+    // The scene's writers finish first; later ones get NOT_FOUND.
+    COLLIDE_RETURN_IF_ERROR(entry->scene->MarkDeleted([&]() -> absl::Status {
+      COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
+      return absl::OkStatus();
+    }));
+    entries_.erase(it);
+    MutexLock state(&state_mu_);
     zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
-  }
-  structure.unlock();
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) return done(ForWriter(status));
   AcknowledgeStatus(entry->policy, sequence, std::move(done));
   Wake();
 }
@@ -219,7 +235,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
         COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
         return sequence;
       });
-  if (!result.ok()) return done(result.status());
+  if (!result.ok()) return done(ForWriter(result.status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable
     // as the policy asks.
@@ -251,7 +267,7 @@ void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck 
   if (log_->appended_bytes() > options_.max_log_bytes) {
     bool deferred = false;
     {
-      std::lock_guard<std::mutex> lock(state_mu_);
+      MutexLock lock(&state_mu_);
       if (!acks_final_) {
         deferred_acks_.push_back([this, policy, sequence, ack, done = std::move(done)]() mutable {
           AcknowledgeNow(policy, sequence, ack, std::move(done));
@@ -270,7 +286,7 @@ void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck 
 void Database::ReleaseDeferredAcks(bool final) {
   std::vector<absl::AnyInvocable<void()>> due;
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     due.swap(deferred_acks_);
     if (final) acks_final_ = true;
   }
@@ -295,8 +311,8 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
       break;
   }
   log_->WhenDone(sequence, await,
-                 [ack, done = std::move(done)](absl::Status status, bool synced) mutable {
-                   if (!status.ok()) return done(status);
+                 [this, ack, done = std::move(done)](absl::Status status, bool synced) mutable {
+                   if (!status.ok()) return done(ForWriter(status));
                    ack.durable = synced;
                    done(ack);
                  });
@@ -309,8 +325,25 @@ void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, Don
 }
 
 absl::StatusOr<std::shared_ptr<const Scene>> Database::GetScene(absl::string_view name) const {
-  COLLIDE_ASSIGN_OR_RETURN(std::shared_ptr<Scene> scene, registry_.Get(name));
-  return std::shared_ptr<const Scene>(std::move(scene));
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr) return NoScene(name);
+  return std::shared_ptr<const Scene>(entry->scene);
+}
+
+std::vector<std::string> Database::SceneNames() const {
+  std::vector<std::string> names;
+  {
+    ReaderLock lock(&scenes_mu_);
+    names.reserve(entries_.size());
+    for (const auto& [name, entry] : entries_) names.push_back(name);
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+size_t Database::scene_count() const {
+  ReaderLock lock(&scenes_mu_);
+  return entries_.size();
 }
 
 absl::Status Database::write_status() const { return log_->status(); }
@@ -322,17 +355,17 @@ absl::Status Database::Flush() {
 
 absl::Status Database::Checkpoint() {
   if (closed_) return Closed();
-  std::lock_guard<std::mutex> lock(maintenance_mu_);
+  MutexLock lock(&maintenance_mu_);
   return Maintain(/*snapshot_all=*/true);
 }
 
 absl::Status Database::Close() {
   if (closed_.exchange(true)) return log_ != nullptr ? log_->status() : absl::OkStatus();
   {
-    std::lock_guard<std::mutex> lock(wake_mu_);
+    MutexLock lock(&wake_mu_);
     stopping_ = true;
   }
-  wake_cv_.notify_all();
+  wake_cv_.NotifyAll();
   if (maintenance_.joinable()) maintenance_.join();
   absl::Status status = log_ != nullptr ? log_->Close() : absl::OkStatus();
   // Everything is written and fsynced now: the held-back acknowledgements can go.
@@ -347,7 +380,7 @@ StoreStats Database::stats() const {
   stats.segments = static_cast<int>(segments.size());
   for (const SegmentInfo& segment : segments) stats.log_bytes += segment.bytes;
   {
-    ReaderLock lock(&entries_mu_);
+    ReaderLock lock(&scenes_mu_);
     for (const auto& [name, entry] : entries_) stats.snapshot_bytes += entry->snapshot_bytes;
   }
   stats.last_sequence = log_->last_sequence();
@@ -357,24 +390,25 @@ StoreStats Database::stats() const {
   stats.max_sync_lag = lag.max;
   stats.snapshots_written = snapshots_written_;
   stats.segments_deleted = segments_deleted_;
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   stats.maintenance_error = maintenance_error_;
   return stats;
 }
 
 void Database::Wake() {
   {
-    std::lock_guard<std::mutex> lock(wake_mu_);
+    MutexLock lock(&wake_mu_);
     wake_ = true;
   }
-  wake_cv_.notify_one();
+  wake_cv_.NotifyOne();
 }
 
 void Database::RunMaintenance() {
   while (true) {
     {
-      std::unique_lock<std::mutex> lock(wake_mu_);
-      wake_cv_.wait_for(lock, options_.maintenance_interval, [&] { return wake_ || stopping_; });
+      std::unique_lock<Mutex> lock(wake_mu_);
+      wake_cv_.WaitFor(lock, options_.maintenance_interval,
+                       [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS { return wake_ || stopping_; });
       if (stopping_) return;
       wake_ = false;
     }
@@ -382,13 +416,13 @@ void Database::RunMaintenance() {
     if (!log_->status().ok()) return;
     absl::Status status;
     {
-      std::lock_guard<std::mutex> lock(maintenance_mu_);
+      MutexLock lock(&maintenance_mu_);
       status = Maintain(/*snapshot_all=*/false);
     }
     // A failed pass (say, a full disk while writing a snapshot) is retried on the next one; the
     // log itself is unaffected.
     {
-      std::lock_guard<std::mutex> lock(state_mu_);
+      MutexLock lock(&state_mu_);
       maintenance_error_ = status;
     }
     // Acknowledgements held back while the log was over max_log_bytes go out after each pass
@@ -401,7 +435,7 @@ absl::Status Database::RemoveZombieFiles() {
   std::vector<Zombie> due;
   const uint64_t synced = log_->synced_sequence();
   {
-    std::lock_guard<std::mutex> lock(state_mu_);
+    MutexLock lock(&state_mu_);
     for (const Zombie& zombie : zombies_) {
       if (zombie.delete_sequence <= synced) due.push_back(zombie);
     }
@@ -421,7 +455,7 @@ absl::Status Database::RemoveZombieFiles() {
     }
   }
   COLLIDE_RETURN_IF_ERROR(fs_->SyncDir(dir_));
-  std::lock_guard<std::mutex> lock(state_mu_);
+  MutexLock lock(&state_mu_);
   zombies_.erase(std::remove_if(zombies_.begin(), zombies_.end(),
                                 [&](const Zombie& z) { return z.delete_sequence <= synced; }),
                  zombies_.end());
@@ -468,17 +502,17 @@ absl::Status Database::Maintain(bool snapshot_all) {
   };
   note(RemoveZombieFiles());
 
-  // A consistent picture of what needs the log: read under structure_mu_, so that no scene is
-  // half created or deleted, and the log's end first, so that anything appended later is kept.
+  // A consistent picture of what needs the log: read under the scene index's lock, so that no
+  // scene is half created or deleted (those hold it exclusively through their log append), and
+  // the log's end first, so that anything appended later is kept.
   uint64_t limit;
   std::vector<std::shared_ptr<Entry>> entries;
   std::vector<Zombie> zombies;
   {
-    std::lock_guard<std::mutex> structure(structure_mu_);
+    ReaderLock lock(&scenes_mu_);
     limit = log_->last_sequence() + 1;
-    ReaderLock lock(&entries_mu_);
     for (const auto& [name, entry] : entries_) entries.push_back(entry);
-    std::lock_guard<std::mutex> state(state_mu_);
+    MutexLock state(&state_mu_);
     zombies = zombies_;
   }
   // Where each scene's needs start: after its snapshot if it changed since, at its creation if

@@ -2,23 +2,23 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/any_invocable.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/mutex.h"
 #include "base/rw_mutex.h"
 #include "scene/scene.h"
+#include "scene/scene_name.h"
 #include "scene/scene_options.h"
-#include "scene/scene_registry.h"
 #include "scene/update_batch.h"
 #include "store/commit_log.h"
 #include "store/file_system.h"
@@ -152,7 +152,8 @@ class Database {
   Database& operator=(const Database&) = delete;
 
   /// Creates an empty scene; `done` runs once the creation is acknowledged under the scene's
-  /// policy. Errors as SceneRegistry::Create.
+  /// policy. Errors: INVALID_ARGUMENT (the name, see ValidateSceneName, or the options),
+  /// ALREADY_EXISTS, RESOURCE_EXHAUSTED (max_scenes), a refused write (see Apply).
   void CreateScene(absl::string_view name, const SceneOptions& options, DoneCallback done);
   /// Blocking form of the above.
   absl::Status CreateScene(absl::string_view name, const SceneOptions& options);
@@ -165,7 +166,10 @@ class Database {
   /// scene's durability policy allows acknowledging (`none`: at once; `periodic`: once written
   /// to the OS; `always`: once fsynced), or the error. A batch whose (client id, sequence) was
   /// already applied is acknowledged again (duplicate = true), never applied twice, across
-  /// restarts. Never blocks on I/O.
+  /// restarts. Never blocks on I/O. Errors are the client's to read: NOT_FOUND `scene: no scene
+  /// "x"`, the scene's (Scene::Apply, with their OpError payload), and, once the log stopped
+  /// (write_status), RESOURCE_EXHAUSTED for a full disk or a file size limit or UNAVAILABLE for
+  /// another I/O error, with a message that says writes are refused and names no server path.
   void Apply(absl::string_view scene, const ClientTag& client, const UpdateBatch& batch,
              ApplyCallback done);
   /// Blocking form of Apply (tests, tools).
@@ -175,11 +179,13 @@ class Database {
   /// The scene named `name`, for queries (Scene::Read); writes must go through Apply.
   /// NOT_FOUND if absent.
   absl::StatusOr<std::shared_ptr<const Scene>> GetScene(absl::string_view name) const;
-  /// The scenes, for List and Stats. Writes must go through this class.
-  const SceneRegistry& scenes() const { return registry_; }
+  /// Every scene's name, sorted.
+  std::vector<std::string> SceneNames() const;
+  /// How many scenes exist.
+  size_t scene_count() const;
 
-  /// OK while the log accepts writes; once a log write or fsync failed, that error (every later
-  /// write is refused with it; reads go on).
+  /// OK while the log accepts writes; once a log write or fsync failed, that error as the log
+  /// saw it (every later write is refused; reads go on).
   absl::Status write_status() const;
 
   /// Blocks until everything applied before the call is fsynced.
@@ -223,6 +229,9 @@ class Database {
   Database(std::string dir, DatabaseOptions options, FileSystem* fs);
 
   std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
+  // `status` as a writer gets it: the log's own error, when that is what refused the write,
+  // becomes the client-facing one (see Apply); anything else is returned as it is.
+  absl::Status ForWriter(const absl::Status& status) const;
   DurabilityPolicy Resolve(DurabilityPolicy policy) const;
   uint64_t ThresholdFor(uint64_t snapshot_bytes) const;
   // Hands `done` the outcome of record `sequence` under `policy`: now (AcknowledgeNow), or,
@@ -239,9 +248,9 @@ class Database {
   // One pass, under maintenance_mu_: removes the snapshot files of deleted scenes, writes the
   // snapshots that are due (all of them with `snapshot_all`), deletes the segments no scene
   // needs.
-  absl::Status Maintain(bool snapshot_all);
-  absl::Status RemoveZombieFiles();
-  absl::Status Snapshot(Entry* entry);
+  absl::Status Maintain(bool snapshot_all) ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_);
+  absl::Status RemoveZombieFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_);
+  absl::Status Snapshot(Entry* entry) ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_);
 
   const std::string dir_;
   const DatabaseOptions options_;
@@ -249,30 +258,30 @@ class Database {
   std::unique_ptr<DirectoryLock> lock_;
   std::unique_ptr<CommitLog> log_;
   RecoveryReport recovery_report_;
-  SceneRegistry registry_;
 
-  // Serialises scene creation and deletion.
-  std::mutex structure_mu_;
-  mutable RwMutex entries_mu_;
-  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(entries_mu_);
+  // The scene index: the server's one map of names to scenes. Lookups (every Apply, GetScene)
+  // hold scenes_mu_ shared; a creation or deletion holds it exclusively from its checks through
+  // its log append, so creations and deletions are serialised and logged in index order.
+  mutable RwMutex scenes_mu_;
+  absl::flat_hash_map<std::string, std::shared_ptr<Entry>> entries_ ABSL_GUARDED_BY(scenes_mu_);
 
   // Serialises maintenance passes (the thread and Checkpoint).
-  std::mutex maintenance_mu_;
+  Mutex maintenance_mu_;
   std::atomic<uint64_t> snapshots_written_{0};
   std::atomic<uint64_t> segments_deleted_{0};
 
-  // Guards zombies_, maintenance_error_ and the deferred acknowledgements (short holds only).
-  mutable std::mutex state_mu_;
-  std::vector<Zombie> zombies_;
-  absl::Status maintenance_error_;
-  std::vector<absl::AnyInvocable<void()>> deferred_acks_;
-  bool acks_final_ = false;
+  // Short holds only.
+  mutable Mutex state_mu_;
+  std::vector<Zombie> zombies_ ABSL_GUARDED_BY(state_mu_);
+  absl::Status maintenance_error_ ABSL_GUARDED_BY(state_mu_);
+  std::vector<absl::AnyInvocable<void()>> deferred_acks_ ABSL_GUARDED_BY(state_mu_);
+  bool acks_final_ ABSL_GUARDED_BY(state_mu_) = false;
 
   // Wakes the maintenance thread.
-  std::mutex wake_mu_;
-  std::condition_variable wake_cv_;
-  bool wake_ = false;
-  bool stopping_ = false;
+  Mutex wake_mu_;
+  CondVar wake_cv_;
+  bool wake_ ABSL_GUARDED_BY(wake_mu_) = false;
+  bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
   std::thread maintenance_;
 
   std::atomic<bool> closed_{false};

@@ -27,7 +27,7 @@ class FaultFileSystem::File final : public WritableFile {
     return absl::OkStatus();
   }
   uint64_t Size() const override {
-    std::lock_guard<std::mutex> lock(fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     return inode_->data.size();
   }
 
@@ -42,7 +42,7 @@ class FaultFileSystem::Lock final : public DirectoryLock {
  public:
   Lock(FaultFileSystem* fs, std::string dir) : fs_(fs), dir_(std::move(dir)) {}
   ~Lock() override {
-    std::lock_guard<std::mutex> lock(fs_->mu_);
+    MutexLock lock(&fs_->mu_);
     fs_->locked_dirs_.erase(dir_);
   }
 
@@ -58,7 +58,7 @@ std::string FaultFileSystem::Parent(const std::string& path) {
 
 absl::StatusOr<std::unique_ptr<WritableFile>> FaultFileSystem::OpenForAppend(
     const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!dirs_.contains(Parent(path))) return absl::NotFoundError(absl::StrCat("open ", path));
   std::shared_ptr<Inode>& inode = live_[path];
   if (inode == nullptr) inode = std::make_shared<Inode>();
@@ -66,7 +66,7 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultFileSystem::OpenForAppend(
 }
 
 absl::StatusOr<std::unique_ptr<WritableFile>> FaultFileSystem::Create(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!dirs_.contains(Parent(path))) return absl::NotFoundError(absl::StrCat("open ", path));
   // O_TRUNC of an existing file changes that inode; a fresh inode models a new file.
   std::shared_ptr<Inode>& inode = live_[path];
@@ -80,14 +80,14 @@ absl::StatusOr<std::unique_ptr<WritableFile>> FaultFileSystem::Create(const std:
 }
 
 absl::StatusOr<std::string> FaultFileSystem::ReadFile(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(path);
   if (it == live_.end()) return absl::NotFoundError(absl::StrCat("open ", path));
   return it->second->data;
 }
 
 absl::Status FaultFileSystem::Rename(const std::string& from, const std::string& to) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(from);
   if (it == live_.end()) return absl::NotFoundError(absl::StrCat("rename ", from));
   std::shared_ptr<Inode> inode = it->second;
@@ -97,7 +97,7 @@ absl::Status FaultFileSystem::Rename(const std::string& from, const std::string&
 }
 
 absl::Status FaultFileSystem::SyncDir(const std::string& dir) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (failing_syncs_ > 0) {
     --failing_syncs_;
     return absl::InternalError(absl::StrCat("fsync ", dir, ": Input/output error (injected)"));
@@ -112,7 +112,7 @@ absl::Status FaultFileSystem::SyncDir(const std::string& dir) {
 }
 
 absl::StatusOr<std::vector<std::string>> FaultFileSystem::ListDir(const std::string& dir) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!dirs_.contains(dir)) return absl::NotFoundError(absl::StrCat("opendir ", dir));
   std::vector<std::string> names;
   for (const auto& [path, inode] : live_) {
@@ -122,13 +122,13 @@ absl::StatusOr<std::vector<std::string>> FaultFileSystem::ListDir(const std::str
 }
 
 absl::Status FaultFileSystem::Delete(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (live_.erase(path) == 0) return absl::NotFoundError(absl::StrCat("unlink ", path));
   return absl::OkStatus();
 }
 
 absl::Status FaultFileSystem::Truncate(const std::string& path, uint64_t size) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(path);
   if (it == live_.end()) return absl::NotFoundError(absl::StrCat("open ", path));
   Inode& inode = *it->second;
@@ -139,7 +139,7 @@ absl::Status FaultFileSystem::Truncate(const std::string& path, uint64_t size) {
 }
 
 absl::Status FaultFileSystem::CreateDir(const std::string& dir) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   // Directories are created durably, with their parents (tests use one data directory).
   for (size_t i = 1; i <= dir.size(); ++i) {
     if (i == dir.size() || dir[i] == '/') dirs_.insert(dir.substr(0, i));
@@ -148,14 +148,14 @@ absl::Status FaultFileSystem::CreateDir(const std::string& dir) {
 }
 
 absl::StatusOr<uint64_t> FaultFileSystem::FileSize(const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(path);
   if (it == live_.end()) return absl::NotFoundError(absl::StrCat("stat ", path));
   return it->second->data.size();
 }
 
 absl::StatusOr<std::unique_ptr<DirectoryLock>> FaultFileSystem::LockDir(const std::string& dir) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (!locked_dirs_.insert(dir).second) {
     return absl::FailedPreconditionError(absl::StrCat("data directory ", dir, " is in use"));
   }
@@ -164,7 +164,7 @@ absl::StatusOr<std::unique_ptr<DirectoryLock>> FaultFileSystem::LockDir(const st
 
 absl::Status FaultFileSystem::AppendTo(const std::shared_ptr<Inode>& inode, const std::string& path,
                                        const std::string& data) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const uint64_t total = TotalBytesLocked();
   const uint64_t room = total >= space_limit_ ? 0 : space_limit_ - total;
   const size_t n = static_cast<size_t>(std::min<uint64_t>(room, data.size()));
@@ -179,7 +179,7 @@ absl::Status FaultFileSystem::AppendTo(const std::shared_ptr<Inode>& inode, cons
 
 absl::Status FaultFileSystem::SyncInode(const std::shared_ptr<Inode>& inode,
                                         const std::string& path) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (failing_syncs_ > 0) {
     --failing_syncs_;
     return absl::InternalError(absl::StrCat("fdatasync ", path, ": Input/output error (injected)"));
@@ -196,7 +196,7 @@ uint64_t FaultFileSystem::TotalBytesLocked() const {
 }
 
 std::unique_ptr<FaultFileSystem> FaultFileSystem::CrashImage(const CrashOptions& options) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto image = std::make_unique<FaultFileSystem>();
   image->dirs_ = dirs_;
   // One inode may have two durable names (renamed but only one directory synced); copies keep
@@ -216,7 +216,7 @@ std::unique_ptr<FaultFileSystem> FaultFileSystem::CrashImage(const CrashOptions&
 }
 
 std::unique_ptr<FaultFileSystem> FaultFileSystem::Clone() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto image = std::make_unique<FaultFileSystem>();
   image->dirs_ = dirs_;
   for (const auto& [path, inode] : live_) {
@@ -230,17 +230,17 @@ std::unique_ptr<FaultFileSystem> FaultFileSystem::Clone() const {
 }
 
 void FaultFileSystem::FailSyncs(int count) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   failing_syncs_ = count;
 }
 
 void FaultFileSystem::SetSpaceLimit(uint64_t bytes) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   space_limit_ = bytes;
 }
 
 absl::Status FaultFileSystem::FlipBit(const std::string& path, uint64_t offset, int bit) {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(path);
   if (it == live_.end() || offset >= it->second->data.size() || bit < 0 || bit > 7) {
     return absl::OutOfRangeError(absl::StrCat("no byte ", offset, " in ", path));
@@ -250,18 +250,18 @@ absl::Status FaultFileSystem::FlipBit(const std::string& path, uint64_t offset, 
 }
 
 std::string FaultFileSystem::Contents(const std::string& path) const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   auto it = live_.find(path);
   return it == live_.end() ? std::string() : it->second->data;
 }
 
 uint64_t FaultFileSystem::TotalBytes() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return TotalBytesLocked();
 }
 
 int FaultFileSystem::sync_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return sync_count_;
 }
 

@@ -3,13 +3,14 @@
 #include <cstdint>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "store/file_system.h"
 
 namespace collide {
@@ -80,18 +81,18 @@ class FaultFileSystem final : public FileSystem {
   absl::Status AppendTo(const std::shared_ptr<Inode>& inode, const std::string& path,
                         const std::string& data);
   absl::Status SyncInode(const std::shared_ptr<Inode>& inode, const std::string& path);
-  uint64_t TotalBytesLocked() const;
+  uint64_t TotalBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
-  mutable std::mutex mu_;
+  mutable Mutex mu_;
   // What the directories hold now and what they held at their last SyncDir.
-  std::map<std::string, std::shared_ptr<Inode>> live_;
-  std::map<std::string, std::shared_ptr<Inode>> durable_;
-  std::set<std::string> dirs_;
-  std::set<std::string> locked_dirs_;
-  std::shared_ptr<Inode> last_appended_;
-  int failing_syncs_ = 0;
-  uint64_t space_limit_ = UINT64_MAX;
-  int sync_count_ = 0;
+  std::map<std::string, std::shared_ptr<Inode>> live_ ABSL_GUARDED_BY(mu_);
+  std::map<std::string, std::shared_ptr<Inode>> durable_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> dirs_ ABSL_GUARDED_BY(mu_);
+  std::set<std::string> locked_dirs_ ABSL_GUARDED_BY(mu_);
+  std::shared_ptr<Inode> last_appended_ ABSL_GUARDED_BY(mu_);
+  int failing_syncs_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t space_limit_ ABSL_GUARDED_BY(mu_) = UINT64_MAX;
+  int sync_count_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace collide

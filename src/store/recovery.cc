@@ -7,7 +7,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "scene/scene_registry.h"
+#include "scene/scene_name.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/snapshot_file.h"

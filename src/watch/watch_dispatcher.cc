@@ -13,14 +13,14 @@ WatchDispatcher::WatchDispatcher(const Options& options)
 
 WatchDispatcher::~WatchDispatcher() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     stopping_ = true;
   }
-  work_cv_.notify_all();
+  work_cv_.NotifyAll();
   for (std::thread& t : workers_) t.join();
   absl::flat_hash_map<const Scene*, std::shared_ptr<WatchHub>> hubs;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     hubs.swap(hubs_);
     ready_.clear();
   }
@@ -34,7 +34,7 @@ std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::Attach(
   while (true) {
     std::shared_ptr<WatchHub> hub;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       std::shared_ptr<WatchHub>& slot = hubs_[scene.get()];
       if (slot == nullptr) {
         slot = std::make_shared<WatchHub>(
@@ -49,19 +49,19 @@ std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::Attach(
 
 void WatchDispatcher::Schedule(std::shared_ptr<WatchHub> hub) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     ready_.push_back(std::move(hub));
     ++busy_;
   }
-  work_cv_.notify_one();
+  work_cv_.NotifyOne();
 }
 
 void WatchDispatcher::Work() {
   while (true) {
     std::shared_ptr<WatchHub> hub;
     {
-      std::unique_lock<std::mutex> lock(mu_);
-      work_cv_.wait(lock, [&] { return stopping_ || !ready_.empty(); });
+      std::unique_lock<Mutex> lock(mu_);
+      work_cv_.Wait(lock, [&] { return stopping_ || !ready_.empty(); });
       if (stopping_) return;
       hub = std::move(ready_.front());
       ready_.pop_front();
@@ -70,15 +70,15 @@ void WatchDispatcher::Work() {
     if (hub->FinishStep()) {
       // More to do: after the other hubs' turns.
       {
-        std::lock_guard<std::mutex> lock(mu_);
+        MutexLock lock(&mu_);
         ready_.push_back(std::move(hub));
       }
-      work_cv_.notify_one();
+      work_cv_.NotifyOne();
       continue;
     }
     bool retired = false;
     {
-      std::lock_guard<std::mutex> lock(mu_);
+      MutexLock lock(&mu_);
       --busy_;
       if (hub->TryRetire()) {
         auto it = hubs_.find(hub->scene());
@@ -86,18 +86,18 @@ void WatchDispatcher::Work() {
         retired = true;
       }
     }
-    idle_cv_.notify_all();
+    idle_cv_.NotifyAll();
     if (retired) hub->Unregister();
   }
 }
 
 void WatchDispatcher::WaitIdle() {
-  std::unique_lock<std::mutex> lock(mu_);
-  idle_cv_.wait(lock, [&] { return busy_ == 0 || stopping_; });
+  std::unique_lock<Mutex> lock(mu_);
+  idle_cv_.Wait(lock, [&] { return busy_ == 0 || stopping_; });
 }
 
 size_t WatchDispatcher::hub_count() const {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   return hubs_.size();
 }
 

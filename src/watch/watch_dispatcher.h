@@ -1,16 +1,15 @@
 #pragma once
 
-#include <condition_variable>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_map.h"
+#include "base/mutex.h"
 #include "scene/scene.h"
 #include "watch/watch_budget.h"
 #include "watch/watch_hub.h"
@@ -77,9 +76,9 @@ class WatchDispatcher {
 
   const Options options_;
   WatchBudget budget_;
-  mutable std::mutex mu_;
-  std::condition_variable work_cv_;
-  std::condition_variable idle_cv_;
+  mutable Mutex mu_;
+  CondVar work_cv_;
+  CondVar idle_cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_map<const Scene*, std::shared_ptr<WatchHub>> hubs_ ABSL_GUARDED_BY(mu_);
   std::deque<std::shared_ptr<WatchHub>> ready_ ABSL_GUARDED_BY(mu_);

@@ -9,7 +9,7 @@ WatchHub::WatchHub(std::shared_ptr<const Scene> scene, WatchBudget* budget, Sche
     : scene_(std::move(scene)), budget_(budget), schedule_(std::move(schedule)) {}
 
 WatchHub::~WatchHub() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   DropBacklogLocked();
 }
 
@@ -21,7 +21,7 @@ size_t WatchHub::BatchBytes(size_t changes) {
 void WatchHub::Schedule() {
   bool wake = false;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (!scheduled_ && !retired_) {
       scheduled_ = true;
       wake = true;
@@ -32,7 +32,7 @@ void WatchHub::Schedule() {
 
 bool WatchHub::AddWatcher(std::shared_ptr<Watcher> watcher) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (retired_) return false;
     pending_.push_back(Pending{.watcher = std::move(watcher), .ready_at = appended_});
   }
@@ -42,7 +42,7 @@ bool WatchHub::AddWatcher(std::shared_ptr<Watcher> watcher) {
 
 void WatchHub::RemoveWatcher(const Watcher* watcher) {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (retired_) return;
     removed_.insert(watcher);
   }
@@ -60,7 +60,7 @@ void WatchHub::DropBacklogLocked() {
 void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   // The scene's writer: a copy of the records, nothing per watcher.
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (retired_) return;
     if (!overflowed_) {
       const size_t bytes = BatchBytes(batch.changes.size());
@@ -82,7 +82,7 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
 
 void WatchHub::OnDeleted() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     if (retired_) return;
     Entry marker;
     marker.deleted = true;
@@ -97,7 +97,7 @@ void WatchHub::Step(size_t max_batches) {
   bool resync = false;
   uint64_t consumed = 0;
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     for (Pending& p : pending_) waiting_.push_back(std::move(p));
     pending_.clear();
     while (!backlog_.empty() && entries.size() < max_batches) {
@@ -168,12 +168,12 @@ void WatchHub::Step(size_t max_batches) {
     });
     waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), ready), waiting_.end());
   }
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   live_ = watchers_.size() + waiting_.size();
 }
 
 bool WatchHub::FinishStep() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   const bool more = !backlog_.empty() || overflowed_ || !pending_.empty() || !removed_.empty() ||
                     !waiting_.empty();
   if (!more) scheduled_ = false;
@@ -181,7 +181,7 @@ bool WatchHub::FinishStep() {
 }
 
 bool WatchHub::TryRetire() {
-  std::lock_guard<std::mutex> lock(mu_);
+  MutexLock lock(&mu_);
   if (scheduled_ || retired_ || live_ > 0 || !pending_.empty()) return false;
   retired_ = true;
   DropBacklogLocked();
@@ -190,7 +190,7 @@ bool WatchHub::TryRetire() {
 
 void WatchHub::Shutdown() {
   {
-    std::lock_guard<std::mutex> lock(mu_);
+    MutexLock lock(&mu_);
     retired_ = true;
     DropBacklogLocked();
   }

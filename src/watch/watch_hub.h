@@ -5,11 +5,11 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/container/flat_hash_set.h"
+#include "base/mutex.h"
 #include "scene/scene.h"
 #include "scene/scene_observer.h"
 #include "watch/scene_mirror.h"
@@ -102,7 +102,7 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   WatchBudget* const budget_;
   const ScheduleFn schedule_;
 
-  std::mutex mu_;
+  Mutex mu_;
   std::deque<Entry> backlog_ ABSL_GUARDED_BY(mu_);
   // Entries appended to the backlog, and consumed from it (evaluated or dropped), ever.
   uint64_t appended_ ABSL_GUARDED_BY(mu_) = 0;

@@ -18,17 +18,17 @@ size_t WatchQueue::UpdateBytes(const WatchUpdate& update) {
 }
 
 void WatchQueue::SetListener(std::function<void()> listener) {
-  std::lock_guard<std::mutex> lock(listener_mu_);
+  MutexLock lock(&listener_mu_);
   listener_ = std::move(listener);
 }
 
 void WatchQueue::ClearListener() {
-  std::lock_guard<std::mutex> lock(listener_mu_);
+  MutexLock lock(&listener_mu_);
   listener_ = nullptr;
 }
 
 void WatchQueue::Notify() {
-  std::lock_guard<std::mutex> lock(listener_mu_);
+  MutexLock lock(&listener_mu_);
   if (listener_) listener_();
 }
 

@@ -4,10 +4,10 @@
 #include <cstdint>
 #include <deque>
 #include <functional>
-#include <mutex>
 #include <variant>
 
 #include "absl/base/thread_annotations.h"
+#include "base/mutex.h"
 #include "base/rw_mutex.h"
 #include "watch/watch_budget.h"
 #include "watch/watch_types.h"
@@ -87,8 +87,8 @@ class WatchQueue {
   const size_t max_events_;
   Allowance* const pool_;
   // Held while the listener runs, so that ClearListener can wait for a call in progress.
-  std::mutex listener_mu_;
-  std::function<void()> listener_;
+  Mutex listener_mu_;
+  std::function<void()> listener_ ABSL_GUARDED_BY(listener_mu_);
   // An RwMutex (held exclusively) rather than a bare absl::Mutex: ThreadSanitizer sees it.
   mutable RwMutex mu_;
   std::deque<WatchMessage> messages_ ABSL_GUARDED_BY(mu_);

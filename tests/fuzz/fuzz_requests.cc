@@ -18,7 +18,10 @@
 #include "fuzz/fuzz_scene.h"
 #include "query/batch.h"
 #include "scene/query_ticks.h"
-#include "server/proto_convert.h"
+#include "server/field_path.h"
+#include "server/query_convert.h"
+#include "server/scene_convert.h"
+#include "server/update_convert.h"
 
 namespace collide::fuzz {
 namespace {
@@ -80,7 +83,7 @@ void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLim
           batch, ClientTag{.client_id = proto.client_id(), .sequence = proto.client_sequence()});
       if (!result.ok()) {
         Check(scene.version() == version);
-        (void)TranslateUpdateError(result.status(), proto);
+        (void)WithRequestPaths(result.status(), OpsOf(proto));
       }
       return;
     }

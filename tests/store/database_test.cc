@@ -5,10 +5,12 @@
 
 #include <atomic>
 #include <future>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gtest/gtest.h"
+#include "scene/op_error.h"
 #include "store/batch_stream.h"
 #include "store/store_files.h"
 #include "store/store_testing.h"
@@ -34,14 +36,85 @@ TEST(Database, ScenesAreCreatedListedAndDeleted) {
   ASSERT_TRUE(db->CreateScene("a", SceneOptions{}).ok());
   EXPECT_EQ(db->CreateScene("a", SceneOptions{}).code(), absl::StatusCode::kAlreadyExists);
   EXPECT_EQ(db->CreateScene("bad name", SceneOptions{}).code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(db->scenes().List(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"a", "b"}));
   ASSERT_TRUE(db->DeleteScene("a").ok());
   EXPECT_EQ(db->DeleteScene("a").code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(db->scenes().List(), (std::vector<std::string>{"b"}));
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"b"}));
   absl::StatusOr<ApplyAck> missing = db->ApplyAndWait("a", ClientTag{}, Create(1, 0));
   EXPECT_EQ(missing.status().code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(missing.status().message(), "scene: no scene \"a\"");
   EXPECT_EQ(db->GetScene("a").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(Database, TheSceneIndexCreatesListsGetsAndDeletes) {
+  TempDir dir;
+  auto db = MustOpen(dir.path());
+  ASSERT_TRUE(db->CreateScene("b", SceneOptions{}).ok());
+  ASSERT_TRUE(db->CreateScene("a", SceneOptions{.fat_margin = 0.5f}).ok());
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(db->scene_count(), 2u);
+  absl::StatusOr<std::shared_ptr<const Scene>> a = db->GetScene("a");
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ((*a)->options().fat_margin, 0.5f);
+
+  const absl::Status dup = db->CreateScene("a", SceneOptions{});
+  EXPECT_EQ(dup.code(), absl::StatusCode::kAlreadyExists);
+  EXPECT_EQ(dup.message(), "scene: scene \"a\" already exists");
+
+  ASSERT_TRUE(db->DeleteScene("a").ok());
+  EXPECT_TRUE((*a)->deleted());  // holders see the deletion
+  absl::StatusOr<std::shared_ptr<const Scene>> gone = db->GetScene("a");
+  EXPECT_EQ(gone.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(gone.status().message(), "scene: no scene \"a\"");
+  EXPECT_EQ(db->DeleteScene("a").code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"b"}));
+  // The name is free again.
+  EXPECT_TRUE(db->CreateScene("a", SceneOptions{}).ok());
+}
+
+TEST(Database, RejectsBadNamesBadOptionsAndTooManyScenes) {
+  TempDir dir;
+  DatabaseOptions options;
+  options.max_scenes = 2;
+  auto db = MustOpen(dir.path(), options);
+  EXPECT_EQ(db->CreateScene("no/slash", SceneOptions{}).code(), absl::StatusCode::kInvalidArgument);
+  const absl::Status bad_margin = db->CreateScene("x", SceneOptions{.fat_margin = -1});
+  EXPECT_EQ(bad_margin.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(bad_margin.message(), "options.fat_margin: must be finite and in [0, 1e6], got -1");
+  EXPECT_EQ(db->CreateScene("x", SceneOptions{.max_bodies = 0}).message(),
+            "options.max_bodies: must be in [1, 1073741824], got 0");
+  ASSERT_TRUE(db->CreateScene("x", SceneOptions{}).ok());
+  ASSERT_TRUE(db->CreateScene("y", SceneOptions{}).ok());
+  const absl::Status full = db->CreateScene("z", SceneOptions{});
+  EXPECT_EQ(full.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(full.message(), "scene: the server holds its limit of 2 scenes");
+  // A refused create logged nothing.
+  const uint64_t last = db->stats().last_sequence;
+  EXPECT_FALSE(db->CreateScene("z", SceneOptions{}).ok());
+  EXPECT_EQ(db->stats().last_sequence, last);
+}
+
+TEST(Database, AScenesLogPositionIsItsCreateRecord) {
+  TempDir dir;
+  auto db = MustOpen(dir.path());
+  ASSERT_TRUE(db->CreateScene("a", SceneOptions{}).ok());
+  const uint64_t created = db->stats().last_sequence;
+  EXPECT_EQ((*db->GetScene("a"))->log_position(), created);
+}
+
+TEST(Database, StatsOfAScene) {
+  TempDir dir;
+  auto db = MustOpen(dir.path());
+  ASSERT_TRUE(db->CreateScene("s", SceneOptions{}).ok());
+  ASSERT_TRUE(db->ApplyAndWait("s", ClientTag{},
+                               UpdateBatch{{UpsertOp(BodyDesc{.id = 1, .shape = Sphere{1}})}})
+                  .ok());
+  absl::StatusOr<std::shared_ptr<const Scene>> s = db->GetScene("s");
+  ASSERT_TRUE(s.ok());
+  const SceneStats stats = (*s)->Stats();
+  EXPECT_EQ(stats.version, 1u);
+  EXPECT_EQ(stats.body_count, 1);
+  EXPECT_EQ(db->GetScene("t").status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(Database, AcknowledgementsFollowEachScenesPolicy) {
@@ -78,6 +151,12 @@ TEST(Database, ValidationErrorsComeBackThroughTheCallback) {
   absl::Status status = outcome.get_future().get();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(status.message(), "ops[0].body_id: no body 17 in scene \"s\"");
+  // The op and field also travel as data, for the service to name in the request's words.
+  const std::optional<OpError> error = GetOpError(status);
+  ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->index, 0u);
+  EXPECT_EQ(error->field, OpField::kBodyId);
+  EXPECT_EQ(error->op_type, UpdateOpType::kSetPose);
   ASSERT_TRUE(db->ApplyAndWait("s", ClientTag{}, Create(1, 0)).ok());
   EXPECT_EQ(db->ApplyAndWait("s", ClientTag{}, Create(2, 0)).status().code(),
             absl::StatusCode::kResourceExhausted);
@@ -106,7 +185,7 @@ TEST(Database, ARestartKeepsScenesBodiesVersionsAndClientMarks) {
               absl::StatusCode::kFailedPrecondition);
   }
   auto db = MustOpen(dir.path());
-  EXPECT_EQ(db->scenes().List(), (std::vector<std::string>{"arena", "empty"}));
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"arena", "empty"}));
   std::shared_ptr<const Scene> arena = *db->GetScene("arena");
   EXPECT_EQ(arena->options().fat_margin, 0.3f);
   EXPECT_TRUE(SameState(arena->CaptureState(), before));

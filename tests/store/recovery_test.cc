@@ -253,13 +253,30 @@ TEST(Recovery, AFailedFsyncStopsAcknowledgingAndLosesNothingAcknowledged) {
   fs.FailSyncs(1);
   absl::StatusOr<ApplyAck> failed =
       db->ApplyAndWait(kCrashScene, ClientTag{kCrashClient, 11}, stream.Next());
-  EXPECT_EQ(failed.status().code(), absl::StatusCode::kInternal);
+  // The log's own error (INTERNAL) stays the store's; the writer is told what it means.
   EXPECT_EQ(fatal.count(), 1u);
+  EXPECT_EQ(fatal.errors[0].code(), absl::StatusCode::kInternal);
+  EXPECT_EQ(db->write_status().code(), absl::StatusCode::kInternal);
+  const std::string refused =
+      "data_dir: the server's log could not be written (I/O error): writes are refused until it "
+      "restarts; queries are still served";
+  EXPECT_EQ(failed.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(failed.status().message(), refused);
   // Nothing more is accepted, let alone acknowledged.
   absl::StatusOr<ApplyAck> later =
       db->ApplyAndWait(kCrashScene, ClientTag{kCrashClient, 12}, stream.Next());
-  EXPECT_FALSE(later.ok());
+  EXPECT_EQ(later.status().code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(later.status().message(), refused);
   EXPECT_FALSE(db->Flush().ok());
+  // Nor a creation or a deletion: neither changes the scene index.
+  const absl::Status create = db->CreateScene("other", SceneOptions{});
+  EXPECT_EQ(create.code(), absl::StatusCode::kUnavailable);
+  EXPECT_EQ(create.message(), refused);
+  EXPECT_EQ(db->scene_count(), 1u);
+  const absl::Status remove = db->DeleteScene(kCrashScene);
+  EXPECT_EQ(remove.code(), absl::StatusCode::kUnavailable);
+  ASSERT_TRUE(db->GetScene(kCrashScene).ok());
+  EXPECT_FALSE((*db->GetScene(kCrashScene))->deleted());
   std::unique_ptr<FaultFileSystem> image = fs.CrashImage();
   DatabaseOptions reopened = Options(image.get(), &fatal);
   auto recovered = MustOpen(reopened);
@@ -278,14 +295,23 @@ TEST(Recovery, AFullDiskStopsAcknowledging) {
   ApplyRange(*db, stream, 1, 10);
   fs.SetSpaceLimit(fs.TotalBytes() + 100);
   uint64_t acked = 10;
+  absl::Status refused;
   for (uint64_t k = 11; k <= 30; ++k) {
     absl::StatusOr<ApplyAck> ack =
         db->ApplyAndWait(kCrashScene, ClientTag{kCrashClient, k}, stream.Next());
-    if (!ack.ok()) break;
+    if (!ack.ok()) {
+      refused = ack.status();
+      break;
+    }
     acked = k;
   }
   EXPECT_EQ(fatal.count(), 1u);
   EXPECT_EQ(fatal.errors[0].code(), absl::StatusCode::kResourceExhausted);
+  // The writer is told the disk is full, not the log file's path.
+  EXPECT_EQ(refused.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(refused.message(),
+            "data_dir: the server's disk is full (or its file size limit was reached): writes are "
+            "refused until it restarts with space; queries are still served");
   std::unique_ptr<FaultFileSystem> image = fs.CrashImage();
   auto recovered = MustOpen(Options(image.get(), &fatal));
   SceneState state;
@@ -490,7 +516,7 @@ TEST(Recovery, DeletedScenesStayDeletedAndRecreatedOnesKeepOnlyTheirOwnState) {
   std::unique_ptr<FaultFileSystem> late = fs.CrashImage();
   for (FaultFileSystem* image : {early.get(), late.get()}) {
     auto recovered = MustOpen(Options(image, &fatal));
-    EXPECT_EQ(recovered->scenes().List(), std::vector<std::string>{"again"});
+    EXPECT_EQ(recovered->SceneNames(), std::vector<std::string>{"again"});
     absl::StatusOr<std::shared_ptr<const Scene>> again = recovered->GetScene("again");
     ASSERT_TRUE(again.ok());
     EXPECT_EQ((*again)->options().max_bodies, 5u);
