@@ -6,7 +6,8 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Everything the build, the tests and the benchmark peer need, from Debian 12 (python3-*: the
 # Python client, its tests and examples, run with /usr/bin/python3; clang-14 and libclang-rt-14-dev:
-# the libFuzzer targets of scripts/fuzz).
+# the libFuzzer targets of scripts/fuzz; dpkg-dev and lintian: the Debian packages, their
+# dependencies computed by dpkg-shlibdeps and their check).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
@@ -15,6 +16,7 @@ COLLIDE_PACKAGES=(
   openssl
   python3 python3-grpcio python3-protobuf python3-yaml
   clang-14 libclang-rt-14-dev
+  dpkg-dev lintian
 )
 
 collide_log() { echo "[collide] $*" >&2; }
