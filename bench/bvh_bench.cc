@@ -143,7 +143,7 @@ RayResult CastRays(const DynamicTree& tree, const Workload& w) {
     const Vec3 dir = w.ray_dir[i];
     const Vec3 inv{1.0f / dir.x, 1.0f / dir.y, 1.0f / dir.z};
     bool hit = false;
-    tree.RayCast(origin, dir, w.ray_length, ~0u, [&](uint32_t, int32_t proxy, float max_d) {
+    tree.Raycast(origin, dir, w.ray_length, ~0u, [&](uint32_t, int32_t proxy, float max_d) {
       ++leaves;
       float t0, t1;
       if (!RayAabbInterval(tree.FatAabb(proxy), origin, inv, max_d, &t0, &t1)) return max_d;

@@ -67,7 +67,7 @@ Figures RunCollide(const ReferenceScene& scene) {
   auto t0 = Clock::now();
   for (int i = 0; i < q; ++i) {
     ClosestHitCollector c(scene.rays[i].max_distance);
-    CastRay(world, scene.rays[i], all, c);
+    Raycast(world, scene.rays[i], all, c);
     if (c.has_hit()) {
       f.ray_body[i] = static_cast<int>(c.hit().body_id);
       f.ray_distance[i] = c.hit().distance;
@@ -101,7 +101,7 @@ Figures RunCollide(const ReferenceScene& scene) {
   t0 = Clock::now();
   for (int i = 0; i < qs; ++i) {
     ClosestHitCollector c(scene.rays[i].max_distance);
-    CastSphere(world, scene.rays[i], kCastRadius, all, c);
+    SphereCast(world, scene.rays[i], kCastRadius, all, c);
     f.sphere_hits += c.has_hit();
   }
   f.per_s["spherecast_closest"] = qs / SecondsSince(t0);
@@ -135,7 +135,7 @@ Figures RunCollide(const ReferenceScene& scene) {
   t0 = Clock::now();
   for (int i = 0; i < q; ++i) {
     ClosestHitCollector c(scene.rays[i].max_distance);
-    CastRay(world, scene.rays[i], all, c);
+    Raycast(world, scene.rays[i], all, c);
     f.ray_hits_after += c.has_hit();
   }
   f.per_s["raycast_closest_after_updates"] = q / SecondsSince(t0);

@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/reference_scene.h"
+#include "history/past_batch.h"
 #include "query/batch.h"
 #include "scene/scene.h"
 

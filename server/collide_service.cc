@@ -1,12 +1,13 @@
 #include "server/collide_service.h"
 
 #include <memory>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
-#include "scene/query_ticks.h"
+#include "scene/scene_query.h"
 #include "server/field_path.h"
 #include "server/metadata_limit.h"
 #include "server/query_convert.h"
@@ -411,19 +412,15 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   if (!query.ok()) return query.status();
   absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(scene_name);
   if (!scene.ok()) return scene.status();
-  // Reused by each thread from call to call: no hit-vector allocation per query once grown (up
-  // to kKeptScratchBytes).
+  // Reused by each thread from call to call: no allocation per query once grown (the hits up to
+  // kKeptScratchBytes).
+  thread_local std::vector<absl::Status> status;
+  thread_local std::vector<QueryResult> results;
   thread_local std::vector<QueryHit> hits;
-  hits.clear();
-  QueryResult result;
-  absl::Status tick_status;
-  const uint64_t version = (*scene)->ReadWithHistory(
-      [&](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
-        tick_status = CheckQueryTick(history, *query);
-        if (tick_status.ok()) result = RunQuery(world, history, *query, &hits);
-        return v;
-      });
-  if (!tick_status.ok()) return tick_status;
+  const uint64_t version =
+      AnswerQueries(**scene, std::span<const Query>(&*query, 1), {}, &status, &results, &hits);
+  if (!status[0].ok()) return std::move(status[0]);
+  const QueryResult& result = results[0];
   response->set_version(version);
   response->set_truncated(result.truncated);
   for (uint32_t h = 0; h < result.hit_count; ++h) {

@@ -7,6 +7,7 @@
 #include "google/protobuf/io/zero_copy_stream.h"
 #include "grpc/slice.h"
 #include "grpcpp/support/slice.h"
+#include "query/batch.h"
 
 namespace collide {
 namespace {
@@ -29,7 +30,8 @@ AnswerBound MaxAnswer(const v1::QueryBatch& batch, const ServiceLimits& limits) 
   for (const v1::Query& query : batch.queries()) {
     uint64_t hits = 1;
     if (query.mode() == v1::MODE_ALL) {
-      hits = std::min<uint64_t>(query.max_hits() == 0 ? 64 : query.max_hits(), limits.max_hits);
+      hits = std::min<uint64_t>(query.max_hits() == 0 ? kDefaultMaxHits : query.max_hits(),
+                                limits.max_hits);
     }
     bound.hits += hits;
     bound.bytes += kMaxResultBytes + std::max(hits * kMaxHitBytes, kMaxResultErrorBytes);

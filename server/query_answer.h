@@ -28,8 +28,8 @@ inline constexpr uint64_t kMaxAnswerHeaderBytes = 11;
 
 /// The largest answer a QueryBatch can get, whatever the scene holds.
 struct AnswerBound {
-  /// The sum over its queries of max_hits for MODE_ALL (0 counts as min(64, limits.max_hits),
-  /// larger values as limits.max_hits) and 1 otherwise.
+  /// The sum over its queries of max_hits for MODE_ALL (0 counts as min(kDefaultMaxHits,
+  /// limits.max_hits), larger values as limits.max_hits) and 1 otherwise.
   uint64_t hits = 0;
   /// Encoded bytes: 11 + the sum over its queries of 19 + max(59 x its hits, 1,032). A query
   /// answered with an error instead of hits has room for it either way.

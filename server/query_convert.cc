@@ -120,7 +120,7 @@ absl::Status CommonFromProto(const v1::Filter& filter, v1::Mode mode, uint32_t m
   if (max_hits > limits.max_hits) {
     return InvalidField(at, "max_hits", absl::StrCat("must be at most ", limits.max_hits));
   }
-  out->max_hits = max_hits != 0 ? max_hits : std::min<uint32_t>(64, limits.max_hits);
+  out->max_hits = max_hits != 0 ? max_hits : std::min<uint32_t>(kDefaultMaxHits, limits.max_hits);
   if (out->max_hits == 0) out->max_hits = 1;
   out->detail = detail;
   return absl::OkStatus();

@@ -7,7 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "scene/query_ticks.h"
+#include "scene/scene_query.h"
 #include "server/query_answer.h"
 #include "server/query_convert.h"
 #include "server/scene_header.h"
@@ -100,6 +100,7 @@ void QueryStreamReactor::WriteAnswer() {
   ReleaseIfLarger(queries_);
   ReleaseIfLarger(slots_);
   ReleaseIfLarger(errors_);
+  ReleaseIfLarger(tick_errors_);
   ReleaseIfLarger(results_);
   ReleaseIfLarger(hits_);
   if (stream_ != nullptr) stream_->WriteStarted(out_.Length());
@@ -167,28 +168,7 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
   // Room for every hit the batch may return, at once (outside the scene's read): growing by
   // doubling would hold up to three times as much while it copies.
   hits_.reserve(MaxAnswer(batch, context_.limits).hits);
-  const uint64_t version = scene.ReadWithHistory(
-      [this](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
-        // Ticks are checked under the same read as the queries run: the window cannot move
-        // in between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
-        size_t kept = 0;
-        for (size_t j = 0; j < queries_.size(); ++j) {
-          absl::Status s = CheckQueryTick(history, queries_[j], slots_[j]);
-          if (!s.ok()) {
-            errors_[slots_[j]] = std::move(s);
-            continue;
-          }
-          if (kept != j) {
-            queries_[kept] = std::move(queries_[j]);
-            slots_[kept] = slots_[j];
-          }
-          ++kept;
-        }
-        queries_.resize(kept);
-        slots_.resize(kept);
-        RunBatch(world, history, queries_, &results_, &hits_);
-        return v;
-      });
+  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_);
   Encode(version);
 }
 
@@ -204,8 +184,20 @@ void QueryStreamReactor::Encode(uint64_t version) {
   for (int i = 0; i < batch.queries_size(); ++i) {
     result.set_request_id(batch.queries(i).request_id());
     uint32_t count = 0;
+    // A query that was run (an entry of slots_) has a result or its tick's error; the others
+    // the error of their conversion.
+    const QueryResult* ran = nullptr;
+    const absl::Status* error = &errors_[static_cast<size_t>(i)];
     if (j < slots_.size() && slots_[j] == static_cast<size_t>(i)) {
-      const QueryResult& r = results_[j++];
+      if (tick_errors_[j].ok()) {
+        ran = &results_[j];
+      } else {
+        error = &tick_errors_[j];
+      }
+      ++j;
+    }
+    if (ran != nullptr) {
+      const QueryResult& r = *ran;
       result.set_truncated(r.truncated);
       result.clear_error();
       count = r.hit_count;
@@ -217,7 +209,7 @@ void QueryStreamReactor::Encode(uint64_t version) {
       }
     } else {
       result.set_truncated(false);
-      ToProtoError(errors_[static_cast<size_t>(i)], result.mutable_error());
+      ToProtoError(*error, result.mutable_error());
     }
     if (hits->size() > static_cast<int>(count)) {
       hits->DeleteSubrange(static_cast<int>(count), hits->size() - static_cast<int>(count));

@@ -69,7 +69,8 @@ class QueryStreamReactor final
   // Answers request_ into out_ against `scene`, or with the batch's error.
   void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
   // Encodes into out_ the answer of request_ computed against `version`: the results of the
-  // queries run (results_, hits_, slots_) and the errors of the others (errors_).
+  // queries run (results_, hits_, slots_; tick_errors_ for a tick not retained) and the errors
+  // of the others (errors_).
   void Encode(uint64_t version);
   // Frees the request and the scratch grown large, then starts writing out_.
   void WriteAnswer();
@@ -94,8 +95,9 @@ class QueryStreamReactor final
   grpc::ByteBuffer out_;
   // Per-batch scratch, reused (ReleaseIfLarger).
   std::vector<Query> queries_;
-  std::vector<size_t> slots_;         // the request index of each entry of queries_
-  std::vector<absl::Status> errors_;  // per request index: why the query was rejected
+  std::vector<size_t> slots_;              // the request index of each entry of queries_
+  std::vector<absl::Status> errors_;       // per request index: why the query was rejected
+  std::vector<absl::Status> tick_errors_;  // per entry of queries_: its tick's check
   std::vector<QueryResult> results_;
   std::vector<QueryHit> hits_;
 };

@@ -20,7 +20,7 @@ struct ServiceLimits {
   uint32_t max_scenes = 1024;
   /// The largest SceneOptions.max_bodies accepted, and the cap of its default.
   uint32_t max_bodies_per_scene = 10000000;
-  /// The largest Query.max_hits accepted (0 asks for min(64, this)).
+  /// The largest Query.max_hits accepted (0 asks for min(kDefaultMaxHits, this), query/batch.h).
   uint32_t max_hits = 4096;
   /// The most bytes one QueryStream answer may take, encoded. A batch whose largest possible
   /// answer (MaxAnswer, server/query_answer.h: 59 bytes per hit its queries may return, at

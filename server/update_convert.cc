@@ -2,7 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "query/pose_history.h"
+#include "history/pose_history.h"
 #include "server/geometry_convert.h"
 #include "server/scene_convert.h"
 

@@ -40,10 +40,12 @@ check src/base base absl
 check src/geom geom
 check src/bvh geom bvh
 check src/query geom bvh query
+# The history layer (lag compensation: past-tick states and queries) sits on the query layer.
+check src/history geom bvh query history
 # The scene layer may also use Abseil; the store adds the generated protobuf code.
-check src/scene base geom bvh query scene absl
+check src/scene base geom bvh query history scene absl
 # The watch layer (standing queries) sits on the scene layer.
-check src/watch base geom bvh query scene watch absl
-check src/store base geom bvh query scene store absl collide/v1 google/protobuf
+check src/watch base geom bvh query history scene watch absl
+check src/store base geom bvh query history scene store absl collide/v1 google/protobuf
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

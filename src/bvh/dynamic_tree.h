@@ -136,13 +136,13 @@ class DynamicTree {
   /// `unit_dir` need not be exactly unit (distances are in multiples of it) but must not be
   /// zero; a zero component is fine.
   template <size_t kInlineStack = kDefaultInlineStack, typename F>
-  void RayCast(const Vec3& origin, const Vec3& unit_dir, float max_distance, uint32_t mask,
+  void Raycast(const Vec3& origin, const Vec3& unit_dir, float max_distance, uint32_t mask,
                F&& f) const;
 
-  /// `RayCast` for a moving box of half extents `half_extent` (>= 0) centred on the ray: the
+  /// `Raycast` for a moving box of half extents `half_extent` (>= 0) centred on the ray: the
   /// ray is tested against each fat box grown by `half_extent`, which contains the swept box's
   /// Minkowski sum and so also bounds a sphere cast of radius r with `half_extent` = (r, r, r).
-  /// Same callback contract as `RayCast`.
+  /// Same callback contract as `Raycast`.
   template <size_t kInlineStack = kDefaultInlineStack, typename F>
   void SweptCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
                  const Vec3& half_extent, uint32_t mask, F&& f) const;
@@ -367,7 +367,7 @@ void DynamicTree::QueryAabb(const Aabb& box, uint32_t mask, F&& f) const {
 }
 
 template <size_t kInlineStack, typename F>
-void DynamicTree::RayCast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
+void DynamicTree::Raycast(const Vec3& origin, const Vec3& unit_dir, float max_distance,
                           uint32_t mask, F&& f) const {
   CastImpl<false, kInlineStack>(origin, unit_dir, max_distance, Vec3{}, mask, f);
 }

@@ -102,7 +102,7 @@ class WideTree {
   template <size_t kInlineStack, typename F>
   void QueryAabb(const Aabb& box, uint32_t mask, const uint32_t* leaf_user, F&& f) const;
 
-  /// See DynamicTree::RayCast / SweptCast (`kSwept` false ignores `half_extent`).
+  /// See DynamicTree::Raycast / SweptCast (`kSwept` false ignores `half_extent`).
   template <bool kSwept, size_t kInlineStack, typename F>
   void Cast(const Vec3& origin, const Vec3& unit_dir, float max_distance, const Vec3& half_extent,
             uint32_t mask, const uint32_t* leaf_user, F&& f) const;

@@ -18,7 +18,7 @@ inline void StartInside(const Ray& ray, CastHit* hit) {
 
 }  // namespace
 
-bool RayCast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hit) {
+bool Raycast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hit) {
   AssertValidPath(ray);
   // Rotation does not matter for a ball: work relative to its centre, in world axes.
   const Vec3 m = ray.origin - pose.position;
@@ -37,7 +37,7 @@ bool RayCast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hi
   return true;
 }
 
-bool RayCast(const Box& box, const Pose& pose, const Ray& ray, CastHit* hit) {
+bool Raycast(const Box& box, const Pose& pose, const Ray& ray, CastHit* hit) {
   AssertValidPath(ray);
   // Local frame: subtract the position first so that far from the world origin the offset
   // keeps its precision, then undo the rotation.
@@ -53,7 +53,7 @@ bool RayCast(const Box& box, const Pose& pose, const Ray& ray, CastHit* hit) {
   return true;
 }
 
-bool RayCast(const Capsule& capsule, const Pose& pose, const Ray& ray, CastHit* hit) {
+bool Raycast(const Capsule& capsule, const Pose& pose, const Ray& ray, CastHit* hit) {
   AssertValidPath(ray);
   const Vec3 o = InverseTransformPoint(pose, ray.origin);
   if (cast_internal::CapsuleContains<1>(o, capsule.half_height, capsule.radius)) {
@@ -70,8 +70,8 @@ bool RayCast(const Capsule& capsule, const Pose& pose, const Ray& ray, CastHit* 
   return true;
 }
 
-bool RayCast(const Shape& shape, const Pose& pose, const Ray& ray, CastHit* hit) {
-  return Visit(shape, [&](const auto& s) { return RayCast(s, pose, ray, hit); });
+bool Raycast(const Shape& shape, const Pose& pose, const Ray& ray, CastHit* hit) {
+  return Visit(shape, [&](const auto& s) { return Raycast(s, pose, ray, hit); });
 }
 
 }  // namespace collide

@@ -12,12 +12,12 @@ namespace collide {
 // start_overlapping = true. Grazing (tangent) rays hit.
 
 /// Ray against a sphere: solve |m + t d|^2 = r^2 with m = origin - centre.
-bool RayCast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hit);
+bool Raycast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hit);
 /// Ray against a box, by slabs in the box's local frame; the normal is the entered face's.
-bool RayCast(const Box& box, const Pose& pose, const Ray& ray, CastHit* hit);
+bool Raycast(const Box& box, const Pose& pose, const Ray& ray, CastHit* hit);
 /// Ray against a capsule: the infinite cylinder about the segment, then the end caps.
-bool RayCast(const Capsule& capsule, const Pose& pose, const Ray& ray, CastHit* hit);
+bool Raycast(const Capsule& capsule, const Pose& pose, const Ray& ray, CastHit* hit);
 /// Ray against any shape.
-bool RayCast(const Shape& shape, const Pose& pose, const Ray& ray, CastHit* hit);
+bool Raycast(const Shape& shape, const Pose& pose, const Ray& ray, CastHit* hit);
 
 }  // namespace collide

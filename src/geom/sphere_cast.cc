@@ -29,7 +29,7 @@ bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float r
                 CastHit* hit) {
   AssertValidPath(path);
   assert(radius >= 0.0f && "radius must be >= 0");
-  if (radius == 0.0f) return RayCast(sphere, pose, path, hit);  // a ball of radius 0 is a ray
+  if (radius == 0.0f) return Raycast(sphere, pose, path, hit);  // a ball of radius 0 is a ray
   // A ball of radius r touches the sphere of radius R when its centre is within R + r of the
   // sphere's centre: a ray against the sphere of radius R + r (seed 004).
   const Vec3 m = path.origin - pose.position;
@@ -51,7 +51,7 @@ bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float r
 bool SphereCast(const Box& box, const Pose& pose, const Ray& path, float radius, CastHit* hit) {
   AssertValidPath(path);
   assert(radius >= 0.0f && "radius must be >= 0");
-  if (radius == 0.0f) return RayCast(box, pose, path, hit);  // a ball of radius 0 is a ray
+  if (radius == 0.0f) return Raycast(box, pose, path, hit);  // a ball of radius 0 is a ray
   const Vec3 o = InverseTransformPoint(pose, path.origin);
   if (cast_internal::BoxContains(o, box.half_extents, radius)) {
     StartOverlapping(box, pose, path, hit);
@@ -70,7 +70,7 @@ bool SphereCast(const Capsule& capsule, const Pose& pose, const Ray& path, float
                 CastHit* hit) {
   AssertValidPath(path);
   assert(radius >= 0.0f && "radius must be >= 0");
-  if (radius == 0.0f) return RayCast(capsule, pose, path, hit);  // a ball of radius 0 is a ray
+  if (radius == 0.0f) return Raycast(capsule, pose, path, hit);  // a ball of radius 0 is a ray
   // The capsule grown by r is the capsule of radius R + r about the same segment.
   const Vec3 o = InverseTransformPoint(pose, path.origin);
   if (cast_internal::CapsuleContains<1>(o, capsule.half_height, capsule.radius + radius)) {

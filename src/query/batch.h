@@ -12,7 +12,6 @@
 #include "query/collision_world.h"
 #include "query/filter.h"
 #include "query/hit.h"
-#include "query/pose_history.h"
 
 namespace collide {
 
@@ -32,6 +31,9 @@ enum class CollectMode : uint8_t {
   kAll = 2,      ///< all, sorted by (distance, id), at most max_hits
 };
 
+/// The most hits a kAll query returns when it names no limit.
+inline constexpr uint32_t kDefaultMaxHits = 64;
+
 /// One query of a batch. Fields a kind does not use are ignored.
 struct Query {
   QueryKind kind = QueryKind::kRaycast;
@@ -48,7 +50,7 @@ struct Query {
   /// Overlaps: report depth, contact point and normal per hit.
   bool detail = false;
   /// kAll: the most hits returned (the rest is reported as truncated).
-  uint32_t max_hits = 64;
+  uint32_t max_hits = kDefaultMaxHits;
   QueryFilter filter{};
   /// Answer against the bodies as they were at the end of this tick (retained by the history:
   /// the caller checks PoseHistory::Retains); unset means now.
@@ -66,24 +68,30 @@ struct QueryResult {
   bool truncated = false;
 };
 
+/// Answers the queries of a batch that RunBatch is not to run against the world's trees now:
+/// past-tick queries (history/past_batch.h). Called once per query, so a virtual call is cheap.
+class OtherSource {
+ public:
+  /// True when `query` is answered by Run.
+  virtual bool Takes(const Query& query) const = 0;
+  /// Appends the hits of `query` to `hits` and returns where they are (as RunQuery).
+  virtual QueryResult Run(const Query& query, std::vector<QueryHit>* hits) const = 0;
+
+ protected:
+  ~OtherSource() = default;
+};
+
 /// Runs a batch of queries of mixed kinds against one world state. `results` gets one entry per
-/// query; `hits` is cleared and receives every hit, grouped per query. Reusing both vectors
-/// across batches avoids allocation in steady state.
+/// query; `hits` is cleared and receives every hit, grouped per query. The closest and any ray
+/// and sphere casts run with their tree traversals interleaved. Queries `other` takes (when
+/// given) are answered by it instead, one by one. Reusing both vectors across batches avoids
+/// allocation in steady state.
 void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
-              std::vector<QueryResult>* results, std::vector<QueryHit>* hits);
+              std::vector<QueryResult>* results, std::vector<QueryHit>* hits,
+              const OtherSource* other = nullptr);
 
-/// Runs one query; appends its hits to `hits` and returns where they are. `at_tick` is ignored.
+/// Runs one query against the world now; appends its hits to `hits` and returns where they
+/// are. `at_tick` is ignored (query/run_query.h runs one against any candidate source).
 QueryResult RunQuery(const CollisionWorld& world, const Query& query, std::vector<QueryHit>* hits);
-
-/// As RunBatch, honouring each query's `at_tick` / `tick_fraction` against `history` (the
-/// world's history; every named tick retained). Queries at the current tick without a fraction
-/// run as RunBatch runs them.
-void RunBatch(const CollisionWorld& world, const PoseHistory& history,
-              std::span<const Query> queries, std::vector<QueryResult>* results,
-              std::vector<QueryHit>* hits);
-
-/// As RunQuery, honouring `at_tick` / `tick_fraction` against `history`.
-QueryResult RunQuery(const CollisionWorld& world, const PoseHistory& history, const Query& query,
-                     std::vector<QueryHit>* hits);
 
 }  // namespace collide

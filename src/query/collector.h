@@ -1,6 +1,7 @@
 #pragma once
 
 #include <algorithm>
+#include <concepts>
 #include <cstddef>
 #include <limits>
 #include <vector>
@@ -9,12 +10,18 @@
 
 namespace collide {
 
-// Collectors receive narrow-phase hits during a query and tell the traversal how far it still
-// needs to look (Jolt's early-out fraction, Box2D's clip). Each has:
-//   float MaxDistance() const  — hits beyond this cannot change the result;
-//   bool Done() const          — the query may stop now;
-//   void Add(const QueryHit&)  — a hit at distance <= MaxDistance().
-// They are templates' arguments, not virtual classes: the hot loop inlines them.
+/// A collector receives narrow-phase hits during a query and tells the traversal how far it
+/// still needs to look (Jolt's early-out fraction, Box2D's clip):
+///   float MaxDistance() const  — hits beyond this cannot change the result;
+///   bool Done() const          — the query may stop now;
+///   void Add(const QueryHit&)  — a hit at distance <= MaxDistance().
+/// Collectors are templates' arguments, not virtual classes: the hot loop inlines them.
+template <typename C>
+concept HitCollector = requires(C& collector, const C& view, const QueryHit& hit) {
+  { view.MaxDistance() } -> std::convertible_to<float>;
+  { view.Done() } -> std::convertible_to<bool>;
+  collector.Add(hit);
+};
 
 /// Keeps the first hit in (distance, id) order.
 class ClosestHitCollector {

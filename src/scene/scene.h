@@ -15,8 +15,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/rw_mutex.h"
+#include "history/pose_history.h"
 #include "query/collision_world.h"
-#include "query/pose_history.h"
 #include "scene/scene_observer.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
@@ -143,7 +143,7 @@ struct ReadSpan {
 /// (poses, shapes, filters) and into `extra_` (per-body data the query layer does not need).
 ///
 /// Ticks and history: batches may name a tick (UpdateBatch::tick, never decreasing). `history_`
-/// (query/pose_history.h) keeps, for the last options().history_ticks ticks, an undo record per
+/// (history/pose_history.h) keeps, for the last options().history_ticks ticks, an undo record per
 /// slot changed in each tick, with a generation per slot so that a recycled slot never inherits
 /// the past of the body that held it before; it is written under the writer lock in ApplyLocked
 /// and read under the reader lock (ReadWithHistory), like everything else. It is not durable:

@@ -137,7 +137,7 @@ class Harness {
     uint32_t mask = RandomMask();
     Vec3 inv = Reciprocal(dir);
     std::vector<OracleHit> got;
-    tree_.RayCast(origin, dir, max_distance, mask, [&](uint32_t user, int32_t proxy, float max_d) {
+    tree_.Raycast(origin, dir, max_distance, mask, [&](uint32_t user, int32_t proxy, float max_d) {
       EXPECT_EQ(max_d, max_distance);
       float t0, t1;
       EXPECT_TRUE(RayAabbInterval(tree_.FatAabb(proxy), origin, inv, max_d, &t0, &t1));
@@ -163,7 +163,7 @@ class Harness {
     Vec3 inv = Reciprocal(dir);
     float best = max_distance;
     bool hit = false;
-    tree_.RayCast(origin, dir, max_distance, mask, [&](uint32_t, int32_t proxy, float max_d) {
+    tree_.Raycast(origin, dir, max_distance, mask, [&](uint32_t, int32_t proxy, float max_d) {
       EXPECT_LE(max_d, max_distance);
       float t0, t1;
       // Only boxes entered within the current (clipped) range are reported.
@@ -253,7 +253,7 @@ TEST(DynamicTree, EmptyTreeIsValidAndFindsNothing) {
     ++calls;
     return true;
   });
-  tree.RayCast({0, 0, 0}, {1, 0, 0}, 1e6f, ~0u, [&](uint32_t, int32_t, float d) {
+  tree.Raycast({0, 0, 0}, {1, 0, 0}, 1e6f, ~0u, [&](uint32_t, int32_t, float d) {
     ++calls;
     return d;
   });
@@ -276,13 +276,13 @@ TEST(DynamicTree, SingleProxyLivesAtTheRoot) {
   });
   EXPECT_EQ(users, std::vector<uint32_t>{7});
   float seen = -1;
-  tree.RayCast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, ~0u, [&](uint32_t, int32_t, float d) {
+  tree.Raycast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, ~0u, [&](uint32_t, int32_t, float d) {
     seen = d;
     return d;
   });
   EXPECT_EQ(seen, 10.0f);
   int calls = 0;
-  tree.RayCast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, 2u, [&](uint32_t, int32_t, float d) {
+  tree.Raycast({-5, 0.5f, 0.5f}, {1, 0, 0}, 10, 2u, [&](uint32_t, int32_t, float d) {
     ++calls;
     return d;
   });
@@ -484,7 +484,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // Continue: returning the max distance sees every box within range.
   std::vector<uint32_t> seen;
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
     EXPECT_EQ(d, 1000.0f);
     seen.push_back(u);
     return d;
@@ -494,7 +494,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // The range limits what is seen: boxes entered at <= 55 are those at 10..50.
   seen.clear();
-  tree.RayCast(origin, dir, 55.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+  tree.Raycast(origin, dir, 55.0f, ~0u, [&](uint32_t u, int32_t, float d) {
     seen.push_back(u);
     return d;
   });
@@ -503,7 +503,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
   // Clip: a hit at the entry distance hides every box behind it; near boxes come first here,
   // so exactly one box is seen.
   seen.clear();
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float d) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float d) {
     seen.push_back(u);
     return tree.FatAabb(proxy).min.x;
   });
@@ -513,7 +513,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // Clip to 35: boxes entered at <= 35 may still come (10, 20, 30), none after.
   seen.clear();
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
     seen.push_back(u);
     return 35.0f;
   });
@@ -521,7 +521,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // A box entered exactly at the clipped distance is still reported (ties stay visible).
   seen.clear();
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t, float d) {
     seen.push_back(u);
     return 39.5f;  // the fourth box is entered at 39.5
   });
@@ -529,7 +529,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // Stop: a negative result ends the query at once.
   int calls = 0;
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float d) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float d) {
     ++calls;
     return calls == 3 ? -1.0f : d;
   });
@@ -549,7 +549,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // Clip to 0: only boxes containing the origin remain, and there is none here.
   calls = 0;
-  tree.RayCast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float) {
+  tree.Raycast(origin, dir, 1000.0f, ~0u, [&](uint32_t, int32_t, float) {
     ++calls;
     return 0.0f;
   });
@@ -557,7 +557,7 @@ TEST_P(RayCallback, CanClipStopAndContinue) {
 
   // A ray starting inside a box enters it at 0.
   float entered = -1.0f;
-  tree.RayCast({10, 0, 0}, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float) {
+  tree.Raycast({10, 0, 0}, dir, 1000.0f, ~0u, [&](uint32_t u, int32_t proxy, float) {
     float t0, t1;
     RayAabbInterval(tree.FatAabb(proxy), {10, 0, 0}, Reciprocal(dir), 1000.0f, &t0, &t1);
     if (u == 1) {
@@ -602,7 +602,7 @@ TEST(DynamicTree, OptimizeIsKeptBySmallMovesAndDroppedByChanges) {
   small.Optimize();
   EXPECT_TRUE(small.Validate());
   int calls = 0;
-  small.RayCast({-1, 0.5f, 0.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t, float d) {
+  small.Raycast({-1, 0.5f, 0.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t, float d) {
     ++calls;
     return d;
   });
@@ -628,7 +628,7 @@ TEST(DynamicTree, ZeroSizeBoxesAndDuplicatesAreFound) {
     const OracleProxy& p = h.live()[30];
     const Vec3 point = p.tight.min;
     std::vector<int32_t> got;
-    h.tree().RayCast(point - Vec3{5, 0, 0}, {1, 0, 0}, 10.0f, ~0u,
+    h.tree().Raycast(point - Vec3{5, 0, 0}, {1, 0, 0}, 10.0f, ~0u,
                      [&](uint32_t, int32_t proxy, float d) {
                        got.push_back(proxy);
                        return d;
@@ -691,7 +691,7 @@ TEST(DynamicTree, IdenticalBoxesNeedAGrowingStackAndAllAreFound) {
     });
     for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
     std::fill(count.begin(), count.end(), 0);
-    tree.RayCast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
+    tree.Raycast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
       ++count[proxy];
       return d;
     });
@@ -711,7 +711,7 @@ TEST(DynamicTree, IdenticalBoxesNeedAGrowingStackAndAllAreFound) {
       ++count[proxy];
       return true;
     });
-    tree.RayCast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
+    tree.Raycast<1>({0, 1.5f, 1.5f}, {1, 0, 0}, 10.0f, ~0u, [&](uint32_t, int32_t proxy, float d) {
       ++count[proxy];
       return d;
     });

@@ -1,8 +1,8 @@
-// Randomised tests of RayCast (src/geom/ray_cast.h) against the double-precision oracle of
+// Randomised tests of Raycast (src/geom/ray_cast.h) against the double-precision oracle of
 // tests/geom/oracle.h: the first root of phi(t) = Sdf(origin + t * direction) on the convex
 // phi, found by golden-section search and bisection, never by solving the shape's equations.
 //
-// 100,000 cases per shape type (300,000 for RayCast), each from its own std::mt19937 stream
+// 100,000 cases per shape type (300,000 for Raycast), each from its own std::mt19937 stream
 // (CaseRng(kSeed, case)), printed with every failure; far from the origin sizes start at
 // MinSizeAt (2 at 1e5), many tolerances large. Every hit must be reported again, identically, by
 // the same ray clipped at its distance. Tolerances, all from float32 precision:
@@ -100,7 +100,7 @@ void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, const oracl
   const double tol = oracle::PositionTolerance(magnitude, local);
 
   CastHit hit = oracle::SentinelHit();
-  const bool got = RayCast(shape, pose, ray, &hit);
+  const bool got = Raycast(shape, pose, ray, &hit);
   ++totals->cases;
 
   auto context = [&] {
@@ -116,9 +116,9 @@ void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, const oracl
   if (index % 8 == 0) {
     CastHit typed = oracle::SentinelHit();
     const bool typed_got =
-        Visit(shape, [&](const auto& concrete) { return RayCast(concrete, pose, ray, &typed); });
+        Visit(shape, [&](const auto& concrete) { return Raycast(concrete, pose, ray, &typed); });
     if (typed_got != got || !oracle::SameHit(typed, hit))
-      fail("typed overload differs from RayCast(Shape)");
+      fail("typed overload differs from Raycast(Shape)");
   }
   if (!got && !oracle::SameHit(hit, oracle::SentinelHit())) fail("a miss modified the hit");
 
@@ -130,7 +130,7 @@ void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, const oracl
       Ray clipped = ray;
       clipped.max_distance = max_distance;
       CastHit again = oracle::SentinelHit();
-      if (!RayCast(shape, pose, clipped, &again) || !oracle::SameHit(again, hit)) {
+      if (!Raycast(shape, pose, clipped, &again) || !oracle::SameHit(again, hit)) {
         fail("clipped to max_distance " + Str(max_distance) + " the ray reports " + Str(again));
       }
     }

@@ -35,7 +35,7 @@ TEST(RayCastSphere, HitsFromOutsideAlongEachAxis) {
       // Start 10 before the centre, travelling towards it: the surface is 8 away.
       Ray ray = MakeRay(centre - Axis(i, s) * 10.0f, Axis(i, s), 100.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(sphere, At(centre), ray, &hit));
+      ASSERT_TRUE(Raycast(sphere, At(centre), ray, &hit));
       EXPECT_NEAR(hit.distance, 8.0f, kTol);
       EXPECT_TRUE(VecNear(hit.point, centre - Axis(i, s) * 2.0f, kTol));
       EXPECT_TRUE(VecNear(hit.normal, Axis(i, -s), kTol));
@@ -50,11 +50,11 @@ TEST(RayCastSphere, MissesWhenPointingAwayOrPassingBeside) {
     for (float s : kSigns) {
       CastHit hit = Sentinel();
       // Pointing away.
-      EXPECT_FALSE(RayCast(sphere, At({}), MakeRay(Axis(i, s) * 5.0f, Axis(i, s), 100.0f), &hit));
+      EXPECT_FALSE(Raycast(sphere, At({}), MakeRay(Axis(i, s) * 5.0f, Axis(i, s), 100.0f), &hit));
       // Passing beside, 1.5 off the axis.
       Vec3 side = Axis((i + 1) % 3, 1.5f);
       EXPECT_FALSE(
-          RayCast(sphere, At({}), MakeRay(side - Axis(i, s) * 5.0f, Axis(i, s), 100.0f), &hit));
+          Raycast(sphere, At({}), MakeRay(side - Axis(i, s) * 5.0f, Axis(i, s), 100.0f), &hit));
       EXPECT_TRUE(SameHit(hit, Sentinel())) << "a miss must leave the hit untouched";
     }
   }
@@ -70,7 +70,7 @@ TEST(RayCastSphere, TangentRayHitsAtTheTouchingPoint) {
         Vec3 offset = Axis((i + k) % 3, 1.5f);
         Ray ray = MakeRay(centre + offset - Axis(i, s) * 6.0f, Axis(i, s), 100.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(sphere, At(centre), ray, &hit)) << "axis " << i << " k " << k;
+        ASSERT_TRUE(Raycast(sphere, At(centre), ray, &hit)) << "axis " << i << " k " << k;
         EXPECT_NEAR(hit.distance, 6.0f, kTol);
         EXPECT_TRUE(VecNear(hit.point, centre + offset, kTol));
         EXPECT_TRUE(VecNear(hit.normal, Normalize(offset), kTol));
@@ -85,7 +85,7 @@ TEST(RayCastSphere, RayJustOutsideTheTangentMisses) {
     // 1e-5 beyond the radius: far above the float error of the closest approach (~1e-7 at 1.5).
     Vec3 offset = Axis((i + 1) % 3, 1.5f + 1e-5f);
     CastHit hit;
-    EXPECT_FALSE(RayCast(sphere, At({}), MakeRay(offset - Axis(i) * 6.0f, Axis(i), 100.0f), &hit));
+    EXPECT_FALSE(Raycast(sphere, At({}), MakeRay(offset - Axis(i) * 6.0f, Axis(i), 100.0f), &hit));
   }
 }
 
@@ -98,7 +98,7 @@ TEST(RayCastSphere, StartingInsideHitsAtZeroWithNormalAgainstTheRay) {
       for (float s : kSigns) {
         Ray ray = MakeRay(origin, Axis(i, s), 10.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(sphere, At(centre), ray, &hit));
+        ASSERT_TRUE(Raycast(sphere, At(centre), ray, &hit));
         EXPECT_EQ(hit.distance, 0.0f);
         EXPECT_EQ(hit.point, origin);
         EXPECT_EQ(hit.normal, -ray.direction);
@@ -115,7 +115,7 @@ TEST(RayCastSphere, StartingOnTheSurfaceCountsAsInside) {
       // On the surface and pointing outwards: still a start inside (the shape is closed).
       Ray ray = MakeRay(Axis(i, 2.0f * s), Axis(i, s), 10.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(sphere, At({}), ray, &hit));
+      ASSERT_TRUE(Raycast(sphere, At({}), ray, &hit));
       EXPECT_TRUE(hit.start_overlapping);
       EXPECT_EQ(hit.distance, 0.0f);
     }
@@ -128,18 +128,18 @@ TEST(RayCastSphere, MaxDistanceJustShortMissesAndExactlyAtTheSurfaceHits) {
     // Axis-aligned: the entry distance 10 - 2 = 8 is computed exactly.
     Ray ray = MakeRay(Axis(i, -10.0f), Axis(i), 8.0f);
     CastHit hit;
-    ASSERT_TRUE(RayCast(sphere, At({}), ray, &hit));
+    ASSERT_TRUE(Raycast(sphere, At({}), ray, &hit));
     EXPECT_EQ(hit.distance, 8.0f);
     ray.max_distance = std::nextafter(8.0f, 0.0f);
-    EXPECT_FALSE(RayCast(sphere, At({}), ray, &hit));
+    EXPECT_FALSE(Raycast(sphere, At({}), ray, &hit));
   }
 }
 
 TEST(RayCastSphere, ZeroMaxDistanceHitsOnlyWhatContainsTheOrigin) {
   const Sphere sphere{1.0f};
   CastHit hit;
-  EXPECT_FALSE(RayCast(sphere, At({}), MakeRay({-3, 0, 0}, {1, 0, 0}, 0.0f), &hit));
-  ASSERT_TRUE(RayCast(sphere, At({}), MakeRay({-1, 0, 0}, {1, 0, 0}, 0.0f), &hit));
+  EXPECT_FALSE(Raycast(sphere, At({}), MakeRay({-3, 0, 0}, {1, 0, 0}, 0.0f), &hit));
+  ASSERT_TRUE(Raycast(sphere, At({}), MakeRay({-1, 0, 0}, {1, 0, 0}, 0.0f), &hit));
   EXPECT_TRUE(hit.start_overlapping);
 }
 
@@ -148,13 +148,13 @@ TEST(RayCastSphere, ZeroRadiusIsHitOnlyThroughItsCentre) {
   const Vec3 centre{2, 3, 4};
   for (int i = 0; i < 3; ++i) {
     CastHit hit;
-    ASSERT_TRUE(RayCast(point, At(centre), MakeRay(centre - Axis(i) * 5.0f, Axis(i), 10.0f), &hit));
+    ASSERT_TRUE(Raycast(point, At(centre), MakeRay(centre - Axis(i) * 5.0f, Axis(i), 10.0f), &hit));
     EXPECT_EQ(hit.distance, 5.0f);
     EXPECT_EQ(hit.point, centre);
     EXPECT_NEAR(Length(hit.normal), 1.0f, kTol);
     Vec3 beside = centre + Axis((i + 1) % 3, 1e-3f);
     EXPECT_FALSE(
-        RayCast(point, At(centre), MakeRay(beside - Axis(i) * 5.0f, Axis(i), 10.0f), &hit));
+        Raycast(point, At(centre), MakeRay(beside - Axis(i) * 5.0f, Axis(i), 10.0f), &hit));
   }
 }
 
@@ -166,7 +166,7 @@ TEST(RayCastSphere, ObliqueRayEntersHalfAChordBeforeTheClosestApproach) {
   const Vec3 closest{0, 0, 1};
   Ray ray = MakeRay(closest - d * 10.0f, d, 100.0f);
   CastHit hit;
-  ASSERT_TRUE(RayCast(sphere, At({}), ray, &hit));
+  ASSERT_TRUE(Raycast(sphere, At({}), ray, &hit));
   EXPECT_NEAR(hit.distance, 10.0f - std::sqrt(3.0f), kTol);
   Vec3 p = closest - d * std::sqrt(3.0f);
   EXPECT_TRUE(VecNear(hit.point, p, kTol));
@@ -181,7 +181,7 @@ TEST(RayCastSphere, FarFromTheOriginKeepsItsPrecision) {
       // Integer offsets are exact at 1e5 (one ulp is 2^-7), so the exact answer is 10 - 1.25.
       Ray ray = MakeRay(centre - Axis(i) * 10.0f, Axis(i), 100.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(sphere, At(centre), ray, &hit));
+      ASSERT_TRUE(Raycast(sphere, At(centre), ray, &hit));
       // The distance comes from the local offset (exact here), so it is as precise as near 0.
       EXPECT_NEAR(hit.distance, 8.75f, kTol);
       EXPECT_TRUE(VecNear(hit.point, centre - Axis(i) * 1.25f, kFarTol));
@@ -204,7 +204,7 @@ TEST(RayCastBox, HitsFromOutsideAlongEachAxis) {
       Vec3 face = centre + along - Axis(i, s) * box.half_extents[i];
       Ray ray = MakeRay(face - Axis(i, s) * 10.0f, Axis(i, s), 100.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(box, At(centre), ray, &hit));
+      ASSERT_TRUE(Raycast(box, At(centre), ray, &hit));
       EXPECT_NEAR(hit.distance, 10.0f, kTol);
       EXPECT_TRUE(VecNear(hit.point, face, kTol));
       EXPECT_EQ(hit.normal, Axis(i, -s));
@@ -218,11 +218,11 @@ TEST(RayCastBox, MissesWhenPointingAwayOrPassingBeside) {
   for (int i = 0; i < 3; ++i) {
     for (float s : kSigns) {
       CastHit hit = Sentinel();
-      EXPECT_FALSE(RayCast(box, At({}), MakeRay(Axis(i, 5.0f * s), Axis(i, s), 100.0f), &hit));
+      EXPECT_FALSE(Raycast(box, At({}), MakeRay(Axis(i, 5.0f * s), Axis(i, s), 100.0f), &hit));
       int j = (i + 1) % 3;
       Vec3 beside = Axis(j, box.half_extents[j] + 0.1f);
       EXPECT_FALSE(
-          RayCast(box, At({}), MakeRay(beside - Axis(i, 10.0f * s), Axis(i, s), 100.0f), &hit));
+          Raycast(box, At({}), MakeRay(beside - Axis(i, 10.0f * s), Axis(i, s), 100.0f), &hit));
       EXPECT_TRUE(SameHit(hit, Sentinel()));
     }
   }
@@ -239,13 +239,13 @@ TEST(RayCastBox, RayParallelToAFaceHitsInsideTheSlabAndMissesJustOutside) {
         // axis i (its edge with the face of axis j).
         Vec3 origin = Axis(j, s * e) - Axis(i, 10.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(box, At({}), MakeRay(origin, Axis(i), 100.0f), &hit))
+        ASSERT_TRUE(Raycast(box, At({}), MakeRay(origin, Axis(i), 100.0f), &hit))
             << "i " << i << " j " << j;
         EXPECT_NEAR(hit.distance, 10.0f - box.half_extents[i], kTol);
         EXPECT_EQ(hit.normal, Axis(i, -1.0f));
         // One float step outside the plane: a miss.
         Vec3 outside = Axis(j, s * std::nextafter(e, 2.0f * e)) - Axis(i, 10.0f);
-        EXPECT_FALSE(RayCast(box, At({}), MakeRay(outside, Axis(i), 100.0f), &hit));
+        EXPECT_FALSE(Raycast(box, At({}), MakeRay(outside, Axis(i), 100.0f), &hit));
       }
     }
   }
@@ -261,7 +261,7 @@ TEST(RayCastBox, RayAlongAnEdgeHitsTheEndFace) {
         Vec3 edge = Axis(a, sa * e[a]) + Axis(b, sb * e[b]);
         Ray ray = MakeRay(edge + Axis(i, 20.0f), Axis(i, -1.0f), 100.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(box, At({}), ray, &hit));
+        ASSERT_TRUE(Raycast(box, At({}), ray, &hit));
         EXPECT_NEAR(hit.distance, 20.0f - e[i], kTol);
         EXPECT_EQ(hit.normal, Axis(i));
         EXPECT_TRUE(VecNear(hit.point, edge + Axis(i, e[i]), kTol));
@@ -275,17 +275,17 @@ TEST(RayCastBox, EnteringExactlyThroughAnEdgeOrCornerPicksTheLowestAxisFace) {
   // Through the corner (1, 1, 1) along the diagonal: every slab is entered at the same t.
   const Vec3 d = Normalize(Vec3{-1, -1, -1});
   CastHit hit;
-  ASSERT_TRUE(RayCast(cube, At({}), MakeRay(Vec3{5, 5, 5}, d, 100.0f), &hit));
+  ASSERT_TRUE(Raycast(cube, At({}), MakeRay(Vec3{5, 5, 5}, d, 100.0f), &hit));
   EXPECT_NEAR(hit.distance, 4.0f * std::sqrt(3.0f), kTol);
   EXPECT_TRUE(VecNear(hit.point, {1, 1, 1}, kTol));
   EXPECT_EQ(hit.normal, Axis(0));
   // Through the edge x = y = 1 in the z = 0 plane: faces +x and +y tie, +x is reported.
   const Vec3 d2 = Normalize(Vec3{-1, -1, 0});
-  ASSERT_TRUE(RayCast(cube, At({}), MakeRay(Vec3{4, 4, 0}, d2, 100.0f), &hit));
+  ASSERT_TRUE(Raycast(cube, At({}), MakeRay(Vec3{4, 4, 0}, d2, 100.0f), &hit));
   EXPECT_EQ(hit.normal, Axis(0));
   // The same edge entered along y = z = 1 in x: +y wins over +z.
   const Vec3 d3 = Normalize(Vec3{0, -1, -1});
-  ASSERT_TRUE(RayCast(cube, At({}), MakeRay(Vec3{0, 4, 4}, d3, 100.0f), &hit));
+  ASSERT_TRUE(Raycast(cube, At({}), MakeRay(Vec3{0, 4, 4}, d3, 100.0f), &hit));
   EXPECT_EQ(hit.normal, Axis(1));
 }
 
@@ -304,7 +304,7 @@ TEST(RayCastBox, StartingInsideOrOnTheSurfaceHitsAtZero) {
       for (float s : kSigns) {
         Ray ray = MakeRay(origin, Axis(i, s), 10.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(box, At(centre), ray, &hit)) << origin;
+        ASSERT_TRUE(Raycast(box, At(centre), ray, &hit)) << origin;
         EXPECT_EQ(hit.distance, 0.0f);
         EXPECT_EQ(hit.point, origin);
         EXPECT_EQ(hit.normal, -ray.direction);
@@ -321,10 +321,10 @@ TEST(RayCastBox, MaxDistanceJustShortMissesAndExactlyAtTheFaceHits) {
       // Slab distances of integers are exact: the face is exactly 7 away.
       Ray ray = MakeRay(Axis(i, -s * (box.half_extents[i] + 7.0f)), Axis(i, s), 7.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(box, At({}), ray, &hit));
+      ASSERT_TRUE(Raycast(box, At({}), ray, &hit));
       EXPECT_EQ(hit.distance, 7.0f);
       ray.max_distance = std::nextafter(7.0f, 0.0f);
-      EXPECT_FALSE(RayCast(box, At({}), ray, &hit));
+      EXPECT_FALSE(Raycast(box, At({}), ray, &hit));
     }
   }
 }
@@ -340,19 +340,19 @@ TEST(RayCastBox, FlatBoxIsHitThroughItsFaceAndItsRim) {
       // Across the plane, inside the rectangle.
       CastHit hit;
       Vec3 origin = Axis(i, -5.0f * s) + Axis(j, 0.5f);
-      ASSERT_TRUE(RayCast(flat, At({}), MakeRay(origin, Axis(i, s), 10.0f), &hit));
+      ASSERT_TRUE(Raycast(flat, At({}), MakeRay(origin, Axis(i, s), 10.0f), &hit));
       EXPECT_EQ(hit.distance, 5.0f);
       EXPECT_EQ(hit.normal, Axis(i, -s));
       EXPECT_TRUE(VecNear(hit.point, Axis(j, 0.5f), kTol));
       // Across the plane, outside the rectangle.
       Vec3 outside = Axis(i, -5.0f * s) + Axis(j, 2.5f);
-      EXPECT_FALSE(RayCast(flat, At({}), MakeRay(outside, Axis(i, s), 10.0f), &hit));
+      EXPECT_FALSE(Raycast(flat, At({}), MakeRay(outside, Axis(i, s), 10.0f), &hit));
       // In the plane, towards the rectangle: enters through its rim.
-      ASSERT_TRUE(RayCast(flat, At({}), MakeRay(Axis(j, -5.0f * s), Axis(j, s), 10.0f), &hit));
+      ASSERT_TRUE(Raycast(flat, At({}), MakeRay(Axis(j, -5.0f * s), Axis(j, s), 10.0f), &hit));
       EXPECT_EQ(hit.distance, 3.0f);
       EXPECT_EQ(hit.normal, Axis(j, -s));
       // Starting in the rectangle: inside.
-      ASSERT_TRUE(RayCast(flat, At({}), MakeRay(Axis(j, 0.5f), Axis(i, s), 10.0f), &hit));
+      ASSERT_TRUE(Raycast(flat, At({}), MakeRay(Axis(j, 0.5f), Axis(i, s), 10.0f), &hit));
       EXPECT_TRUE(hit.start_overlapping);
     }
   }
@@ -363,7 +363,7 @@ TEST(RayCastBox, PointBoxIsHitOnlyThroughItsCentre) {
   for (int i = 0; i < 3; ++i) {
     CastHit hit;
     ASSERT_TRUE(
-        RayCast(point, At({1, 1, 1}), MakeRay(Vec3{1, 1, 1} - Axis(i, 3.0f), Axis(i), 5.0f), &hit));
+        Raycast(point, At({1, 1, 1}), MakeRay(Vec3{1, 1, 1} - Axis(i, 3.0f), Axis(i), 5.0f), &hit));
     EXPECT_EQ(hit.distance, 3.0f);
     EXPECT_EQ(hit.point, (Vec3{1, 1, 1}));
   }
@@ -393,7 +393,7 @@ TEST(RayCastBox, RotationsOf0And90And180DegreesMoveTheFaces) {
         SCOPED_TRACE(testing::Message() << c.name << " axis " << i << " sign " << s);
         Ray ray = MakeRay(centre - Axis(i, 10.0f * s), Axis(i, s), 100.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(box, At(centre, c.rotation), ray, &hit));
+        ASSERT_TRUE(Raycast(box, At(centre, c.rotation), ray, &hit));
         // The rotated axes carry float rounding of sin/cos(90 degrees) (~1e-7 relative).
         EXPECT_NEAR(hit.distance, 10.0f - c.world_half_extents[i], kTol);
         EXPECT_TRUE(VecNear(hit.normal, Axis(i, -s), kTol));
@@ -410,7 +410,7 @@ TEST(RayCastBox, RotatedByFortyFiveDegreesIsHitOnTheSlantedFace) {
   const Pose pose = At({}, Degrees({0, 0, 1}, 45));
   const float root2 = std::sqrt(2.0f);
   CastHit hit;
-  ASSERT_TRUE(RayCast(cube, pose, MakeRay({-10, 0.2f, 0.3f}, {1, 0, 0}, 100.0f), &hit));
+  ASSERT_TRUE(Raycast(cube, pose, MakeRay({-10, 0.2f, 0.3f}, {1, 0, 0}, 100.0f), &hit));
   EXPECT_NEAR(hit.distance, 10.0f + 0.2f - root2, kTol);
   EXPECT_TRUE(VecNear(hit.point, {0.2f - root2, 0.2f, 0.3f}, kTol));
   EXPECT_TRUE(VecNear(hit.normal, Vec3{-1, 1, 0} / root2, kTol));
@@ -439,7 +439,7 @@ TEST(RayCastBox, RandomRotationsHitTheConstructedFacePoint) {
     Vec3 point = TransformPoint(pose, local_point);
     Vec3 dir = TransformVector(pose, local_dir);
     CastHit hit;
-    ASSERT_TRUE(RayCast(box, pose, MakeRay(point - 7.0f * dir, dir, 20.0f), &hit));
+    ASSERT_TRUE(Raycast(box, pose, MakeRay(point - 7.0f * dir, dir, 20.0f), &hit));
     EXPECT_NEAR(hit.distance, 7.0f, kTol);
     EXPECT_TRUE(VecNear(hit.point, point, kTol));
     EXPECT_TRUE(VecNear(hit.normal, TransformVector(pose, Axis(i, s)), kTol));
@@ -457,7 +457,7 @@ TEST(RayCastBox, FarFromTheOriginKeepsItsPrecision) {
         for (float s : kSigns) {
           Ray ray = MakeRay(centre - Axis(i, 20.0f * s), Axis(i, s), 100.0f);
           CastHit hit;
-          ASSERT_TRUE(RayCast(box, pose, ray, &hit));
+          ASSERT_TRUE(Raycast(box, pose, ray, &hit));
           // The local offset (20) is exact, so the distance keeps near-origin precision.
           EXPECT_NEAR(hit.distance, 20.0f - world_e[i], kTol);
           EXPECT_TRUE(VecNear(hit.point, centre - Axis(i, s * world_e[i]), kFarTol));
@@ -479,7 +479,7 @@ TEST(RayCastCapsule, HitsFromOutsideAlongEachAxis) {
       SCOPED_TRACE(testing::Message() << "axis " << i << " sign " << s);
       Ray ray = MakeRay(centre - Axis(i, 10.0f * s), Axis(i, s), 100.0f);
       CastHit hit;
-      ASSERT_TRUE(RayCast(capsule, At(centre), ray, &hit));
+      ASSERT_TRUE(Raycast(capsule, At(centre), ray, &hit));
       // Along y it meets a cap at half_height + radius; across, the side at radius.
       float reach = i == 1 ? 2.5f : 0.5f;
       EXPECT_NEAR(hit.distance, 10.0f - reach, kTol);
@@ -497,7 +497,7 @@ TEST(RayCastCapsule, HitsTheSideAwayFromTheMiddle) {
       for (float s : kSigns) {
         Ray ray = MakeRay(Axis(i, -6.0f * s) + Axis(1, y), Axis(i, s), 10.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit)) << "y " << y;
+        ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit)) << "y " << y;
         EXPECT_NEAR(hit.distance, 5.0f, kTol);
         EXPECT_TRUE(VecNear(hit.normal, Axis(i, -s), kTol));
       }
@@ -511,7 +511,7 @@ TEST(RayCastCapsule, HitsACapAboveTheSegment) {
   for (float s : kSigns) {
     Ray ray = MakeRay({-5, s * 2.6f, 0}, {1, 0, 0}, 10.0f);
     CastHit hit;
-    ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit));
+    ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit));
     EXPECT_NEAR(hit.distance, 5.0f - 0.8f, kTol);
     EXPECT_TRUE(VecNear(hit.point, {-0.8f, s * 2.6f, 0}, kTol));
     EXPECT_TRUE(VecNear(hit.normal, {-0.8f, s * 0.6f, 0}, kTol));
@@ -524,13 +524,13 @@ TEST(RayCastCapsule, TangentToTheSideHits) {
     // Along x, offset exactly R along z: touches the side at (0, 0.5, R).
     Ray ray = MakeRay({-5, 0.5f, s}, {1, 0, 0}, 10.0f);
     CastHit hit;
-    ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit));
+    ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit));
     EXPECT_NEAR(hit.distance, 5.0f, kTol);
     EXPECT_TRUE(VecNear(hit.point, {0, 0.5f, s}, kTol));
     EXPECT_TRUE(VecNear(hit.normal, {0, 0, s}, kTol));
     // 1e-5 further out: a miss (the offset is ~100 ulps of R).
     ray.origin.z = s * (1.0f + 1e-5f);
-    EXPECT_FALSE(RayCast(capsule, At({}), ray, &hit));
+    EXPECT_FALSE(Raycast(capsule, At({}), ray, &hit));
   }
 }
 
@@ -541,18 +541,18 @@ TEST(RayCastCapsule, RaysParallelToTheAxisHitTheCapOrMiss) {
       CastHit hit;
       // Offset 0.6 from the axis: meets the cap sphere at height h + 0.8.
       Ray ray = MakeRay(Axis(i, 0.6f) + Axis(1, -10.0f * s), Axis(1, s), 20.0f);
-      ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit));
+      ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit));
       EXPECT_NEAR(hit.distance, 10.0f - 2.8f, kTol);
       EXPECT_TRUE(VecNear(hit.normal, Axis(i, 0.6f) + Axis(1, -0.8f * s), kTol));
       // Offset exactly R: grazes the cylinder; the first contact is the cap's equator at h.
       ray.origin = Axis(i, 1.0f) + Axis(1, -10.0f * s);
-      ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit));
+      ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit));
       EXPECT_NEAR(hit.distance, 10.0f - 2.0f, kTol);
       EXPECT_TRUE(VecNear(hit.point, Axis(i, 1.0f) + Axis(1, -2.0f * s), kTol));
       EXPECT_TRUE(VecNear(hit.normal, Axis(i), kTol));
       // Just outside R: a miss.
       ray.origin = Axis(i, 1.0f + 1e-5f) + Axis(1, -10.0f * s);
-      EXPECT_FALSE(RayCast(capsule, At({}), ray, &hit));
+      EXPECT_FALSE(Raycast(capsule, At({}), ray, &hit));
     }
   }
 }
@@ -569,8 +569,8 @@ TEST(RayCastCapsule, ZeroHalfHeightIsASphere) {
     Vec3 dir = Normalize(Vec3{u(rng), u(rng), u(rng)} * 0.5f - origin * 0.25f);
     Ray ray = MakeRay(origin, dir, 10.0f);
     CastHit a, b;
-    bool ha = RayCast(ball, At({}), ray, &a);
-    bool hb = RayCast(sphere, At({}), ray, &b);
+    bool ha = Raycast(ball, At({}), ray, &a);
+    bool hb = Raycast(sphere, At({}), ray, &b);
     ASSERT_EQ(ha, hb) << "seed " << seed << " case " << n;
     if (!ha) continue;
     ++hits;
@@ -584,14 +584,14 @@ TEST(RayCastCapsule, ZeroHalfHeightIsASphere) {
 TEST(RayCastCapsule, ZeroRadiusIsHitOnlyWhereTheRayCrossesItsSegment) {
   const Capsule segment{0.0f, 1.0f};
   CastHit hit;
-  ASSERT_TRUE(RayCast(segment, At({}), MakeRay({-3, 0.5f, 0}, {1, 0, 0}, 10.0f), &hit));
+  ASSERT_TRUE(Raycast(segment, At({}), MakeRay({-3, 0.5f, 0}, {1, 0, 0}, 10.0f), &hit));
   EXPECT_EQ(hit.distance, 3.0f);
   EXPECT_EQ(hit.point, (Vec3{0, 0.5f, 0}));
   EXPECT_NEAR(Length(hit.normal), 1.0f, kTol);
-  EXPECT_FALSE(RayCast(segment, At({}), MakeRay({-3, 1.5f, 0}, {1, 0, 0}, 10.0f), &hit));
-  EXPECT_FALSE(RayCast(segment, At({}), MakeRay({-3, 0.5f, 1e-4f}, {1, 0, 0}, 10.0f), &hit));
+  EXPECT_FALSE(Raycast(segment, At({}), MakeRay({-3, 1.5f, 0}, {1, 0, 0}, 10.0f), &hit));
+  EXPECT_FALSE(Raycast(segment, At({}), MakeRay({-3, 0.5f, 1e-4f}, {1, 0, 0}, 10.0f), &hit));
   // Along the segment's own line: hits its end.
-  ASSERT_TRUE(RayCast(segment, At({}), MakeRay({0, 4, 0}, {0, -1, 0}, 10.0f), &hit));
+  ASSERT_TRUE(Raycast(segment, At({}), MakeRay({0, 4, 0}, {0, -1, 0}, 10.0f), &hit));
   EXPECT_EQ(hit.distance, 3.0f);
 }
 
@@ -603,7 +603,7 @@ TEST(RayCastCapsule, StartingInsideOrOnTheSurfaceHitsAtZero) {
       for (float s : kSigns) {
         Ray ray = MakeRay(origin, Axis(i, s), 10.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit)) << origin;
+        ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit)) << origin;
         EXPECT_EQ(hit.distance, 0.0f);
         EXPECT_EQ(hit.point, origin);
         EXPECT_EQ(hit.normal, -ray.direction);
@@ -619,10 +619,10 @@ TEST(RayCastCapsule, MaxDistanceJustShortMissesAndExactlyAtTheSurfaceHits) {
     float reach = i == 1 ? 3.0f : 1.0f;
     Ray ray = MakeRay(Axis(i, -(reach + 6.0f)), Axis(i), 6.0f);
     CastHit hit;
-    ASSERT_TRUE(RayCast(capsule, At({}), ray, &hit));
+    ASSERT_TRUE(Raycast(capsule, At({}), ray, &hit));
     EXPECT_EQ(hit.distance, 6.0f);
     ray.max_distance = std::nextafter(6.0f, 0.0f);
-    EXPECT_FALSE(RayCast(capsule, At({}), ray, &hit));
+    EXPECT_FALSE(Raycast(capsule, At({}), ray, &hit));
   }
 }
 
@@ -641,7 +641,7 @@ TEST(RayCastCapsule, RotationsTurnTheAxis) {
       for (float s : kSigns) {
         Ray ray = MakeRay(Axis(i, -10.0f * s), Axis(i, s), 100.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(capsule, At({}, c.rotation), ray, &hit));
+        ASSERT_TRUE(Raycast(capsule, At({}, c.rotation), ray, &hit));
         float reach = i == c.world_axis ? 2.5f : 0.5f;
         EXPECT_NEAR(hit.distance, 10.0f - reach, kTol);
         EXPECT_TRUE(VecNear(hit.normal, Axis(i, -s), kTol));
@@ -668,7 +668,7 @@ TEST(RayCastCapsule, RandomRotationsHitTheConstructedSidePoint) {
     Vec3 point = TransformPoint(pose, local_point);
     Vec3 dir = TransformVector(pose, local_dir);
     CastHit hit;
-    ASSERT_TRUE(RayCast(capsule, pose, MakeRay(point - 4.0f * dir, dir, 10.0f), &hit));
+    ASSERT_TRUE(Raycast(capsule, pose, MakeRay(point - 4.0f * dir, dir, 10.0f), &hit));
     EXPECT_NEAR(hit.distance, 4.0f, kTol);
     EXPECT_TRUE(VecNear(hit.point, point, kTol));
     EXPECT_TRUE(VecNear(hit.normal, TransformVector(pose, radial), kTol));
@@ -684,7 +684,7 @@ TEST(RayCastCapsule, FarFromTheOriginKeepsItsPrecision) {
       for (float s : kSigns) {
         Ray ray = MakeRay(centre - Axis(i, 10.0f * s), Axis(i, s), 100.0f);
         CastHit hit;
-        ASSERT_TRUE(RayCast(capsule, pose, ray, &hit));
+        ASSERT_TRUE(Raycast(capsule, pose, ray, &hit));
         float reach = i == 2 ? 2.5f : 0.5f;
         EXPECT_NEAR(hit.distance, 10.0f - reach, kTol);
         EXPECT_TRUE(VecNear(hit.point, centre - Axis(i, s * reach), kFarTol));
@@ -706,8 +706,8 @@ TEST(RayCastShape, DispatchesToTheConcreteShape) {
   for (const Shape& shape : shapes) {
     for (const Ray& ray : rays) {
       CastHit a = Sentinel(), b = Sentinel();
-      bool ha = RayCast(shape, pose, ray, &a);
-      bool hb = Visit(shape, [&](const auto& s) { return RayCast(s, pose, ray, &b); });
+      bool ha = Raycast(shape, pose, ray, &a);
+      bool hb = Visit(shape, [&](const auto& s) { return Raycast(s, pose, ray, &b); });
       EXPECT_EQ(ha, hb);
       EXPECT_TRUE(SameHit(a, b));
     }

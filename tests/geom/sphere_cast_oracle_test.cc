@@ -5,7 +5,7 @@
 //
 // 100,000 cases per shape type (300,000 for SphereCast), radius 0 in 15% of them and
 // 0.01..100 otherwise, each from its own std::mt19937 stream (CaseRng(kSeed, case)), printed
-// with every failure. The radius-0 cases must equal RayCast bit for bit, and every hit must be
+// with every failure. The radius-0 cases must equal Raycast bit for bit, and every hit must be
 // reported again, identically, by the same cast clipped at its distance. Tolerances, all from
 // float32 precision (far from the origin sizes start at MinSizeAt, 2 at 1e5):
 //   tol = PositionTolerance(world magnitude, local scale) = 1 ulp(magnitude) + 32 eps * scale,
@@ -132,7 +132,7 @@ void CheckCase(uint64_t index, const Shape& shape, const Pose& pose, float radiu
   // Radius 0 is the ray cast, bit for bit, starts inside included.
   if (radius == 0.0f) {
     CastHit ray_hit = oracle::SentinelHit();
-    const bool ray_got = RayCast(shape, pose, path_f, &ray_hit);
+    const bool ray_got = Raycast(shape, pose, path_f, &ray_hit);
     ++totals->radius_zero_compared;
     if (ray_got != got) {
       fail(std::string("radius 0 differs from the ray cast, which ") +

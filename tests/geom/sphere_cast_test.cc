@@ -610,7 +610,7 @@ TEST(SphereCastShape, RadiusZeroGivesExactlyTheRayCastFromOutsideAndInside) {
         Ray ray = rays[n];
         ray.origin = ray.origin + pose.position;
         CastHit by_ray = Sentinel(), by_sphere = Sentinel();
-        bool ray_hit = RayCast(shape, pose, ray, &by_ray);
+        bool ray_hit = Raycast(shape, pose, ray, &by_ray);
         bool sphere_hit = SphereCast(shape, pose, ray, 0.0f, &by_sphere);
         ASSERT_EQ(ray_hit, sphere_hit)
             << "seed " << seed << " shape " << int(shape.type) << " pose " << p << " ray " << n;

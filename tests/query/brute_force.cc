@@ -25,7 +25,7 @@ std::vector<QueryHit> BruteForce(std::span<const BodyDesc> bodies, const Query& 
       case QueryKind::kRaycast:
       case QueryKind::kSphereCast: {
         CastHit c;
-        ok = q.kind == QueryKind::kRaycast ? RayCast(d.shape, d.pose, q.ray, &c)
+        ok = q.kind == QueryKind::kRaycast ? Raycast(d.shape, d.pose, q.ray, &c)
                                            : SphereCast(d.shape, d.pose, q.ray, q.radius, &c);
         if (ok) {
           hit.distance = c.distance;

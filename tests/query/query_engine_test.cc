@@ -281,7 +281,7 @@ INSTANTIATE_TEST_SUITE_P(Scenes, QueryEngineDifferential,
 TEST(QueryEngine, EmptyWorldHitsNothing) {
   CollisionWorld world;
   ClosestHitCollector c(10.0f);
-  CastRay(world, Ray{{0, 0, 0}, {1, 0, 0}, 10.0f}, QueryFilter{}, c);
+  Raycast(world, Ray{{0, 0, 0}, {1, 0, 0}, 10.0f}, QueryFilter{}, c);
   EXPECT_FALSE(c.has_hit());
 }
 
@@ -291,7 +291,7 @@ TEST(QueryEngine, ClosestTieAtEqualDistanceGoesToTheSmallerId) {
   world.Add(BodyDesc{.id = 7, .shape = Sphere{1.0f}, .pose = Pose{{}, {5, 0, 0}}});
   world.Add(BodyDesc{.id = 3, .shape = Sphere{1.0f}, .pose = Pose{{}, {5, 0, 0}}});
   ClosestHitCollector c(100.0f);
-  CastRay(world, Ray{{0, 0, 0}, {1, 0, 0}, 100.0f}, QueryFilter{}, c);
+  Raycast(world, Ray{{0, 0, 0}, {1, 0, 0}, 100.0f}, QueryFilter{}, c);
   ASSERT_TRUE(c.has_hit());
   EXPECT_EQ(c.hit().body_id, 3u);
   EXPECT_FLOAT_EQ(c.hit().distance, 4.0f);
@@ -302,7 +302,7 @@ TEST(QueryEngine, RayStartingInsideHitsAtZeroBeforeAnythingElse) {
   world.Add(BodyDesc{.id = 1, .shape = Box{{1, 1, 1}}, .pose = Pose{{}, {3, 0, 0}}});
   world.Add(BodyDesc{.id = 2, .shape = Sphere{2.0f}, .pose = Pose{{}, {0, 0, 0}}});
   ClosestHitCollector c(100.0f);
-  CastRay(world, Ray{{0.5f, 0, 0}, {1, 0, 0}, 100.0f}, QueryFilter{}, c);
+  Raycast(world, Ray{{0.5f, 0, 0}, {1, 0, 0}, 100.0f}, QueryFilter{}, c);
   ASSERT_TRUE(c.has_hit());
   EXPECT_EQ(c.hit().body_id, 2u);
   EXPECT_EQ(c.hit().distance, 0.0f);
@@ -320,7 +320,7 @@ TEST(QueryEngine, FilterBitsAndExclusionsAreHonouredBothWays) {
   Ray ray{{0, 0, 0}, {1, 0, 0}, 100};
   auto first = [&](const QueryFilter& filter) -> uint64_t {
     ClosestHitCollector c(100.0f);
-    CastRay(world, ray, filter, c);
+    Raycast(world, ray, filter, c);
     return c.has_hit() ? c.hit().body_id : 0;
   };
   EXPECT_EQ(first(QueryFilter{}), 1u);

@@ -15,11 +15,12 @@
 #include <string>
 #include <vector>
 
+#include "history/past_batch.h"
 #include "query/batch.h"
 #include "query/collector.h"
 #include "query/query_engine.h"
-#include "scene/query_ticks.h"
 #include "scene/scene.h"
+#include "scene/scene_query.h"
 
 namespace collide {
 namespace {
@@ -248,7 +249,7 @@ std::vector<QueryHit> BruteForce(const std::vector<BodyDesc>& bodies, const Quer
       case QueryKind::kRaycast:
       case QueryKind::kSphereCast: {
         CastHit c;
-        found = q.kind == QueryKind::kRaycast ? RayCast(b.shape, b.pose, q.ray, &c)
+        found = q.kind == QueryKind::kRaycast ? Raycast(b.shape, b.pose, q.ray, &c)
                                               : SphereCast(b.shape, b.pose, q.ray, q.radius, &c);
         if (found) hit = internal::ToQueryHit(b.id, c);
         break;

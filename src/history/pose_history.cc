@@ -1,4 +1,4 @@
-#include "query/pose_history.h"
+#include "history/pose_history.h"
 
 #include <algorithm>
 #include <cassert>

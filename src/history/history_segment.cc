@@ -1,4 +1,4 @@
-#include "query/history_segment.h"
+#include "history/history_segment.h"
 
 #include <cassert>
 #include <limits>

@@ -8,9 +8,9 @@
 
 #include "geom/aabb.h"
 #include "geom/pose.h"
+#include "history/history_segment.h"
 #include "query/body.h"
 #include "query/collision_world.h"
-#include "query/history_segment.h"
 
 namespace collide {
 

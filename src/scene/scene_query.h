@@ -1,0 +1,44 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "history/pose_history.h"
+#include "query/batch.h"
+#include "query/hit.h"
+#include "scene/scene.h"
+
+namespace collide {
+
+// The one entry point of queries below the server: a scene read, the ticks checked, the batch
+// run, the version read returned. The server converts requests into Query values before and
+// encodes the answers after; nothing else.
+
+/// Checks the tick a query names against what `history` retains: OK when it names none, or a
+/// retained tick (and, with a fraction, the next tick is retained too); OUT_OF_RANGE with the
+/// field path and the retained range otherwise
+/// (`queries[2].at_tick: tick 17 is not retained (retained: 40..103)`). Values (a fraction in
+/// [0, 1)) are checked at the service edge. Run it under the same scene read as the query.
+absl::Status CheckQueryTick(const PoseHistory& history, const Query& query, size_t index,
+                            absl::string_view list = "queries");
+
+/// The same check for a unary request: paths are `at_tick` and `tick_fraction`.
+absl::Status CheckQueryTick(const PoseHistory& history, const Query& query);
+
+/// Answers `queries` against `scene` under one read of it (one version for all): each query's
+/// tick is checked (CheckQueryTick) and the queries that pass run as one batch (RunBatch of
+/// history/past_batch.h: present-tick casts interleaved, past-tick queries over the history).
+/// `status` gets one entry per query: OK, or OUT_OF_RANGE for a tick not retained, with the
+/// path `queries[positions[i]].at_tick` (`at_tick` when `positions` is empty: one unary query).
+/// `results` gets one entry per query (no hits for a failed one), `hits` every hit, grouped
+/// per query. All three are cleared first; reusing them avoids allocation in steady state.
+/// Returns the version read.
+uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
+                       std::span<const size_t> positions, std::vector<absl::Status>* status,
+                       std::vector<QueryResult>* results, std::vector<QueryHit>* hits);
+
+}  // namespace collide
