@@ -5,7 +5,7 @@
 COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 
 # Everything the build, the tests and the benchmark peer need, from Debian 12 (python3-*: the
-# Python client, its tests and examples, run with /usr/bin/python3; clang-14 and libclang-rt-14-dev:
+# Python client, its tests and examples, run with /usr/bin/python3, and its package built with pip; clang-14 and libclang-rt-14-dev:
 # the libFuzzer targets of scripts/fuzz; dpkg-dev and lintian: the Debian packages, their
 # dependencies computed by dpkg-shlibdeps and their check).
 COLLIDE_PACKAGES=(
@@ -14,7 +14,7 @@ COLLIDE_PACKAGES=(
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev
   openssl
-  python3 python3-grpcio python3-protobuf python3-yaml
+  python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
 )

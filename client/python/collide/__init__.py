@@ -13,6 +13,7 @@
             print(stream.query([collide.Query(Raycast((-5, 0, 0), (1, 0, 0), 100))]))
 """
 
+from collide._version import __version__
 from collide.client import SCENE_HEADER, Client
 from collide.errors import BatchRejectedError, CollideError
 from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, Filter,
@@ -30,5 +31,5 @@ __all__ = [
     "PointQuery", "Pose", "PoseColumns", "Quat", "Query", "QueryBatchResult", "QueryResponse",
     "QueryResult", "QueryStream", "Raycast", "Remove", "SCENE_HEADER", "SceneInfo",
     "SceneOptions", "SceneStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck",
-    "UpdateWriter", "Upsert", "Vec3", "Watch", "WriteResult",
+    "UpdateWriter", "Upsert", "Vec3", "Watch", "WriteResult", "__version__",
 ]

@@ -1,0 +1,98 @@
+#!/usr/bin/env bash
+# The Python client as a package: `pip install` of the package the build assembles
+# (<build>/client/python: pyproject.toml, the sources, the generated stubs, _version.py) into a
+# fresh venv on Debian's interpreter (--system-site-packages: grpcio and protobuf from Debian; no
+# index is reached: --no-build-isolation --no-deps), then, from a directory outside the source and
+# build trees, a script importing it raycasts a body against a real collide-server.
+#   python_test.sh <source dir> <build dir> <collide-server> <python>
+set -euo pipefail
+source_dir=$1
+build_dir=$2
+server=$3
+python=$4
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/collide-python-install-XXXXXX")
+server_pid=
+cleanup() {
+  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
+    kill -TERM "$server_pid" 2>/dev/null || true
+    for _ in $(seq 1 200); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.05; done
+    kill -KILL "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "python install test: $*" >&2
+  exit 1
+}
+step() { echo "== $*"; }
+
+package=$build_dir/client/python
+for file in pyproject.toml collide/__init__.py collide/py.typed collide/_version.py \
+            collide/v1/collide_pb2.py collide/v1/collide_pb2_grpc.py; do
+  [ -f "$package/$file" ] || fail "the build did not assemble $package/$file"
+done
+version=$(sed -nE 's/^project\(collide VERSION ([0-9.]+).*/\1/p' "$source_dir/CMakeLists.txt")
+[ -n "$version" ] || fail "no project version in CMakeLists.txt"
+
+step "$python -m venv --system-site-packages <tmp>/venv"
+"$python" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1 ||
+  fail "venv failed: $(cat "$tmp/venv.log")"
+step "pip install --no-build-isolation --no-deps <build>/client/python"
+# From a copy, so setuptools' work files (build/, *.egg-info) stay out of the build tree.
+mkdir "$tmp/src"
+cp -r "$package/pyproject.toml" "$package/collide" "$tmp/src/"
+(cd "$tmp" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 venv/bin/pip install \
+   --no-build-isolation --no-deps "$tmp/src" >"$tmp/pip.log" 2>&1) ||
+  fail "pip install failed: $(cat "$tmp/pip.log")"
+rm -rf "$tmp/src"
+(cd "$tmp" && venv/bin/pip show -f collide) >"$tmp/show.txt" || fail "pip show collide failed"
+sed -n '/^Name:/p;/^Version:/p;/^Files:/,$p' "$tmp/show.txt" | grep -v __pycache__
+grep -qx "Version: $version" "$tmp/show.txt" || fail "pip show does not give version $version"
+for file in collide/py.typed collide/_version.py collide/v1/collide_pb2.py \
+            collide/v1/collide_pb2_grpc.py; do
+  grep -qx "  $file" "$tmp/show.txt" || fail "not installed: $file"
+done
+
+step "start collide-server on port 0"
+"$server" --address=127.0.0.1:0 --port_file="$tmp/port" --data_dir="$tmp/data" \
+  --log_level=warn >"$tmp/server.log" 2>&1 &
+server_pid=$!
+for _ in $(seq 1 200); do
+  if [ -s "$tmp/port" ]; then break; fi
+  kill -0 "$server_pid" 2>/dev/null || fail "collide-server exited: $(cat "$tmp/server.log")"
+  sleep 0.1
+done
+[ -s "$tmp/port" ] || fail "collide-server wrote no port file within 20 s"
+address="127.0.0.1:$(tr -d '[:space:]' <"$tmp/port")"
+
+mkdir -p "$tmp/elsewhere"
+cat >"$tmp/elsewhere/use_collide.py" <<'PY'
+import sys
+
+import collide
+from collide import Body, Pose, Raycast, Sphere
+
+print("collide", collide.__version__)
+with collide.Client(sys.argv[1]) as client:
+    client.create_scene("world")
+    client.upsert_bodies("world", [Body(7, Sphere(1.0), Pose((5.0, 0.0, 0.0)))])
+    hits = client.raycast("world", Raycast((0.0, 0.0, 0.0), (1.0, 0.0, 0.0), 100.0)).hits
+    print(f"hit body {hits[0].body_id} at distance {hits[0].distance:g}")
+PY
+step "cd <tmp>/elsewhere && venv/bin/python use_collide.py $address"
+# No PYTHONPATH: the package comes from the venv only.
+output=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$tmp/venv/bin/python" use_collide.py "$address" 2>&1) ||
+  fail "the script failed: $output"
+echo "$output"
+where=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$tmp/venv/bin/python" -c 'import collide; print(collide.__file__)')
+case "$where" in
+  "$tmp/venv/"*) ;;
+  *) fail "collide was imported from $where, not the venv" ;;
+esac
+expected="collide $version
+hit body 7 at distance 4"
+[ "$output" = "$expected" ] || fail "the script printed '$output', expected '$expected'"
+echo "python install test: ok"
