@@ -190,6 +190,63 @@ export interface RejectedBatch {
   error: CollideError;
 }
 
+export interface Fence {
+  id: Uint64Input;
+  shape: Shape;
+  pose?: Pose;
+  /** The body the fence moves with (its pose is then in the body's frame). */
+  attached_to?: Uint64Input;
+  filter?: Filter;
+}
+export interface ContactWatch {
+  id: Uint64Input;
+  category_a?: number;
+  category_b?: number;
+}
+export interface WatchRequest {
+  scene: string;
+  fences?: Fence[];
+  contacts?: ContactWatch[];
+  max_queued_events?: number;
+}
+export type WatchEventKind =
+  'KIND_UNSPECIFIED' | 'KIND_ENTER' | 'KIND_EXIT' | 'KIND_CONTACT_BEGIN' | 'KIND_CONTACT_END';
+export interface WatchEvent {
+  kind: WatchEventKind;
+  fence_id: Uint64;
+  contact_id: Uint64;
+  body_id: Uint64;
+  other_body_id: Uint64;
+  point: Vec3 | null;
+  normal: Vec3 | null;
+}
+export interface WatchUpdate {
+  version: Uint64;
+  tick: Uint64;
+  events: WatchEvent[];
+}
+export interface FenceContents {
+  fence_id: Uint64;
+  body_ids: Uint64[];
+}
+export interface ContactPair {
+  contact_id: Uint64;
+  body_id: Uint64;
+  other_body_id: Uint64;
+}
+export interface WatchSnapshot {
+  version: Uint64;
+  tick: Uint64;
+  resync: boolean;
+  fences: FenceContents[];
+  contacts: ContactPair[];
+}
+/** One message of a Watch: a snapshot or an update (the other is null). */
+export interface WatchResponse {
+  snapshot: WatchSnapshot | null;
+  update: WatchUpdate | null;
+}
+
 export interface TlsOptions {
   rootCerts?: Buffer | string;
   rootCertsFile?: string;
@@ -274,12 +331,7 @@ export class Client {
   ): Promise<QueryResponse>;
   openUpdateWriter(scene: string, options?: UpdateWriterOptions): UpdateWriter;
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
-  watch(request: {
-    scene: string;
-    fences?: object[];
-    contacts?: object[];
-    max_queued_events?: number;
-  }): WatchStream;
+  watch(request: WatchRequest): WatchStream;
 }
 
 export class UpdateWriter extends EventEmitter {
@@ -316,8 +368,8 @@ export class QueryStream implements AsyncIterable<QueryBatchResult> {
 }
 
 /** One open Watch: the server's WatchResponse messages (snapshot, then updates). */
-export class WatchStream implements AsyncIterable<any> {
+export class WatchStream implements AsyncIterable<WatchResponse> {
   readonly scene: string;
   cancel(): void;
-  [Symbol.asyncIterator](): AsyncIterator<any>;
+  [Symbol.asyncIterator](): AsyncIterator<WatchResponse>;
 }
