@@ -23,13 +23,16 @@ from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durabi
                            Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
-from collide.watch import ContactWatch, Fence, Watch
+from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
+                           WatchEventKind, WatchMessage, WatchSnapshot, WatchUpdate)
 
 __all__ = [
     "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
-    "CollideError", "ContactWatch", "Durability", "Fence", "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap",
-    "PointQuery", "Pose", "PoseColumns", "Quat", "Query", "QueryBatchResult", "QueryResponse",
-    "QueryResult", "QueryStream", "Raycast", "Remove", "SCENE_HEADER", "SceneInfo",
-    "SceneOptions", "SceneStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck",
-    "UpdateWriter", "Upsert", "Vec3", "Watch", "WriteResult", "__version__",
+    "CollideError", "ContactPair", "ContactWatch", "Durability", "Fence", "FenceContents",
+    "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
+    "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
+    "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
+    "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck", "UpdateWriter", "Upsert",
+    "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "WatchUpdate", "WriteResult", "__version__",
 ]

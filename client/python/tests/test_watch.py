@@ -8,9 +8,9 @@ import unittest
 
 import grpc
 
-from collide import (Body, Box, CollideError, ContactWatch, Durability, Fence, Pose,
-                     SceneOptions, Sphere)
-from collide._pb import pb
+from collide import (Body, Box, CollideError, ContactPair, ContactWatch, Durability, Fence,
+                     FenceContents, Pose, SceneOptions, Sphere, Vec3, WatchEvent, WatchEventKind,
+                     WatchMessage, WatchSnapshot, WatchUpdate)
 from server_process import ServerTestCase
 
 
@@ -27,25 +27,35 @@ class WatchTest(ServerTestCase):
         with self.client.watch(scene, [Fence(7, Box((0.01, 2.0, 2.0)))],
                                [ContactWatch(5)]) as watch:
             first = next(watch)
-            self.assertTrue(first.HasField("snapshot"))
+            self.assertIsInstance(first, WatchMessage)
+            self.assertIsNone(first.update)
+            self.assertIsInstance(first.snapshot, WatchSnapshot)
+            self.assertFalse(first.snapshot.resync)
             self.assertEqual([f.fence_id for f in first.snapshot.fences], [7])
             self.assertEqual(list(first.snapshot.fences[0].body_ids), [])
+            self.assertEqual(first.snapshot.fences, [FenceContents(7, [])])
+            self.assertEqual(first.snapshot.contacts, [ContactPair(5, 2, 3)])
             self.assertEqual([(p.body_id, p.other_body_id) for p in first.snapshot.contacts],
                              [(2, 3)])
             with self.client.update_writer(scene) as writer:
                 ack = writer.send(moves=([1], [50.0, 0.5, 0.0, 0.0, 0.0, 0.0, 1.0])).result(10)
                 update = next(watch).update
+                self.assertIsInstance(update, WatchUpdate)
                 self.assertEqual(update.version, ack.version)
                 self.assertEqual([(e.kind, e.fence_id, e.body_id) for e in update.events],
-                                 [(pb.WatchEvent.KIND_ENTER, 7, 1),
-                                  (pb.WatchEvent.KIND_EXIT, 7, 1)])
+                                 [(WatchEventKind.ENTER, 7, 1),
+                                  (WatchEventKind.EXIT, 7, 1)])
                 self.assertAlmostEqual(update.events[0].point.x, -0.01, places=4)
                 self.assertAlmostEqual(update.events[0].normal.x, -1.0, places=5)
+                self.assertIsInstance(update.events[0], WatchEvent)
+                self.assertIsInstance(update.events[0].point, Vec3)
+                self.assertIsNone(update.events[1].point)
+                self.assertIsNone(update.events[1].normal)
                 writer.send(moves=([3], [20.0, 0.0, 5.0, 0.0, 0.0, 0.0, 1.0])).result(10)
                 update = next(watch).update
                 self.assertEqual([(e.kind, e.contact_id, e.body_id, e.other_body_id)
                                   for e in update.events],
-                                 [(pb.WatchEvent.KIND_CONTACT_END, 5, 2, 3)])
+                                 [(WatchEventKind.CONTACT_END, 5, 2, 3)])
             self.client.delete_scene(scene)
             with self.assertRaises(CollideError) as caught:
                 next(watch)
