@@ -40,7 +40,13 @@ package_version=$(node -p "require('$source_dir/client/node/package.json').versi
   fail "client/node/package.json is private"
 
 step "npm pack client/node"
-(cd "$source_dir/client/node" && npm pack --pack-destination "$tmp" >"$tmp/pack.log" 2>&1) ||
+# From a copy of client/node and proto/ (the layout its prepack script expects): packing in the
+# source tree would add and remove client/node/proto under the Node tests running beside this one.
+mkdir -p "$tmp/repo/client/node" "$tmp/repo/proto"
+(cd "$source_dir/client/node" && tar -cf - --exclude=./node_modules --exclude=./proto .) |
+  tar -xf - -C "$tmp/repo/client/node"
+cp -r "$source_dir/proto/collide" "$tmp/repo/proto/"
+(cd "$tmp/repo/client/node" && npm pack --pack-destination "$tmp" >"$tmp/pack.log" 2>&1) ||
   fail "npm pack failed: $(cat "$tmp/pack.log")"
 tarball=$(find "$tmp" -maxdepth 1 -name 'collide-client-*.tgz')
 [ "$(basename "$tarball")" = "collide-client-$version.tgz" ] || fail "npm pack made '$tarball'"
