@@ -15,6 +15,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collide/version.h"
 #include "server/memory_release.h"
 #include "server/server.h"
 #include "server/service_options.h"
@@ -278,6 +279,9 @@ int main(int argc, char** argv) {
     return absl::EndsWith(file, "server/main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] {
+    return std::string("collide-server ") + collide::kVersionLine + "\n";
+  };
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   return collide::Main();

@@ -32,49 +32,23 @@ bool ParseUintWord(absl::string_view word, uint64_t* out) {
 
 }  // namespace
 
-absl::StatusOr<Args> Args::Parse(const std::vector<std::string>& words) {
+Args Args::FromParsed(std::vector<std::string> positional,
+                      std::map<std::string, std::string, std::less<>> flags,
+                      std::map<std::string, std::vector<std::string>, std::less<>> repeated) {
   Args args;
-  bool flags_ended = false;
-  for (const std::string& word : words) {
-    if (flags_ended || word.size() < 2 || word.substr(0, 2) != "--") {
-      args.positional_.push_back(word);
-      continue;
-    }
-    if (word == "--") {
-      flags_ended = true;
-      continue;
-    }
-    absl::string_view body = absl::string_view(word).substr(2);
-    size_t eq = body.find('=');
-    std::string name(body.substr(0, eq));
-    std::string value = eq == absl::string_view::npos ? "" : std::string(body.substr(eq + 1));
-    if (name.empty()) return absl::InvalidArgumentError(absl::StrCat(word, ": no flag name"));
-    if (!args.flags_.emplace(name, std::move(value)).second) {
-      return FlagError(name, "given twice");
-    }
-  }
+  args.positional_ = std::move(positional);
+  args.flags_ = std::move(flags);
+  args.repeated_ = std::move(repeated);
   return args;
 }
 
-void Args::DropPositional(size_t count) {
-  count = std::min(count, positional_.size());
-  positional_.erase(positional_.begin(), positional_.begin() + count);
+std::vector<std::string> Args::Repeated(absl::string_view name) const {
+  auto it = repeated_.find(name);
+  return it == repeated_.end() ? std::vector<std::string>() : it->second;
 }
 
-std::vector<std::string> Args::FlagNames() const {
-  std::vector<std::string> names;
-  for (const auto& [name, value] : flags_) names.push_back(name);
-  return names;
-}
-
-bool Args::Has(absl::string_view name) const { return flags_.find(name) != flags_.end(); }
-
-std::optional<std::string> Args::Take(absl::string_view name) {
-  auto it = flags_.find(name);
-  if (it == flags_.end()) return std::nullopt;
-  std::string value = std::move(it->second);
-  flags_.erase(it);
-  return value;
+bool Args::Has(absl::string_view name) const {
+  return flags_.find(name) != flags_.end() || repeated_.find(name) != repeated_.end();
 }
 
 void Args::Fail(absl::Status status) {
@@ -118,6 +92,15 @@ uint64_t Args::Uint64(absl::string_view name, uint64_t fallback) {
     Fail(FlagError(name, absl::StrCat("expected an unsigned integer, got \"", it->second, "\"")));
   }
   return value;
+}
+
+uint32_t Args::Uint32(absl::string_view name, uint32_t fallback) {
+  uint64_t value = Uint64(name, fallback);
+  if (value > UINT32_MAX) {
+    Fail(FlagError(name, absl::StrCat("at most 4294967295, got ", value)));
+    return fallback;
+  }
+  return static_cast<uint32_t>(value);
 }
 
 std::vector<uint64_t> Args::Uint64List(absl::string_view name) {

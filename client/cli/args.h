@@ -13,34 +13,35 @@
 
 namespace collide::cli {
 
-/// A command line split into positional words and `--name[=value]` flags. Typed getters parse
-/// flag values; the first problem is kept in status() and later getters return their defaults,
+/// A command's positional words and flags, as CLI11 parsed them. Typed getters parse flag
+/// values; the first problem is kept in status() and later getters return their defaults,
 /// so a command reads all its flags and checks ok() once.
 class Args {
  public:
-  /// Splits `words` (the command line without the program name). A word after `--` is always
-  /// positional. INVALID_ARGUMENT for a flag given twice or an empty flag name.
-  static absl::StatusOr<Args> Parse(const std::vector<std::string>& words);
+  /// Args from a command line already parsed (by CLI11): the positional words, the flags given
+  /// (a boolean one as "true" or "false") and the values of repeatable flags, in order.
+  static Args FromParsed(std::vector<std::string> positional,
+                         std::map<std::string, std::string, std::less<>> flags,
+                         std::map<std::string, std::vector<std::string>, std::less<>> repeated);
 
   /// The positional words, in order.
   const std::vector<std::string>& positional() const { return positional_; }
-  /// Drops the first `count` positional words (a command's name, once matched).
-  void DropPositional(size_t count);
-  /// The flag names given, sorted.
-  std::vector<std::string> FlagNames() const;
   /// True when the flag was given (with or without a value).
   bool Has(absl::string_view name) const;
-  /// Removes a flag and returns its value ("" when given without one), or nullopt if absent.
-  std::optional<std::string> Take(absl::string_view name);
 
   /// A boolean flag: absent false; `--name`, `--name=true` true; `--name=false` false.
   bool Bool(absl::string_view name);
+  /// Every value of a repeatable flag, in order; empty when absent.
+  std::vector<std::string> Repeated(absl::string_view name) const;
   /// A text flag, or `fallback` when absent.
   std::string String(absl::string_view name, absl::string_view fallback = "");
   /// A float (finite or not: the server judges values), or `fallback` when absent.
   float Float(absl::string_view name, float fallback);
   /// An unsigned integer (decimal or 0x hex), or `fallback` when absent.
   uint64_t Uint64(absl::string_view name, uint64_t fallback);
+  /// An unsigned 32-bit integer (decimal or 0x hex), or `fallback` when absent; an error above
+  /// 4294967295.
+  uint32_t Uint32(absl::string_view name, uint32_t fallback);
   /// A comma-separated list of unsigned integers; empty when absent.
   std::vector<uint64_t> Uint64List(absl::string_view name);
   /// `x,y,z`, or `fallback` when absent.
@@ -64,6 +65,7 @@ class Args {
  private:
   std::vector<std::string> positional_;
   std::map<std::string, std::string, std::less<>> flags_;
+  std::map<std::string, std::vector<std::string>, std::less<>> repeated_;
   absl::Status status_;
 };
 

@@ -23,8 +23,8 @@ absl::Status AddBody(CommandContext& c) {
   body->set_id(args.Uint64("id", 0));
   *body->mutable_shape() = ShapeFromFlags(args);
   *body->mutable_pose() = PoseFromFlags(args, /*position_required=*/false);
-  if (args.Has("category")) body->set_category(static_cast<uint32_t>(args.Uint64("category", 1)));
-  if (args.Has("mask")) body->set_mask(static_cast<uint32_t>(args.Uint64("mask", ~0u)));
+  if (args.Has("category")) body->set_category(args.Uint32("category", 1));
+  if (args.Has("mask")) body->set_mask(args.Uint32("mask", ~0u));
   body->set_user_data(args.Uint64("user_data", 0));
   if (args.Bool("static")) body->set_kind(v1::BODY_KIND_STATIC);
   if (!args.ok()) return args.status();
@@ -43,6 +43,18 @@ absl::Status MoveBody(CommandContext& c) {
   uint64_t client_id = args.Uint64("client_id", 0);
   uint64_t sequence = args.Uint64("sequence", 1);
   if (!args.ok()) return args.status();
+  if (!args.Has("rot")) {
+    // Keeps the body's rotation: a set_pose without one would reset it to identity. A body that
+    // is not there is left for the update to report (NOT_FOUND).
+    absl::StatusOr<v1::GetBodiesResponse> current =
+        c.client.GetBodies(args.positional()[0], std::vector<uint64_t>{id});
+    if (!current.ok()) return current.status();
+    for (const v1::Body& body : current->bodies()) {
+      if (body.id() == id && body.pose().has_rotation()) {
+        *pose.mutable_rotation() = body.pose().rotation();
+      }
+    }
+  }
   v1::UpdateBatch batch;
   batch.set_scene(args.positional()[0]);
   *batch.add_ops() = client::MakeSetPoseOp(id, pose);
@@ -113,7 +125,7 @@ std::vector<Command> BodyCommands() {
        .summary = "Moves one body, as one batch of an UpdateStream (UpdateStream; writer).",
        .flags = {{"id", "N", "the body's id (required)"},
                  {"pos", "X,Y,Z", "new world position (required)"},
-                 kRotFlag,
+                 {"rot", "X,Y,Z,W", "new rotation, a unit quaternion (default: the body's own)"},
                  {"client_id", "N", "deduplication id of the sender (default 0: none)"},
                  {"sequence", "N", "the batch's client_sequence (default 1)"}},
        .run = MoveBody},

@@ -20,6 +20,8 @@ struct FlagSpec {
   absl::string_view value;
   /// One line of help.
   absl::string_view help;
+  /// May be given more than once (read with Args::Repeated).
+  bool repeated = false;
 };
 
 /// What a command runs with.
@@ -54,5 +56,9 @@ std::vector<Command> SceneCommands();
 std::vector<Command> BodyCommands();
 /// The query commands: raycast, spherecast, overlap, point, aabb.
 std::vector<Command> QueryCommands();
+/// The operator's commands: stats, health.
+std::vector<Command> ServerCommands();
+/// The watch command.
+std::vector<Command> WatchCommands();
 
 }  // namespace collide::cli

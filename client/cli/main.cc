@@ -2,14 +2,21 @@
 // output, or JSON with --json. Errors print `error: <CODE>: <message>` to stderr and exit 1
 // (2 for a bad command line).
 
+#include <algorithm>
 #include <cstdlib>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "CLI/CLI.hpp"
 #include "absl/status/status.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
 #include "client/cli/args.h"
@@ -17,6 +24,7 @@
 #include "client/cli/output.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_runtime.h"
+#include "collide/version.h"
 
 namespace collide::cli {
 namespace {
@@ -24,6 +32,9 @@ namespace {
 constexpr int kExitError = 1;
 constexpr int kExitUsage = 2;
 constexpr absl::string_view kDefaultAddress = "127.0.0.1:50051";
+// The global flags that take a value (given as `--flag value`, the value is the next word).
+constexpr absl::string_view kGlobalValueFlags[] = {"--address", "--token",    "--timeout",
+                                                   "--tls_ca",  "--tls_cert", "--tls_key"};
 
 const std::vector<FlagSpec>& GlobalFlags() {
   static const std::vector<FlagSpec> flags = {
@@ -35,7 +46,8 @@ const std::vector<FlagSpec>& GlobalFlags() {
       {"tls_ca", "FILE", "PEM certificates that verify the server (implies --tls)"},
       {"tls_cert", "FILE", "PEM client certificate, for servers that require one"},
       {"tls_key", "FILE", "PEM key of --tls_cert"},
-      {"help", "", "this help, or a command's with `collide help COMMAND`"},
+      {"help", "", "this help (-h too); a command's: collide help COMMAND"},
+      {"version", "", "the version, commit and build type"},
   };
   return flags;
 }
@@ -43,7 +55,7 @@ const std::vector<FlagSpec>& GlobalFlags() {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = [] {
     std::vector<Command> all;
-    for (auto group : {SceneCommands, BodyCommands, QueryCommands}) {
+    for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, ServerCommands}) {
       for (Command& command : group()) all.push_back(std::move(command));
     }
     return all;
@@ -70,8 +82,9 @@ std::string GeneralHelp() {
   std::string text =
       "collide: the command-line client of collide-server.\n\n"
       "usage: collide [global flags] COMMAND [ARGS] [flags]\n"
-      "Flags take the form --name=value (boolean flags: --name). Vectors are x,y,z; rotations\n"
-      "x,y,z,w unit quaternions.\n\ncommands:\n";
+      "Flags take the form --name=value or --name value (boolean flags: --name). Vectors are\n"
+      "x,y,z; rotations x,y,z,w unit quaternions. With --json, errors are JSON on stderr too.\n"
+      "\ncommands:\n";
   for (const Command& command : Commands()) {
     std::string line = absl::StrCat("  ", command.name, " ", command.positional);
     line.resize(std::max<size_t>(line.size() + 2, 26), ' ');
@@ -98,23 +111,17 @@ std::string CommandHelp(const Command& command) {
   return text;
 }
 
-// The command named by the first one or two positional words, or nullptr.
-const Command* FindCommand(const std::vector<std::string>& words, size_t* name_words) {
-  for (const Command& command : Commands()) {
-    size_t count = std::count(command.name.begin(), command.name.end(), ' ') + 1;
-    if (words.size() < count) continue;
-    std::vector<std::string> head(words.begin(), words.begin() + count);
-    if (absl::StrJoin(head, " ") == command.name) {
-      *name_words = count;
-      return &command;
-    }
-  }
-  return nullptr;
-}
+// With --json on the command line, errors are JSON on stderr too.
+bool json_errors = false;
 
 int Fail(const absl::Status& status, int exit_code) {
-  std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
-            << "\n";
+  if (json_errors) {
+    std::cerr << "{\"error\":{\"code\":" << JsonString(absl::StatusCodeToString(status.code()))
+              << ",\"message\":" << JsonString(status.message()) << "}}\n";
+  } else {
+    std::cerr << "error: " << absl::StatusCodeToString(status.code()) << ": " << status.message()
+              << "\n";
+  }
   return exit_code;
 }
 
@@ -127,39 +134,181 @@ std::string EnvOr(const char* name, absl::string_view fallback) {
   return value != nullptr && *value != '\0' ? std::string(value) : std::string(fallback);
 }
 
-int Run(int argc, char** argv) {
-  std::vector<std::string> words(argv + 1, argv + argc);
-  absl::StatusOr<Args> parsed = Args::Parse(words);
-  if (!parsed.ok()) return Fail(parsed.status(), kExitUsage);
-  Args& args = *parsed;
+// The verbs of a command group ("scene", "body").
+std::string GroupHelp(absl::string_view group) {
+  std::string text = absl::StrCat("usage: collide ", group, " VERB [ARGS] [flags]\n\nverbs:\n");
+  for (const Command& command : Commands()) {
+    if (!absl::StartsWith(command.name, absl::StrCat(group, " "))) continue;
+    std::string line = absl::StrCat("  ", command.name, " ", command.positional);
+    line.resize(std::max<size_t>(line.size() + 2, 26), ' ');
+    absl::StrAppend(&text, line, command.summary, "\n");
+  }
+  absl::StrAppend(&text, "\nA verb's flags: collide ", group, " VERB --help\n");
+  return text;
+}
 
-  // Global flags, wherever they are.
-  client::ClientOptions options;
-  options.address = args.Take("address").value_or(EnvOr("COLLIDE_ADDRESS", kDefaultAddress));
-  options.bearer_token = args.Take("token").value_or(EnvOr("COLLIDE_TOKEN", ""));
-  // Global flags are read, then removed so that only the command's own flags remain.
-  bool json = args.Bool("json");
-  bool help = args.Bool("help");
-  bool tls = args.Bool("tls");
-  float timeout_seconds = args.Float("timeout", 10.0f);
-  if (!args.ok()) return Fail(args.status(), kExitUsage);
-  for (absl::string_view name : {"json", "help", "tls", "timeout"}) args.Take(name);
-  options.default_deadline = absl::Seconds(timeout_seconds);
-  options.stream_deadline = absl::Seconds(timeout_seconds);
-  options.use_tls = tls;
-  for (auto [name, field] : {std::pair{"tls_ca", &options.tls_root_cert_pem},
-                             std::pair{"tls_cert", &options.tls_client_cert_pem},
-                             std::pair{"tls_key", &options.tls_client_key_pem}}) {
-    if (std::optional<std::string> path = args.Take(name)) {
-      absl::StatusOr<std::string> pem = client::ReadTextFile(*path);
-      if (!pem.ok()) return Fail(pem.status(), kExitUsage);
-      *field = *std::move(pem);
-      options.use_tls = true;
-    }
+// One subcommand's CLI11 app and where its values land.
+struct Leaf {
+  const Command* command = nullptr;
+  CLI::App* app = nullptr;
+  std::vector<std::string> positional;
+  std::map<std::string, std::string> values;
+  std::map<std::string, bool> booleans;
+  std::map<std::string, std::vector<std::string>> repeated;
+};
+
+// The first word CLI11 left over on `app` or the subcommands it ran, or "".
+std::string FirstLeftover(const CLI::App& app) {
+  std::vector<std::string> left = app.remaining();
+  if (!left.empty()) return left.front();
+  for (const CLI::App* sub : app.get_subcommands()) {
+    std::string word = FirstLeftover(*sub);
+    if (!word.empty()) return word;
+  }
+  return "";
+}
+
+int Run(int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view word = argv[i];
+    if (word == "--") break;
+    if (word == "--json" || word == "--json=true" || word == "--json=1") json_errors = true;
   }
 
-  const std::vector<std::string>& positional = args.positional();
-  if (positional.empty()) {
+  // `collide help [COMMAND...]`: the first word that is not a global flag (or its value).
+  std::vector<std::string> help_words;
+  bool help_command = false;
+  for (int i = 1; i < argc; ++i) {
+    absl::string_view word = argv[i];
+    if (!absl::StartsWith(word, "-")) {
+      if (help_command) {
+        help_words.emplace_back(word);
+      } else if (word == "help") {
+        help_command = true;
+      } else {
+        break;
+      }
+    } else if (!help_command &&
+               std::find(std::begin(kGlobalValueFlags), std::end(kGlobalValueFlags), word) !=
+                   std::end(kGlobalValueFlags)) {
+      ++i;  // its value
+    }
+  }
+  if (help_command) {
+    if (help_words.empty()) {
+      std::cout << GeneralHelp();
+      return 0;
+    }
+    std::string name = absl::StrJoin(help_words, " ");
+    for (const Command& command : Commands()) {
+      if (command.name == name) {
+        std::cout << CommandHelp(command);
+        return 0;
+      }
+      if (absl::StartsWith(command.name, absl::StrCat(name, " "))) {
+        std::cout << GroupHelp(name);
+        return 0;
+      }
+    }
+    return UsageError(
+        absl::StrCat("unknown command \"", name, "\" (collide --help lists the commands)"));
+  }
+
+  CLI::App app("collide: the command-line client of collide-server.", "collide");
+  app.set_help_flag();
+  app.allow_extras();
+  bool help = false;
+  bool version = false;
+  bool json = false;
+  bool tls = false;
+  std::string address = EnvOr("COLLIDE_ADDRESS", kDefaultAddress);
+  std::string token = EnvOr("COLLIDE_TOKEN", "");
+  std::string timeout = "10";
+  std::string tls_files[3];
+  app.add_flag("-h,--help", help);
+  app.add_flag("--version", version);
+  app.add_flag("--json", json);
+  app.add_flag("--tls", tls);
+  app.add_option("--address", address);
+  app.add_option("--token", token);
+  app.add_option("--timeout", timeout);
+  app.add_option("--tls_ca", tls_files[0]);
+  app.add_option("--tls_cert", tls_files[1]);
+  app.add_option("--tls_key", tls_files[2]);
+
+  std::map<std::string, CLI::App*> groups;
+  std::vector<std::unique_ptr<Leaf>> leaves;
+  for (const Command& command : Commands()) {
+    std::vector<std::string> words = absl::StrSplit(command.name, ' ');
+    CLI::App* parent = &app;
+    if (words.size() == 2) {
+      CLI::App*& group = groups[words[0]];
+      if (group == nullptr) {
+        group = app.add_subcommand(words[0]);
+        group->set_help_flag();
+        group->allow_extras()->fallthrough();
+      }
+      parent = group;
+    }
+    auto leaf = std::make_unique<Leaf>();
+    leaf->command = &command;
+    leaf->app = parent->add_subcommand(words.back(), std::string(command.summary));
+    leaf->app->set_help_flag();
+    leaf->app->allow_extras()->fallthrough();
+    if (command.positional_count > 0) {
+      leaf->app->add_option(std::string(command.positional), leaf->positional);
+    }
+    for (const FlagSpec& flag : command.flags) {
+      std::string name = absl::StrCat("--", flag.name);
+      std::string key(flag.name);
+      if (flag.repeated) {
+        leaf->app->add_option(name, leaf->repeated[key])->allow_extra_args(false);
+      } else if (flag.value.empty()) {
+        leaf->app->add_flag(name, leaf->booleans[key]);
+      } else {
+        leaf->app->add_option(name, leaf->values[key]);
+      }
+    }
+    leaves.push_back(std::move(leaf));
+  }
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& error) {
+    return UsageError(error.what());
+  }
+
+  if (version) {
+    std::cout << "collide " << kVersionLine << "\n";
+    return 0;
+  }
+  const Leaf* chosen = nullptr;
+  for (const std::unique_ptr<Leaf>& leaf : leaves) {
+    if (leaf->app->parsed()) chosen = leaf.get();
+  }
+  if (chosen == nullptr) {
+    for (const auto& [name, group] : groups) {
+      if (!group->parsed()) continue;
+      std::string word = FirstLeftover(app);
+      if (!word.empty() && !absl::StartsWith(word, "-")) {
+        return UsageError(absl::StrCat("unknown command \"", name, " ", word, "\" (collide ", name,
+                                       " lists its verbs)"));
+      }
+      if (help) {
+        std::cout << GroupHelp(name);
+        return 0;
+      }
+      std::cerr << GroupHelp(name);
+      return kExitUsage;
+    }
+    std::string word = FirstLeftover(app);
+    if (!word.empty() && !absl::StartsWith(word, "-")) {
+      return UsageError(
+          absl::StrCat("unknown command \"", word, "\" (collide --help lists the commands)"));
+    }
+    if (!word.empty()) {
+      return UsageError(absl::StrCat(word, ": not a global flag (collide --help)"));
+    }
     if (help) {
       std::cout << GeneralHelp();
       return 0;
@@ -167,43 +316,69 @@ int Run(int argc, char** argv) {
     std::cerr << GeneralHelp();
     return kExitUsage;
   }
-  bool help_command = positional[0] == "help";
-  if (help_command) {
-    if (positional.size() == 1) {
-      std::cout << GeneralHelp();
-      return 0;
-    }
-    args.DropPositional(1);
-  }
-  size_t name_words = 0;
-  const Command* command = FindCommand(args.positional(), &name_words);
-  if (command == nullptr) {
-    return UsageError(absl::StrCat("unknown command \"", absl::StrJoin(args.positional(), " "),
-                                   "\" (collide --help lists the commands)"));
-  }
-  if (help || help_command) {
-    std::cout << CommandHelp(*command);
+  const Command& command = *chosen->command;
+  if (help) {
+    std::cout << CommandHelp(command);
     return 0;
   }
-  args.DropPositional(name_words);
-  if (args.positional().size() != static_cast<size_t>(command->positional_count)) {
-    return UsageError(
-        absl::StrCat("usage: ", Usage(*command), " (collide help ", command->name, ")"));
+  std::string leftover = FirstLeftover(app);
+  if (!leftover.empty()) {
+    if (absl::StartsWith(leftover, "-")) {
+      std::string name(leftover.substr(0, leftover.find('=')));
+      return UsageError(absl::StrCat(name, ": not a flag of \"", command.name, "\" (collide help ",
+                                     command.name, ")"));
+    }
+    return UsageError(absl::StrCat("unexpected argument \"", leftover, "\"; usage: ",
+                                   Usage(command), " (collide help ", command.name, ")"));
   }
-  for (const std::string& name : args.FlagNames()) {
-    bool known = false;
-    for (const FlagSpec& flag : command->flags) known = known || flag.name == name;
-    if (!known) {
-      return UsageError(absl::StrCat("--", name, ": not a flag of \"", command->name,
-                                     "\" (collide help ", command->name, ")"));
+  if (chosen->positional.size() != static_cast<size_t>(command.positional_count)) {
+    return UsageError(
+        absl::StrCat("usage: ", Usage(command), " (collide help ", command.name, ")"));
+  }
+
+  client::ClientOptions options;
+  options.address = address;
+  options.bearer_token = token;
+  float timeout_seconds = 0.0f;
+  if (!absl::SimpleAtof(timeout, &timeout_seconds) || !(timeout_seconds > 0.0f) ||
+      timeout_seconds > 1e6f) {
+    return UsageError(
+        absl::StrCat("--timeout: expected seconds (> 0, at most 1000000), got \"", timeout, "\""));
+  }
+  options.default_deadline = absl::Seconds(timeout_seconds);
+  options.stream_deadline = absl::Seconds(timeout_seconds);
+  options.use_tls = tls;
+  std::string* pems[3] = {&options.tls_root_cert_pem, &options.tls_client_cert_pem,
+                          &options.tls_client_key_pem};
+  const char* tls_names[3] = {"--tls_ca", "--tls_cert", "--tls_key"};
+  for (int i = 0; i < 3; ++i) {
+    if (app.count(tls_names[i]) == 0) continue;
+    absl::StatusOr<std::string> pem = client::ReadTextFile(tls_files[i]);
+    if (!pem.ok()) return Fail(pem.status(), kExitUsage);
+    *pems[i] = *std::move(pem);
+    options.use_tls = true;
+  }
+
+  std::map<std::string, std::string, std::less<>> flags;
+  std::map<std::string, std::vector<std::string>, std::less<>> repeated;
+  for (const FlagSpec& flag : command.flags) {
+    std::string key(flag.name);
+    if (chosen->app->count(absl::StrCat("--", flag.name)) == 0) continue;
+    if (flag.repeated) {
+      repeated[key] = chosen->repeated.at(key);
+    } else if (flag.value.empty()) {
+      flags[key] = chosen->booleans.at(key) ? "true" : "false";
+    } else {
+      flags[key] = chosen->values.at(key);
     }
   }
+  Args args = Args::FromParsed(chosen->positional, std::move(flags), std::move(repeated));
 
   absl::StatusOr<std::unique_ptr<client::Client>> client = client::Client::Connect(options);
   if (!client.ok()) return Fail(client.status(), kExitUsage);
   Output out(json, &std::cout);
   CommandContext context{.args = args, .client = **client, .out = out};
-  absl::Status status = command->run(context);
+  absl::Status status = command.run(context);
   if (!status.ok()) {
     // Problems with the command line are found before any call is made.
     bool usage = !args.ok() && status == args.status();

@@ -1,5 +1,8 @@
 #include "client/cli/output.h"
 
+#include <memory>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "google/protobuf/util/json_util.h"
@@ -7,7 +10,53 @@
 namespace collide::cli {
 namespace {
 
-std::string Num(float value) { return absl::StrFormat("%g", value); }
+// -0 prints as 0.
+std::string Num(float value) { return absl::StrFormat("%g", value == 0.0f ? 0.0f : value); }
+
+// Replaces every -0 float or double in `message` (and the messages inside it) by +0.
+void ClearNegativeZeros(google::protobuf::Message& message) {
+  const google::protobuf::Reflection* reflection = message.GetReflection();
+  std::vector<const google::protobuf::FieldDescriptor*> fields;
+  reflection->ListFields(message, &fields);
+  for (const google::protobuf::FieldDescriptor* field : fields) {
+    using google::protobuf::FieldDescriptor;
+    switch (field->cpp_type()) {
+      case FieldDescriptor::CPPTYPE_FLOAT:
+        if (field->is_repeated()) {
+          for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+            if (reflection->GetRepeatedFloat(message, field, i) == 0.0f) {
+              reflection->SetRepeatedFloat(&message, field, i, 0.0f);
+            }
+          }
+        } else if (reflection->GetFloat(message, field) == 0.0f) {
+          reflection->SetFloat(&message, field, 0.0f);
+        }
+        break;
+      case FieldDescriptor::CPPTYPE_DOUBLE:
+        if (field->is_repeated()) {
+          for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+            if (reflection->GetRepeatedDouble(message, field, i) == 0.0) {
+              reflection->SetRepeatedDouble(&message, field, i, 0.0);
+            }
+          }
+        } else if (reflection->GetDouble(message, field) == 0.0) {
+          reflection->SetDouble(&message, field, 0.0);
+        }
+        break;
+      case FieldDescriptor::CPPTYPE_MESSAGE:
+        if (field->is_repeated()) {
+          for (int i = 0; i < reflection->FieldSize(message, field); ++i) {
+            ClearNegativeZeros(*reflection->MutableRepeatedMessage(&message, field, i));
+          }
+        } else {
+          ClearNegativeZeros(*reflection->MutableMessage(&message, field));
+        }
+        break;
+      default:
+        break;
+    }
+  }
+}
 
 }  // namespace
 
@@ -15,8 +64,11 @@ std::string ToJson(const google::protobuf::Message& message) {
   google::protobuf::util::JsonPrintOptions options;
   options.preserve_proto_field_names = true;
   options.always_print_primitive_fields = true;
+  std::unique_ptr<google::protobuf::Message> copy(message.New());
+  copy->CopyFrom(message);
+  ClearNegativeZeros(*copy);
   std::string text;
-  if (!google::protobuf::util::MessageToJsonString(message, &text, options).ok()) {
+  if (!google::protobuf::util::MessageToJsonString(*copy, &text, options).ok()) {
     // Only non-finite floats fail to print; the server never returns them.
     return "{}";
   }
@@ -31,6 +83,38 @@ void Output::Print(const google::protobuf::Message& message, absl::string_view h
   *out_ << human;
   if (human.empty() || human.back() != '\n') *out_ << "\n";
 }
+
+void Output::PrintText(absl::string_view text) {
+  *out_ << text;
+  if (text.empty() || text.back() != '\n') *out_ << "\n";
+}
+
+std::string JsonString(absl::string_view text) {
+  std::string quoted = "\"";
+  for (char ch : text) {
+    switch (ch) {
+      case '"':
+        quoted += "\\\"";
+        break;
+      case '\\':
+        quoted += "\\\\";
+        break;
+      case '\n':
+        quoted += "\\n";
+        break;
+      default:
+        if (static_cast<unsigned char>(ch) < 0x20) {
+          absl::StrAppend(&quoted, absl::StrFormat("\\u%04x", static_cast<unsigned char>(ch)));
+        } else {
+          quoted += ch;
+        }
+    }
+  }
+  quoted += '"';
+  return quoted;
+}
+
+std::string FormatNumber(float value) { return Num(value); }
 
 std::string FormatVec3(const v1::Vec3& v) {
   return absl::StrCat("(", Num(v.x()), ", ", Num(v.y()), ", ", Num(v.z()), ")");

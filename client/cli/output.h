@@ -18,6 +18,8 @@ class Output {
 
   /// Prints `message` as JSON, or `human` (a newline is added when missing).
   void Print(const google::protobuf::Message& message, absl::string_view human);
+  /// Prints `text` as it is, in either mode (a newline is added when missing).
+  void PrintText(absl::string_view text);
   /// True with `--json`.
   bool json() const { return json_; }
 
@@ -26,11 +28,16 @@ class Output {
   std::ostream* out_;
 };
 
+/// `text` as a JSON string literal, quotes included.
+std::string JsonString(absl::string_view text);
+
 /// The JSON text of `message` (one line).
 std::string ToJson(const google::protobuf::Message& message);
 
-// Human-readable pieces. Numbers use %g (six significant digits).
+// Human-readable pieces. Numbers use %g (six significant digits); -0 prints as 0 (in JSON too).
 
+/// A number as %g, -0 as 0.
+std::string FormatNumber(float value);
 /// A vector as `(x, y, z)`.
 std::string FormatVec3(const v1::Vec3& v);
 /// `(x, y, z, w)`, or `identity` when absent.

@@ -14,7 +14,7 @@ namespace {
 // The default --max of casts, in length units.
 constexpr float kDefaultMaxDistance = 100.0f;
 
-uint32_t MaxHits(Args& args) { return static_cast<uint32_t>(args.Uint64("max_hits", 0)); }
+uint32_t MaxHits(Args& args) { return args.Uint32("max_hits", 0); }
 
 absl::Status Raycast(CommandContext& c) {
   Args& args = c.args;

@@ -33,9 +33,9 @@ std::optional<v1::Filter> FilterFromFlags(Args& args) {
   if (!args.Has("category") && !args.Has("mask") && !args.Has("exclude")) return std::nullopt;
   v1::Filter filter;
   if (args.Has("category")) {
-    filter.set_category(static_cast<uint32_t>(args.Uint64("category", ~0u)));
+    filter.set_category(args.Uint32("category", ~0u));
   }
-  if (args.Has("mask")) filter.set_mask(static_cast<uint32_t>(args.Uint64("mask", ~0u)));
+  if (args.Has("mask")) filter.set_mask(args.Uint32("mask", ~0u));
   for (uint64_t id : args.Uint64List("exclude")) filter.add_excluded_ids(id);
   return filter;
 }

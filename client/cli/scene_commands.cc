@@ -36,6 +36,13 @@ absl::Status CreateScene(CommandContext& c) {
     }
     options->set_max_bodies(static_cast<uint32_t>(max_bodies));
   }
+  if (c.args.Has("history_ticks")) {
+    uint64_t history_ticks = c.args.Uint64("history_ticks", 0);
+    if (history_ticks > UINT32_MAX) {
+      c.args.Fail(absl::InvalidArgumentError("--history_ticks: at most 4294967295"));
+    }
+    options->set_history_ticks(static_cast<uint32_t>(history_ticks));
+  }
   if (c.args.Has("durability")) {
     v1::Durability durability = v1::DURABILITY_DEFAULT;
     c.args.Fail(ParseDurability(c.args.String("durability"), &durability));
@@ -46,10 +53,15 @@ absl::Status CreateScene(CommandContext& c) {
   if (!scene.ok()) return scene.status();
   v1::CreateSceneResponse response;
   *response.mutable_scene() = *scene;
-  c.out.Print(response, absl::StrCat("created scene ", scene->name(), " (durability ",
-                                     DurabilityName(scene->options().durability()), ", max_bodies ",
-                                     scene->options().max_bodies(), ", fat_margin ",
-                                     scene->options().fat_margin(), ")"));
+  c.out.Print(response,
+              absl::StrCat("created scene ", scene->name(), " (durability ",
+                           DurabilityName(scene->options().durability()), ", max_bodies ",
+                           scene->options().max_bodies(), ", fat_margin ",
+                           FormatNumber(scene->options().fat_margin()),
+                           c.args.Has("history_ticks")
+                               ? absl::StrCat(", history_ticks ", scene->options().history_ticks())
+                               : "",
+                           ")"));
   return absl::OkStatus();
 }
 
@@ -94,7 +106,9 @@ std::vector<Command> SceneCommands() {
        .flags = {{"durability", "default|none|periodic|always",
                   "when update batches are acknowledged (default: the server's --durability)"},
                  {"max_bodies", "N", "the most bodies the scene may hold (default 1000000)"},
-                 {"fat_margin", "F", "how far tree leaves reach beyond bodies (default 0.1)"}},
+                 {"fat_margin", "F", "how far tree leaves reach beyond bodies (default 0.1)"},
+                 {"history_ticks", "N",
+                  "how many ticks queries may name with at_tick (0 to 4096; default 64)"}},
        .run = CreateScene},
       {.name = "scene delete",
        .positional = "SCENE",

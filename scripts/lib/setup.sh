@@ -12,7 +12,7 @@ COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
-  libabsl-dev libspdlog-dev libfmt-dev
+  libabsl-dev libspdlog-dev libfmt-dev libcli11-dev
   openssl
   python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
   clang-14 libclang-rt-14-dev

@@ -17,6 +17,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "collide/version.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "server/health_probe/health_check.h"
@@ -110,6 +111,9 @@ int main(int argc, char** argv) {
     return absl::EndsWith(file, "health_probe/main.cc");
   };
   usage.contains_helpshort_flags = usage.contains_help_flags;
+  usage.version_string = [] {
+    return std::string("collide-health-probe ") + collide::kVersionLine + "\n";
+  };
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
   // gRPC shut down here, on this thread, before exit: see client/cpp/grpc_runtime.h.

@@ -1,12 +1,20 @@
 // The collide command-line client against the real server: every subcommand, human-readable
-// and JSON output, errors as `error: <CODE>: <message>` with a non-zero exit, COLLIDE_ADDRESS.
+// and JSON output, errors as `error: <CODE>: <message>` with a non-zero exit (JSON on stderr
+// with --json), COLLIDE_ADDRESS, both flag forms, help everywhere, bad input, --version.
 
+#include <chrono>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/cpp/builders.h"
+#include "google/protobuf/descriptor.h"
+#include "google/protobuf/struct.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "integration/server_process.h"
@@ -156,6 +164,263 @@ TEST_F(CliTest, HelpExplainsEachCommand) {
   CommandResult add = RunCommand({CliPath(), "body", "add", "--help"});
   EXPECT_EQ(add.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(add.out, "--capsule=R,HALF_HEIGHT")) << add.out;
+}
+
+TEST_F(CliTest, FlagsTakeTheirValueAfterASpaceOrAnEqualsSign) {
+  Ok({"scene", "create", "arena"});
+  EXPECT_TRUE(absl::StrContains(
+      Ok({"body", "add", "arena", "--id", "1", "--sphere", "0.5", "--pos", "-1,0,5"}),
+      "upserted body 1 into arena"));
+  Ok({"body", "add", "arena", "--id=2", "--sphere=0.5", "--pos=-1,0,9"});
+  // Global flags anywhere on the line, in either form.
+  std::string ray = Ok({"raycast", "--json", "arena", "--from", "-1,0,0", "--dir=0,0,1"});
+  v1::QueryResponse response;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(ray, &response).ok()) << ray;
+  ASSERT_EQ(response.hits_size(), 1);
+  EXPECT_EQ(response.hits(0).body_id(), 1u);
+  CommandResult result =
+      RunCommand({CliPath(), "scene", "list", "--address", server_->address(), "--timeout", "5"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StartsWith(result.out, "arena  version 2")) << result.out;
+}
+
+TEST_F(CliTest, EveryCommandHasHelpAndAGroupAloneListsItsVerbs) {
+  for (std::vector<std::string> command : {std::vector<std::string>{"scene", "create"},
+                                           {"scene", "delete"},
+                                           {"scene", "list"},
+                                           {"scene", "get"},
+                                           {"body", "add"},
+                                           {"body", "move"},
+                                           {"body", "remove"},
+                                           {"body", "get"},
+                                           {"raycast"},
+                                           {"spherecast"},
+                                           {"overlap"},
+                                           {"point"},
+                                           {"aabb"},
+                                           {"watch"},
+                                           {"stats"},
+                                           {"health"}}) {
+    std::string name = absl::StrJoin(command, " ");
+    for (const char* help : {"--help", "-h"}) {
+      std::vector<std::string> words = {CliPath()};
+      words.insert(words.end(), command.begin(), command.end());
+      words.push_back(help);
+      CommandResult result = RunCommand(words);
+      EXPECT_EQ(result.exit_code, 0) << name << " " << help << ": " << result.err;
+      EXPECT_TRUE(absl::StartsWith(result.out, "usage: collide " + name)) << result.out;
+    }
+  }
+  for (const char* group : {"scene", "body"}) {
+    CommandResult alone = RunCommand({CliPath(), group});
+    EXPECT_EQ(alone.exit_code, 2);
+    EXPECT_EQ(alone.out, "");
+    EXPECT_TRUE(absl::StrContains(alone.err, absl::StrCat("  ", group, " get SCENE"))) << alone.err;
+    CommandResult help = RunCommand({CliPath(), group, "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    EXPECT_EQ(help.out, alone.err);
+    CommandResult via_help = RunCommand({CliPath(), "help", group});
+    EXPECT_EQ(via_help.exit_code, 0);
+    EXPECT_EQ(via_help.out, alone.err);
+  }
+  CommandResult help = RunCommand({CliPath(), "-h"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* command : {"watch SCENE", "stats", "health"}) {
+    EXPECT_TRUE(absl::StrContains(help.out, command)) << command;
+  }
+}
+
+TEST_F(CliTest, VersionNamesTheProjectVersion) {
+  CommandResult result = RunCommand({CliPath(), "--version"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_TRUE(absl::StartsWith(result.out, "collide " COLLIDE_TEST_VERSION " (")) << result.out;
+  EXPECT_TRUE(absl::StrContains(result.out, " build)")) << result.out;
+}
+
+// A --json error: one JSON object on stderr, nothing on stdout, a non-zero exit.
+void ExpectJsonError(const CommandResult& result, int exit_code, absl::string_view code) {
+  EXPECT_EQ(result.exit_code, exit_code) << result.err;
+  EXPECT_EQ(result.out, "");
+  google::protobuf::Struct error;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(result.err, &error).ok()) << result.err;
+  const google::protobuf::Struct& fields = error.fields().at("error").struct_value();
+  EXPECT_EQ(fields.fields().at("code").string_value(), code) << result.err;
+  EXPECT_FALSE(fields.fields().at("message").string_value().empty()) << result.err;
+}
+
+TEST_F(CliTest, JsonErrorsAreJsonOnStderr) {
+  ExpectJsonError(Cli({"--json", "scene", "get", "nowhere"}), 1, "NOT_FOUND");
+  ExpectJsonError(Cli({"scene", "get", "nowhere", "--json"}), 1, "NOT_FOUND");
+  ExpectJsonError(Cli({"--json", "raycast", "arena", "--bogus"}), 2, "INVALID_ARGUMENT");
+  ExpectJsonError(Cli({"--json", "raycast", "arena", "--from"}), 2, "INVALID_ARGUMENT");
+  ExpectJsonError(Cli({"--json", "frobnicate"}), 2, "INVALID_ARGUMENT");
+  ExpectJsonError(Cli({"--json", "body", "get", "arena", "--id=\"x\\\n"}), 2, "INVALID_ARGUMENT");
+}
+
+TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
+  Ok({"scene", "create", "arena"});
+  struct Case {
+    std::vector<std::string> words;
+    int exit_code;
+    std::string error;
+  };
+  const std::string max64 = "18446744073709551615";
+  const std::string over64 = "18446744073709551616";
+  for (const Case& bad : std::vector<Case>{
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--bogus"},
+            2,
+            "--bogus: not a flag"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir"}, 2, "--dir"},
+           {{"body", "add", "arena", "--id"}, 2, "--id"},
+           {{"raycast", "arena", "--from=nan,0,0", "--dir=0,0,1"}, 1, "INVALID_ARGUMENT: ray"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--max=nan"},
+            1,
+            "INVALID_ARGUMENT"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--max=x"}, 2, "--max"},
+           {{"body", "add", "arena", "--id=1", "--sphere=0.5", "--category=" + max64},
+            2,
+            "--category: at most 4294967295"},
+           {{"body", "add", "arena", "--id=" + over64, "--sphere=0.5"}, 2, "--id"},
+           {{"body", "add", "arena", "--id=-1", "--sphere=0.5"}, 2, "--id"},
+           {{"scene", "create", "big", "--max_bodies=" + max64}, 2, "--max_bodies"},
+           {{"scene", "create", "old", "--history_ticks=" + max64}, 2, "--history_ticks"},
+           {{"scene", "create", "old", "--history_ticks=ten"}, 2, "--history_ticks"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--max_hits=" + max64},
+            2,
+            "--max_hits"},
+           {{"watch", "arena", "--fence=1:sphere=nan"}, 2, "--fence"},
+           {{"watch", "arena", "--fence=" + over64 + ":sphere=1"}, 2, "--fence"},
+           {{"watch", "arena", "--fence=1:cube=1"}, 2, "--fence"},
+           {{"watch", "arena", "--fence"}, 2, "--fence"},
+           {{"watch", "arena"}, 2, "--fence"},
+           {{"watch", "arena", "--fence=1:sphere=1", "--count=-1"}, 2, "--count"},
+           {{"watch", "nowhere", "--fence=1:sphere=1"}, 1, "NOT_FOUND: scene"},
+           {{"body", "move", "nowhere", "--id=1", "--pos=0,0,0"}, 1, "NOT_FOUND: scene"},
+           {{"scene", "create", "late", "--timeout=nan"}, 2, "--timeout"},
+           {{"scene", "get"}, 2, "usage: collide scene get SCENE"},
+           {{"scene", "get", "a", "b"}, 2, "usage"},
+           {{"stats", "extra"}, 2, "unexpected argument"},
+       }) {
+    CommandResult result = Cli(bad.words);
+    std::string line = absl::StrJoin(bad.words, " ");
+    EXPECT_EQ(result.exit_code, bad.exit_code) << line << ": " << result.err;
+    EXPECT_TRUE(absl::StartsWith(result.err, "error: ")) << line << ": " << result.err;
+    EXPECT_TRUE(absl::StrContains(result.err, bad.error)) << line << ": " << result.err;
+    EXPECT_EQ(result.out, "") << line;
+  }
+  // A body id of 2^64-1 is an id like any other.
+  EXPECT_TRUE(
+      absl::StrContains(Ok({"body", "get", "arena", "--id=" + max64}), "missing: " + max64));
+}
+
+TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
+  Ok({"scene", "create", "arena"});
+  std::string text = Ok({"stats"});
+  const google::protobuf::Descriptor* descriptor = v1::GetServerStatsResponse::descriptor();
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    const std::string& name = descriptor->field(i)->name();
+    if (name == "write_error") continue;  // shown only when there is one
+    EXPECT_TRUE(absl::StrContains(text, "\n" + name + " ") || absl::StartsWith(text, name + " "))
+        << name << "\n"
+        << text;
+  }
+  EXPECT_TRUE(absl::StartsWith(text, "scenes                1\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "writable              yes\n")) << text;
+
+  std::string json = Ok({"stats", "--json"});
+  v1::GetServerStatsResponse stats;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &stats).ok()) << json;
+  EXPECT_EQ(stats.scenes(), 1u);
+  EXPECT_TRUE(stats.writable());
+  for (int i = 0; i < descriptor->field_count(); ++i) {
+    EXPECT_TRUE(absl::StrContains(json, "\"" + descriptor->field(i)->name() + "\":")) << json;
+  }
+}
+
+TEST_F(CliTest, HealthIsServingOnlyWhenTheServerSaysSo) {
+  CommandResult result = Cli({"health"});
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, "SERVING\n");
+  EXPECT_EQ(Ok({"health", "--json"}), "{\"status\":\"SERVING\"}\n");
+  EXPECT_EQ(Ok({"health", "--service=collide.v1.Collide"}), "SERVING\n");
+
+  result = Cli({"health", "--service=no.such.Service"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_TRUE(absl::StartsWith(result.err, "error: NOT_FOUND")) << result.err;
+
+  // Nothing listening: not serving, a non-zero exit.
+  std::string address = server_->address();
+  server_.reset();
+  result = RunCommand({CliPath(), "--address=" + address, "--timeout=2", "health"});
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_EQ(result.out, "");
+  EXPECT_TRUE(absl::StartsWith(result.err, "error: UNAVAILABLE")) << result.err;
+}
+
+TEST_F(CliTest, WatchPrintsTheSnapshotThenEventsUntilCount) {
+  Ok({"scene", "create", "arena"});
+  Ok({"body", "add", "arena", "--id=1", "--sphere=0.5", "--pos=0,0,0"});
+  std::future<CommandResult> watch = std::async(std::launch::async, [this] {
+    return Cli({"watch", "arena", "--fence", "1:sphere=2@0,0,0", "--fence=2:box=1,1,1@0,0,50",
+                "--count", "2"});
+  });
+  // Body 2 goes in and out of fence 1 until the watch has seen its two events.
+  bool inside = false;
+  for (int i = 0;
+       i < 400 && watch.wait_for(std::chrono::milliseconds(25)) != std::future_status::ready; ++i) {
+    inside = !inside;
+    Ok({"body", "add", "arena", "--id=2", "--sphere=0.5", inside ? "--pos=1,0,0" : "--pos=9,0,0"});
+  }
+  ASSERT_EQ(watch.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  CommandResult result = watch.get();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  std::vector<std::string> lines = absl::StrSplit(result.out, '\n', absl::SkipEmpty());
+  ASSERT_GE(lines.size(), 5u) << result.out;
+  EXPECT_TRUE(absl::StartsWith(lines[0], "snapshot version ")) << result.out;
+  EXPECT_TRUE(absl::StrContains(lines[1], "fence 1: bodies 1")) << result.out;
+  EXPECT_EQ(lines[2], "  fence 2: empty") << result.out;
+  // Exactly --count events, body 2 entering then leaving (or leaving then entering, when the
+  // snapshot already held it).
+  ASSERT_EQ(lines.size(), 5u) << result.out;
+  EXPECT_TRUE(absl::StrContains(lines[3], "fence 1  body 2")) << result.out;
+  EXPECT_TRUE(absl::StrContains(lines[4], "fence 1  body 2")) << result.out;
+  EXPECT_NE(absl::StrContains(lines[3], "enter"), absl::StrContains(lines[4], "enter"))
+      << result.out;
+}
+
+TEST_F(CliTest, SceneCreateSetsHistoryTicks) {
+  EXPECT_TRUE(absl::StrContains(Ok({"scene", "create", "arena", "--history_ticks", "8"}),
+                                "history_ticks 8)"));
+  v1::GetSceneResponse scene;
+  std::string json = Ok({"scene", "get", "arena", "--json"});
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &scene).ok()) << json;
+  EXPECT_EQ(scene.scene().options().history_ticks(), 8u);
+}
+
+TEST_F(CliTest, BodyMoveKeepsTheRotationUnlessRotIsGiven) {
+  Ok({"scene", "create", "arena"});
+  Ok({"body", "add", "arena", "--id=1", "--box=1,2,3", "--rot=0,0,0.6,0.8"});
+  Ok({"body", "move", "arena", "--id=1", "--pos=5,0,0"});
+  std::string body = Ok({"body", "get", "arena", "--id=1"});
+  EXPECT_TRUE(absl::StrContains(body, "position (5, 0, 0)  rotation (0, 0, 0.6, 0.8)")) << body;
+  Ok({"body", "move", "arena", "--id=1", "--pos=6,0,0", "--rot=0,0,0,1"});
+  body = Ok({"body", "get", "arena", "--id=1"});
+  EXPECT_TRUE(absl::StrContains(body, "position (6, 0, 0)  rotation (0, 0, 0, 1)")) << body;
+}
+
+TEST_F(CliTest, NegativeZeroIsNeverPrinted) {
+  Ok({"scene", "create", "arena"});
+  Ok({"body", "add", "arena", "--id=1", "--sphere=0.5", "--pos=-0,-0,5", "--rot=-0,-0,-0,1"});
+  std::string text = Ok({"body", "get", "arena"});
+  EXPECT_TRUE(absl::StrContains(text, "position (0, 0, 5)  rotation (0, 0, 0, 1)")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "-0")) << text;
+  std::string json = Ok({"body", "get", "arena", "--json"});
+  EXPECT_FALSE(absl::StrContains(json, "-0")) << json;
+  std::string ray = Ok({"raycast", "arena", "--from=-0,-0,0", "--dir=-0,-0,1"});
+  EXPECT_FALSE(absl::StrContains(ray, "-0")) << ray;
+  ray = Ok({"raycast", "arena", "--from=-0,-0,0", "--dir=-0,-0,1", "--json"});
+  EXPECT_FALSE(absl::StrContains(ray, "-0")) << ray;
 }
 
 TEST_F(CliTest, TheAddressComesFromCollideAddressWhenNotGiven) {

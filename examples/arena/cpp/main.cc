@@ -36,7 +36,8 @@
 #include "client/cpp/resilient_update_writer.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
-ABSL_FLAG(std::string, scene, "arena", "the scene to create (it must not exist); deleted at exit");
+ABSL_FLAG(std::string, scene, "arena-example",
+          "the scene to create (it must not exist); deleted at exit");
 ABSL_FLAG(int, ticks, 600, "ticks to run");
 ABSL_FLAG(int, hz, 60, "ticks per second");
 ABSL_FLAG(int, bodies, 1000, "moving bodies, every pose sent every tick");

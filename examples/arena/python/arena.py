@@ -21,10 +21,8 @@ import sys
 import time
 from typing import List, Sequence
 
-import grpc
-
 import collide
-from collide import (Body, BodyKind, Box, Capsule, CollideError, Durability, Filter, Mode, Pose,
+from collide import (Body, BodyKind, Box, Capsule, Durability, Filter, Mode, Pose,
                      Query, Raycast, SceneOptions, Sphere, SphereCast)
 
 ARENA_HALF_SIZE = 100.0  # metres: bodies move in [-100, 100] x [-100, 100]
@@ -124,7 +122,8 @@ def tick_queries(world: World, rng: random.Random, rays: int, casts: int,
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50051", help="the server's host:port")
-    parser.add_argument("--scene", default="arena", help="the scene (replaced if it exists)")
+    parser.add_argument("--scene", default="arena-example",
+                        help="the scene to create (it must not exist); deleted at exit")
     parser.add_argument("--token", default=None, help="the bearer token, if the server has auth")
     parser.add_argument("--ticks", type=int, default=600, help="ticks to run")
     parser.add_argument("--hz", type=float, default=60.0, help="ticks per second")
@@ -151,11 +150,8 @@ def main(argv=None) -> int:
     durability = {"none": Durability.NONE, "periodic": Durability.PERIODIC,
                   "always": Durability.ALWAYS}[args.durability]
     with collide.Client(args.address, token=args.token) as client:
-        try:
-            client.delete_scene(args.scene)
-        except CollideError as error:
-            if error.code != grpc.StatusCode.NOT_FOUND:
-                raise
+        # A scene of the same name is someone else's: creating fails (ALREADY_EXISTS) and it is
+        # left alone.
         client.create_scene(args.scene, SceneOptions(durability=durability,
                                                      history_ticks=max(64, args.lag_ticks + 2)))
         setup = client.upsert_bodies(args.scene, world.bodies() + walls(args.bodies + 1))
