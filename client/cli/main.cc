@@ -1,5 +1,6 @@
 // collide: the command-line client of collide-server. Subcommands for every rpc; human-readable
-// output, or JSON with --json. Errors print `error: <CODE>: <message>` to stderr and exit 1
+// output, or JSON with --json. The command line is parsed with CLI11. Errors print
+// `error: <CODE>: <message>` to stderr (with --json, {"error":{"code":..,"message":..}}) and exit 1
 // (2 for a bad command line).
 
 #include <algorithm>
