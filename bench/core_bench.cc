@@ -77,7 +77,7 @@ Figures RunCollide(const ReferenceScene& scene) {
   f.per_s["raycast_closest"] = q / SecondsSince(t0);
 
   std::vector<Query> queries(q);
-  for (int i = 0; i < q; ++i) queries[i] = Query{.kind = QueryKind::kRaycast, .ray = scene.rays[i]};
+  for (int i = 0; i < q; ++i) queries[i] = Query{.shape_query = RaycastQuery{.ray = scene.rays[i]}};
   std::vector<QueryResult> results;
   std::vector<QueryHit> hits;
   results.reserve(kBatchSize);

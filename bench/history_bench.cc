@@ -94,8 +94,7 @@ double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, lon
   std::vector<Query> queries(ref.rays.size());
   const uint64_t now = scene.tick();
   for (size_t i = 0; i < ref.rays.size(); ++i) {
-    queries[i].kind = QueryKind::kRaycast;
-    queries[i].ray = ref.rays[i];
+    queries[i].shape_query = RaycastQuery{.ray = ref.rays[i]};
     if (ticks_back >= 0) queries[i].at_tick = now - static_cast<uint64_t>(ticks_back);
   }
   std::vector<QueryHit> out;

@@ -266,7 +266,7 @@ int Main(int argc, char** argv) {
   const CollisionWorld world = BuildWorld(ref);
   std::vector<Query> queries(ref.rays.size());
   for (size_t i = 0; i < queries.size(); ++i) {
-    queries[i] = Query{.kind = QueryKind::kRaycast, .ray = ref.rays[i]};
+    queries[i] = Query{.shape_query = RaycastQuery{.ray = ref.rays[i]}};
   }
   std::vector<double> p50, p99, p999, stream, local, ratio;
   for (int run = 0; run < cfg.runs; ++run) {

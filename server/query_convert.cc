@@ -38,38 +38,40 @@ absl::Status RadiusFromProto(float proto, const FieldPath& at, float* out) {
 }
 
 absl::Status RaycastFromProto(const v1::Raycast& proto, const FieldPath& at, Query* out) {
-  out->kind = QueryKind::kRaycast;
-  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &out->ray.origin));
-  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &out->ray.direction));
-  return MaxDistanceFromProto(proto.max_distance(), at, &out->ray.max_distance);
+  Ray& ray = out->shape_query.emplace<RaycastQuery>().ray;
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &ray.origin));
+  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &ray.direction));
+  return MaxDistanceFromProto(proto.max_distance(), at, &ray.max_distance);
 }
 
 absl::Status SphereCastFromProto(const v1::SphereCast& proto, const FieldPath& at, Query* out) {
-  out->kind = QueryKind::kSphereCast;
-  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &out->ray.origin));
-  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &out->ray.direction));
-  COLLIDE_RETURN_IF_ERROR(MaxDistanceFromProto(proto.max_distance(), at, &out->ray.max_distance));
-  return RadiusFromProto(proto.radius(), at, &out->radius);
+  SphereCastQuery& cast = out->shape_query.emplace<SphereCastQuery>();
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.origin(), at, "origin", &cast.ray.origin));
+  COLLIDE_RETURN_IF_ERROR(DirectionFromProto(proto.direction(), at, &cast.ray.direction));
+  COLLIDE_RETURN_IF_ERROR(MaxDistanceFromProto(proto.max_distance(), at, &cast.ray.max_distance));
+  return RadiusFromProto(proto.radius(), at, &cast.radius);
 }
 
-absl::Status OverlapFromProto(const v1::Overlap& proto, const FieldPath& at, Query* out) {
-  out->kind = QueryKind::kOverlap;
-  COLLIDE_RETURN_IF_ERROR(ShapeFromProto(proto.shape(), at, "shape", &out->shape));
-  return PoseFromProto(proto.pose(), at, "pose", &out->pose);
+// `detail` is the overlap's (the batch query's or the unary request's).
+absl::Status OverlapFromProto(const v1::Overlap& proto, bool detail, const FieldPath& at,
+                              Query* out) {
+  OverlapQuery& overlap = out->shape_query.emplace<OverlapQuery>();
+  overlap.detail = detail;
+  COLLIDE_RETURN_IF_ERROR(ShapeFromProto(proto.shape(), at, "shape", &overlap.shape));
+  return PoseFromProto(proto.pose(), at, "pose", &overlap.pose);
 }
 
 absl::Status PointQueryFromProto(const v1::PointQuery& proto, const FieldPath& at, Query* out) {
-  out->kind = QueryKind::kWithinRadius;
-  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.point(), at, "point", &out->ray.origin));
-  return RadiusFromProto(proto.radius(), at, &out->radius);
+  WithinRadiusQuery& within = out->shape_query.emplace<WithinRadiusQuery>();
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(proto.point(), at, "point", &within.point));
+  return RadiusFromProto(proto.radius(), at, &within.radius);
 }
 
 absl::Status AabbQueryFromProto(const v1::AabbQuery& proto, const FieldPath& at, Query* out) {
-  out->kind = QueryKind::kRegion;
+  Aabb& b = out->shape_query.emplace<RegionQuery>().region;
   const v1::Aabb& region = proto.region();
-  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.min(), at, "region.min", &out->region.min));
-  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.max(), at, "region.max", &out->region.max));
-  const Aabb& b = out->region;
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.min(), at, "region.min", &b.min));
+  COLLIDE_RETURN_IF_ERROR(PointFromProto(region.max(), at, "region.max", &b.max));
   if (b.min.x > b.max.x || b.min.y > b.max.y || b.min.z > b.max.z) {
     return InvalidField(at, "region", "min must not exceed max on any axis");
   }
@@ -93,8 +95,7 @@ absl::Status TickFromProto(bool has_tick, uint64_t at_tick, float fraction, cons
 }
 
 absl::Status CommonFromProto(const v1::Filter& filter, v1::Mode mode, uint32_t max_hits,
-                             bool detail, const FieldPath& at, const ServiceLimits& limits,
-                             Query* out) {
+                             const FieldPath& at, const ServiceLimits& limits, Query* out) {
   if (filter.excluded_ids_size() > static_cast<int>(limits.max_excluded_ids)) {
     return InvalidField(at, "filter.excluded_ids",
                         absl::StrCat("at most ", limits.max_excluded_ids, " ids, got ",
@@ -122,16 +123,15 @@ absl::Status CommonFromProto(const v1::Filter& filter, v1::Mode mode, uint32_t m
   }
   out->max_hits = max_hits != 0 ? max_hits : std::min<uint32_t>(kDefaultMaxHits, limits.max_hits);
   if (out->max_hits == 0) out->max_hits = 1;
-  out->detail = detail;
   return absl::OkStatus();
 }
 
-// The filter, mode, max_hits, detail and tick fields every unary query request has.
+// The filter, mode, max_hits and tick fields every unary query request has.
 template <typename Request>
-absl::Status UnaryQueryOptionsFromProto(const Request& request, bool detail,
-                                        const ServiceLimits& limits, Query* query) {
+absl::Status UnaryQueryOptionsFromProto(const Request& request, const ServiceLimits& limits,
+                                        Query* query) {
   COLLIDE_RETURN_IF_ERROR(CommonFromProto(request.filter(), request.mode(), request.max_hits(),
-                                          detail, FieldPath{}, limits, query));
+                                          FieldPath{}, limits, query));
   return TickFromProto(request.has_at_tick(), request.at_tick(), request.tick_fraction(),
                        FieldPath{}, query);
 }
@@ -151,7 +151,8 @@ absl::Status QueryFromProto(const v1::Query& proto, size_t index, const ServiceL
                                    out);
       break;
     case v1::Query::kOverlap:
-      status = OverlapFromProto(proto.overlap(), FieldPath{"queries", index, ".overlap"}, out);
+      status = OverlapFromProto(proto.overlap(), proto.detail(),
+                                FieldPath{"queries", index, ".overlap"}, out);
       break;
     case v1::Query::kPoint:
       status = PointQueryFromProto(proto.point(), FieldPath{"queries", index, ".point"}, out);
@@ -166,7 +167,7 @@ absl::Status QueryFromProto(const v1::Query& proto, size_t index, const ServiceL
   if (!status.ok()) return status;
   COLLIDE_RETURN_IF_ERROR(TickFromProto(proto.has_at_tick(), proto.at_tick(), proto.tick_fraction(),
                                         FieldPath{"queries", index}, out));
-  return CommonFromProto(proto.filter(), proto.mode(), proto.max_hits(), proto.detail(),
+  return CommonFromProto(proto.filter(), proto.mode(), proto.max_hits(),
                          FieldPath{"queries", index}, limits, out);
 }
 
@@ -174,7 +175,7 @@ absl::StatusOr<Query> RaycastRequestToQuery(const v1::RaycastRequest& request,
                                             const ServiceLimits& limits) {
   Query query;
   COLLIDE_RETURN_IF_ERROR(RaycastFromProto(request.ray(), FieldPath{"ray"}, &query));
-  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, false, limits, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, limits, &query));
   return query;
 }
 
@@ -182,15 +183,16 @@ absl::StatusOr<Query> SphereCastRequestToQuery(const v1::SphereCastRequest& requ
                                                const ServiceLimits& limits) {
   Query query;
   COLLIDE_RETURN_IF_ERROR(SphereCastFromProto(request.cast(), FieldPath{"cast"}, &query));
-  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, false, limits, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, limits, &query));
   return query;
 }
 
 absl::StatusOr<Query> OverlapRequestToQuery(const v1::OverlapRequest& request,
                                             const ServiceLimits& limits) {
   Query query;
-  COLLIDE_RETURN_IF_ERROR(OverlapFromProto(request.overlap(), FieldPath{"overlap"}, &query));
-  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, request.detail(), limits, &query));
+  COLLIDE_RETURN_IF_ERROR(
+      OverlapFromProto(request.overlap(), request.detail(), FieldPath{"overlap"}, &query));
+  COLLIDE_RETURN_IF_ERROR(UnaryQueryOptionsFromProto(request, limits, &query));
   return query;
 }
 

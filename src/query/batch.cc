@@ -1,6 +1,7 @@
 #include "query/batch.h"
 
 #include <cstdint>
+#include <variant>
 
 #include "query/collector.h"
 #include "query/query_engine.h"
@@ -16,8 +17,19 @@ namespace {
 
 // True for the queries RunBatch runs interleaved: the closest or any hit of a ray or sphere cast.
 bool Interleavable(const Query& query) {
-  return (query.kind == QueryKind::kRaycast || query.kind == QueryKind::kSphereCast) &&
+  return (std::holds_alternative<RaycastQuery>(query.shape_query) ||
+          std::holds_alternative<SphereCastQuery>(query.shape_query)) &&
          (query.mode == CollectMode::kClosest || query.mode == CollectMode::kAny);
+}
+
+// An Interleavable query's sphere cast, or null for a ray cast.
+const SphereCastQuery* SphereCastOf(const Query& query) {
+  return std::get_if<SphereCastQuery>(&query.shape_query);
+}
+
+// The path of an Interleavable query (`sphere` is SphereCastOf(query)).
+const Ray& PathOf(const Query& query, const SphereCastQuery* sphere) {
+  return sphere != nullptr ? sphere->ray : std::get_if<RaycastQuery>(&query.shape_query)->ray;
 }
 
 // Runs queries[index[i]] (all Interleavable, of the mode `Collector` collects) into
@@ -29,7 +41,10 @@ void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
   thread_local std::vector<BatchCast> casts;
   const size_t count = index.size();
   collectors->clear();
-  for (uint32_t i : index) collectors->emplace_back(queries[i].ray.max_distance);
+  for (uint32_t i : index) {
+    const Query& q = queries[i];
+    collectors->emplace_back(PathOf(q, SphereCastOf(q)).max_distance);
+  }
   casts.resize(count);
   const CurrentTree source(world);
   for (BodyKind kind : internal::kTraversalOrder) {
@@ -37,12 +52,14 @@ void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
     if (tree.ProxyCount() == 0) continue;
     for (size_t i = 0; i < count; ++i) {
       const Query& q = queries[index[i]];
+      const SphereCastQuery* sphere = SphereCastOf(q);
+      const Ray& ray = PathOf(q, sphere);
       const Collector& c = (*collectors)[i];
-      const float reach = internal::CastReach(source, q.ray.origin,
-                                              q.kind == QueryKind::kSphereCast ? q.radius : 0.0f);
+      const float reach =
+          internal::CastReach(source, ray.origin, sphere != nullptr ? sphere->radius : 0.0f);
       // A finished query gets a negative length, which the traversal skips.
-      casts[i] = BatchCast{.origin = q.ray.origin,
-                           .unit_dir = q.ray.direction,
+      casts[i] = BatchCast{.origin = ray.origin,
+                           .unit_dir = ray.direction,
                            .max_distance = c.Done() ? -1.0f : c.MaxDistance(),
                            .half_extent = Vec3{reach, reach, reach},
                            .mask = q.filter.mask};
@@ -51,12 +68,13 @@ void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
         std::span<const BatchCast>(casts.data(), count),
         [&](size_t i, uint32_t user, int32_t /*proxy*/, float max_distance) -> float {
           const Query& q = queries[index[i]];
+          const SphereCastQuery* sphere = SphereCastOf(q);
           return internal::CastCandidate(
-              world.body(static_cast<BodyHandle>(user)), max_distance, q.ray, q.filter,
-              (*collectors)[i], [&q](const Body& body, const Ray& clipped, CastHit* hit) {
-                return q.kind == QueryKind::kRaycast
+              world.body(static_cast<BodyHandle>(user)), max_distance, PathOf(q, sphere), q.filter,
+              (*collectors)[i], [sphere](const Body& body, const Ray& clipped, CastHit* hit) {
+                return sphere == nullptr
                            ? Raycast(body.shape, body.pose, clipped, hit)
-                           : SphereCast(body.shape, body.pose, clipped, q.radius, hit);
+                           : SphereCast(body.shape, body.pose, clipped, sphere->radius, hit);
               });
         },
         [&](uint32_t user) { __builtin_prefetch(&world.body(static_cast<BodyHandle>(user))); });

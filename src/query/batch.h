@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <variant>
 #include <vector>
 
 #include "geom/aabb.h"
@@ -15,15 +16,6 @@
 
 namespace collide {
 
-/// What a query asks.
-enum class QueryKind : uint8_t {
-  kRaycast = 0,       ///< `ray`
-  kSphereCast = 1,    ///< a ball of `radius` along `ray`
-  kOverlap = 2,       ///< the posed `shape`
-  kWithinRadius = 3,  ///< bodies within `radius` of `ray.origin`
-  kRegion = 4,        ///< bodies whose bounds overlap `region`
-};
-
 /// How many hits a query returns.
 enum class CollectMode : uint8_t {
   kClosest = 0,  ///< the first in (distance, id) order
@@ -34,21 +26,44 @@ enum class CollectMode : uint8_t {
 /// The most hits a kAll query returns when it names no limit.
 inline constexpr uint32_t kDefaultMaxHits = 64;
 
-/// One query of a batch. Fields a kind does not use are ignored.
-struct Query {
-  QueryKind kind = QueryKind::kRaycast;
-  CollectMode mode = CollectMode::kClosest;
-  /// Ray and sphere casts: the path (unit direction). Within-radius: `origin` is the point.
-  Ray ray{};
-  /// Sphere casts and within-radius queries.
+/// A ray cast: the first, any or all bodies along `ray`.
+struct RaycastQuery {
+  Ray ray{};  ///< unit direction
+};
+
+/// A ball of `radius` swept along `ray`.
+struct SphereCastQuery {
+  Ray ray{};  ///< unit direction
   float radius = 0.0f;
-  /// Overlaps: the query shape and its pose.
+};
+
+/// The bodies overlapping the posed `shape`.
+struct OverlapQuery {
   Shape shape{};
   Pose pose{};
-  /// Region queries.
-  Aabb region{};
-  /// Overlaps: report depth, contact point and normal per hit.
+  /// Report depth, contact point and normal per hit.
   bool detail = false;
+};
+
+/// The bodies within `radius` of `point`.
+struct WithinRadiusQuery {
+  Vec3 point{};
+  float radius = 0.0f;
+};
+
+/// The bodies whose bounds overlap `region`.
+struct RegionQuery {
+  Aabb region{};
+};
+
+/// What a query asks: one of the kinds above.
+using ShapeQuery =
+    std::variant<RaycastQuery, SphereCastQuery, OverlapQuery, WithinRadiusQuery, RegionQuery>;
+
+/// One query of a batch: its kind, and the fields every kind has.
+struct Query {
+  ShapeQuery shape_query{};
+  CollectMode mode = CollectMode::kClosest;
   /// kAll: the most hits returned (the rest is reported as truncated).
   uint32_t max_hits = kDefaultMaxHits;
   QueryFilter filter{};

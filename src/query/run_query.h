@@ -1,6 +1,7 @@
 #pragma once
 
 #include <limits>
+#include <variant>
 #include <vector>
 
 #include "query/batch.h"
@@ -9,10 +10,13 @@
 
 namespace collide {
 
-// One query of any kind and mode against any candidate source (query_engine.h): the one switch
-// over kinds and modes, for the world now (batch.cc) and at a past tick (history/past_batch.cc).
+// One query of any kind and mode against any candidate source (query_engine.h): the one dispatch
+// over kinds (std::visit) and modes, for the world now (batch.cc) and at a past tick
+// (history/past_batch.cc).
 
 namespace internal {
+
+inline constexpr float kUnbounded = std::numeric_limits<float>::infinity();
 
 // Runs `query` with the collector its mode names: `run(collector)` runs the query.
 template <typename Run>
@@ -47,35 +51,51 @@ QueryResult Collect(const Query& query, float max_distance, std::vector<QueryHit
   return result;
 }
 
+// Runs `query`, of kind `kind`, against `source`: one overload per kind of ShapeQuery.
+template <CandidateSource Source>
+QueryResult Run(const Source& source, const RaycastQuery& kind, const Query& query,
+                std::vector<QueryHit>* hits) {
+  return Collect(query, kind.ray.max_distance, hits,
+                 [&](auto& c) { Raycast(source, kind.ray, query.filter, c); });
+}
+
+template <CandidateSource Source>
+QueryResult Run(const Source& source, const SphereCastQuery& kind, const Query& query,
+                std::vector<QueryHit>* hits) {
+  return Collect(query, kind.ray.max_distance, hits,
+                 [&](auto& c) { SphereCast(source, kind.ray, kind.radius, query.filter, c); });
+}
+
+template <CandidateSource Source>
+QueryResult Run(const Source& source, const OverlapQuery& kind, const Query& query,
+                std::vector<QueryHit>* hits) {
+  return Collect(query, kUnbounded, hits, [&](auto& c) {
+    OverlapShape(source, kind.shape, kind.pose, kind.detail, query.filter, c);
+  });
+}
+
+template <CandidateSource Source>
+QueryResult Run(const Source& source, const WithinRadiusQuery& kind, const Query& query,
+                std::vector<QueryHit>* hits) {
+  return Collect(query, kUnbounded, hits,
+                 [&](auto& c) { WithinRadius(source, kind.point, kind.radius, query.filter, c); });
+}
+
+template <CandidateSource Source>
+QueryResult Run(const Source& source, const RegionQuery& kind, const Query& query,
+                std::vector<QueryHit>* hits) {
+  return Collect(query, kUnbounded, hits,
+                 [&](auto& c) { QueryRegion(source, kind.region, query.filter, c); });
+}
+
 }  // namespace internal
 
 /// Runs one query against `source`; appends its hits to `hits` and returns where they are.
 /// `at_tick` is not looked at: the source decides the moment.
 template <CandidateSource Source>
 QueryResult RunQuery(const Source& source, const Query& query, std::vector<QueryHit>* hits) {
-  constexpr float kUnbounded = std::numeric_limits<float>::infinity();
-  using internal::Collect;
-  switch (query.kind) {
-    case QueryKind::kRaycast:
-      return Collect(query, query.ray.max_distance, hits,
-                     [&](auto& c) { Raycast(source, query.ray, query.filter, c); });
-    case QueryKind::kSphereCast:
-      return Collect(query, query.ray.max_distance, hits, [&](auto& c) {
-        SphereCast(source, query.ray, query.radius, query.filter, c);
-      });
-    case QueryKind::kOverlap:
-      return Collect(query, kUnbounded, hits, [&](auto& c) {
-        OverlapShape(source, query.shape, query.pose, query.detail, query.filter, c);
-      });
-    case QueryKind::kWithinRadius:
-      return Collect(query, kUnbounded, hits, [&](auto& c) {
-        WithinRadius(source, query.ray.origin, query.radius, query.filter, c);
-      });
-    case QueryKind::kRegion:
-      return Collect(query, kUnbounded, hits,
-                     [&](auto& c) { QueryRegion(source, query.region, query.filter, c); });
-  }
-  return QueryResult{.first_hit = static_cast<uint32_t>(hits->size())};
+  return std::visit([&](const auto& kind) { return internal::Run(source, kind, query, hits); },
+                    query.shape_query);
 }
 
 }  // namespace collide

@@ -208,7 +208,6 @@ v1::QueryResult ReferenceWorld::Run(const v1::Query& api) const {
   Query query;
   query.mode = ToCoreMode(api.mode());
   query.max_hits = api.max_hits() == 0 ? 64 : api.max_hits();
-  query.detail = api.detail();
   std::vector<uint64_t> excluded(api.filter().excluded_ids().begin(),
                                  api.filter().excluded_ids().end());
   query.filter.category = api.filter().has_category() ? api.filter().category() : ~0u;
@@ -216,30 +215,28 @@ v1::QueryResult ReferenceWorld::Run(const v1::Query& api) const {
   query.filter.excluded_ids = excluded;
   switch (api.kind_case()) {
     case v1::Query::kRaycast:
-      query.kind = QueryKind::kRaycast;
-      query.ray = {ToCore(api.raycast().origin()), Normalize(ToCore(api.raycast().direction())),
-                   api.raycast().max_distance()};
+      query.shape_query = RaycastQuery{.ray = {ToCore(api.raycast().origin()),
+                                               Normalize(ToCore(api.raycast().direction())),
+                                               api.raycast().max_distance()}};
       break;
     case v1::Query::kSphereCast:
-      query.kind = QueryKind::kSphereCast;
-      query.ray = {ToCore(api.sphere_cast().origin()),
-                   Normalize(ToCore(api.sphere_cast().direction())),
-                   api.sphere_cast().max_distance()};
-      query.radius = api.sphere_cast().radius();
+      query.shape_query = SphereCastQuery{.ray = {ToCore(api.sphere_cast().origin()),
+                                                  Normalize(ToCore(api.sphere_cast().direction())),
+                                                  api.sphere_cast().max_distance()},
+                                          .radius = api.sphere_cast().radius()};
       break;
     case v1::Query::kOverlap:
-      query.kind = QueryKind::kOverlap;
-      query.shape = ToCoreShape(api.overlap().shape());
-      query.pose = ToCorePose(api.overlap().pose());
+      query.shape_query = OverlapQuery{.shape = ToCoreShape(api.overlap().shape()),
+                                       .pose = ToCorePose(api.overlap().pose()),
+                                       .detail = api.detail()};
       break;
     case v1::Query::kPoint:
-      query.kind = QueryKind::kWithinRadius;
-      query.ray.origin = ToCore(api.point().point());
-      query.radius = api.point().radius();
+      query.shape_query =
+          WithinRadiusQuery{.point = ToCore(api.point().point()), .radius = api.point().radius()};
       break;
     case v1::Query::kAabb:
-      query.kind = QueryKind::kRegion;
-      query.region = {ToCore(api.aabb().region().min()), ToCore(api.aabb().region().max())};
+      query.shape_query = RegionQuery{
+          .region = {ToCore(api.aabb().region().min()), ToCore(api.aabb().region().max())}};
       break;
     default:
       break;

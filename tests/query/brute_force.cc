@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <variant>
 
 #include "geom/aabb.h"
 #include "geom/bounds.h"
@@ -21,43 +22,36 @@ std::vector<QueryHit> BruteForce(std::span<const BodyDesc> bodies, const Query& 
     if (!Accepts(q.filter, d.id, d.category, d.mask)) continue;
     QueryHit hit{.body_id = d.id};
     bool ok = false;
-    switch (q.kind) {
-      case QueryKind::kRaycast:
-      case QueryKind::kSphereCast: {
-        CastHit c;
-        ok = q.kind == QueryKind::kRaycast ? Raycast(d.shape, d.pose, q.ray, &c)
-                                           : SphereCast(d.shape, d.pose, q.ray, q.radius, &c);
-        if (ok) {
-          hit.distance = c.distance;
-          hit.point = c.point;
-          hit.normal = c.normal;
-          hit.start_overlapping = c.start_overlapping;
-        }
-        break;
-      }
-      case QueryKind::kOverlap: {
-        if (q.detail) {
-          Penetration p;
-          ok = Penetrate(d.shape, d.pose, q.shape, q.pose, &p);
-          hit.depth = p.depth;
-          hit.point = p.point;
-          hit.normal = p.normal;
-        } else {
-          ok = Overlap(d.shape, d.pose, q.shape, q.pose);
-        }
-        break;
-      }
-      case QueryKind::kWithinRadius: {
-        ClosestPointResult c = ClosestPoint(d.shape, d.pose, q.ray.origin);
-        ok = c.signed_distance <= q.radius;
-        hit.distance = std::max(c.signed_distance, 0.0f);
+    const auto* ray = std::get_if<RaycastQuery>(&q.shape_query);
+    const auto* sphere = std::get_if<SphereCastQuery>(&q.shape_query);
+    if (ray != nullptr || sphere != nullptr) {
+      CastHit c;
+      ok = ray != nullptr ? Raycast(d.shape, d.pose, ray->ray, &c)
+                          : SphereCast(d.shape, d.pose, sphere->ray, sphere->radius, &c);
+      if (ok) {
+        hit.distance = c.distance;
         hit.point = c.point;
         hit.normal = c.normal;
-        break;
+        hit.start_overlapping = c.start_overlapping;
       }
-      case QueryKind::kRegion:
-        ok = Overlaps(Bounds(d.shape, d.pose), q.region);
-        break;
+    } else if (const auto* overlap = std::get_if<OverlapQuery>(&q.shape_query)) {
+      if (overlap->detail) {
+        Penetration p;
+        ok = Penetrate(d.shape, d.pose, overlap->shape, overlap->pose, &p);
+        hit.depth = p.depth;
+        hit.point = p.point;
+        hit.normal = p.normal;
+      } else {
+        ok = Overlap(d.shape, d.pose, overlap->shape, overlap->pose);
+      }
+    } else if (const auto* within = std::get_if<WithinRadiusQuery>(&q.shape_query)) {
+      ClosestPointResult c = ClosestPoint(d.shape, d.pose, within->point);
+      ok = c.signed_distance <= within->radius;
+      hit.distance = std::max(c.signed_distance, 0.0f);
+      hit.point = c.point;
+      hit.normal = c.normal;
+    } else {
+      ok = Overlaps(Bounds(d.shape, d.pose), std::get<RegionQuery>(q.shape_query).region);
     }
     if (ok) hits.push_back(hit);
   }

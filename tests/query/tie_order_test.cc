@@ -105,9 +105,9 @@ TEST(TieOrder, FourIdenticalBoxesComeBackByIdAtEveryMarginOptimizedOrNot) {
       for (float radius : {-1.0f, 0.0f, 1e-3f, 0.01f, 0.25f}) {
         SCOPED_TRACE(::testing::Message() << "margin " << margin << " optimized " << optimized
                                           << " radius " << radius << " (-1: a ray)");
-        Query q{.kind = radius < 0 ? QueryKind::kRaycast : QueryKind::kSphereCast,
-                .ray = FourBoxesRay(),
-                .radius = std::max(radius, 0.0f)};
+        Query q{.shape_query = radius < 0 ? ShapeQuery(RaycastQuery{.ray = FourBoxesRay()})
+                                          : ShapeQuery(SphereCastQuery{.ray = FourBoxesRay(),
+                                                                       .radius = radius})};
         std::vector<QueryHit> hits;
         q.mode = CollectMode::kClosest;
         const QueryResult closest = RunQuery(world, q, &hits);
@@ -118,7 +118,8 @@ TEST(TieOrder, FourIdenticalBoxesComeBackByIdAtEveryMarginOptimizedOrNot) {
         EXPECT_EQ(Ids(hits, all), (std::vector<uint64_t>{1, 2}));
         EXPECT_TRUE(all.truncated);
         // Both orders of the same casts in one batch: interleaved.
-        const Query both[] = {q, Query{q.kind, CollectMode::kClosest, q.ray, q.radius}};
+        const Query both[] = {q,
+                              Query{.shape_query = q.shape_query, .mode = CollectMode::kClosest}};
         std::vector<QueryResult> results;
         RunBatch(world, both, &results, &hits);
         ASSERT_EQ(results.size(), 2u);
@@ -161,21 +162,20 @@ TEST(TieOrder, AQueryTouchingAFaceFindsEveryBodyOfThatFace) {
   const Case cases[] = {
       {{1.90408933f, 1.18934393f, 2.88398695f},
        {-0.63539505f, 38.0132599f, -2.65120697f},
-       Query{.kind = QueryKind::kWithinRadius,
-             .mode = CollectMode::kAll,
-             .ray = Ray{{5.7494688f, 37.7995224f, -5.26254034f}, {1, 0, 0}, 0.0f},
-             .radius = 4.4807744f}},
+       Query{.shape_query = WithinRadiusQuery{.point = {5.7494688f, 37.7995224f, -5.26254034f},
+                                              .radius = 4.4807744f},
+             .mode = CollectMode::kAll}},
       {{0.808627427f, 0.166767552f, 1.95264328f},
        {1.70809555f, -12.8759499f, -41.9012108f},
-       Query{.kind = QueryKind::kOverlap,
-             .mode = CollectMode::kAll,
-             .shape = Box{{1.80670655f, 0.903404593f, 1.92337799f}},
-             .pose = Pose{Quat::Identity(), {4.32342958f, -12.8677378f, -42.1818008f}}}},
+       Query{.shape_query = OverlapQuery{.shape = Box{{1.80670655f, 0.903404593f, 1.92337799f}},
+                                         .pose = Pose{Quat::Identity(),
+                                                      {4.32342958f, -12.8677378f, -42.1818008f}}},
+             .mode = CollectMode::kAll}},
   };
   for (const Case& c : cases) {
     for (float margin : kMargins) {
       SCOPED_TRACE(::testing::Message()
-                   << "kind " << static_cast<int>(c.query.kind) << " margin " << margin);
+                   << "kind " << c.query.shape_query.index() << " margin " << margin);
       CollisionWorld world(CollisionWorldOptions{.fat_margin = margin});
       std::vector<BodyDesc> bodies;
       for (uint64_t id : {2, 1}) {

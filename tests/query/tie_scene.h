@@ -10,11 +10,13 @@
 #include <cstdio>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "geom/bounds.h"
 #include "query/batch.h"
 #include "query/body.h"
+#include "query/brute_force.h"
 #include "query/hit.h"
 
 namespace collide::testing {
@@ -213,14 +215,13 @@ inline Ray PathTo(Random& r, const Face& f, const Vec3& target, float back, floa
 }
 
 // One query of `kind` aimed at the bodies of `scene`.
-inline Query TieQuery(Random& r, const std::vector<BodyDesc>& scene, QueryKind kind) {
+inline Query TieQuery(Random& r, const std::vector<BodyDesc>& scene, size_t kind) {
   const BodyDesc& d = scene[r.Int(0, static_cast<int>(scene.size()) - 1)];
   const Face face = RandomFace(r, d);
   const Vec3 target = PointOn(r, face);
   const float size = MaxComponent(HalfExtents(face.box));
   const float back = r.Uniform(0.1f, 3.0f) * size;
   Query q;
-  q.kind = kind;
   switch (r.Int(0, 4)) {
     case 0:
       q.mode = CollectMode::kClosest;
@@ -236,39 +237,44 @@ inline Query TieQuery(Random& r, const std::vector<BodyDesc>& scene, QueryKind k
   }
   const float radius_choice[] = {0.0f, 1e-3f * size, r.Uniform(0.05f, 0.5f) * size};
   switch (kind) {
-    case QueryKind::kRaycast:
-      q.ray = PathTo(r, face, target, back, 0.0f);
+    case 0:  // RaycastQuery
+      q.shape_query = RaycastQuery{.ray = PathTo(r, face, target, back, 0.0f)};
       break;
-    case QueryKind::kSphereCast:
-      q.radius = radius_choice[r.Int(0, 2)];
-      q.ray = PathTo(r, face, target, back, q.radius);
-      break;
-    case QueryKind::kWithinRadius: {
-      // A point in front of the face with the radius reaching exactly to it, or from inside.
-      const float gap = r.Chance(0.2) ? 0.0f : back;
-      q.ray.origin = target + AxisVector(face.axis, face.side) * gap;
-      q.radius = gap;
+    case 1: {  // SphereCastQuery
+      SphereCastQuery s;
+      s.radius = radius_choice[r.Int(0, 2)];
+      s.ray = PathTo(r, face, target, back, s.radius);
+      q.shape_query = s;
       break;
     }
-    case QueryKind::kOverlap: {
+    case 3: {  // WithinRadiusQuery
+      // A point in front of the face with the radius reaching exactly to it, or from inside.
+      const float gap = r.Chance(0.2) ? 0.0f : back;
+      q.shape_query = WithinRadiusQuery{.point = target + AxisVector(face.axis, face.side) * gap,
+                                        .radius = gap};
+      break;
+    }
+    case 2: {  // OverlapQuery
       // An unrotated box or a ball resting on the face from outside, or a duplicate of the body.
+      OverlapQuery o;
       if (r.Chance(0.2)) {
-        q.shape = d.shape;
-        q.pose = d.pose;
+        o.shape = d.shape;
+        o.pose = d.pose;
       } else if (r.Chance(0.5)) {
         const Vec3 e{r.Uniform(0.1f, 1.0f) * size, r.Uniform(0.1f, 1.0f) * size,
                      r.Uniform(0.1f, 1.0f) * size};
-        q.shape = Box{e};
-        q.pose = Pose{Quat::Identity(), target + AxisVector(face.axis, face.side) * e[face.axis]};
+        o.shape = Box{e};
+        o.pose = Pose{Quat::Identity(), target + AxisVector(face.axis, face.side) * e[face.axis]};
       } else {
         const float radius = r.Uniform(0.1f, 1.0f) * size;
-        q.shape = Sphere{radius};
-        q.pose = Pose{Quat::Identity(), target + AxisVector(face.axis, face.side) * radius};
+        o.shape = Sphere{radius};
+        o.pose = Pose{Quat::Identity(), target + AxisVector(face.axis, face.side) * radius};
       }
-      q.detail = r.Chance(0.5);
+      o.detail = r.Chance(0.5);
+      q.shape_query = o;
       break;
     }
-    case QueryKind::kRegion: {
+    default: {  // RegionQuery
       // A box sharing the face's plane from outside (touching), or overlapping it a little.
       Aabb region;
       for (int a = 0; a < 3; ++a) {
@@ -283,7 +289,7 @@ inline Query TieQuery(Random& r, const std::vector<BodyDesc>& scene, QueryKind k
           region.max[face.axis] = face.at();
         }
       }
-      q.region = region;
+      q.shape_query = RegionQuery{.region = region};
       break;
     }
   }
@@ -292,12 +298,14 @@ inline Query TieQuery(Random& r, const std::vector<BodyDesc>& scene, QueryKind k
 
 inline std::string Describe(const Query& q, const char* path, float margin, int index) {
   char buf[320];
+  const Ray ray = testing::DescribedPath(q);
   std::snprintf(buf, sizeof buf,
                 "seed %u %s margin %g query %d kind %d mode %d max_hits %u ray (%.9g %.9g %.9g) "
                 "dir (%.9g %.9g %.9g) max %.9g radius %.9g",
-                kSeed, path, margin, index, static_cast<int>(q.kind), static_cast<int>(q.mode),
-                q.max_hits, q.ray.origin.x, q.ray.origin.y, q.ray.origin.z, q.ray.direction.x,
-                q.ray.direction.y, q.ray.direction.z, q.ray.max_distance, q.radius);
+                kSeed, path, margin, index, static_cast<int>(q.shape_query.index()),
+                static_cast<int>(q.mode), q.max_hits, ray.origin.x, ray.origin.y, ray.origin.z,
+                ray.direction.x, ray.direction.y, ray.direction.z, ray.max_distance,
+                testing::DescribedRadius(q));
   return buf;
 }
 
@@ -314,9 +322,9 @@ struct TieCount {
 
 inline std::vector<Query> TieQueries(Random& r, const std::vector<BodyDesc>& scene, int per_kind) {
   std::vector<Query> queries;
-  for (int kind = 0; kind <= static_cast<int>(QueryKind::kRegion); ++kind) {
+  for (size_t kind = 0; kind < std::variant_size_v<ShapeQuery>; ++kind) {
     for (int i = 0; i < per_kind; ++i) {
-      queries.push_back(TieQuery(r, scene, static_cast<QueryKind>(kind)));
+      queries.push_back(TieQuery(r, scene, kind));
     }
   }
   // Mixed order: runs of casts go through the interleaved batch path.

@@ -77,10 +77,10 @@ TEST(SceneConcurrency, ReadersAlwaysSeeOneWholeVersion) {
           last_seen = version;
           // A region query over everything finds every body of this version.
           Query q;
-          q.kind = QueryKind::kRegion;
+          q.shape_query =
+              RegionQuery{.region = Aabb{Vec3{-1000, -1000, -1000}, Vec3{1000, 1000, 1000}}};
           q.mode = CollectMode::kAll;
           q.max_hits = 1000;
-          q.region = Aabb{Vec3{-1000, -1000, -1000}, Vec3{1000, 1000, 1000}};
           hits.clear();
           QueryResult r = RunQuery(world, q, &hits);
           violations += r.hit_count != kBodies + 1;

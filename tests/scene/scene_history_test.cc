@@ -13,10 +13,12 @@
 #include <map>
 #include <random>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "history/past_batch.h"
 #include "query/batch.h"
+#include "query/brute_force.h"
 #include "query/collector.h"
 #include "query/query_engine.h"
 #include "scene/scene.h"
@@ -245,37 +247,31 @@ std::vector<QueryHit> BruteForce(const std::vector<BodyDesc>& bodies, const Quer
     if (!Accepts(q.filter, b.id, b.category, b.mask)) continue;
     QueryHit hit{.body_id = b.id};
     bool found = false;
-    switch (q.kind) {
-      case QueryKind::kRaycast:
-      case QueryKind::kSphereCast: {
-        CastHit c;
-        found = q.kind == QueryKind::kRaycast ? Raycast(b.shape, b.pose, q.ray, &c)
-                                              : SphereCast(b.shape, b.pose, q.ray, q.radius, &c);
-        if (found) hit = internal::ToQueryHit(b.id, c);
-        break;
+    const auto* ray = std::get_if<RaycastQuery>(&q.shape_query);
+    const auto* sphere = std::get_if<SphereCastQuery>(&q.shape_query);
+    if (ray != nullptr || sphere != nullptr) {
+      CastHit c;
+      found = ray != nullptr ? Raycast(b.shape, b.pose, ray->ray, &c)
+                             : SphereCast(b.shape, b.pose, sphere->ray, sphere->radius, &c);
+      if (found) hit = internal::ToQueryHit(b.id, c);
+    } else if (const auto* overlap = std::get_if<OverlapQuery>(&q.shape_query)) {
+      if (!overlap->detail) {
+        found = Overlap(b.shape, b.pose, overlap->shape, overlap->pose);
+      } else {
+        Penetration p;
+        found = Penetrate(b.shape, b.pose, overlap->shape, overlap->pose, &p);
+        hit.depth = p.depth;
+        hit.point = p.point;
+        hit.normal = p.normal;
       }
-      case QueryKind::kOverlap:
-        if (!q.detail) {
-          found = Overlap(b.shape, b.pose, q.shape, q.pose);
-        } else {
-          Penetration p;
-          found = Penetrate(b.shape, b.pose, q.shape, q.pose, &p);
-          hit.depth = p.depth;
-          hit.point = p.point;
-          hit.normal = p.normal;
-        }
-        break;
-      case QueryKind::kWithinRadius: {
-        ClosestPointResult c = ClosestPoint(b.shape, b.pose, q.ray.origin);
-        found = c.signed_distance <= q.radius;
-        hit.distance = std::max(c.signed_distance, 0.0f);
-        hit.point = c.point;
-        hit.normal = c.normal;
-        break;
-      }
-      case QueryKind::kRegion:
-        found = Overlaps(Bounds(b.shape, b.pose), q.region);
-        break;
+    } else if (const auto* within = std::get_if<WithinRadiusQuery>(&q.shape_query)) {
+      ClosestPointResult c = ClosestPoint(b.shape, b.pose, within->point);
+      found = c.signed_distance <= within->radius;
+      hit.distance = std::max(c.signed_distance, 0.0f);
+      hit.point = c.point;
+      hit.normal = c.normal;
+    } else {
+      found = Overlaps(Bounds(b.shape, b.pose), std::get<RegionQuery>(q.shape_query).region);
     }
     if (found) hits.push_back(hit);
   }
@@ -283,22 +279,24 @@ std::vector<QueryHit> BruteForce(const std::vector<BodyDesc>& bodies, const Quer
   return hits;
 }
 
-Query RandomQuery(Random& r, float side, QueryKind kind, CollectMode mode) {
+// A query of kind `kind` (ShapeQuery's index). Every field is drawn whatever the kind, so the
+// draws stay in one order.
+Query RandomQuery(Random& r, float side, size_t kind, CollectMode mode) {
   Query q;
-  q.kind = kind;
   q.mode = mode;
   q.max_hits = static_cast<uint32_t>(r.Int(1, 40));
   q.filter.category = r.Bits();
   q.filter.mask = r.Bits();
-  q.ray = Ray{
+  const Ray ray{
       .origin = r.InCube(side), .direction = r.UnitVector(), .max_distance = r.Uniform(1.0f, side)};
-  q.radius = r.Uniform(0.0f, 2.5f);
-  q.shape = r.AnyShape();
-  q.pose = Pose{r.Rotation(), r.InCube(side)};
-  q.detail = r.Chance(0.5);
+  const float radius = r.Uniform(0.0f, 2.5f);
+  const Shape shape = r.AnyShape();
+  const Pose pose{r.Rotation(), r.InCube(side)};
+  const bool detail = r.Chance(0.5);
   const Vec3 c = r.InCube(side);
   const Vec3 h{r.Uniform(0.1f, 4.0f), r.Uniform(0.1f, 4.0f), r.Uniform(0.1f, 4.0f)};
-  q.region = Aabb{c - h, c + h};
+  q.shape_query =
+      testing::ShapeQueryOfKind(kind, ray, radius, shape, pose, detail, Aabb{c - h, c + h});
   return q;
 }
 
@@ -329,8 +327,10 @@ void CheckQuery(HistoryDriver& driver, Query q, uint64_t t, float fraction,
   const std::vector<QueryHit> expected = BruteForce(BodiesAt(driver, t, fraction), q);
   const std::vector<QueryHit> got(hits.begin() + result.first_hit,
                                   hits.begin() + result.first_hit + result.hit_count);
-  SCOPED_TRACE(where + " kind " + std::to_string(static_cast<int>(q.kind)) + " mode " +
-               std::to_string(static_cast<int>(q.mode)) + " detail " + std::to_string(q.detail));
+  const auto* overlap = std::get_if<OverlapQuery>(&q.shape_query);
+  SCOPED_TRACE(where + " kind " + std::to_string(q.shape_query.index()) + " mode " +
+               std::to_string(static_cast<int>(q.mode)) + " detail " +
+               std::to_string(overlap != nullptr && overlap->detail));
   switch (q.mode) {
     case CollectMode::kClosest:
       ASSERT_EQ(got.size(), expected.empty() ? 0u : 1u);
@@ -368,7 +368,7 @@ void CheckEveryRetainedTick(HistoryDriver& driver, int queries_per_kind, const s
     for (int k = 0; k < 5; ++k) {
       for (int m = 0; m < 3; ++m) {
         for (int i = 0; i < queries_per_kind; ++i) {
-          const Query q = RandomQuery(driver.rng(), driver.side(), static_cast<QueryKind>(k),
+          const Query q = RandomQuery(driver.rng(), driver.side(), static_cast<size_t>(k),
                                       static_cast<CollectMode>(m));
           const std::string at = where + " tick " + std::to_string(t);
           CheckQuery(driver, q, t, 0.0f, at);
@@ -472,8 +472,8 @@ TEST(SceneHistory, InterpolatedQueriesFindATranslatingBodyBetweenItsEndPoses) {
     for (uint64_t t = history.oldest_tick(); t < kLast; ++t) {
       for (float f : {0.25f, 0.5f, 0.75f}) {
         Query q;
-        q.kind = QueryKind::kRaycast;
-        q.ray = Ray{{2.0f * t + 2.0f * f, -10.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, 20.0f};
+        q.shape_query = RaycastQuery{
+            .ray = Ray{{2.0f * t + 2.0f * f, -10.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, 20.0f}};
         q.at_tick = t;
         q.tick_fraction = f;
         std::vector<QueryHit> hits;

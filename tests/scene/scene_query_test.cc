@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <variant>
 #include <vector>
 
 #include "history/past_batch.h"
@@ -39,9 +40,8 @@ void MakeScene(Scene* scene) {
 // A ray down the y axis through x, from y = -20.
 Query RayAt(float x, CollectMode mode = CollectMode::kClosest) {
   Query q;
-  q.kind = QueryKind::kRaycast;
+  q.shape_query = RaycastQuery{.ray = Ray{{x, -20.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, 100.0f}};
   q.mode = mode;
-  q.ray = Ray{{x, -20.0f, 0.0f}, {0.0f, 1.0f, 0.0f}, 100.0f};
   return q;
 }
 
@@ -124,18 +124,16 @@ TEST(SceneQuery, AMixedBatchAnswersAsOneByOne) {
         break;
       case 3: {
         Query q = RayAtTick(x, 8, mode);
-        q.kind = QueryKind::kSphereCast;
-        q.radius = 2.0f;
+        q.shape_query =
+            SphereCastQuery{.ray = std::get<RaycastQuery>(q.shape_query).ray, .radius = 2.0f};
         q.tick_fraction = 0.5f;
         queries.push_back(q);
         break;
       }
       case 4: {
         Query q;
-        q.kind = QueryKind::kWithinRadius;
+        q.shape_query = WithinRadiusQuery{.point = Vec3{x, 0.0f, 0.0f}, .radius = 8.0f};
         q.mode = mode;
-        q.ray.origin = Vec3{x, 0.0f, 0.0f};
-        q.radius = 8.0f;
         if (i % 2 == 0) q.at_tick = 9;
         queries.push_back(q);
         break;

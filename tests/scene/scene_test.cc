@@ -408,8 +408,8 @@ TEST(SceneRead, QueriesSeeTheWorldAndVersion) {
   const uint64_t version = scene.Read([](const CollisionWorld& world, uint64_t v) {
     EXPECT_EQ(world.body_count(), 3);
     Query q;
-    q.kind = QueryKind::kRaycast;
-    q.ray = Ray{.origin = Vec3{-5, 0, 0}, .direction = Vec3{1, 0, 0}, .max_distance = 100};
+    q.shape_query = RaycastQuery{
+        .ray = Ray{.origin = Vec3{-5, 0, 0}, .direction = Vec3{1, 0, 0}, .max_distance = 100}};
     std::vector<QueryHit> hits;
     QueryResult result = RunQuery(world, q, &hits);
     EXPECT_EQ(result.hit_count, 1u);

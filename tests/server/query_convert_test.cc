@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <variant>
 
 #include "absl/strings/str_cat.h"
 #include "server/convert_test_util.h"
@@ -53,11 +54,12 @@ TEST(QueryFromProto, NormalisesDirectionsAndFillsDefaults) {
       "filter { mask: 6 excluded_ids: [5, 6] }");
   Query query;
   ASSERT_TRUE(QueryFromProto(proto, 0, TestLimits(), &query).ok());
-  EXPECT_EQ(query.kind, QueryKind::kRaycast);
+  ASSERT_TRUE(std::holds_alternative<RaycastQuery>(query.shape_query));
   EXPECT_EQ(query.mode, CollectMode::kAll);
-  EXPECT_EQ(query.ray.origin.x, 1.0f);
-  EXPECT_EQ(query.ray.direction.z, 1.0f);
-  EXPECT_EQ(query.ray.max_distance, kMaxCastDistance);
+  const Ray& ray = std::get<RaycastQuery>(query.shape_query).ray;
+  EXPECT_EQ(ray.origin.x, 1.0f);
+  EXPECT_EQ(ray.direction.z, 1.0f);
+  EXPECT_EQ(ray.max_distance, kMaxCastDistance);
   EXPECT_EQ(query.max_hits, 64u);  // 0 means 64
   EXPECT_EQ(query.filter.category, ~0u);
   EXPECT_EQ(query.filter.mask, 6u);
@@ -67,17 +69,17 @@ TEST(QueryFromProto, NormalisesDirectionsAndFillsDefaults) {
   const v1::Query region =
       Parse<v1::Query>("aabb { region { min { x: -1 } max { x: 1 y: 2 z: 3 } } } max_hits: 7");
   ASSERT_TRUE(QueryFromProto(region, 0, TestLimits(), &query).ok());
-  EXPECT_EQ(query.kind, QueryKind::kRegion);
-  EXPECT_EQ(query.region.max.z, 3.0f);
+  ASSERT_TRUE(std::holds_alternative<RegionQuery>(query.shape_query));
+  EXPECT_EQ(std::get<RegionQuery>(query.shape_query).region.max.z, 3.0f);
   EXPECT_EQ(query.max_hits, 7u);
   EXPECT_EQ(query.filter.excluded_ids.size(), 0u);
 
   const v1::Query point = Parse<v1::Query>("point { point { y: 4 } radius: 2 } mode: MODE_ANY");
   ASSERT_TRUE(QueryFromProto(point, 0, TestLimits(), &query).ok());
-  EXPECT_EQ(query.kind, QueryKind::kWithinRadius);
+  ASSERT_TRUE(std::holds_alternative<WithinRadiusQuery>(query.shape_query));
   EXPECT_EQ(query.mode, CollectMode::kAny);
-  EXPECT_EQ(query.ray.origin.y, 4.0f);
-  EXPECT_EQ(query.radius, 2.0f);
+  EXPECT_EQ(std::get<WithinRadiusQuery>(query.shape_query).point.y, 4.0f);
+  EXPECT_EQ(std::get<WithinRadiusQuery>(query.shape_query).radius, 2.0f);
 }
 
 TEST(UnaryQueries, UseTheRequestsFieldPaths) {
@@ -120,10 +122,11 @@ TEST(UnaryQueries, UseTheRequestsFieldPaths) {
           "overlap { shape { capsule { radius: 1 half_height: 2 } } } detail: true"),
       limits);
   ASSERT_TRUE(overlap.ok()) << overlap.status();
-  EXPECT_EQ(overlap->kind, QueryKind::kOverlap);
-  EXPECT_TRUE(overlap->detail);
-  EXPECT_EQ(overlap->shape.type, ShapeType::kCapsule);
-  EXPECT_EQ(overlap->pose.rotation, Quat::Identity());
+  ASSERT_TRUE(std::holds_alternative<OverlapQuery>(overlap->shape_query));
+  const OverlapQuery& shape = std::get<OverlapQuery>(overlap->shape_query);
+  EXPECT_TRUE(shape.detail);
+  EXPECT_EQ(shape.shape.type, ShapeType::kCapsule);
+  EXPECT_EQ(shape.pose.rotation, Quat::Identity());
 }
 
 TEST(HitToProto, CopiesEveryField) {
