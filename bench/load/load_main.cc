@@ -22,8 +22,6 @@
 //   collide-load --workload=unary --rate_fraction=0.5
 //   collide-load --workload=stream --batch=256 --in_flight=4
 //   collide-load --workload=ingest --moves=1000 --query_rate=200
-#include <signal.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -33,7 +31,6 @@
 #include <cstdio>
 #include <deque>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -46,6 +43,7 @@
 #include "absl/flags/parse.h"
 #include "absl/flags/usage.h"
 #include "absl/flags/usage_config.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
@@ -57,6 +55,7 @@
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "support/server_process.h"
 
 ABSL_FLAG(std::string, workload, "unary", "unary, stream or ingest");
 ABSL_FLAG(std::string, target, "collide", "collide or echo (the transport ceiling)");
@@ -98,67 +97,6 @@ double Median(std::vector<double> v) {
 
 // ---------------------------------------------------------------------------------------------
 // Starting the server.
-
-class ServerProcess {
- public:
-  // Makes a fresh temporary directory for the server's files.
-  ServerProcess() {
-    dir_ = std::filesystem::temp_directory_path() / ("collide-load-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir_);
-  }
-  ~ServerProcess() { Stop(); }
-  // Starts `binary` with `args` plus --address/--port_file and waits for its port.
-  bool Start(const std::string& binary, std::vector<std::string> args) {
-    const std::string port_file = (dir_ / "port").string();
-    args.insert(args.begin(), binary);
-    args.push_back("--address=127.0.0.1:0");
-    args.push_back("--port_file=" + port_file);
-    pid_ = ::fork();
-    if (pid_ == 0) {
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(binary.c_str(), argv.data());
-      std::perror("execv");
-      ::_exit(127);
-    }
-    for (int i = 0; i < 600; ++i) {
-      std::ifstream in(port_file);
-      int port = 0;
-      if (in >> port && port > 0) {
-        address_ = "127.0.0.1:" + std::to_string(port);
-        return true;
-      }
-      int status = 0;
-      if (::waitpid(pid_, &status, WNOHANG) == pid_) {
-        pid_ = -1;
-        return false;
-      }
-      std::this_thread::sleep_for(std::chrono::milliseconds(50));
-    }
-    return false;
-  }
-  void Stop() {
-    if (pid_ > 0) {
-      ::kill(pid_, SIGTERM);
-      int status = 0;
-      ::waitpid(pid_, &status, 0);
-      pid_ = -1;
-    }
-    if (!dir_.empty()) {
-      std::error_code ignored;
-      std::filesystem::remove_all(dir_, ignored);
-      dir_.clear();
-    }
-  }
-  const std::string& address() const { return address_; }
-  const std::filesystem::path& dir() const { return dir_; }
-
- private:
-  pid_t pid_ = -1;
-  std::filesystem::path dir_;
-  std::string address_;
-};
 
 std::string DefaultServerBinary(const std::string& target) {
   const std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe");
@@ -838,21 +776,22 @@ int Main(int argc, char** argv) {
   const v1::Durability scene_durability = durability == "none"     ? v1::DURABILITY_NONE
                                           : durability == "always" ? v1::DURABILITY_ALWAYS
                                                                    : v1::DURABILITY_PERIODIC;
-  ServerProcess process;
+  std::unique_ptr<testing::ServerProcess> process;
   std::string address = absl::GetFlag(FLAGS_address);
   if (address.empty()) {
-    std::string binary = absl::GetFlag(FLAGS_server_bin);
-    if (binary.empty()) binary = DefaultServerBinary(target);
-    std::vector<std::string> args;
-    if (target == "collide") {
-      args = {"--log_level=warn", "--durability=" + durability,
-              "--data_dir=" + (process.dir() / "data").string()};
-    }
-    if (!process.Start(binary, args)) {
-      std::fprintf(stderr, "cannot start %s\n", binary.c_str());
+    testing::ServerConfig config;
+    config.binary = absl::GetFlag(FLAGS_server_bin);
+    if (config.binary.empty()) config.binary = DefaultServerBinary(target);
+    config.collide_server_flags = target == "collide";
+    if (target == "collide") config.extra_flags = {"--durability=" + durability};
+    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> started =
+        testing::ServerProcess::Start(std::move(config));
+    if (!started.ok()) {
+      std::fprintf(stderr, "cannot start the server: %s\n", started.status().ToString().c_str());
       return 1;
     }
-    address = process.address();
+    process = *std::move(started);
+    address = process->address();
   }
   const std::vector<Kind> mix = ParseMix(absl::GetFlag(FLAGS_query_mix));
   const bench::ReferenceScene ref = bench::MakeReferenceScene(

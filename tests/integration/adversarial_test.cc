@@ -33,7 +33,6 @@
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
 #include "integration/raw_call.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
 

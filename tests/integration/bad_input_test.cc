@@ -19,7 +19,6 @@
 #include "client/cpp/grpc_status.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

@@ -14,7 +14,6 @@
 #include "client/cpp/client.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 #ifndef COLLIDE_ARENA_PATH

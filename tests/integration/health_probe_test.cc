@@ -8,7 +8,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

@@ -10,7 +10,6 @@
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

@@ -28,10 +28,8 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
-
 
 namespace collide::integration {
 namespace {

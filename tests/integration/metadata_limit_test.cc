@@ -19,7 +19,6 @@
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

@@ -11,7 +11,6 @@
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

@@ -17,7 +17,6 @@
 #include "client/cpp/client.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {
@@ -191,7 +190,7 @@ TEST_F(QueryBatcherTest, ManyProducersEachGetTheirOwnAnswerWhileFlushingAndWriti
   int hits = 0;
   for (int t = 0; t < kThreads; ++t) {
     for (int q = 0; q < kQueriesPerThread; ++q) {
-      SCOPED_TRACE(testing::Message()
+      SCOPED_TRACE(::testing::Message()
                    << "thread " << t << " query " << q << " seed " << kSeed + 100 + t);
       ASSERT_EQ(calls[t][q].load(), 1);
       const auto& answer = answers[t][q];

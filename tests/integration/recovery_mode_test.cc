@@ -12,7 +12,6 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 #include "store/store_testing.h"
 

@@ -18,7 +18,6 @@
 #include "collide/v1/collide.grpc.pb.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

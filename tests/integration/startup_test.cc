@@ -13,7 +13,6 @@
 #include "grpcpp/generic/generic_stub.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

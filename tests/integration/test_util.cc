@@ -11,7 +11,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/util/message_differencer.h"
-#include "integration/server_process.h"
+
+#ifndef COLLIDE_CLI_PATH
+#error "COLLIDE_CLI_PATH must name the collide binary"
+#endif
 
 namespace collide::integration {
 namespace {
@@ -136,5 +139,7 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
   result.err = ReadAll(err_path);
   return result;
 }
+
+const char* CliPath() { return COLLIDE_CLI_PATH; }
 
 }  // namespace collide::integration

@@ -8,8 +8,17 @@
 #include "absl/strings/string_view.h"
 #include "collide/v1/collide.pb.h"
 #include "gtest/gtest.h"
+#include "support/server_process.h"
 
 namespace collide::integration {
+
+// The server process of tests/support, by the names the integration tests have always used.
+using testing::ServerConfig;
+using testing::ServerProcess;
+using testing::TempDir;
+
+/// The collide CLI binary built with the tests.
+const char* CliPath();
 
 /// Success when `status` is OK; the code and message otherwise.
 ::testing::AssertionResult IsOk(const absl::Status& status);

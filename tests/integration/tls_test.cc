@@ -17,7 +17,6 @@
 #include "client/cpp/query_batcher.h"
 #include "client/cpp/resilient_update_writer.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {

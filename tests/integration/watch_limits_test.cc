@@ -33,7 +33,6 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
-#include "integration/server_process.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
 

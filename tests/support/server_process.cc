@@ -1,4 +1,4 @@
-#include "integration/server_process.h"
+#include "support/server_process.h"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -22,11 +22,8 @@
 #ifndef COLLIDE_SERVER_PATH
 #error "COLLIDE_SERVER_PATH must name the collide-server binary"
 #endif
-#ifndef COLLIDE_CLI_PATH
-#error "COLLIDE_CLI_PATH must name the collide binary"
-#endif
 
-namespace collide::integration {
+namespace collide::testing {
 namespace {
 
 // How long the server may take to start serving or to exit.
@@ -90,12 +87,14 @@ absl::Status ServerProcess::Launch(const std::string& address) {
   ++launches_;
   std::string log_file = dir_.File("server.log");
   std::vector<std::string> words = {
-      COLLIDE_SERVER_PATH,
+      config_.binary.empty() ? std::string(COLLIDE_SERVER_PATH) : config_.binary,
       absl::StrCat("--address=", address),
       absl::StrCat("--port_file=", port_file),
-      absl::StrCat("--data_dir=", data_dir()),
-      "--log_level=warn",
   };
+  if (config_.collide_server_flags) {
+    words.push_back(absl::StrCat("--data_dir=", data_dir()));
+    words.push_back("--log_level=warn");
+  }
   if (!config_.token_file_contents.empty()) {
     words.push_back(absl::StrCat("--token_file=", dir_.File("tokens")));
   }
@@ -211,6 +210,4 @@ uint64_t ServerProcess::StatusBytes(absl::string_view field) const {
 
 std::string ServerProcess::Logs() const { return ReadFile(dir_.File("server.log")); }
 
-const char* CliPath() { return COLLIDE_CLI_PATH; }
-
-}  // namespace collide::integration
+}  // namespace collide::testing

@@ -12,7 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "client/cpp/client.h"
 
-namespace collide::integration {
+namespace collide::testing {
 
 /// A temporary directory under $TMPDIR (or /tmp), removed with everything in it on destruction.
 class TempDir {
@@ -34,6 +34,11 @@ class TempDir {
 
 /// How to start the server.
 struct ServerConfig {
+  /// The server binary; empty: the collide-server of this build tree.
+  std::string binary;
+  /// Passes collide-server's --data_dir (in the scratch directory) and --log_level=warn; false
+  /// for a binary that takes neither (the bench's echo server).
+  bool collide_server_flags = true;
   /// Token file contents (see the contract); empty: no auth.
   std::string token_file_contents;
   /// The --address to listen on; its port should be 0. Clients connect to 127.0.0.1 either way.
@@ -45,11 +50,11 @@ struct ServerConfig {
   uint64_t file_size_limit_bytes = 0;
 };
 
-/// The real collide-server binary run as a child process on 127.0.0.1 with port 0, its data in a
-/// temporary directory. The bound port is read from the --port_file the server writes once
-/// serving. The server can be stopped (SIGTERM or SIGKILL) and started again on the same data.
-/// The child gets SIGKILL when the thread that started it exits (so a crashed test leaves no
-/// server behind): start and restart it from the test's main thread.
+/// The real collide-server binary (or ServerConfig::binary) run as a child process on 127.0.0.1
+/// with port 0, its data in a temporary directory. The bound port is read from the --port_file the
+/// server writes once serving. The server can be stopped (SIGTERM or SIGKILL) and started again on
+/// the same data. The child gets SIGKILL when the thread that started it exits (so a crashed test
+/// leaves no server behind): start and restart it from the test's main thread.
 class ServerProcess {
  public:
   /// Starts the server and waits (up to 20 s) until it serves.
@@ -107,7 +112,4 @@ class ServerProcess {
   int launches_ = 0;
 };
 
-/// The collide CLI binary built with the tests.
-const char* CliPath();
-
-}  // namespace collide::integration
+}  // namespace collide::testing
