@@ -22,6 +22,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/stats.h"
 #include "bvh/dynamic_tree.h"
 #include "geom/aabb.h"
 #include "geom/vec3.h"
@@ -34,6 +35,7 @@ namespace collide {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using bench::Median;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
@@ -41,9 +43,8 @@ double Seconds(Clock::time_point start) {
 
 // Runs `f` (which returns its own elapsed seconds) three times and returns the median.
 double Median3(const std::function<double()>& f) {
-  double t[3] = {f(), f(), f()};
-  std::sort(t, t + 3);
-  return t[1];
+  // (A braced list runs its elements in order.)
+  return Median({f(), f(), f()});
 }
 
 struct Workload {

@@ -16,6 +16,7 @@
 
 #include "bench/bullet_peer.h"
 #include "bench/reference_scene.h"
+#include "bench/stats.h"
 #include "geom/closest_point.h"
 #include "query/batch.h"
 #include "query/collector.h"
@@ -296,12 +297,6 @@ void AccountRays(const ReferenceScene& scene, const Figures& c, const Figures& b
       q, 100.0 * c_hits / q, 100.0 * b_hits / q, agree, start_inside, 100.0 * start_inside / q,
       kGraze, bullet_grazing, 100.0 * bullet_grazing / q, kGraze, grazing_either, bullet_false_hit,
       bullet_missed, kDistanceTol, bullet_distance_off, collide_wrong);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
 }
 
 }  // namespace

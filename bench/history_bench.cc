@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "bench/reference_scene.h"
+#include "bench/stats.h"
 #include "history/past_batch.h"
 #include "query/batch.h"
 #include "scene/scene.h"
@@ -29,11 +30,6 @@ namespace collide::bench {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
 
 struct Options {
   int bodies = 100000;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "bench/reference_scene.h"
+#include "bench/stats.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/query_stream.h"
@@ -48,18 +49,6 @@ struct Config {
 };
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
-
-double Percentile(std::vector<double> v, double p) {
-  std::sort(v.begin(), v.end());
-  size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
-  return v[std::min(i, v.size() - 1)];
-}
 
 v1::Vec3 ToProto(const Vec3& v) { return client::MakeVec3(v.x, v.y, v.z); }
 

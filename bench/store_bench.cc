@@ -24,6 +24,7 @@
 #include <string>
 #include <vector>
 
+#include "bench/stats.h"
 #include "scene/scene.h"
 #include "store/database.h"
 
@@ -31,6 +32,7 @@ namespace collide {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+using bench::Median;
 
 struct Config {
   std::string dir;
@@ -154,11 +156,6 @@ double RunDatabase(const Config& config, const std::vector<UpdateBatch>& moves,
   }
   RemoveDir(dir);
   return rate;
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 int Main(int argc, char** argv) {

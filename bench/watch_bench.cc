@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "bench/reference_scene.h"
+#include "bench/stats.h"
 #include "scene/scene.h"
 #include "watch/watch_dispatcher.h"
 #include "watch/watcher.h"
@@ -42,11 +43,6 @@ double CpuSeconds(clockid_t clock) {
   timespec t{};
   clock_gettime(clock, &t);
   return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
-}
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
 }
 
 std::vector<FenceSpec> MakeFences(int count, float side, float offset) {

@@ -35,6 +35,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/stats.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "collide/v1/collide.grpc.pb.h"
@@ -65,12 +66,6 @@ struct Config {
 constexpr float kSide = 100.0f;
 
 double Ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
-
-double Percentile(std::vector<double> v, double p) {
-  if (v.empty()) return 0.0;
-  std::sort(v.begin(), v.end());
-  return v[static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5)];
-}
 
 // The server's resident memory in MiB (VmRSS of /proc/<pid>/status), or -1.
 double RssMiB(int pid) {

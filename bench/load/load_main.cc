@@ -50,6 +50,7 @@
 #include "bench/load/echo.grpc.pb.h"
 #include "bench/load/latency_histogram.h"
 #include "bench/reference_scene.h"
+#include "bench/stats.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "collide/v1/collide.grpc.pb.h"
@@ -86,14 +87,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using bench::LatencyHistogram;
+using bench::Median;
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t m = v.size() / 2;
-  return v.empty() ? 0 : v.size() % 2 ? v[m] : 0.5 * (v[m - 1] + v[m]);
-}
 
 // ---------------------------------------------------------------------------------------------
 // Starting the server.
