@@ -1,6 +1,6 @@
 // collide-echo-server: the Echo service of echo.proto, the transport ceiling for collide-load.
 // The same gRPC set-up as collide-server (callback API, ServerBuilder defaults, the same maximum
-// message size and server transport arguments), answering at once with messages of the sizes
+// message size), answering at once with messages of the sizes
 // collide's answers have.
 //
 //   collide-echo-server [--address=127.0.0.1:0] [--port_file=PATH]
@@ -20,7 +20,6 @@
 #include "absl/strings/match.h"
 #include "bench/load/echo.grpc.pb.h"
 #include "grpcpp/server_builder.h"
-#include "server/transport_options.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:0", "listen address; port 0 picks a free port");
 ABSL_FLAG(std::string, port_file, "", "when set, the bound port is written here once serving");
@@ -146,7 +145,6 @@ int Main(int argc, char** argv) {
   int port = 0;
   builder.AddListeningPort(absl::GetFlag(FLAGS_address), grpc::InsecureServerCredentials(), &port);
   builder.SetMaxReceiveMessageSize(absl::GetFlag(FLAGS_max_message_bytes));
-  ApplyServerTransportOptions(&builder);
   builder.RegisterService(&service);
   std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
   if (server == nullptr || port == 0) {

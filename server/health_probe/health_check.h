@@ -23,13 +23,14 @@ enum class ServingStatus : int {
 /// "UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN", or "status N" for another value.
 std::string ServingStatusName(ServingStatus status);
 
-/// The serialized grpc.health.v1.HealthCheckRequest for `service` (field 1, a string; the empty
-/// name, the whole server, is the empty message). The messages are encoded by hand: Debian's
-/// gRPC ships no health.proto, and two one-field messages do not need one.
+/// The serialized grpc.health.v1.HealthCheckRequest for `service` (the empty name, the whole
+/// server, is the empty message); the messages are generated from
+/// proto/grpc/health/v1/health.proto.
 std::string EncodeHealthCheckRequest(absl::string_view service);
 
 /// The status field of a serialized grpc.health.v1.HealthCheckResponse (absent: UNKNOWN).
-/// Unknown fields are skipped; DATA_LOSS when the bytes are not a well-formed message.
+/// Unknown fields are skipped; DATA_LOSS when the bytes are not a well-formed message or the
+/// status is not a varint.
 absl::StatusOr<ServingStatus> DecodeHealthCheckResponse(absl::string_view bytes);
 
 /// Calls grpc.health.v1.Health/Check for `service` ("" = the whole server) on `channel`, waiting

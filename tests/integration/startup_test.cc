@@ -2,7 +2,7 @@
 // service (no token needed), refusal of a non-loopback address without a token file, and
 // refusal of bad flags.
 
-#include <future>
+#include <chrono>
 #include <memory>
 #include <string>
 
@@ -10,47 +10,27 @@
 #include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
-#include "grpcpp/generic/generic_stub.h"
-#include "grpcpp/support/byte_buffer.h"
+#include "grpc/health/v1/health.grpc.pb.h"
+#include "grpc/health/v1/health.pb.h"
+#include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "integration/test_util.h"
 
 namespace collide::integration {
 namespace {
 
-// grpc.health.v1.HealthCheckResponse.ServingStatus.
-constexpr int kServing = 1;
-
-// Calls grpc.health.v1.Health/Check for `service` (encoded by hand: field 1, a string) and
-// returns the status field of the answer.
-absl::StatusOr<int> HealthCheck(const std::shared_ptr<grpc::Channel>& channel,
-                                const std::string& service) {
-  std::string request;
-  if (!service.empty()) {
-    request = absl::StrCat(std::string(1, '\x0a'),
-                           std::string(1, static_cast<char>(service.size())), service);
-  }
-  grpc::Slice slice(request);
-  grpc::ByteBuffer request_buffer(&slice, 1);
-  grpc::ByteBuffer response_buffer;
+// Calls grpc.health.v1.Health/Check for `service` and returns the status field of the answer.
+absl::StatusOr<grpc::health::v1::HealthCheckResponse::ServingStatus> HealthCheck(
+    const std::shared_ptr<grpc::Channel>& channel, const std::string& service) {
+  grpc::health::v1::HealthCheckRequest request;
+  request.set_service(service);
+  grpc::health::v1::HealthCheckResponse response;
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
-  grpc::GenericStub stub(channel);
-  std::promise<grpc::Status> done;
-  stub.UnaryCall(&context, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request_buffer,
-                 &response_buffer, [&](grpc::Status status) { done.set_value(status); });
-  grpc::Status status = done.get_future().get();
+  const grpc::Status status =
+      grpc::health::v1::Health::NewStub(channel)->Check(&context, request, &response);
   if (!status.ok()) return client::FromGrpcStatus(status);
-  grpc::Slice answer;
-  if (!response_buffer.TrySingleSlice(&answer).ok() &&
-      !response_buffer.DumpToSingleSlice(&answer).ok()) {
-    return absl::DataLossError("health: unreadable answer");
-  }
-  std::string bytes(reinterpret_cast<const char*>(answer.begin()), answer.size());
-  // An empty message is status 0 (UNKNOWN); otherwise field 1 as a one-byte varint.
-  if (bytes.empty()) return 0;
-  if (bytes.size() != 2 || bytes[0] != '\x08') return absl::DataLossError("health: unexpected");
-  return static_cast<int>(bytes[1]);
+  return response.status();
 }
 
 TEST(Startup, ThePortFileAndTheFirstStdoutLineNameTheBoundPort) {
@@ -75,10 +55,10 @@ TEST(Startup, TheHealthServiceAnswersWithoutAToken) {
   EXPECT_TRUE(HasError(client->ListScenes().status(), absl::StatusCode::kUnauthenticated, ""));
   auto overall = HealthCheck(client->channel(), "");
   ASSERT_TRUE(IsOk(overall));
-  EXPECT_EQ(*overall, kServing);
+  EXPECT_EQ(*overall, grpc::health::v1::HealthCheckResponse::SERVING);
   auto service = HealthCheck(client->channel(), "collide.v1.Collide");
   ASSERT_TRUE(IsOk(service));
-  EXPECT_EQ(*service, kServing);
+  EXPECT_EQ(*service, grpc::health::v1::HealthCheckResponse::SERVING);
 }
 
 TEST(Startup, ANonLoopbackAddressNeedsATokenFileOrAllowInsecureRemote) {

@@ -1,6 +1,6 @@
-// The health probe's hand-encoded grpc.health.v1 messages, checked against protobuf's own
-// encoding of the same message definitions (built at run time from a descriptor, so the
-// oracle is the protobuf library, not our encoder).
+// The health probe's grpc.health.v1 messages (generated from proto/grpc/health/v1/health.proto),
+// checked against protobuf's encoding of the published message definitions (built at run time
+// from a descriptor, so the oracle is independent of our .proto file).
 
 #include "server/health_probe/health_check.h"
 
