@@ -46,50 +46,60 @@ ABSL_FLAG(std::string, tls_cert, "", "PEM certificate chain: serve TLS (with --t
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls_cert.");
 ABSL_FLAG(std::string, tls_ca, "", "PEM CA certificates: require and verify client certificates.");
 ABSL_FLAG(int, max_message_bytes, 16777216, "gRPC max receive message size, in bytes.");
-ABSL_FLAG(uint32_t, max_batch_ops, 100000,
-          "Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or "
-          "GetBodies.");
-ABSL_FLAG(uint32_t, max_queries_per_batch, 10000, "Queries per QueryBatch.");
-ABSL_FLAG(uint32_t, max_scenes, 1024, "The most scenes the server holds.");
-ABSL_FLAG(uint32_t, max_bodies_per_scene, 10000000,
-          "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).");
-ABSL_FLAG(uint32_t, max_hits, 4096, "Max max_hits per query.");
-ABSL_FLAG(uint32_t, max_excluded_ids, 64, "Max Filter.excluded_ids length.");
-ABSL_FLAG(uint32_t, max_answer_bytes, 16777216,
-          "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose "
-          "largest possible answer is larger (59 bytes per hit its queries' max_hits allow, at "
-          "least 1051 per query, plus 11) is refused with RESOURCE_EXHAUSTED before it runs. A "
-          "client that stops reading costs the server at most one answer per stream.");
-ABSL_FLAG(uint32_t, max_version_wait_ms, 10000,
-          "The longest a query with a min_version waits for its scene to reach it (ms; also "
-          "bounded by the call's deadline); then DEADLINE_EXCEEDED.");
-ABSL_FLAG(uint32_t, max_inflight_per_stream, 64,
-          "Batches read but not yet answered, per stream (then the server stops reading).");
+
+// The ServiceLimits fields set by a flag of the same name (server/service_options.h has each
+// default): X(type, name, help) each.
+#define COLLIDE_LIMIT_FLAGS(X)                                                               \
+  X(uint32_t, max_batch_ops,                                                                 \
+    "Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or "        \
+    "GetBodies.")                                                                            \
+  X(uint32_t, max_queries_per_batch, "Queries per QueryBatch.")                              \
+  X(uint32_t, max_scenes, "The most scenes the server holds.")                               \
+  X(uint32_t, max_bodies_per_scene,                                                          \
+    "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000).")         \
+  X(uint32_t, max_hits, "Max max_hits per query.")                                           \
+  X(uint32_t, max_excluded_ids, "Max Filter.excluded_ids length.")                           \
+  X(uint32_t, max_answer_bytes,                                                              \
+    "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose "    \
+    "largest possible answer is larger (59 bytes per hit its queries' max_hits allow, at "   \
+    "least 1051 per query, plus 11) is refused with RESOURCE_EXHAUSTED before it runs. A "   \
+    "client that stops reading costs the server at most one answer per stream.")             \
+  X(uint32_t, max_version_wait_ms,                                                           \
+    "The longest a query with a min_version waits for its scene to reach it (ms; also "      \
+    "bounded by the call's deadline); then DEADLINE_EXCEEDED.")                              \
+  X(uint32_t, max_inflight_per_stream,                                                       \
+    "Batches read but not yet answered, per stream (then the server stops reading).")        \
+  X(uint32_t, max_streams,                                                                   \
+    "The most UpdateStream + QueryStream + Watch calls open at once on the server (then a "  \
+    "new stream ends at once with RESOURCE_EXHAUSTED).")                                     \
+  X(uint32_t, max_watch_streams,                                                             \
+    "The most Watch calls open at once (they count toward --max_streams too; then a new "    \
+    "Watch ends at once with RESOURCE_EXHAUSTED; 0: no Watch).")                             \
+  X(uint32_t, max_watch_fences,                                                              \
+    "Fences plus contact watches over all live watches (then a new Watch ends at once with " \
+    "RESOURCE_EXHAUSTED).")                                                                  \
+  X(uint32_t, max_watch_contents,                                                            \
+    "Entries all live watches may hold: 1 per body inside a fence, 2 + 2 per contact watch " \
+    "for each overlapping pair, 1 per candidate pair of a batch being evaluated (a watch "   \
+    "that would pass it ends with RESOURCE_EXHAUSTED).")                                     \
+  X(uint64_t, max_watch_queued_bytes,                                                        \
+    "Bytes of updates queued for all watchers together (an update that does not fit "        \
+    "replaces its watcher's queue by a resync snapshot).")                                   \
+  X(uint64_t, max_watch_backlog_bytes,                                                       \
+    "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a " \
+    "batch that does not fit makes its scene's watchers resync).")                           \
+  X(uint32_t, stream_stall_timeout_ms,                                                       \
+    "A stream whose answer cannot be written for this long (its client stopped reading) "    \
+    "ends with RESOURCE_EXHAUSTED (ms; 0: never).")
+
+#define COLLIDE_DEFINE_LIMIT_FLAG(type, name, help) \
+  ABSL_FLAG(type, name, collide::ServiceLimits{}.name, help);
+COLLIDE_LIMIT_FLAGS(COLLIDE_DEFINE_LIMIT_FLAG)
+#undef COLLIDE_DEFINE_LIMIT_FLAG
+
 ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
-ABSL_FLAG(uint32_t, max_streams, 10000,
-          "The most UpdateStream + QueryStream + Watch calls open at once on the server (then a "
-          "new stream ends at once with RESOURCE_EXHAUSTED).");
-ABSL_FLAG(uint32_t, max_watch_streams, 1000,
-          "The most Watch calls open at once (they count toward --max_streams too; then a new "
-          "Watch ends at once with RESOURCE_EXHAUSTED; 0: no Watch).");
-ABSL_FLAG(uint32_t, max_watch_fences, 200000,
-          "Fences plus contact watches over all live watches (then a new Watch ends at once with "
-          "RESOURCE_EXHAUSTED).");
-ABSL_FLAG(uint32_t, max_watch_contents, 4000000,
-          "Entries all live watches may hold: 1 per body inside a fence, 2 + 2 per contact watch "
-          "for each overlapping pair, 1 per candidate pair of a batch being evaluated (a watch "
-          "that would pass it ends with RESOURCE_EXHAUSTED).");
-ABSL_FLAG(uint64_t, max_watch_queued_bytes, 134217728,
-          "Bytes of updates queued for all watchers together (an update that does not fit "
-          "replaces its watcher's queue by a resync snapshot).");
-ABSL_FLAG(uint64_t, max_watch_backlog_bytes, 67108864,
-          "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a "
-          "batch that does not fit makes its scene's watchers resync).");
 ABSL_FLAG(uint32_t, watch_threads, 2,
           "Threads that evaluate watches, away from the writers (1 to 64).");
-ABSL_FLAG(uint32_t, stream_stall_timeout_ms, 30000,
-          "A stream whose answer cannot be written for this long (its client stopped reading) "
-          "ends with RESOURCE_EXHAUSTED (ms; 0: never).");
 ABSL_FLAG(int, max_metadata_bytes, 16384,
           "The largest request metadata of a call (per entry, name + value + 32), in bytes; a "
           "call over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it "
@@ -165,22 +175,9 @@ int Main() {
   options.max_streams_per_connection = absl::GetFlag(FLAGS_max_streams_per_connection);
   options.drain_timeout = std::chrono::milliseconds(absl::GetFlag(FLAGS_drain_timeout_ms));
   ServiceLimits& limits = options.limits;
-  limits.max_batch_ops = absl::GetFlag(FLAGS_max_batch_ops);
-  limits.max_queries_per_batch = absl::GetFlag(FLAGS_max_queries_per_batch);
-  limits.max_scenes = absl::GetFlag(FLAGS_max_scenes);
-  limits.max_bodies_per_scene = absl::GetFlag(FLAGS_max_bodies_per_scene);
-  limits.max_hits = absl::GetFlag(FLAGS_max_hits);
-  limits.max_excluded_ids = absl::GetFlag(FLAGS_max_excluded_ids);
-  limits.max_answer_bytes = absl::GetFlag(FLAGS_max_answer_bytes);
-  limits.max_inflight_per_stream = absl::GetFlag(FLAGS_max_inflight_per_stream);
-  limits.max_version_wait_ms = absl::GetFlag(FLAGS_max_version_wait_ms);
-  limits.max_streams = absl::GetFlag(FLAGS_max_streams);
-  limits.stream_stall_timeout_ms = absl::GetFlag(FLAGS_stream_stall_timeout_ms);
-  limits.max_watch_streams = absl::GetFlag(FLAGS_max_watch_streams);
-  limits.max_watch_fences = absl::GetFlag(FLAGS_max_watch_fences);
-  limits.max_watch_contents = absl::GetFlag(FLAGS_max_watch_contents);
-  limits.max_watch_queued_bytes = absl::GetFlag(FLAGS_max_watch_queued_bytes);
-  limits.max_watch_backlog_bytes = absl::GetFlag(FLAGS_max_watch_backlog_bytes);
+#define COLLIDE_SET_LIMIT(type, name, help) limits.name = absl::GetFlag(FLAGS_##name);
+  COLLIDE_LIMIT_FLAGS(COLLIDE_SET_LIMIT)
+#undef COLLIDE_SET_LIMIT
   options.watch_threads = absl::GetFlag(FLAGS_watch_threads);
   if (options.watch_threads == 0 || options.watch_threads > kMaxWatchThreads) {
     spdlog::error("--watch_threads: must be 1 to {}", kMaxWatchThreads);

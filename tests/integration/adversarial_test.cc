@@ -909,6 +909,21 @@ TEST_F(MalformedTest, AQueryStreamEndsWithInvalidArgumentAtACorruptMessage) {
 // ---------------------------------------------------------------------------------------------
 // Compressed requests.
 
+// Opens `method` (its full name) as a raw stream whose messages are compressed with
+// `algorithm`, writes `message`, closes the writes and returns how the stream ended.
+grpc::Status SendCompressedOnStream(const std::shared_ptr<grpc::Channel>& channel,
+                                    const std::string& method, const std::string& message,
+                                    grpc_compression_algorithm algorithm,
+                                    std::chrono::seconds deadline) {
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + deadline);
+  context.set_compression_algorithm(algorithm);
+  RawStream stream(channel, method, &context);
+  stream.Write(message);
+  stream.WritesDone();
+  return stream.Finish();
+}
+
 TEST(Compression, ACompressedRequestIsRefusedBeforeItIsInflated) {
   auto server = ServerProcess::Start();
   ASSERT_TRUE(IsOk(server));
@@ -928,13 +943,9 @@ TEST(Compression, ACompressedRequestIsRefusedBeforeItIsInflated) {
     EXPECT_TRUE(absl::StrContains(status.error_message(), "gzip")) << status.error_message();
   }
   {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
-    context.set_compression_algorithm(GRPC_COMPRESS_DEFLATE);
-    RawStream stream(channel, "/collide.v1.Collide/UpdateStream", &context);
-    stream.Write(zeros);
-    stream.WritesDone();
-    const grpc::Status status = stream.Finish();
+    const grpc::Status status =
+        SendCompressedOnStream(channel, "/collide.v1.Collide/UpdateStream", zeros,
+                               GRPC_COMPRESS_DEFLATE, std::chrono::seconds(30));
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED);
     EXPECT_TRUE(absl::StrContains(status.error_message(), "deflate")) << status.error_message();
   }
@@ -972,13 +983,9 @@ TEST(Compression, EveryRpcAndStreamRefusesACompressedMessage) {
         << method << ": " << status.error_message();
   }
   for (const char* method : {"UpdateStream", "QueryStream", "Watch"}) {
-    grpc::ClientContext context;
-    context.set_deadline(std::chrono::system_clock::now() + kCallDeadline);
-    context.set_compression_algorithm(GRPC_COMPRESS_GZIP);
-    RawStream stream(channel, absl::StrCat("/collide.v1.Collide/", method), &context);
-    stream.Write(zeros);
-    stream.WritesDone();
-    const grpc::Status status = stream.Finish();
+    const grpc::Status status =
+        SendCompressedOnStream(channel, absl::StrCat("/collide.v1.Collide/", method), zeros,
+                               GRPC_COMPRESS_GZIP, kCallDeadline);
     EXPECT_EQ(status.error_code(), grpc::StatusCode::UNIMPLEMENTED) << method;
     EXPECT_TRUE(absl::StrContains(status.error_message(), "gzip"))
         << method << ": " << status.error_message();

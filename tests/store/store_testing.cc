@@ -14,6 +14,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "geom/same_shape.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/store_files.h"
@@ -72,23 +73,6 @@ uint64_t DirectoryBytes(const std::string& dir) {
   return total;
 }
 
-namespace {
-
-bool SameShape(const Shape& a, const Shape& b) {
-  if (a.type != b.type) return false;
-  switch (a.type) {
-    case ShapeType::kSphere:
-      return a.sphere.radius == b.sphere.radius;
-    case ShapeType::kBox:
-      return a.box.half_extents == b.box.half_extents;
-    case ShapeType::kCapsule:
-      return a.capsule.radius == b.capsule.radius && a.capsule.half_height == b.capsule.half_height;
-  }
-  return false;
-}
-
-}  // namespace
-
 ::testing::AssertionResult SameState(const SceneState& actual, const SceneState& expected) {
   if (actual.version != expected.version) {
     return ::testing::AssertionFailure()
@@ -104,7 +88,7 @@ bool SameShape(const Shape& a, const Shape& b) {
   for (size_t i = 0; i < actual.bodies.size(); ++i) {
     const BodyState& a = actual.bodies[i];
     const BodyState& e = expected.bodies[i];
-    if (a.id != e.id || !SameShape(a.shape, e.shape) || !(a.pose == e.pose) ||
+    if (a.id != e.id || !testing::SameShape(a.shape, e.shape) || !(a.pose == e.pose) ||
         a.category != e.category || a.mask != e.mask || a.kind != e.kind ||
         a.user_data != e.user_data) {
       return ::testing::AssertionFailure()

@@ -9,25 +9,13 @@
 #include <random>
 #include <vector>
 
+#include "geom/same_shape.h"
 #include "gtest/gtest.h"
 #include "scene/scene.h"
 #include "watch/watch_test_util.h"
 
 namespace collide {
 namespace {
-
-bool SameShape(const Shape& a, const Shape& b) {
-  if (a.type != b.type) return false;
-  switch (a.type) {
-    case ShapeType::kSphere:
-      return a.sphere.radius == b.sphere.radius;
-    case ShapeType::kBox:
-      return a.box.half_extents == b.box.half_extents;
-    case ShapeType::kCapsule:
-      return a.capsule.radius == b.capsule.radius && a.capsule.half_height == b.capsule.half_height;
-  }
-  return false;
-}
 
 // Copies every applied batch's records, as a watch hub receives them.
 class Recorder final : public SceneObserver {
@@ -56,7 +44,7 @@ void ExpectSame(const SceneMirror& mirror, const Scene& scene, uint32_t seed, in
     for (const BodyState& want : state.bodies) {
       const Body* got = view.find_body(want.id);
       ASSERT_NE(got, nullptr) << "seed " << seed << " step " << step << " body " << want.id;
-      EXPECT_TRUE(SameShape(got->shape, want.shape)) << "body " << want.id;
+      EXPECT_TRUE(testing::SameShape(got->shape, want.shape)) << "body " << want.id;
       EXPECT_EQ(got->pose, want.pose) << "body " << want.id;
       EXPECT_EQ(got->category, want.category) << "body " << want.id;
       EXPECT_EQ(got->mask, want.mask) << "body " << want.id;
