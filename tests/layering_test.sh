@@ -47,5 +47,14 @@ check src/scene base geom bvh query history scene absl
 # The watch layer (standing queries) sits on the scene layer.
 check src/watch base geom bvh query history scene watch absl
 check src/store base geom bvh query history scene store absl collide/v1 google/protobuf
+# A layer's internal/ headers are its own: no file outside the layer's folder includes them.
+for layer in geom bvh; do
+  while IFS= read -r line; do
+    echo "layering: ${line%%:*} includes ${layer}/internal/, private to src/${layer}"
+    status=1
+  done < <(grep -rnE "^[[:space:]]*#[[:space:]]*include[[:space:]]*\"${layer}/internal/" "$root" \
+             --include='*.h' --include='*.cc' --exclude-dir=build --exclude-dir='build-*' \
+             --exclude-dir=.git --exclude-dir=node_modules | grep -v "^$root/src/${layer}/")
+done
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

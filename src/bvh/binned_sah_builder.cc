@@ -1,4 +1,4 @@
-#include "bvh/binned_sah_builder.h"
+#include "bvh/internal/binned_sah_builder.h"
 
 #include <algorithm>
 #include <cassert>

@@ -8,8 +8,8 @@
 #include <span>
 #include <vector>
 
-#include "bvh/binned_sah_builder.h"
-#include "bvh/traversal_stack.h"
+#include "bvh/internal/binned_sah_builder.h"
+#include "bvh/internal/traversal_stack.h"
 #include "bvh/wide_tree.h"
 #include "geom/aabb.h"
 #include "geom/vec3.h"

@@ -11,7 +11,7 @@
 #include <emmintrin.h>
 #endif
 
-#include "bvh/traversal_stack.h"
+#include "bvh/internal/traversal_stack.h"
 #include "geom/aabb.h"
 #include "geom/vec3.h"
 

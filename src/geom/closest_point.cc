@@ -3,7 +3,7 @@
 #include <cassert>
 #include <cmath>
 
-#include "geom/segment.h"
+#include "geom/internal/segment.h"
 
 namespace collide {
 

@@ -4,10 +4,10 @@
 #include <cmath>
 #include <limits>
 
-#include "geom/box_sat.h"
-#include "geom/round_pair.h"
-#include "geom/segment.h"
-#include "geom/shape_access.h"
+#include "geom/internal/box_sat.h"
+#include "geom/internal/round_pair.h"
+#include "geom/internal/segment.h"
+#include "geom/internal/shape_access.h"
 
 namespace collide {
 namespace {

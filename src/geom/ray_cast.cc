@@ -1,6 +1,6 @@
 #include "geom/ray_cast.h"
 
-#include "geom/cast_kernels.h"
+#include "geom/internal/cast_kernels.h"
 
 namespace collide {
 namespace {

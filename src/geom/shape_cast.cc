@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "geom/box_sat.h"
+#include "geom/internal/box_sat.h"
 #include "geom/closest_point.h"
 #include "geom/penetration.h"
-#include "geom/round_pair.h"
-#include "geom/segment.h"
+#include "geom/internal/round_pair.h"
+#include "geom/internal/segment.h"
 
 namespace collide {
 namespace {

@@ -2,7 +2,7 @@
 
 #include <cassert>
 
-#include "geom/cast_kernels.h"
+#include "geom/internal/cast_kernels.h"
 #include "geom/closest_point.h"
 #include "geom/ray_cast.h"
 

@@ -5,7 +5,7 @@
 // of the public API.
 
 #include "geom/pose.h"
-#include "geom/segment.h"
+#include "geom/internal/segment.h"
 #include "geom/shapes.h"
 #include "geom/vec3.h"
 

@@ -1,0 +1,42 @@
+#pragma once
+
+// collide-load's workload: the query kinds, the messages it sends and their conversion from the
+// reference scene's geometry.
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collide/v1/collide.pb.h"
+#include "geom/cast.h"
+#include "geom/shapes.h"
+#include "geom/vec3.h"
+
+namespace collide::load {
+
+/// The kinds of query a workload mixes.
+enum class Kind { kRay, kSphere, kOverlap };
+
+/// The messages of one run: the scene's name, the query batches (stream workloads), one query
+/// per reference ray (unary calls) and the update batches (ingest).
+struct Workload {
+  std::string scene;
+  std::vector<v1::QueryBatch> query_batches;
+  std::vector<v1::Query> queries;  // one per ray, for unary calls
+  std::vector<v1::UpdateBatch> update_batches;
+};
+
+/// `v` as a message.
+v1::Vec3 ToProto(const Vec3& v);
+/// `s` as a message.
+v1::Shape ToProto(const Shape& s);
+
+/// The query kinds in proportion to `mix` (--query_mix: `kind:weight,...`, kinds ray, sphere and
+/// overlap), 64 entries to cycle through, shuffled with a fixed seed.
+std::vector<Kind> ParseMix(const std::string& mix);
+
+/// The query `id` of `kind` along `r`: a raycast, a sphere cast of radius 0.5 or an overlap of a
+/// sphere of radius 2 at the ray's origin.
+v1::Query MakeQuery(uint64_t id, Kind kind, const Ray& r);
+
+}  // namespace collide::load

@@ -1,0 +1,214 @@
+// DynamicTree's statistics (height, memory, SAH cost) and the structural checks of both forms
+// for tests (Validate, ValidateWide).
+#include <algorithm>
+#include <cassert>
+#include <cmath>
+#include <vector>
+
+#include "bvh/dynamic_tree.h"
+
+namespace collide {
+
+// ---------------------------------------------------------------------------------------------
+// Statistics and validation.
+
+int DynamicTree::Height() const {
+  if (root_ == kNullRef || IsLeafRef(root_)) return 0;
+  return info_[root_].height;
+}
+
+size_t DynamicTree::MemoryBytes() const {
+  return sizeof(*this) + nodes_.capacity() * sizeof(Node) + info_.capacity() * sizeof(NodeInfo) +
+         leaf_box_.capacity() * sizeof(Aabb) + leaf_user_.capacity() * sizeof(uint32_t) +
+         leaf_category_.capacity() * sizeof(uint32_t) + leaf_parent_.capacity() * sizeof(int32_t) +
+         builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
+         item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
+         scratch_.capacity() * sizeof(int32_t) + wide_.MemoryBytes();
+}
+
+float DynamicTree::SahCost() const {
+  if (root_ == kNullRef) return 0.0f;
+  const double root_area = HalfArea(RootBox());
+  if (!(root_area > 0.0)) return 1.0f;
+  // Every box below the root is stored once, in its parent's slot.
+  double sum = root_area;
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (info_[i].height < 0) continue;
+    sum += HalfArea(nodes_[i].box[0]);
+    sum += HalfArea(nodes_[i].box[1]);
+  }
+  return static_cast<float>(sum / root_area);
+}
+
+bool DynamicTree::Validate(const char** why) const {
+  auto fail = [why](const char* reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  if (nodes_.size() != info_.size()) return fail("node pool arrays differ in size");
+  const size_t leaf_capacity = leaf_parent_.size();
+  if (leaf_box_.size() != leaf_capacity || leaf_user_.size() != leaf_capacity ||
+      leaf_category_.size() != leaf_capacity) {
+    return fail("leaf pool arrays differ in size");
+  }
+
+  // Free lists: acyclic, marked free, and they account for every slot not in use.
+  int32_t free_nodes = 0;
+  for (int32_t i = free_node_; i != kNullNode; i = nodes_[i].child[0]) {
+    if (i < 0 || i >= static_cast<int32_t>(nodes_.size())) return fail("bad node free list link");
+    if (info_[i].height != -1) return fail("node on the free list not marked free");
+    if (++free_nodes > static_cast<int32_t>(nodes_.size())) return fail("node free list cycles");
+  }
+  if (free_nodes + node_count_ != static_cast<int32_t>(nodes_.size())) {
+    return fail("node count + free nodes != pool size");
+  }
+  int32_t free_leaves = 0;
+  for (int32_t i = free_leaf_; i != kNullProxy; i = static_cast<int32_t>(leaf_user_[i])) {
+    if (i < 0 || i >= static_cast<int32_t>(leaf_capacity)) return fail("bad leaf free list link");
+    if (leaf_parent_[i] != kFreeLeaf) return fail("leaf on the free list not marked free");
+    if (++free_leaves > static_cast<int32_t>(leaf_capacity)) return fail("leaf free list cycles");
+  }
+  if (free_leaves + proxy_count_ != static_cast<int32_t>(leaf_capacity)) {
+    return fail("proxy count + free leaves != pool size");
+  }
+
+  if (root_ == kNullRef) {
+    if (proxy_count_ != 0 || node_count_ != 0) return fail("empty root but proxies remain");
+    return true;
+  }
+  if (node_count_ != proxy_count_ - 1) return fail("internal nodes != proxies - 1");
+  if (IsLeafRef(root_)) {
+    int32_t proxy = ProxyOf(root_);
+    if (proxy >= static_cast<int32_t>(leaf_capacity) || leaf_parent_[proxy] != kNullNode) {
+      return fail("root leaf has a parent");
+    }
+    return true;
+  }
+  if (info_[root_].parent != kNullNode) return fail("root has a parent");
+
+  // Walk the tree without recursion (degenerate trees are as deep as they are long).
+  std::vector<uint8_t> seen_node(nodes_.size(), 0);
+  std::vector<uint8_t> seen_leaf(leaf_capacity, 0);
+  std::vector<int32_t> stack{root_};
+  int32_t nodes_reached = 0;
+  int32_t leaves_reached = 0;
+  while (!stack.empty()) {
+    const int32_t index = stack.back();
+    stack.pop_back();
+    if (index < 0 || index >= static_cast<int32_t>(nodes_.size())) return fail("bad node index");
+    if (seen_node[index]) return fail("node reached twice");
+    seen_node[index] = 1;
+    ++nodes_reached;
+    const NodeInfo& info = info_[index];
+    if (info.height < 1) return fail("reachable node marked free");
+    const Node& n = nodes_[index];
+    if (n.child[0] == n.child[1]) return fail("both children are the same");
+    int32_t height = 0;
+    for (int c = 0; c < 2; ++c) {
+      const int32_t child = n.child[c];
+      const Aabb& box = n.box[c];
+      if (!(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z)) {
+        return fail("inverted child box");
+      }
+      if (IsLeafRef(child)) {
+        const int32_t proxy = ProxyOf(child);
+        if (child == kNullRef || proxy >= static_cast<int32_t>(leaf_capacity)) {
+          return fail("bad leaf reference");
+        }
+        if (seen_leaf[proxy]) return fail("leaf reached twice");
+        seen_leaf[proxy] = 1;
+        ++leaves_reached;
+        if (leaf_parent_[proxy] != index) return fail("leaf parent link broken");
+        if (!(box == leaf_box_[proxy])) return fail("leaf slot box differs from the fat box");
+        if (n.category[c] != leaf_category_[proxy]) return fail("leaf slot category differs");
+      } else {
+        if (child >= static_cast<int32_t>(nodes_.size())) return fail("bad child index");
+        const NodeInfo& ci = info_[child];
+        if (ci.parent != index) return fail("node parent link broken");
+        if (ci.height < 1) return fail("child node marked free");
+        if ((ci.flags & kEnlarged) && !(info.flags & kEnlarged)) {
+          return fail("marked node under an unmarked parent");
+        }
+        const Node& cn = nodes_[child];
+        const Aabb united = Union(cn.box[0], cn.box[1]);
+        if (!Contains(box, united)) return fail("child box not inside its parent's");
+        if (!(ci.flags & kEnlarged) && !(box == united)) {
+          return fail("unmarked node box is not the union of its children");
+        }
+        if (n.category[c] != (cn.category[0] | cn.category[1])) {
+          return fail("category union differs from the children's");
+        }
+        stack.push_back(child);
+      }
+      height = std::max(height, HeightOf(child));
+    }
+    if (info.height != height + 1) return fail("height differs from 1 + children's maximum");
+  }
+  if (nodes_reached != node_count_) return fail("unreachable internal nodes in use");
+  if (leaves_reached != proxy_count_) return fail("unreachable live leaves");
+  return ValidateWide(why);
+}
+
+bool DynamicTree::ValidateWide(const char** why) const {
+  auto fail = [why](const char* reason) {
+    if (why != nullptr) *why = reason;
+    return false;
+  };
+  if (!wide_current_) return true;
+  if (root_ == kNullRef || IsLeafRef(root_)) {
+    return wide_.HasRoot() ? fail("wide form has nodes for a tree without internal nodes") : true;
+  }
+  if (!wide_.HasRoot()) return fail("optimized tree without a wide root");
+  std::vector<uint8_t> seen_node(static_cast<size_t>(wide_.NodeCount()), 0);
+  std::vector<uint8_t> seen_leaf(leaf_parent_.size(), 0);
+  std::vector<int32_t> stack{wide_.root()};
+  int32_t leaves = 0;
+  while (!stack.empty()) {
+    const int32_t index = stack.back();
+    stack.pop_back();
+    if (index < 0 || index >= wide_.NodeCount()) return fail("bad wide node index");
+    if (seen_node[index]) return fail("wide node reached twice");
+    seen_node[index] = 1;
+    const WideTree::Node& n = wide_.node(index);
+    int used = 0;
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      const int32_t child = n.child[i];
+      const Aabb box{{n.min_x[i], n.min_y[i], n.min_z[i]}, {n.max_x[i], n.max_y[i], n.max_z[i]}};
+      if (child == kNullRef) {
+        if (n.category[i] != 0) return fail("unused wide slot with a category");
+        continue;
+      }
+      ++used;
+      if (IsLeafRef(child)) {
+        const int32_t proxy = ProxyOf(child);
+        if (proxy >= static_cast<int32_t>(leaf_parent_.size()) ||
+            leaf_parent_[proxy] == kFreeLeaf) {
+          return fail("wide leaf is not a live proxy");
+        }
+        if (seen_leaf[proxy]) return fail("wide leaf reached twice");
+        seen_leaf[proxy] = 1;
+        ++leaves;
+        if (!(box == leaf_box_[proxy])) return fail("wide leaf box differs from the fat box");
+        if (n.category[i] != leaf_category_[proxy]) return fail("wide leaf category differs");
+      } else {
+        if (child >= wide_.NodeCount()) return fail("bad wide child index");
+        const WideTree::Node& c = wide_.node(child);
+        uint32_t category = 0;
+        for (int k = 0; k < WideTree::kWidth; ++k) {
+          if (c.child[k] == kNullRef) continue;
+          const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
+                           {c.max_x[k], c.max_y[k], c.max_z[k]}};
+          if (!Contains(box, inner)) return fail("wide child box not inside its slot's box");
+          category |= c.category[k];
+        }
+        if (category != n.category[i]) return fail("wide category union differs");
+        stack.push_back(child);
+      }
+    }
+    if (used < 2) return fail("wide node with fewer than two children");
+  }
+  if (leaves != proxy_count_) return fail("wide form does not hold every leaf");
+  return true;
+}
+
+}  // namespace collide

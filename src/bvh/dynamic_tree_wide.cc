@@ -1,0 +1,193 @@
+// DynamicTree's 4-wide query form: collapsing the binary tree into a WideTree (Optimize,
+// CopyWide) and refitting it in place while only boxes change (RefitWide).
+#include <algorithm>
+#include <cassert>
+#include <utility>
+#include <vector>
+
+#include "bvh/dynamic_tree.h"
+
+namespace collide {
+
+// ---------------------------------------------------------------------------------------------
+// The 4-wide query form.
+
+void DynamicTree::Optimize() {
+  if (wide_current_) return;
+  if (wide_shape_current_ && wide_.HasRoot()) {
+    // Only boxes and categories changed since the 4-wide form was built: refit it.
+    RefitWide();
+    wide_current_ = true;
+    return;
+  }
+  wide_dirty_.clear();
+  wide_current_ = true;
+  wide_shape_current_ = false;
+  wide_leaf_at_.assign(leaf_parent_.size(), -1);
+  wide_parent_at_.clear();
+  Collapse(&wide_, &wide_leaf_at_, &wide_parent_at_);
+  wide_shape_current_ = wide_.HasRoot();
+}
+
+void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const {
+  if (wide_current_ && wide_shape_current_ && wide_.HasRoot()) {
+    *out = wide_;
+    if (parent_at != nullptr) *parent_at = wide_parent_at_;
+    return;
+  }
+  if (parent_at != nullptr) parent_at->clear();
+  Collapse(out, nullptr, parent_at);
+}
+
+void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
+                           std::vector<int32_t>* parent_at) const {
+  out->Clear();
+  if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
+  out->Reserve(static_cast<size_t>(node_count_ / 2 + 1));
+
+  // Leaves under each binary node (post-order over an explicit stack).
+  std::vector<int32_t> leaves(nodes_.size(), 0);
+  {
+    auto leaves_of = [&](int32_t ref) { return IsLeafRef(ref) ? 1 : leaves[ref]; };
+    std::vector<std::pair<int32_t, bool>> stack{{root_, false}};
+    while (!stack.empty()) {
+      auto [node, expanded] = stack.back();
+      stack.pop_back();
+      const Node& b = nodes_[node];
+      if (expanded) {
+        leaves[node] = leaves_of(b.child[0]) + leaves_of(b.child[1]);
+        continue;
+      }
+      stack.push_back({node, true});
+      for (int c = 0; c < 2; ++c) {
+        if (!IsLeafRef(b.child[c])) stack.push_back({b.child[c], false});
+      }
+    }
+  }
+
+  // Each wide node takes a binary node's two children and opens internal children into their
+  // two children while it has a free slot: first those of more than four leaves, the one of
+  // largest area first (the upper levels keep the binary tree's surface-area order); then one
+  // whose leaves all fit in the free slots (absorbed whole, it costs no node of its own). A
+  // child of at most four leaves that does not fit stays a child: it becomes one full node.
+  // Opening every child greedily instead leaves the bottom level with half-empty nodes
+  // whenever the binary depth is odd (about n/2 nodes instead of n/3). Nodes are written in
+  // preorder, the first child's subtree right after its parent.
+  struct Slot {
+    int32_t ref;
+    Aabb box;
+    uint32_t category;
+  };
+  struct Pending {
+    int32_t binary;
+    int32_t wide_parent;
+    int32_t slot;
+  };
+  std::vector<Pending> pending{{root_, -1, 0}};
+  while (!pending.empty()) {
+    const Pending p = pending.back();
+    pending.pop_back();
+    const int32_t w = out->AddNode();
+    if (p.wide_parent >= 0) out->node(p.wide_parent).child[p.slot] = w;
+    if (parent_at != nullptr) {
+      parent_at->push_back(p.wide_parent >= 0 ? p.wide_parent * WideTree::kWidth + p.slot : -1);
+    }
+
+    Slot slots[WideTree::kWidth];
+    const Node& b = nodes_[p.binary];
+    slots[0] = {b.child[0], b.box[0], b.category[0]};
+    slots[1] = {b.child[1], b.box[1], b.category[1]};
+    int count = 2;
+    while (count < WideTree::kWidth) {
+      int widest = -1;
+      float widest_area = -1.0f;
+      int absorbable = -1;
+      for (int i = 0; i < count; ++i) {
+        if (IsLeafRef(slots[i].ref)) continue;
+        const int32_t n = leaves[slots[i].ref];
+        if (n > WideTree::kWidth) {
+          float area = HalfArea(slots[i].box);
+          if (area > widest_area) {
+            widest_area = area;
+            widest = i;
+          }
+        } else if (absorbable < 0 && count - 1 + n <= WideTree::kWidth) {
+          absorbable = i;
+        }
+      }
+      if (widest < 0) widest = absorbable;
+      if (widest < 0) break;
+      const Node& open = nodes_[slots[widest].ref];
+      slots[count++] = {open.child[1], open.box[1], open.category[1]};
+      slots[widest] = {open.child[0], open.box[0], open.category[0]};
+    }
+
+    WideTree::Node& node = out->node(w);
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (i < count) {
+        node.Set(i, slots[i].ref, slots[i].box, slots[i].category);
+        if (leaf_at != nullptr && IsLeafRef(slots[i].ref))
+          (*leaf_at)[ProxyOf(slots[i].ref)] = w * WideTree::kWidth + i;
+      } else {
+        node.SetEmpty(i);
+      }
+    }
+    for (int i = count; i-- > 0;) {
+      if (!IsLeafRef(slots[i].ref)) pending.push_back({slots[i].ref, w, i});
+    }
+  }
+  out->SetRoot(0);
+}
+
+void DynamicTree::RefitWide() {
+  // A leaf slot takes its leaf's fat box and category; an internal slot the union of its child
+  // node's slots, which is exactly the box the binary tree holds for that subtree after Refit
+  // (unions of the same fat boxes). Nodes are laid out in preorder (parents before children), so
+  // taking marked nodes highest index first finishes every child before its parent.
+  wide_node_marked_.resize(static_cast<size_t>(wide_.NodeCount()), 0);
+  wide_node_queue_.clear();
+  auto mark = [&](int32_t w) {
+    if (!wide_node_marked_[w]) {
+      wide_node_marked_[w] = 1;
+      wide_node_queue_.push_back(w);
+      std::push_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    }
+  };
+  for (int32_t proxy : wide_dirty_) {
+    if (!IsLiveProxy(proxy)) continue;
+    const int32_t at = wide_leaf_at_[proxy];
+    assert(at >= 0);
+    const int32_t w = at / WideTree::kWidth;
+    WideTree::Node& node = wide_.node(w);
+    const int slot = at % WideTree::kWidth;
+    node.Set(slot, node.child[slot], leaf_box_[proxy], leaf_category_[proxy]);
+    mark(w);
+  }
+  wide_dirty_.clear();
+  while (!wide_node_queue_.empty()) {
+    std::pop_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    const int32_t w = wide_node_queue_.back();
+    wide_node_queue_.pop_back();
+    wide_node_marked_[w] = 0;
+    const int32_t up = wide_parent_at_[w];
+    if (up < 0) continue;
+    const WideTree::Node& node = wide_.node(w);
+    Aabb box;
+    uint32_t category = 0;
+    bool first = true;
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (node.child[i] == kNullRef) continue;
+      const Aabb slot{{node.min_x[i], node.min_y[i], node.min_z[i]},
+                      {node.max_x[i], node.max_y[i], node.max_z[i]}};
+      box = first ? slot : Union(box, slot);
+      first = false;
+      category |= node.category[i];
+    }
+    WideTree::Node& parent = wide_.node(up / WideTree::kWidth);
+    const int slot = up % WideTree::kWidth;
+    parent.Set(slot, parent.child[slot], box, category);
+    mark(up / WideTree::kWidth);
+  }
+}
+
+}  // namespace collide
