@@ -16,7 +16,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "collide/version.h"
-#include "server/memory_release.h"
+#include "server/infra/memory_release.h"
 #include "server/server.h"
 #include "server/service_options.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -111,7 +111,7 @@ namespace collide {
 namespace {
 
 // The smallest --max_answer_bytes: room for the answer to one MODE_ALL query of the default 64
-// hits (11 + 19 + 64 x 59 bytes, server/query_answer.h).
+// hits (11 + 19 + 64 x 59 bytes, server/convert/query_answer.h).
 constexpr uint32_t kMinAnswerBytes = 4096;
 
 // Writes `port` and a newline to `path` atomically (temp file + rename).

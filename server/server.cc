@@ -23,7 +23,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
-#include "server/metadata_limit.h"
+#include "server/infra/metadata_limit.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {

@@ -7,10 +7,10 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/server.h"
-#include "server/auth.h"
-#include "server/collide_service.h"
+#include "server/infra/auth.h"
+#include "server/infra/stream_registry.h"
+#include "server/rpc/collide_service.h"
 #include "server/service_options.h"
-#include "server/stream_registry.h"
 #include "store/database.h"
 #include "watch/watch_dispatcher.h"
 

@@ -1,9 +1,9 @@
 #pragma once
 
 #include "scene/scene_options.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
+#include "server/infra/stream_registry.h"
 #include "server/service_options.h"
-#include "server/stream_registry.h"
 #include "store/database.h"
 #include "watch/watch_dispatcher.h"
 

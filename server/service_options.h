@@ -23,7 +23,7 @@ struct ServiceLimits {
   /// The largest Query.max_hits accepted (0 asks for min(kDefaultMaxHits, this), query/batch.h).
   uint32_t max_hits = 4096;
   /// The most bytes one QueryStream answer may take, encoded. A batch whose largest possible
-  /// answer (MaxAnswer, server/query_answer.h: 59 bytes per hit its queries may return, at
+  /// answer (MaxAnswer, server/convert/query_answer.h: 59 bytes per hit its queries may return, at
   /// least 1,051 per query) is larger is refused before it runs: RESOURCE_EXHAUSTED `queries`.
   /// Bounds the memory a stream holds for a client that does not read. At most 2^31 - 1.
   uint32_t max_answer_bytes = 16 << 20;

@@ -18,9 +18,9 @@
 #include "absl/strings/match.h"
 #include "collide/v1/collide.pb.h"
 #include "fuzz/fuzz_scene.h"
-#include "server/query_convert.h"
-#include "server/scene_convert.h"
-#include "server/update_convert.h"
+#include "server/convert/query_convert.h"
+#include "server/convert/scene_convert.h"
+#include "server/convert/update_convert.h"
 #include "store/log_codec.h"
 
 namespace collide::fuzz {

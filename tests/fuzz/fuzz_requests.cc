@@ -18,10 +18,10 @@
 #include "fuzz/fuzz_scene.h"
 #include "query/batch.h"
 #include "scene/scene_query.h"
-#include "server/field_path.h"
-#include "server/query_convert.h"
-#include "server/scene_convert.h"
-#include "server/update_convert.h"
+#include "server/convert/field_path.h"
+#include "server/convert/query_convert.h"
+#include "server/convert/scene_convert.h"
+#include "server/convert/update_convert.h"
 
 namespace collide::fuzz {
 namespace {

@@ -139,8 +139,8 @@ TEST_F(LimitsTest,
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   auto stream = stub->QueryStream(&context);
-  // The largest answer of a batch (server/query_answer.h): 11 bytes + per query 19 + max(59 x
-  // its max_hits, 1,032). Two MODE_ALL queries of max_hits 0 (64 each): 11 + 2 x (19 + 3,776) =
+  // The largest answer of a batch (server/convert/query_answer.h): 11 bytes + per query 19 + max(59
+  // x its max_hits, 1,032). Two MODE_ALL queries of max_hits 0 (64 each): 11 + 2 x (19 + 3,776) =
   // 7,601 bytes, the server's limit exactly.
   v1::QueryBatch batch;
   batch.set_scene("arena");

@@ -63,7 +63,7 @@ constexpr uint64_t kCoreHitBytes = 48;
 // What the process's RSS may move by for reasons of its own (thread stacks, connection buffers,
 // pages of the allocator partly in use): the slack of every bound below.
 constexpr uint64_t kSlackBytes = 8 * kMiB;
-// Free memory the server may keep resident before it trims (server/memory_release.h).
+// Free memory the server may keep resident before it trims (server/infra/memory_release.h).
 constexpr uint64_t kTrimThresholdBytes = 16 * kMiB;
 
 // The scene: kBodies spheres, scattered so that every query below hits all of them, with ids of

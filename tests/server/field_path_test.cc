@@ -1,4 +1,4 @@
-#include "server/field_path.h"
+#include "server/convert/field_path.h"
 
 #include <gtest/gtest.h>
 

@@ -17,8 +17,8 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "server/rpc/version_wait.h"
 #include "server/server.h"
-#include "server/version_wait.h"
 
 namespace collide {
 namespace {

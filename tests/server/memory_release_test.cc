@@ -1,4 +1,4 @@
-#include "server/memory_release.h"
+#include "server/infra/memory_release.h"
 
 #include <gtest/gtest.h>
 

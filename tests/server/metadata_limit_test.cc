@@ -1,6 +1,6 @@
 // The per-call metadata check and the transport limit derived from --max_metadata_bytes.
 
-#include "server/metadata_limit.h"
+#include "server/infra/metadata_limit.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/query_answer.h"
+#include "server/convert/query_answer.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +12,7 @@
 #include "absl/strings/str_cat.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "grpcpp/support/slice.h"
-#include "server/status_convert.h"
+#include "server/convert/status_convert.h"
 
 namespace collide {
 namespace {

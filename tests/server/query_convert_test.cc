@@ -1,4 +1,4 @@
-#include "server/query_convert.h"
+#include "server/convert/query_convert.h"
 
 #include <gtest/gtest.h>
 

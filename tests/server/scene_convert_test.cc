@@ -1,4 +1,4 @@
-#include "server/scene_convert.h"
+#include "server/convert/scene_convert.h"
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The x-collide-scene header: how it is read from a call's metadata and checked against the
 // scene a request names.
 
-#include "server/scene_header.h"
+#include "server/infra/scene_header.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "server/update_convert.h"
+#include "server/convert/update_convert.h"
 
 #include <gtest/gtest.h>
 

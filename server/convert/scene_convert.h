@@ -6,7 +6,7 @@
 #include "scene/scene.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
-#include "server/field_path.h"
+#include "server/convert/field_path.h"
 #include "server/service_options.h"
 
 namespace collide {

@@ -1,4 +1,4 @@
-#include "server/geometry_convert.h"
+#include "server/convert/geometry_convert.h"
 
 #include <cmath>
 

@@ -1,4 +1,4 @@
-#include "server/memory_release.h"
+#include "server/infra/memory_release.h"
 
 #include <malloc.h>
 #include <time.h>

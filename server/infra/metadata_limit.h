@@ -3,7 +3,7 @@
 #include <cstdint>
 
 #include "absl/status/status.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
 
 namespace collide {
 

@@ -7,8 +7,8 @@
 #include "absl/status/status.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
-#include "server/status_convert.h"
-#include "server/wire_message.h"
+#include "server/convert/status_convert.h"
+#include "server/convert/wire_message.h"
 
 namespace collide {
 

@@ -1,4 +1,4 @@
-#include "server/query_stream.h"
+#include "server/rpc/query_stream.h"
 
 #include <cassert>
 #include <memory>
@@ -8,13 +8,13 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "scene/scene_query.h"
-#include "server/query_answer.h"
-#include "server/query_convert.h"
-#include "server/scene_header.h"
-#include "server/scratch_memory.h"
-#include "server/status_convert.h"
-#include "server/version_wait.h"
-#include "server/wire_message.h"
+#include "server/convert/query_answer.h"
+#include "server/convert/query_convert.h"
+#include "server/convert/status_convert.h"
+#include "server/convert/wire_message.h"
+#include "server/infra/scene_header.h"
+#include "server/infra/scratch_memory.h"
+#include "server/rpc/version_wait.h"
 
 namespace collide {
 namespace {

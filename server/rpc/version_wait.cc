@@ -1,4 +1,4 @@
-#include "server/version_wait.h"
+#include "server/rpc/version_wait.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "server/query_answer.h"
+#include "server/convert/query_answer.h"
 
 #include <algorithm>
 #include <vector>

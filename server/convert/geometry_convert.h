@@ -8,7 +8,7 @@
 #include "geom/pose.h"
 #include "geom/shapes.h"
 #include "geom/vec3.h"
-#include "server/field_path.h"
+#include "server/convert/field_path.h"
 
 namespace collide {
 

@@ -1,4 +1,4 @@
-#include "server/wire_message.h"
+#include "server/convert/wire_message.h"
 
 #include "absl/strings/str_cat.h"
 #include "grpcpp/impl/codegen/proto_utils.h"

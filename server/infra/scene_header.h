@@ -5,7 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
 
 namespace collide {
 

@@ -1,4 +1,4 @@
-#include "server/query_convert.h"
+#include "server/convert/query_convert.h"
 
 #include <algorithm>
 #include <cmath>
@@ -6,8 +6,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "server/geometry_convert.h"
-#include "server/scene_convert.h"
+#include "server/convert/geometry_convert.h"
+#include "server/convert/scene_convert.h"
 
 namespace collide {
 namespace {

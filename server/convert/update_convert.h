@@ -3,7 +3,7 @@
 #include "absl/status/status.h"
 #include "collide/v1/collide.pb.h"
 #include "scene/update_batch.h"
-#include "server/field_path.h"
+#include "server/convert/field_path.h"
 #include "server/service_options.h"
 
 namespace collide {

@@ -1,4 +1,4 @@
-#include "server/watch_stream.h"
+#include "server/rpc/watch_stream.h"
 
 #include <algorithm>
 #include <utility>
@@ -7,11 +7,11 @@
 #include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "server/field_path.h"
-#include "server/geometry_convert.h"
-#include "server/scene_convert.h"
-#include "server/status_convert.h"
-#include "server/wire_message.h"
+#include "server/convert/field_path.h"
+#include "server/convert/geometry_convert.h"
+#include "server/convert/scene_convert.h"
+#include "server/convert/status_convert.h"
+#include "server/convert/wire_message.h"
 
 namespace collide {
 namespace {

@@ -1,4 +1,4 @@
-#include "server/metadata_limit.h"
+#include "server/infra/metadata_limit.h"
 
 #include <algorithm>
 #include <cstdint>

@@ -1,10 +1,10 @@
-#include "server/update_convert.h"
+#include "server/convert/update_convert.h"
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "history/pose_history.h"
-#include "server/geometry_convert.h"
-#include "server/scene_convert.h"
+#include "server/convert/geometry_convert.h"
+#include "server/convert/scene_convert.h"
 
 namespace collide {
 

@@ -1,4 +1,4 @@
-#include "server/stream_registry.h"
+#include "server/infra/stream_registry.h"
 
 #include <algorithm>
 #include <utility>

@@ -1,4 +1,4 @@
-#include "server/collide_service.h"
+#include "server/rpc/collide_service.h"
 
 #include <memory>
 #include <span>
@@ -8,19 +8,19 @@
 
 #include "absl/strings/str_cat.h"
 #include "scene/scene_query.h"
-#include "server/field_path.h"
-#include "server/metadata_limit.h"
-#include "server/query_convert.h"
-#include "server/query_stream.h"
-#include "server/scene_convert.h"
-#include "server/scene_header.h"
-#include "server/scratch_memory.h"
-#include "server/status_convert.h"
-#include "server/update_convert.h"
-#include "server/update_stream.h"
-#include "server/version_wait.h"
-#include "server/watch_stream.h"
-#include "server/wire_message.h"
+#include "server/convert/field_path.h"
+#include "server/convert/query_convert.h"
+#include "server/convert/scene_convert.h"
+#include "server/convert/status_convert.h"
+#include "server/convert/update_convert.h"
+#include "server/convert/wire_message.h"
+#include "server/infra/metadata_limit.h"
+#include "server/infra/scene_header.h"
+#include "server/infra/scratch_memory.h"
+#include "server/rpc/query_stream.h"
+#include "server/rpc/update_stream.h"
+#include "server/rpc/version_wait.h"
+#include "server/rpc/watch_stream.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {

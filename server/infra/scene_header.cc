@@ -1,4 +1,4 @@
-#include "server/scene_header.h"
+#include "server/infra/scene_header.h"
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"

@@ -10,9 +10,9 @@
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "scene/update_batch.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
+#include "server/infra/stream_registry.h"
 #include "server/service_context.h"
-#include "server/stream_registry.h"
 #include "store/database.h"
 
 namespace collide {

@@ -6,9 +6,9 @@
 #include "collide/v1/collide.pb.h"
 #include "grpcpp/support/server_callback.h"
 #include "query/batch.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
+#include "server/rpc/unary_call.h"
 #include "server/service_context.h"
-#include "server/unary_call.h"
 
 namespace collide {
 

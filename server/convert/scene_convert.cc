@@ -1,11 +1,11 @@
-#include "server/scene_convert.h"
+#include "server/convert/scene_convert.h"
 
 #include <algorithm>
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
-#include "server/geometry_convert.h"
+#include "server/convert/geometry_convert.h"
 
 namespace collide {
 

@@ -15,9 +15,9 @@
 #include "grpcpp/support/server_callback.h"
 #include "query/batch.h"
 #include "query/hit.h"
-#include "server/auth.h"
+#include "server/infra/auth.h"
+#include "server/infra/stream_registry.h"
 #include "server/service_context.h"
-#include "server/stream_registry.h"
 
 namespace collide {
 

@@ -1,4 +1,4 @@
-#include "server/update_stream.h"
+#include "server/rpc/update_stream.h"
 
 #include <deque>
 #include <utility>
@@ -6,12 +6,12 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
 #include "absl/synchronization/mutex.h"
-#include "server/field_path.h"
-#include "server/scene_header.h"
-#include "server/scratch_memory.h"
-#include "server/status_convert.h"
-#include "server/update_convert.h"
-#include "server/wire_message.h"
+#include "server/convert/field_path.h"
+#include "server/convert/status_convert.h"
+#include "server/convert/update_convert.h"
+#include "server/convert/wire_message.h"
+#include "server/infra/scene_header.h"
+#include "server/infra/scratch_memory.h"
 
 namespace collide {
 
