@@ -37,7 +37,8 @@ constexpr float HalfArea(const Aabb& b) {
 /// the origin on each axis.
 inline float Magnitude(const Aabb& b) { return MaxComponent(Max(Abs(b.min), Abs(b.max))); }
 
-/// True when the closed boxes share at least one point (interval test on each axis, seed 003).
+/// True when the closed boxes share at least one point (interval test on each axis; Ericson,
+/// Real-Time Collision Detection, 4.2).
 constexpr bool Overlaps(const Aabb& a, const Aabb& b) {
   return a.min.x <= b.max.x && b.min.x <= a.max.x && a.min.y <= b.max.y && b.min.y <= a.max.y &&
          a.min.z <= b.max.z && b.min.z <= a.max.z;
@@ -55,11 +56,11 @@ constexpr bool Contains(const Aabb& b, const Vec3& p) {
          p.z <= b.max.z;
 }
 
-/// The point of the box closest to `p` (clamping on each axis, seed 000).
+/// The point of the box closest to `p` (clamping on each axis; Ericson 5.1).
 constexpr Vec3 ClosestPoint(const Aabb& b, const Vec3& p) { return Clamp(p, b.min, b.max); }
 
 /// True when the sphere (centre `c`, radius `r`) and the box share a point:
-/// the squared distance from `c` to the box is at most r^2 (no square root, seed 000).
+/// the squared distance from `c` to the box is at most r^2 (no square root; Ericson 5.2).
 constexpr bool OverlapsSphere(const Aabb& b, const Vec3& c, float r) {
   return DistanceSquared(ClosestPoint(b, c), c) <= r * r;
 }

@@ -16,8 +16,9 @@ Aabb Bounds(const Sphere& s, const Pose& pose) {
 Aabb Bounds(const Box& b, const Pose& pose) {
   assert(b.half_extents.x >= 0.0f && b.half_extents.y >= 0.0f && b.half_extents.z >= 0.0f &&
          "half extents must be >= 0");
-  // Arvo (seed 003): the box's centre is the pose origin, so centre = t, and the half extent on
-  // world axis i is the sum over the local axes j of |R_ij| e_j, i.e. extents = |R| e.
+  // Arvo (Graphics Gems, "Transforming Axis-Aligned Bounding Boxes"): the box's centre is the pose
+  // origin, so centre = t, and the half extent on world axis i is the sum over the local axes j of
+  // |R_ij| e_j, i.e. extents = |R| e.
   const Vec3 extents = Abs(ToMat3(pose.rotation)) * b.half_extents;
   return {pose.position - extents, pose.position + extents};
 }

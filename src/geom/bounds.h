@@ -8,7 +8,7 @@ namespace collide {
 
 /// The tight world AABB of a posed sphere.
 Aabb Bounds(const Sphere& s, const Pose& pose);
-/// The tight world AABB of a posed box, by Arvo's method (seed 003):
+/// The tight world AABB of a posed box, by Arvo's method (Graphics Gems; Ericson 4.2):
 /// centre = R·c + t, half extents = |R|·e.
 Aabb Bounds(const Box& b, const Pose& pose);
 /// The tight world AABB of a posed capsule: the segment's end points' box grown by the radius.

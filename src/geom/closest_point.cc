@@ -33,7 +33,7 @@ ClosestPointResult ClosestPoint(const Box& box, const Pose& pose, const Vec3& p)
   Vec3 local_normal{};
   float signed_distance;
   if (len > 0.0f) {
-    // Outside: the clamped point is the nearest (seed 000), the normal points from it to p.
+    // Outside: the clamped point is the nearest (Ericson 5.1), the normal points from it to p.
     local_point = clamped;
     local_normal = d * (1.0f / len);
     signed_distance = len;

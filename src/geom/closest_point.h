@@ -20,7 +20,7 @@ struct ClosestPointResult {
 
 /// Closest surface point of a sphere to `p`.
 ClosestPointResult ClosestPoint(const Sphere& sphere, const Pose& pose, const Vec3& p);
-/// Closest surface point of a box to `p`: clamping in the local frame outside (seed 000), the
+/// Closest surface point of a box to `p`: clamping in the local frame outside (Ericson 5.1), the
 /// nearest face inside.
 ClosestPointResult ClosestPoint(const Box& box, const Pose& pose, const Vec3& p);
 /// Closest surface point of a capsule to `p`: via the closest point of its segment.

@@ -44,7 +44,7 @@ bool Overlap(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb) {
 bool Overlap(const Box& a, const Pose& pa, const Box& b, const Pose& pb) {
   assert(geom_internal::IsValid(a) && geom_internal::IsValid(b) && "sizes must be >= 0");
   if (IsIdentity(pa.rotation) && IsIdentity(pb.rotation)) {
-    // Two AABBs: they meet when |cb - ca| <= ea + eb on every axis (seed 003). The SAT below
+    // Two AABBs: they meet when |cb - ca| <= ea + eb on every axis (Ericson 4.2). The SAT below
     // reduces to exactly these comparisons for identity rotations, so both paths agree.
     const Vec3 d = Abs(pb.position - pa.position);
     const Vec3 r = a.half_extents + b.half_extents;

@@ -10,7 +10,7 @@ namespace collide {
 
 bool Overlap(const Sphere& a, const Pose& pa, const Sphere& b, const Pose& pb);
 /// Sphere against box: clamp the centre in the box frame, compare the squared distance with
-/// r^2 (seed 000).
+/// r^2 (Ericson 5.2).
 bool Overlap(const Sphere& a, const Pose& pa, const Box& b, const Pose& pb);
 bool Overlap(const Sphere& a, const Pose& pa, const Capsule& b, const Pose& pb);
 bool Overlap(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb);

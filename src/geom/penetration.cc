@@ -372,7 +372,7 @@ bool Penetrate(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb, Pe
   assert(out != nullptr);
   const Vec3& e = a.half_extents;
   const float r = b.radius;
-  // The sphere's centre in the box's frame (seed 000).
+  // The sphere's centre in the box's frame (then clamped, Ericson 5.1).
   const Vec3 q = InverseTransformPoint(pa, pb.position);
   const Vec3 clamped = Clamp(q, -e, e);
   const float d2 = DistanceSquared(q, clamped);

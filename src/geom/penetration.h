@@ -11,7 +11,7 @@ struct Penetration {
   /// The penetration depth (>= 0): the shortest distance B must move to only touch A.
   float depth = 0.0f;
   /// Unit minimum translation direction, pointing out of A towards B: moving B by
-  /// depth * normal leaves the two touching (seed 002).
+  /// depth * normal leaves the two touching.
   Vec3 normal{};
   /// The contact point on A's surface: where A and B touch once B has moved by depth * normal,
   /// so `point` lies on A's surface and `point - depth * normal` on B's.
@@ -24,13 +24,11 @@ struct Penetration {
 
 bool Penetrate(const Sphere& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Sphere& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out);
-bool Penetrate(const Sphere& a, const Pose& pa, const Capsule& b, const Pose& pb,
-               Penetration* out);
+bool Penetrate(const Sphere& a, const Pose& pa, const Capsule& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Box& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Box& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Box& a, const Pose& pa, const Capsule& b, const Pose& pb, Penetration* out);
-bool Penetrate(const Capsule& a, const Pose& pa, const Sphere& b, const Pose& pb,
-               Penetration* out);
+bool Penetrate(const Capsule& a, const Pose& pa, const Sphere& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Capsule& a, const Pose& pa, const Box& b, const Pose& pb, Penetration* out);
 bool Penetrate(const Capsule& a, const Pose& pa, const Capsule& b, const Pose& pb,
                Penetration* out);

@@ -2,8 +2,8 @@
 
 #include <cassert>
 
-#include "geom/internal/cast_kernels.h"
 #include "geom/closest_point.h"
+#include "geom/internal/cast_kernels.h"
 #include "geom/ray_cast.h"
 
 namespace collide {
@@ -31,7 +31,7 @@ bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float r
   assert(radius >= 0.0f && "radius must be >= 0");
   if (radius == 0.0f) return Raycast(sphere, pose, path, hit);  // a ball of radius 0 is a ray
   // A ball of radius r touches the sphere of radius R when its centre is within R + r of the
-  // sphere's centre: a ray against the sphere of radius R + r (seed 004).
+  // sphere's centre: a ray against the sphere of radius R + r (Ericson 5.5).
   const Vec3 m = path.origin - pose.position;
   if (cast_internal::BallContains(m, sphere.radius + radius)) {
     StartOverlapping(sphere, pose, path, hit);

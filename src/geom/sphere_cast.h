@@ -17,7 +17,7 @@ namespace collide {
 // along it by the penetration depth separates them. Radius 0 is the ray cast (ray_cast.h) in
 // every case, bit for bit: a start inside reports the origin and -direction, as a ray does.
 
-/// Against a sphere: a ray against the sphere of radius r1 + r2 (seed 004).
+/// Against a sphere: a ray against the sphere of radius r1 + r2 (Ericson 5.5).
 bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float radius,
                 CastHit* hit);
 /// Against a box: a ray against the box rounded by `radius` (faces, edge cylinders, corner

@@ -103,7 +103,7 @@ inline SegmentPair ClosestSegmentSegment(const Vec3& c1, const Vec3& u1, const V
 
 /// Squared distance from the local point `p` to the box of half extents `e` about the origin.
 inline float PointBoxDistanceSquared(const Vec3& p, const Vec3& e) {
-  // Per-axis excess outside the slab |x_i| <= e_i (seed 000: clamp, then measure).
+  // Per-axis excess outside the slab |x_i| <= e_i (Ericson 5.1: clamp, then measure).
   const Vec3 d = p - Clamp(p, -e, e);
   return LengthSquared(d);
 }
