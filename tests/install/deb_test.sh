@@ -11,17 +11,10 @@ set -euo pipefail
 source_dir=$1
 build_dir=$2
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/collide-deb-XXXXXX")
-server_pid=
 installed_by_us=
 user_created_by_us=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 200); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
+# Runs from lib.sh's clean-up after the server is stopped: leave the machine as it was found.
+extra_cleanup() {
   if [ -n "$installed_by_us" ] &&
      dpkg-query -W -f='${db:Status-Status}' collide-server 2>/dev/null | grep -qv '^not-installed$'; then
     dpkg --purge collide-server >/dev/null 2>&1 || true
@@ -32,14 +25,9 @@ cleanup() {
   if [ -n "$user_created_by_us" ] && getent group collide >/dev/null; then
     groupdel collide >/dev/null 2>&1 || true
   fi
-  rm -rf "$tmp"
 }
-trap cleanup EXIT
-fail() {
-  echo "deb test: $*" >&2
-  exit 1
-}
-step() { echo "== $*"; }
+test_name="deb test"
+source "$(dirname "$0")/lib.sh"
 
 step "cpack -G DEB"
 (cd "$tmp" && cpack --config "$build_dir/CPackConfig.cmake" -G DEB -B "$tmp/out" >"$tmp/cpack.log" 2>&1) ||
@@ -136,16 +124,9 @@ step "the installed /usr/bin/collide-server as the collide user, port 0, tempora
 chmod 0711 "$tmp"
 mkdir "$tmp/run"
 chown collide:collide "$tmp/run"
-setpriv --reuid=collide --regid=collide --init-groups /usr/bin/collide-server --address=127.0.0.1:0 --port_file="$tmp/run/port" \
-  --data_dir="$tmp/run/data" --log_level=warn >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 200); do
-  if [ -s "$tmp/run/port" ]; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || fail "collide-server exited: $(cat "$tmp/server.log")"
-  sleep 0.1
-done
-[ -s "$tmp/run/port" ] || fail "collide-server wrote no port file within 20 s"
-address="127.0.0.1:$(tr -d '[:space:]' <"$tmp/run/port")"
+start_server "$tmp/run/port" "$tmp/server.log" setpriv --reuid=collide --regid=collide --init-groups \
+  /usr/bin/collide-server --address=127.0.0.1:0 --port_file="$tmp/run/port" --data_dir="$tmp/run/data" \
+  --log_level=warn
 step "/usr/bin/collide-health-probe --address=$address"
 /usr/bin/collide-health-probe --address="$address" || fail "the health probe failed"
 step "/usr/bin/collide --address=$address scene create deb; scene list"

@@ -8,23 +8,8 @@ set -euo pipefail
 source_dir=$1
 build_dir=$2
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/collide-install-XXXXXX")
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 200); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "install test: $*" >&2
-  exit 1
-}
-step() { echo "== $*"; }
+test_name="install test"
+source "$(dirname "$0")/lib.sh"
 
 prefix=$tmp/prefix
 step "cmake --install $build_dir --prefix <tmp>/prefix"
@@ -70,16 +55,8 @@ grep -q "collide_DIR:PATH=$prefix/" "$tmp/consumer-build/CMakeCache.txt" ||
   fail "building the consumer failed: $(cat "$tmp/build.log")"
 
 step "start the installed collide-server on port 0"
-"$prefix/bin/collide-server" --address=127.0.0.1:0 --port_file="$tmp/port" \
-  --data_dir="$tmp/data" --log_level=warn >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 200); do
-  if [ -s "$tmp/port" ]; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || fail "collide-server exited: $(cat "$tmp/server.log")"
-  sleep 0.1
-done
-[ -s "$tmp/port" ] || fail "collide-server wrote no port file within 20 s"
-address="127.0.0.1:$(tr -d '[:space:]' <"$tmp/port")"
+start_server "$tmp/port" "$tmp/server.log" "$prefix/bin/collide-server" --address=127.0.0.1:0 \
+  --port_file="$tmp/port" --data_dir="$tmp/data" --log_level=warn
 
 step "installed collide-health-probe --address=$address"
 "$prefix/bin/collide-health-probe" --address="$address" || fail "the health probe failed"

@@ -12,23 +12,8 @@ server=$2
 for tool in node npm; do
   command -v "$tool" >/dev/null 2>&1 || { echo "$tool not found: skipped"; exit 77; }
 done
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/collide-node-install-XXXXXX")
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 200); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "node install test: $*" >&2
-  exit 1
-}
-step() { echo "== $*"; }
+test_name="node install test"
+source "$(dirname "$0")/lib.sh"
 export npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false
 
 version=$(sed -nE 's/^project\(collide VERSION ([0-9.]+).*/\1/p' "$source_dir/CMakeLists.txt")
@@ -72,16 +57,8 @@ npm install --prefer-offline --no-save "$tarball" >"$tmp/install.log" 2>&1 ||
   fail "the installed package has no proto"
 
 step "start collide-server on port 0"
-"$server" --address=127.0.0.1:0 --port_file="$tmp/port" --data_dir="$tmp/data" \
-  --log_level=warn >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 200); do
-  if [ -s "$tmp/port" ]; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || fail "collide-server exited: $(cat "$tmp/server.log")"
-  sleep 0.1
-done
-[ -s "$tmp/port" ] || fail "collide-server wrote no port file within 20 s"
-address="127.0.0.1:$(tr -d '[:space:]' <"$tmp/port")"
+start_server "$tmp/port" "$tmp/server.log" "$server" --address=127.0.0.1:0 --port_file="$tmp/port" \
+  --data_dir="$tmp/data" --log_level=warn
 
 cat >use_collide.js <<'JS'
 import { createRequire } from 'node:module';

@@ -11,23 +11,8 @@ build_dir=$2
 server=$3
 python=$4
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/collide-python-install-XXXXXX")
-server_pid=
-cleanup() {
-  if [ -n "$server_pid" ] && kill -0 "$server_pid" 2>/dev/null; then
-    kill -TERM "$server_pid" 2>/dev/null || true
-    for _ in $(seq 1 200); do kill -0 "$server_pid" 2>/dev/null || break; sleep 0.05; done
-    kill -KILL "$server_pid" 2>/dev/null || true
-    wait "$server_pid" 2>/dev/null || true
-  fi
-  rm -rf "$tmp"
-}
-trap cleanup EXIT
-fail() {
-  echo "python install test: $*" >&2
-  exit 1
-}
-step() { echo "== $*"; }
+test_name="python install test"
+source "$(dirname "$0")/lib.sh"
 
 package=$build_dir/client/python
 for file in pyproject.toml collide/__init__.py collide/py.typed collide/_version.py \
@@ -57,16 +42,8 @@ for file in collide/py.typed collide/_version.py collide/v1/collide_pb2.py \
 done
 
 step "start collide-server on port 0"
-"$server" --address=127.0.0.1:0 --port_file="$tmp/port" --data_dir="$tmp/data" \
-  --log_level=warn >"$tmp/server.log" 2>&1 &
-server_pid=$!
-for _ in $(seq 1 200); do
-  if [ -s "$tmp/port" ]; then break; fi
-  kill -0 "$server_pid" 2>/dev/null || fail "collide-server exited: $(cat "$tmp/server.log")"
-  sleep 0.1
-done
-[ -s "$tmp/port" ] || fail "collide-server wrote no port file within 20 s"
-address="127.0.0.1:$(tr -d '[:space:]' <"$tmp/port")"
+start_server "$tmp/port" "$tmp/server.log" "$server" --address=127.0.0.1:0 --port_file="$tmp/port" \
+  --data_dir="$tmp/data" --log_level=warn
 
 mkdir -p "$tmp/elsewhere"
 cat >"$tmp/elsewhere/use_collide.py" <<'PY'
