@@ -180,7 +180,7 @@ void WatchReactor::Pump() {
   size_t bytes = 0;
   {
     absl::MutexLock lock(&mu_);
-    if (writing_ || finished_) return;
+    if (writing_ || finished_ || cancelled_) return;
     WatchMessage message;
     if (watcher_->queue().Pop(&message)) {
       // Only the encoding is kept while the message is sent (the other copies go at once).
@@ -213,12 +213,16 @@ bool WatchReactor::Writing() {
 void WatchReactor::OnWriteDone(bool ok) {
   if (stream_ != nullptr) stream_->WriteDone();
   watcher_->queue().Sent();
+  bool cancelled = false;
   {
     absl::MutexLock lock(&mu_);
     writing_ = false;
     out_.Clear();  // the sent message's memory
+    cancelled = cancelled_;
   }
-  if (!ok) {
+  // A cancel that came while this write was in flight left the finish to here, whether or not
+  // the write itself got through.
+  if (!ok || cancelled) {
     FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
     return;
   }
@@ -226,8 +230,15 @@ void WatchReactor::OnWriteDone(bool ok) {
 }
 
 void WatchReactor::OnCancel() {
-  // A write in flight completes with ok = false and finishes the call from OnWriteDone.
-  if (!Writing()) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
+  // With a write in flight, OnWriteDone finishes the call (it sees cancelled_, also when the
+  // write completed before the cancel reached it); otherwise no write starts after this.
+  bool writing = false;
+  {
+    absl::MutexLock lock(&mu_);
+    cancelled_ = true;
+    writing = writing_;
+  }
+  if (!writing) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
 }
 
 void WatchReactor::FinishOnce(const grpc::Status& status) {

@@ -75,6 +75,7 @@ class WatchReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   absl::Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // OnCancel ran: no write starts after it
   // The encoding of the message being written (changed only while no write is in flight).
   grpc::ByteBuffer out_;
 };

@@ -239,6 +239,47 @@ TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
   EXPECT_EQ(Stats(*client).watch_streams(), 100u);
 }
 
+// A cancel that reaches the server while a watch's last message is being written (or written but
+// not yet reported done) still ends the stream, with nothing more ever queued for it: each round
+// uses its own scene, so no later message can end a stream the cancel left open.
+TEST(WatchLimits, ACancelDuringTheLastUpdateStillEndsTheWatch) {
+  auto server = StartServer({});
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<client::Client> client = server->NewClient();
+  constexpr int kRounds = 40;
+  constexpr int kWatches = 60;
+  v1::SceneOptions options;
+  options.set_durability(v1::DURABILITY_NONE);
+  v1::WatchRequest request;
+  *request.add_fences() = MakeFence(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 0)));
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string scene = absl::StrCat("cancel-", round);
+    ASSERT_TRUE(IsOk(client->CreateScene(scene, options)));
+    request.set_scene(scene);
+    std::vector<std::unique_ptr<client::WatchStream>> watches;
+    for (int i = 0; i < kWatches; ++i) {
+      auto watch = client->Watch(request);
+      ASSERT_TRUE(IsOk(watch));
+      ASSERT_TRUE(IsOk((*watch)->Read()));  // the snapshot
+      watches.push_back(*std::move(watch));
+    }
+    // One body enters every fence: one update per watch, then the scene is still.
+    ASSERT_TRUE(IsOk(client->UpsertBodies(
+        scene, std::vector<v1::Body>{MakeBody(1, MakeSphere(0.5f), MakePose(MakeVec3(0, 0, 0)))})));
+    // Each watch is cancelled as soon as its update arrives, when the server may not yet have
+    // seen that write complete; half of them without reading it (cancel while writing).
+    for (int i = 0; i < kWatches; ++i) {
+      if (i % 2 == 0) ASSERT_TRUE(IsOk(watches[i]->Read()));
+      watches[i]->Cancel();
+    }
+    watches.clear();
+  }
+  const v1::GetServerStatsResponse stats = WaitForStats(
+      *client, [](const auto& s) { return s.watch_streams() == 0 && s.watch_fences() == 0; });
+  EXPECT_EQ(stats.watch_streams(), 0u);
+  EXPECT_EQ(stats.watch_fences(), 0u);
+}
+
 TEST(WatchLimits, MaxWatchStreamsLeavesTheOtherStreamsToWriters) {
   auto server = StartServer({"--max_watch_streams=3"});
   ASSERT_NE(server, nullptr);
