@@ -103,6 +103,12 @@ export const DEFAULT_DEADLINE_MS = 30_000;
  */
 /** @typedef {{version: Uint64, hits: Hit[], truncated: boolean}} QueryResponse */
 /**
+ * @typedef {object} ServerStats collide.v1.GetServerStatsResponse: streams open, opened, refused
+ *     and stalled, bytes queued, scenes, whether the data directory is writable, the watches'
+ *     counters and the fsync lag (see the proto for each field).
+ */
+
+/**
  * @typedef {object} QueryOptions Fields shared by RaycastRequest, SphereCastRequest and
  *     OverlapRequest.
  * @property {string} scene
@@ -388,6 +394,16 @@ export class Client {
    */
   overlap(request, options) {
     return this.unary('Overlap', request, options);
+  }
+
+  /**
+   * The server's stream counters and state (collide.v1.GetServerStatsResponse as a plain object:
+   * uint64 counters as decimal strings). Admin.
+   * @param {CallOptions} [options]
+   * @returns {Promise<ServerStats>}
+   */
+  serverStats(options) {
+    return this.unary('GetServerStats', {}, options);
   }
 
   /**

@@ -247,6 +247,28 @@ export interface WatchResponse {
   update: WatchUpdate | null;
 }
 
+/** The server's stream counters and state (GetServerStats; see the proto for each field). */
+export interface GetServerStatsResponse {
+  update_streams: number;
+  query_streams: number;
+  streams_opened: Uint64;
+  streams_refused: Uint64;
+  streams_stalled: Uint64;
+  outbound_bytes: Uint64;
+  scenes: number;
+  writable: boolean;
+  write_error: string;
+  watch_streams: number;
+  watch_fences: Uint64;
+  watch_contents: Uint64;
+  watch_queued_bytes: Uint64;
+  watch_backlog_bytes: Uint64;
+  watch_resyncs: Uint64;
+  watch_exhausted: Uint64;
+  sync_lag_us: Uint64;
+  max_sync_lag_us: Uint64;
+}
+
 export interface TlsOptions {
   rootCerts?: Buffer | string;
   rootCertsFile?: string;
@@ -275,6 +297,13 @@ export interface UpdateWriterOptions {
 }
 export interface QueryStreamOptions {
   deadlineMs?: number;
+  /** The most batches written and not yet answered (default 1024). */
+  maxPending?: number;
+  /** The most bytes of batches written and not yet answered (default 64 MiB). */
+  maxPendingBytes?: number;
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  reconnectTimeoutMs?: number;
 }
 
 export const SCENE_HEADER: 'x-collide-scene';
@@ -331,6 +360,7 @@ export class Client {
   ): Promise<QueryResponse>;
   openUpdateWriter(scene: string, options?: UpdateWriterOptions): UpdateWriter;
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
+  serverStats(options?: CallOptions): Promise<GetServerStatsResponse>;
   watch(request: WatchRequest): WatchStream;
 }
 
@@ -357,14 +387,31 @@ export class UpdateWriter extends EventEmitter {
   on(event: 'failed', listener: (error: CollideError) => void): this;
 }
 
-export class QueryStream implements AsyncIterable<QueryBatchResult> {
+export const DEFAULT_MAX_PENDING_BATCHES: number;
+export const DEFAULT_MAX_PENDING_BYTES: number;
+
+export class QueryStream extends EventEmitter implements AsyncIterable<QueryBatchResult> {
   readonly scene: string;
+  /** Batches written and not yet answered (at most maxPending). */
   readonly pending: number;
+  /** Bytes of those batches (at most maxPendingBytes, or one larger batch alone). */
+  readonly pendingBytes: number;
+  /** query() batches waiting for room, not yet written. */
+  readonly waiting: number;
+  /** How many times the stream was reopened after breaking. */
+  readonly reconnects: number;
+  /** Waits while the stream is full (backpressure). */
   query(batch: QueryBatch): Promise<QueryBatchResult>;
+  /** Throws RESOURCE_EXHAUSTED while the stream is full: await ready() first. */
   send(batch: QueryBatch): void;
+  ready(): Promise<void>;
   close(): Promise<void>;
   cancel(): void;
   [Symbol.asyncIterator](): AsyncIterator<QueryBatchResult>;
+  on(
+    event: 'reconnecting',
+    listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void,
+  ): this;
 }
 
 /** One open Watch: the server's WatchResponse messages (snapshot, then updates). */

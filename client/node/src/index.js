@@ -10,7 +10,11 @@
 
 export { Client, DEFAULT_DEADLINE_MS, SCENE_HEADER } from './client.js';
 export { CollideError, CODE_NAMES } from './errors.js';
-export { QueryStream } from './query_stream.js';
+export {
+  DEFAULT_MAX_PENDING_BATCHES,
+  DEFAULT_MAX_PENDING_BYTES,
+  QueryStream,
+} from './query_stream.js';
 export { UpdateWriter, randomClientId } from './update_writer.js';
 export { WatchStream } from './watch_stream.js';
 export { status } from './proto.js';

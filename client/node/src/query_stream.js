@@ -1,17 +1,34 @@
 /**
- * QueryStream: batches of queries to one scene over one QueryStream call.
+ * QueryStream: batches of queries to one scene over one QueryStream call, bounded and resent
+ * across a broken connection.
  * @module collide-client/query_stream
  */
 
+import { EventEmitter } from 'node:events';
+
 import grpc from '@grpc/grpc-js';
 
-import { CollideError, fromAnswerError } from './errors.js';
+import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { encodeRequest } from './proto.js';
 import { readStream } from './stream_end.js';
 
+/** The most batches a QueryStream holds unanswered when given no `maxPending`. */
+export const DEFAULT_MAX_PENDING_BATCHES = 1024;
+/** The most bytes of encoded batches a QueryStream holds unanswered when given no `maxPendingBytes`. */
+export const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
+
 /**
  * @typedef {object} QueryStreamOptions
- * @property {number} [deadlineMs] A deadline for the whole stream (default: none).
+ * @property {number} [deadlineMs] A deadline for the whole stream, reconnects included (default:
+ *     none).
+ * @property {number} [maxPending] The most batches written and not yet answered (default 1024).
+ * @property {number} [maxPendingBytes] The most bytes of encoded batches written and not yet
+ *     answered (default 64 MiB); a single larger batch is written when nothing else is pending.
+ * @property {number} [initialBackoffMs] First delay before reopening a broken stream (default 50);
+ *     doubles per failed attempt up to maxBackoffMs (default 2000), with jitter.
+ * @property {number} [maxBackoffMs]
+ * @property {number} [reconnectTimeoutMs] How long the stream keeps reconnecting without an
+ *     answer before it fails (default 60000).
  */
 
 /**
@@ -31,16 +48,52 @@ import { readStream } from './stream_end.js';
  * @property {{code: number, message: string}|null} error Set when the whole batch was rejected.
  */
 
+// Stream endings worth reopening the stream for; anything else (auth, a bad header, too many
+// streams, the stream's own deadline) is final.
+const RETRYABLE = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.ABORTED,
+]);
+
+function positiveInteger(value, name) {
+  if (!Number.isSafeInteger(value) || value < 1) {
+    throw new CollideError(grpc.status.INVALID_ARGUMENT, `${name}: must be a positive integer`);
+  }
+  return value;
+}
+
+function nonNegativeNumber(value, name) {
+  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
+    throw new CollideError(grpc.status.INVALID_ARGUMENT, `${name}: must be a finite number >= 0`);
+  }
+  return value;
+}
+
 /**
  * A stream of query batches to one scene (with the `x-collide-scene` header). Each batch is
  * answered in order against one scene version. Either await each batch's answer with `query()`,
  * or `send()` batches and read their answers with `for await (const result of stream)`; the
  * two can be mixed (answers to query() batches are not iterated).
  *
- * The stream is opened on the first batch. A stream error rejects every unanswered query() and
- * ends the iteration with that error; the QueryStream cannot be used after it.
+ * Bound: at most `maxPending` batches and `maxPendingBytes` bytes are written to the call and
+ * not yet answered (`pending`, `pendingBytes`). Beyond it, `query()` waits (backpressure): its
+ * batch is checked and encoded at once but written only when answers make room, in call order
+ * (`waiting` counts them). `send()` never waits: when the stream is full (or query() batches
+ * wait) it throws RESOURCE_EXHAUSTED; `await ready()` first.
+ *
+ * Reconnects: when the stream breaks (server restart, network), the QueryStream opens a new one
+ * after a backoff (like UpdateWriter) and writes the unanswered batches again, in order; queries
+ * are idempotent, so each batch's answer is delivered once (its query() resolves once, or the
+ * iterator yields it once), from whichever stream answered it. Events: `reconnecting`
+ * ({attempt, delayMs, error}). A final error (auth, RESOURCE_EXHAUSTED, the stream's deadline,
+ * no answer for `reconnectTimeoutMs` while reconnecting, cancel(), the client closed) rejects
+ * every unanswered and waiting query(), ends the iteration with that error, and the QueryStream
+ * cannot be used after it.
  */
-export class QueryStream {
+export class QueryStream extends EventEmitter {
   /**
    * Use Client.openQueryStream.
    * @param {import('./client.js').Client} client
@@ -48,55 +101,116 @@ export class QueryStream {
    * @param {QueryStreamOptions} [options]
    */
   constructor(client, scene, options = {}) {
+    super();
     this.client_ = client;
     /** @type {string} The scene this stream queries. */
     this.scene = scene;
-    this.deadlineMs_ = options.deadlineMs;
+    this.deadlineMs_ =
+      options.deadlineMs === undefined ? undefined : nonNegativeNumber(options.deadlineMs, 'deadlineMs');
+    this.deadlineAt_ = 0;
+    this.maxPending_ = positiveInteger(options.maxPending ?? DEFAULT_MAX_PENDING_BATCHES, 'maxPending');
+    this.maxPendingBytes_ = positiveInteger(
+      options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES,
+      'maxPendingBytes',
+    );
+    this.initialBackoffMs_ = nonNegativeNumber(options.initialBackoffMs ?? 50, 'initialBackoffMs');
+    this.maxBackoffMs_ = nonNegativeNumber(options.maxBackoffMs ?? 2000, 'maxBackoffMs');
+    this.reconnectTimeoutMs_ = nonNegativeNumber(
+      options.reconnectTimeoutMs ?? 60_000,
+      'reconnectTimeoutMs',
+    );
+
+    // Batches written (to this call or a broken one) and not answered, in order:
+    // {bytes, waiter} (waiter: the {resolve, reject} of a query(), null for a send()).
+    this.entries_ = [];
+    this.pendingBytes_ = 0;
+    // query() batches waiting for room, in call order (same shape).
+    this.blocked_ = [];
+    // ready() callers.
+    this.readyWaiters_ = [];
+    // The current call, or null (none yet, idle after a break, or waiting for the backoff).
     this.call_ = null;
-    // Batches sent and not answered: {waiter} for query(), {} for send().
-    this.pending_ = [];
+    this.callEnded_ = false;
+    this.timer_ = null;
+    // 'open' (a call, or none needed yet), 'backoff', 'closed', 'failed'.
+    this.state_ = 'open';
+    this.closing_ = false;
+    this.error_ = null;
+    this.attempt_ = 0;
+    this.brokenSince_ = 0;
     // Answers to send() batches not yet iterated, and iterators waiting for one.
     this.results_ = [];
     this.readers_ = [];
-    this.closing_ = false;
-    this.ended_ = false;
-    this.error_ = null;
     this.closeWaiters_ = [];
+    /** @type {number} How many times the stream was reopened after breaking. */
+    this.reconnects = 0;
   }
 
-  /** @returns {number} Batches sent and not yet answered. */
+  /** @returns {number} Batches written and not yet answered (at most maxPending). */
   get pending() {
-    return this.pending_.length;
+    return this.entries_.length;
+  }
+
+  /** @returns {number} Bytes of the batches written and not yet answered. */
+  get pendingBytes() {
+    return this.pendingBytes_;
+  }
+
+  /** @returns {number} query() batches waiting for room (not yet written). */
+  get waiting() {
+    return this.blocked_.length;
   }
 
   /**
-   * Sends a batch and resolves with its answer; rejects with a CollideError when the whole batch
-   * was rejected (unknown scene, too many queries) or the stream failed. A rejected query of the
-   * batch is an `error` in its result.
+   * Sends a batch and resolves with its answer (waiting first while the stream is full); rejects
+   * with a CollideError when the whole batch was rejected (unknown scene, too many queries) or
+   * the stream failed. A rejected query of the batch is an `error` in its result.
    * @param {{queries: Query[], min_version?: import('./client.js').Uint64|number|bigint}} batch
    *     A QueryBatch without `scene` (the stream's).
    * @returns {Promise<QueryBatchResult>}
    */
   query(batch) {
-    return new Promise((resolve, reject) => this.send_(batch, { resolve, reject }));
+    return new Promise((resolve, reject) => {
+      const entry = { bytes: this.encode_(batch), waiter: { resolve, reject } };
+      if (this.blocked_.length === 0 && this.hasRoom_(entry.bytes.length)) this.write_(entry);
+      else this.blocked_.push(entry);
+    });
   }
 
   /**
    * Sends a batch whose answer the async iterator yields (in the order sent). Throws when the
-   * stream is closed or failed, or the batch is malformed.
+   * stream is closed or failed, the batch is malformed, or the stream is full
+   * (RESOURCE_EXHAUSTED: await ready() first).
    * @param {{queries: Query[], min_version?: import('./client.js').Uint64|number|bigint}} batch
    */
   send(batch) {
-    this.send_(batch, null);
+    const bytes = this.encode_(batch);
+    if (this.blocked_.length > 0 || !this.hasRoom_(bytes.length)) {
+      throw new CollideError(
+        grpc.status.RESOURCE_EXHAUSTED,
+        `query stream: full (${this.entries_.length} batches, ${this.pendingBytes_} bytes ` +
+          `unanswered, ${this.blocked_.length} waiting; maxPending ${this.maxPending_}, ` +
+          `maxPendingBytes ${this.maxPendingBytes_}): await ready() before send()`,
+      );
+    }
+    this.write_({ bytes, waiter: null });
   }
 
-  send_(batch, waiter) {
-    if (this.error_) throw this.error_;
-    if (this.closing_) {
+  /**
+   * Resolves once the stream has room for another batch (fewer than maxPending batches and
+   * maxPendingBytes bytes unanswered, no query() waiting); rejects with the stream's error.
+   * @returns {Promise<void>}
+   */
+  ready() {
+    if (this.state_ === 'failed') return Promise.reject(this.error_);
+    if (this.hasSomeRoom_()) return Promise.resolve();
+    return new Promise((resolve, reject) => this.readyWaiters_.push({ resolve, reject }));
+  }
+
+  encode_(batch) {
+    if (this.state_ === 'failed') throw this.error_;
+    if (this.closing_ || this.state_ === 'closed') {
       throw new CollideError(grpc.status.FAILED_PRECONDITION, 'query stream: closed');
-    }
-    if (this.ended_) {
-      throw new CollideError(grpc.status.UNAVAILABLE, 'query stream: ended by the server');
     }
     if (batch === null || typeof batch !== 'object') {
       throw new CollideError(grpc.status.INVALID_ARGUMENT, 'batch: must be a QueryBatch object');
@@ -109,24 +223,80 @@ export class QueryStream {
     }
     const bytes = encodeRequest('QueryStream', { ...batch, scene: this.scene });
     if (this.client_.closed) throw this.client_.closedError();
-    if (!this.call_) this.open_();
-    this.pending_.push({ waiter });
-    this.call_.write(bytes);
+    return bytes;
   }
 
-  open_() {
-    const call = this.client_.openStream('QueryStream', this.scene, this.deadlineMs_);
-    this.call_ = call;
-    readStream(
-      call,
-      (result) => this.onResult_(result),
-      (status) => this.onEnd_(status),
+  hasRoom_(size) {
+    if (this.entries_.length >= this.maxPending_) return false;
+    return this.entries_.length === 0 || this.pendingBytes_ + size <= this.maxPendingBytes_;
+  }
+
+  hasSomeRoom_() {
+    return (
+      this.blocked_.length === 0 &&
+      this.entries_.length < this.maxPending_ &&
+      (this.entries_.length === 0 || this.pendingBytes_ < this.maxPendingBytes_)
     );
   }
 
-  onResult_(result) {
-    const entry = this.pending_.shift();
-    if (!entry) return;
+  write_(entry) {
+    this.entries_.push(entry);
+    this.pendingBytes_ += entry.bytes.length;
+    if (this.call_) {
+      this.call_.write(entry.bytes);
+    } else if (this.state_ === 'open') {
+      this.open_();
+    }
+    // In backoff the batch goes out with the others when the stream reopens.
+  }
+
+  open_() {
+    this.state_ = 'open';
+    let deadlineMs;
+    if (this.deadlineMs_ !== undefined) {
+      if (this.deadlineAt_ === 0) this.deadlineAt_ = Date.now() + this.deadlineMs_;
+      deadlineMs = this.deadlineAt_ - Date.now();
+      if (deadlineMs <= 0) {
+        this.fail_(new CollideError(grpc.status.DEADLINE_EXCEEDED, 'query stream: deadline exceeded'));
+        return;
+      }
+    }
+    let call;
+    try {
+      call = this.client_.openStream('QueryStream', this.scene, deadlineMs);
+    } catch (error) {
+      this.fail_(fromGrpcError(error));
+      return;
+    }
+    this.call_ = call;
+    this.callEnded_ = false;
+    readStream(
+      call,
+      (result) => this.onResult_(call, result),
+      (status) => this.onEnd_(call, status),
+    );
+    for (const entry of this.entries_) call.write(entry.bytes);
+    this.endIfClosing_();
+  }
+
+  // Half-closes the call once close() was called and every batch is written.
+  endIfClosing_() {
+    if (this.closing_ && this.call_ && !this.callEnded_ && this.blocked_.length === 0) {
+      this.callEnded_ = true;
+      this.call_.end();
+    }
+  }
+
+  onResult_(call, result) {
+    if (call !== this.call_) return;
+    const entry = this.entries_.shift();
+    if (!entry) {
+      this.fail_(new CollideError(grpc.status.DATA_LOSS, 'query stream: an answer to no batch'));
+      return;
+    }
+    this.pendingBytes_ -= entry.bytes.length;
+    this.attempt_ = 0;
+    this.brokenSince_ = 0;
     if (entry.waiter) {
       if (result.error) entry.waiter.reject(fromAnswerError(result.error));
       else entry.waiter.resolve(result);
@@ -135,51 +305,116 @@ export class QueryStream {
     } else {
       this.results_.push(result);
     }
+    while (this.blocked_.length > 0 && this.hasRoom_(this.blocked_[0].bytes.length)) {
+      this.write_(this.blocked_.shift());
+    }
+    if (this.hasSomeRoom_()) {
+      for (const waiter of this.readyWaiters_.splice(0)) waiter.resolve();
+    }
+    this.endIfClosing_();
   }
 
-  onEnd_(status) {
-    this.ended_ = true;
-    let error = null;
-    if (status.code !== grpc.status.OK) {
-      error = new CollideError(status.code, status.details, { metadata: status.metadata });
-    } else if (this.pending_.length > 0) {
-      error = new CollideError(
-        grpc.status.UNAVAILABLE,
-        'query stream: ended with batches unanswered',
+  onEnd_(call, status) {
+    if (call !== this.call_) return;
+    this.call_ = null;
+    const unanswered = this.entries_.length > 0 || this.blocked_.length > 0;
+    if (!unanswered && (status.code === grpc.status.OK || this.closing_)) {
+      if (this.closing_) this.finishClose_();
+      // Else ended while idle: the next batch opens a new call.
+      return;
+    }
+    const error =
+      status.code === grpc.status.OK
+        ? new CollideError(grpc.status.UNAVAILABLE, 'query stream: ended with batches unanswered')
+        : new CollideError(status.code, status.details, { metadata: status.metadata });
+    if (this.client_.closed) {
+      this.fail_(this.client_.closedError());
+    } else if (!RETRYABLE.has(error.code)) {
+      this.fail_(error);
+    } else if (unanswered) {
+      this.scheduleReconnect_(error);
+    }
+    // Broken while idle (retryable): the next batch opens a new call.
+  }
+
+  scheduleReconnect_(error) {
+    const now = Date.now();
+    if (this.brokenSince_ === 0) this.brokenSince_ = now;
+    if (now - this.brokenSince_ > this.reconnectTimeoutMs_) {
+      this.fail_(
+        new CollideError(
+          error.code,
+          `query stream: no answer for ${this.reconnectTimeoutMs_} ms while reconnecting ` +
+            `(last error: ${error.message})`,
+          { cause: error, metadata: error.metadata },
+        ),
       );
+      return;
     }
-    if (error) this.error_ = error;
-    for (const entry of this.pending_.splice(0)) entry.waiter?.reject(error);
-    for (const reader of this.readers_.splice(0)) {
-      if (error) reader.reject(error);
-      else reader.resolve({ value: undefined, done: true });
+    const ceiling = Math.min(this.maxBackoffMs_, this.initialBackoffMs_ * 2 ** this.attempt_);
+    const delayMs = Math.round(ceiling * (0.5 + Math.random() / 2));
+    this.attempt_ += 1;
+    this.state_ = 'backoff';
+    this.emit('reconnecting', { attempt: this.attempt_, delayMs, error });
+    this.timer_ = setTimeout(() => {
+      this.timer_ = null;
+      if (this.state_ !== 'backoff') return;
+      this.reconnects += 1;
+      this.open_();
+    }, delayMs);
+  }
+
+  finishClose_() {
+    this.state_ = 'closed';
+    for (const reader of this.readers_.splice(0)) reader.resolve({ value: undefined, done: true });
+    for (const waiter of this.closeWaiters_.splice(0)) waiter.resolve();
+  }
+
+  fail_(error) {
+    if (this.state_ === 'failed') return;
+    this.state_ = 'failed';
+    this.error_ = error;
+    if (this.timer_) {
+      clearTimeout(this.timer_);
+      this.timer_ = null;
     }
-    for (const waiter of this.closeWaiters_.splice(0)) {
-      if (error) waiter.reject(error);
-      else waiter.resolve();
+    const call = this.call_;
+    this.call_ = null;
+    if (call) call.cancel();
+    for (const entry of [...this.entries_.splice(0), ...this.blocked_.splice(0)]) {
+      entry.waiter?.reject(error);
+    }
+    this.pendingBytes_ = 0;
+    for (const list of [this.readyWaiters_, this.readers_, this.closeWaiters_]) {
+      for (const waiter of list.splice(0)) waiter.reject(error);
     }
   }
 
   /**
-   * Closes the sending side and resolves once every batch sent is answered (iterate the answers
-   * of send() batches to consume them); rejects with the stream's error.
+   * Closes the sending side and resolves once every batch sent (or waiting in query()) is
+   * answered, across reconnects (iterate the answers of send() batches to consume them); rejects
+   * with the stream's error.
    * @returns {Promise<void>}
    */
   close() {
+    if (this.state_ === 'failed') return Promise.reject(this.error_);
+    if (this.state_ === 'closed') return Promise.resolve();
     this.closing_ = true;
-    if (this.ended_ || !this.call_) {
-      this.ended_ = true;
-      return this.error_ ? Promise.reject(this.error_) : Promise.resolve();
-    }
     const closed = new Promise((resolve, reject) => this.closeWaiters_.push({ resolve, reject }));
-    this.call_.end();
+    if (this.call_) {
+      this.endIfClosing_();
+    } else if (this.state_ !== 'backoff') {
+      if (this.entries_.length === 0 && this.blocked_.length === 0) this.finishClose_();
+      else this.open_();
+    }
     return closed;
   }
 
-  /** Cancels the stream: unanswered batches fail with CANCELLED. */
+  /** Cancels the stream: unanswered and waiting batches fail with CANCELLED. */
   cancel() {
+    if (this.state_ === 'closed' || this.state_ === 'failed') return;
     this.closing_ = true;
-    if (this.call_ && !this.ended_) this.call_.cancel();
+    this.fail_(new CollideError(grpc.status.CANCELLED, 'query stream: cancelled'));
   }
 
   /**
@@ -193,11 +428,8 @@ export class QueryStream {
         if (this.results_.length > 0) {
           return Promise.resolve({ value: this.results_.shift(), done: false });
         }
-        if (this.ended_) {
-          return this.error_
-            ? Promise.reject(this.error_)
-            : Promise.resolve({ value: undefined, done: true });
-        }
+        if (this.state_ === 'failed') return Promise.reject(this.error_);
+        if (this.state_ === 'closed') return Promise.resolve({ value: undefined, done: true });
         return new Promise((resolve, reject) => this.readers_.push({ resolve, reject }));
       },
       return: () => Promise.resolve({ value: undefined, done: true }),

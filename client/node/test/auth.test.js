@@ -46,6 +46,20 @@ describe('auth', () => {
   test('calls without a known token are UNAUTHENTICATED', async () => {
     await rejectsWith(as(undefined).listScenes(), 'UNAUTHENTICATED');
     await rejectsWith(as('wrong-token').getScene({ scene: 'x' }), 'UNAUTHENTICATED');
+    await rejectsWith(as('wrong-token').serverStats(), 'UNAUTHENTICATED');
+    // A query stream refused as a whole is final: not retried, its batches rejected.
+    const stream = as('wrong-token').openQueryStream('x', { initialBackoffMs: 1 });
+    let reconnecting = 0;
+    stream.on('reconnecting', () => {
+      reconnecting += 1;
+    });
+    const ray = { origin: { x: 0, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 1 };
+    const first = stream.query({ queries: [{ raycast: ray }] });
+    const second = stream.query({ queries: [{ raycast: ray }] });
+    await rejectsWith(first, 'UNAUTHENTICATED');
+    await rejectsWith(second, 'UNAUTHENTICATED');
+    assert.equal(reconnecting, 0);
+    assert.throws(() => stream.send({ queries: [] }), (error) => error.codeName === 'UNAUTHENTICATED');
   });
 
   test('each role may do its calls and no more', async () => {
@@ -84,6 +98,9 @@ describe('auth', () => {
     assert.equal((await stream.apply({ ops: [{ remove: 1 }] })).version, '2');
     await stream.close();
     await rejectsWith(writer.deleteScene({ scene: 'roles' }), 'PERMISSION_DENIED');
+    await rejectsWith(writer.serverStats(), 'PERMISSION_DENIED');
+    await rejectsWith(reader.serverStats(), 'PERMISSION_DENIED');
+    assert.equal((await admin.serverStats()).scenes, 1);
     await admin.deleteScene({ scene: 'roles' });
   });
 

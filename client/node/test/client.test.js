@@ -1,10 +1,12 @@
 // The unary rpcs of the Node client against a real collide-server: every rpc, answers checked
-// against a brute-force oracle, errors with their codes and field paths, deadlines.
+// against a brute-force oracle, errors with their codes and field paths, deadlines, the server's
+// statistics.
 
 import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 
 import { Client } from '../src/index.js';
+import { packageDefinition } from '../src/proto.js';
 import { compareCast, overlapAll, random } from './oracle.js';
 import { randomBalls, randomRay, rejectsWith } from './helpers.js';
 import { ServerProcess } from './server.js';
@@ -373,5 +375,32 @@ describe('Client', () => {
     // Nothing of the rejected writes was applied.
     assert.equal((await client.getScene({ scene: 'errors' })).stats.version, '1');
     await client.deleteScene({ scene: 'errors' });
+  });
+
+  test('serverStats answers GetServerStatsResponse as a plain object that follows the server', async () => {
+    const fields = packageDefinition['collide.v1.GetServerStatsResponse'].type.field;
+    const before = await client.serverStats();
+    assert.equal(Object.getPrototypeOf(before), Object.prototype);
+    assert.deepEqual(Object.keys(before).sort(), fields.map((field) => field.name).sort());
+    for (const field of fields) {
+      const value = before[field.name];
+      if (field.type === 'TYPE_UINT64') assert.match(value, /^[0-9]+$/, field.name);
+      else if (field.type === 'TYPE_UINT32') assert.ok(Number.isInteger(value), field.name);
+    }
+    assert.equal(before.writable, true);
+    assert.equal(before.write_error, '');
+
+    await client.createScene({ scene: 'stats' });
+    const stream = client.openQueryStream('stats');
+    await stream.query({ queries: [{ point: { point: { x: 0, y: 0, z: 0 }, radius: 1 } }] });
+    const during = await client.serverStats({ deadlineMs: 10_000 });
+    assert.equal(during.scenes, before.scenes + 1);
+    assert.equal(during.query_streams, before.query_streams + 1);
+    assert.equal(BigInt(during.streams_opened), BigInt(before.streams_opened) + 1n);
+    await stream.close();
+    await client.deleteScene({ scene: 'stats' });
+    const closed = new Client(server.address);
+    closed.close();
+    await rejectsWith(closed.serverStats(), 'FAILED_PRECONDITION');
   });
 });

@@ -220,12 +220,21 @@ describe('QueryStream', () => {
     writerClient.close();
     await ctx.client.deleteScene({ scene: 'versions' });
   });
-  test('a stream whose server dies rejects its unanswered batches and takes no more', async () => {
+  test('a stream whose server dies and stays down rejects its unanswered batches and takes no more', async () => {
     const own = await ServerProcess.start({ args: ['--max_version_wait_ms=60000'] });
     const ownClient = new Client(own.address);
     try {
       await ownClient.createScene({ scene: 'dies' });
-      const stream = ownClient.openQueryStream('dies');
+      // It reconnects for reconnectTimeoutMs without an answer, then gives up.
+      const stream = ownClient.openQueryStream('dies', {
+        reconnectTimeoutMs: 300,
+        initialBackoffMs: 10,
+        maxBackoffMs: 50,
+      });
+      let reconnecting = 0;
+      stream.on('reconnecting', () => {
+        reconnecting += 1;
+      });
       const ray = {
         origin: { x: 0, y: 0, z: 0 },
         direction: { x: 1, y: 0, z: 0 },
@@ -239,6 +248,8 @@ describe('QueryStream', () => {
       );
       await own.kill();
       await waiting;
+      assert.ok(reconnecting >= 1, 'the stream never tried to reconnect');
+      assert.equal(stream.pending, 0);
       assert.throws(
         () => stream.send({ queries: [] }),
         (error) => error.codeName === 'UNAVAILABLE',
