@@ -14,7 +14,7 @@ import { readStream } from './stream_end.js';
 
 /** The most batches a QueryStream holds unanswered when given no `maxPending`. */
 export const DEFAULT_MAX_PENDING_BATCHES = 1024;
-/** The most bytes of encoded batches a QueryStream holds unanswered when given no `maxPendingBytes`. */
+/** The most bytes of batches a QueryStream holds unanswered when given no `maxPendingBytes`. */
 export const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
 
 /**
@@ -106,9 +106,14 @@ export class QueryStream extends EventEmitter {
     /** @type {string} The scene this stream queries. */
     this.scene = scene;
     this.deadlineMs_ =
-      options.deadlineMs === undefined ? undefined : nonNegativeNumber(options.deadlineMs, 'deadlineMs');
+      options.deadlineMs === undefined
+        ? undefined
+        : nonNegativeNumber(options.deadlineMs, 'deadlineMs');
     this.deadlineAt_ = 0;
-    this.maxPending_ = positiveInteger(options.maxPending ?? DEFAULT_MAX_PENDING_BATCHES, 'maxPending');
+    this.maxPending_ = positiveInteger(
+      options.maxPending ?? DEFAULT_MAX_PENDING_BATCHES,
+      'maxPending',
+    );
     this.maxPendingBytes_ = positiveInteger(
       options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES,
       'maxPendingBytes',
@@ -257,7 +262,9 @@ export class QueryStream extends EventEmitter {
       if (this.deadlineAt_ === 0) this.deadlineAt_ = Date.now() + this.deadlineMs_;
       deadlineMs = this.deadlineAt_ - Date.now();
       if (deadlineMs <= 0) {
-        this.fail_(new CollideError(grpc.status.DEADLINE_EXCEEDED, 'query stream: deadline exceeded'));
+        this.fail_(
+          new CollideError(grpc.status.DEADLINE_EXCEEDED, 'query stream: deadline exceeded'),
+        );
         return;
       }
     }

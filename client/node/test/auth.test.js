@@ -59,7 +59,10 @@ describe('auth', () => {
     await rejectsWith(first, 'UNAUTHENTICATED');
     await rejectsWith(second, 'UNAUTHENTICATED');
     assert.equal(reconnecting, 0);
-    assert.throws(() => stream.send({ queries: [] }), (error) => error.codeName === 'UNAUTHENTICATED');
+    assert.throws(
+      () => stream.send({ queries: [] }),
+      (error) => error.codeName === 'UNAUTHENTICATED',
+    );
   });
 
   test('each role may do its calls and no more', async () => {

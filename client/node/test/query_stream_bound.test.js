@@ -86,7 +86,8 @@ describe('QueryStream bound', () => {
     const { version } = await ctx.client.upsertBodies({ scene: 'bytes', bodies: [farBody(1)] });
     const base = Number(version);
     // Every batch encodes to the same size (request ids and versions below 128: one byte each).
-    const size = encodeRequest('QueryStream', { ...waitingBatch(1, base + 1), scene: 'bytes' }).length;
+    const size = encodeRequest('QueryStream', { ...waitingBatch(1, base + 1), scene: 'bytes' })
+      .length;
     const count = 12;
     assert.ok(base + count < 128);
     const stream = ctx.client.openQueryStream('bytes', {
@@ -223,7 +224,8 @@ describe('QueryStream reconnect', () => {
         });
       }
       for (let b = 0; b < count; b++) {
-        assert.equal(settled[b], sent.includes(b) ? 0 : 1, `batch ${b} settled ${settled[b]} times`);
+        const times = sent.includes(b) ? 0 : 1;
+        assert.equal(settled[b], times, `batch ${b} settled ${settled[b]} times`);
       }
       t.diagnostic(`${stream.reconnects} reconnects, ${reconnecting} reconnecting events`);
       assert.ok(stream.reconnects >= 1, 'the stream never reconnected');
