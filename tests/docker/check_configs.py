@@ -5,11 +5,13 @@ No Envoy or Docker Compose runs on the build machines, and no Envoy config valid
 from Debian or npm, so this checks what the sharding depends on instead: the route hashes the
 x-collide-scene header, the cluster is a RING_HASH over HTTP/2 whose endpoints are exactly
 the compose shards (fixed addresses, the server's port), streams have no route or idle
-timeout, each shard keeps its data in its own volume, and the arena client talks to Envoy's
-listener. Usage: check_configs.py <repository root>. Exit 0 when all hold; 1 with the list of
+timeout, each shard keeps its data in its own volume, the arena client talks to Envoy's
+listener, and the images are built from stages of docker/Dockerfile (the server's from the
+package-only runtime stage). Usage: check_configs.py <repository root>. Exit 0 when all hold; 1 with the list of
 problems otherwise.
 """
 
+import re
 import sys
 from pathlib import Path
 from typing import Any
@@ -78,8 +80,9 @@ def check_envoy(envoy: dict[str, Any], problems: list[str]) -> tuple[int, set[st
 
 
 def check_compose(compose: dict[str, Any], envoy_port: int, endpoints: set[str],
-                  problems: list[str]) -> None:
-    """Checks the shards, Envoy's service and the arena client against envoy.yaml."""
+                  stages: set[str], problems: list[str]) -> None:
+    """Checks the shards, Envoy's service and the arena client against envoy.yaml, and the
+    images' build targets against the Dockerfile's stages."""
     services = compose["services"]
     shards = {name: service for name, service in services.items()
               if name.startswith("shard-")}
@@ -103,8 +106,20 @@ def check_compose(compose: dict[str, Any], envoy_port: int, endpoints: set[str],
     if len(volumes) != len(shards) or not volumes <= set(compose.get("volumes", {})):
         problems.append(f"compose: each shard needs its own declared volume, got {volumes}")
     builders = [name for name, service in services.items() if "build" in service]
-    if builders and services[builders[0]]["build"].get("dockerfile") != "docker/Dockerfile":
-        problems.append("compose: the image is built from docker/Dockerfile")
+    for name in builders:
+        if services[name]["build"].get("dockerfile") != "docker/Dockerfile":
+            problems.append(f"compose: {name} is not built from docker/Dockerfile")
+        target = services[name]["build"].get("target")
+        if target not in stages:
+            problems.append(f"compose: {name} builds target {target}, no stage of the Dockerfile "
+                            f"(stages: {sorted(stages)})")
+    # The server's image is the package's (the runtime stage); the arena's adds the example.
+    built = {services[name].get("image"): services[name]["build"].get("target")
+             for name in builders}
+    if built.get("collide:local") != "runtime":
+        problems.append(f"compose: collide:local must be built from the runtime stage, got {built}")
+    if built.get(services["arena"].get("image")) != "arena":
+        problems.append("compose: the arena's image must be built from the arena stage")
 
     envoy = services["envoy"]
     if "./envoy.yaml:/etc/envoy/envoy.yaml:ro" not in envoy.get("volumes", []):
@@ -128,7 +143,10 @@ def main() -> int:
         envoy = load(root / "docker" / "envoy.yaml")
         compose = load(root / "docker" / "compose.yaml")
         port, endpoints = check_envoy(envoy, problems)
-        check_compose(compose, port, endpoints, problems)
+        stages = set(re.findall(r"^FROM \S+ AS (\S+)$",
+                                (root / "docker" / "Dockerfile").read_text(encoding="utf-8"),
+                                re.MULTILINE))
+        check_compose(compose, port, endpoints, stages, problems)
     except (yaml.YAMLError, KeyError, ValueError, TypeError) as error:
         problems.append(f"{type(error).__name__}: {error}")
     for problem in problems:
