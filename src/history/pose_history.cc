@@ -123,8 +123,7 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
     if (need_full && e.full < 0 && e.alive) {
       const Body& b = world.body(slot);
       e.full = static_cast<int32_t>(record.full.size());
-      record.full.push_back(Full{
-          .shape = b.shape, .id = b.id, .category = b.category, .mask = b.mask, .kind = b.kind});
+      record.full.push_back(Full::Of(b));
     }
     return e;
   }
@@ -138,8 +137,7 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
     e.pose = b.pose;
     if (need_full) {
       e.full = static_cast<int32_t>(record.full.size());
-      record.full.push_back(Full{
-          .shape = b.shape, .id = b.id, .category = b.category, .mask = b.mask, .kind = b.kind});
+      record.full.push_back(Full::Of(b));
     }
   }
   Push(slot, e);
@@ -242,14 +240,7 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
     past.generation = e.generation;
     if (e.alive) {
       past.body.pose = e.pose;
-      if (e.full >= 0) {
-        const Full& f = record.full[e.full];
-        past.body.shape = f.shape;
-        past.body.id = f.id;
-        past.body.category = f.category;
-        past.body.mask = f.mask;
-        past.body.kind = f.kind;
-      }
+      if (e.full >= 0) record.full[e.full].CopyTo(past.body);
     }
     ref = e.prev;
   }
@@ -293,12 +284,7 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
   past.generation = e.generation;
   if (!e.alive) return past;
   if (e.full >= 0) {
-    const Full& f = record.full[e.full];
-    past.body.shape = f.shape;
-    past.body.id = f.id;
-    past.body.category = f.category;
-    past.body.mask = f.mask;
-    past.body.kind = f.kind;
+    record.full[e.full].CopyTo(past.body);
   } else if (last_full_[slot] > t) {
     // The rest of the body is in a later record.
     return StateAt(world, slot, t);

@@ -139,6 +139,20 @@ class PoseHistory {
     uint32_t category = 0;
     uint32_t mask = 0;
     BodyKind kind = BodyKind::kDynamic;
+
+    // The parts of `b` other than its pose.
+    static Full Of(const Body& b) {
+      return Full{
+          .shape = b.shape, .id = b.id, .category = b.category, .mask = b.mask, .kind = b.kind};
+    }
+    // Sets the parts of `b` other than its pose (and its proxy) to these.
+    void CopyTo(Body& b) const {
+      b.shape = shape;
+      b.id = id;
+      b.category = category;
+      b.mask = mask;
+      b.kind = kind;
+    }
   };
   struct Entry {
     Pose pose{};
