@@ -23,23 +23,9 @@
 #include "query/query_engine.h"
 #include "query/tie_scene.h"
 
-namespace collide {
+// In the namespace of the tie scenes (tie_scene.h) and the brute force (brute_force.h).
+namespace collide::testing {
 namespace {
-
-using testing::BruteForce;
-using testing::ExpectAnswer;
-
-// The tie scenes (tie_scene.h).
-using testing::Describe;
-using testing::kFar;
-using testing::kMargins;
-using testing::kNear;
-using testing::kSeed;
-using testing::Random;
-using testing::TieCase;
-using testing::TieCount;
-using testing::TieQueries;
-using testing::TieScene;
 
 // Checks `queries` against brute force over `bodies`, through RunQuery one by one and RunBatch.
 void CheckPresent(const CollisionWorld& world, const std::vector<BodyDesc>& bodies,
@@ -226,12 +212,7 @@ TEST_P(TieOrderRandom, PresentQueriesMatchBruteForceAtEveryMargin) {
   EXPECT_GT(ties.tied, ties.queries / 5);
 }
 
-INSTANTIATE_TEST_SUITE_P(Scenes, TieOrderRandom,
-                         ::testing::Values(TieCase{"near", kNear, 60, 300},
-                                           TieCase{"far", kFar, 60, 300}),
-                         [](const ::testing::TestParamInfo<TieCase>& info) {
-                           return std::string(info.param.name);
-                         });
+INSTANTIATE_TEST_SUITE_P(Scenes, TieOrderRandom, ::testing::ValuesIn(kTieCases), TieCaseName);
 
 }  // namespace
-}  // namespace collide
+}  // namespace collide::testing

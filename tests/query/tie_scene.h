@@ -5,6 +5,8 @@
 // distance (duplicated bodies at one pose, boxes sharing a face plane) and queries aimed at
 // faces, edges and along axes.
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <cstdio>
@@ -339,5 +341,13 @@ struct TieCase {
   int bases;
   int queries_per_kind;
 };
+
+// The randomised cases both tie-order tests run: near the origin and far from it.
+inline constexpr TieCase kTieCases[] = {{"near", kNear, 60, 300}, {"far", kFar, 60, 300}};
+
+// A parameterised test's name for its case.
+inline std::string TieCaseName(const ::testing::TestParamInfo<TieCase>& info) {
+  return info.param.name;
+}
 
 }  // namespace collide::testing
