@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "bench/reference_messages.h"
 #include "bench/reference_scene.h"
 #include "bench/stats.h"
 #include "client/cpp/builders.h"
@@ -50,20 +51,6 @@ struct Config {
 
 double Seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
-v1::Vec3 ToProto(const Vec3& v) { return client::MakeVec3(v.x, v.y, v.z); }
-
-v1::Shape ToProto(const Shape& s) {
-  switch (s.type) {
-    case ShapeType::kSphere:
-      return client::MakeSphere(s.sphere.radius);
-    case ShapeType::kBox:
-      return client::MakeBox(s.box.half_extents.x, s.box.half_extents.y, s.box.half_extents.z);
-    case ShapeType::kCapsule:
-      return client::MakeCapsule(s.capsule.radius, s.capsule.half_height);
-  }
-  return {};
-}
-
 bool Load(client::Client& c, const std::string& scene, const ReferenceScene& ref) {
   v1::CreateSceneRequest create;
   create.set_scene(scene);
@@ -73,27 +60,11 @@ bool Load(client::Client& c, const std::string& scene, const ReferenceScene& ref
     std::fprintf(stderr, "create scene: %s\n", s.status().ToString().c_str());
     return false;
   }
-  constexpr size_t kChunk = 10000;
-  for (size_t first = 0; first < ref.shapes.size(); first += kChunk) {
-    v1::UpsertBodiesRequest req;
-    req.set_scene(scene);
-    for (size_t i = first; i < std::min(ref.shapes.size(), first + kChunk); ++i) {
-      const Quat& q = ref.poses[i].rotation;
-      *req.add_bodies() = client::MakeBody(
-          i, ToProto(ref.shapes[i]),
-          client::MakePose(ToProto(ref.poses[i].position), client::MakeQuat(q.x, q.y, q.z, q.w)));
-    }
-    if (auto s = c.UpsertBodies(req); !s.ok()) {
-      std::fprintf(stderr, "upsert: %s\n", s.status().ToString().c_str());
-      return false;
-    }
-  }
-  return true;
+  return UpsertReferenceBodies(c, scene, ref);
 }
 
 v1::Query RayQuery(uint64_t id, const Ray& r) {
-  return client::MakeRaycastQuery(
-      id, client::MakeRaycast(ToProto(r.origin), ToProto(r.direction), r.max_distance));
+  return client::MakeRaycastQuery(id, RaycastAlong(r));
 }
 
 // Unary raycasts one at a time: per-call latency in microseconds.
@@ -105,8 +76,7 @@ std::vector<double> UnaryLatencies(client::Client& c, const std::string& scene,
     const Ray& r = ref.rays[i % ref.rays.size()];
     v1::RaycastRequest req;
     req.set_scene(scene);
-    *req.mutable_ray() =
-        client::MakeRaycast(ToProto(r.origin), ToProto(r.direction), r.max_distance);
+    *req.mutable_ray() = RaycastAlong(r);
     const Clock::time_point t0 = Clock::now();
     auto res = c.Raycast(req);
     const double elapsed = Seconds(Clock::now() - t0) * 1e6;

@@ -51,6 +51,7 @@
 #include "bench/load/echo.grpc.pb.h"
 #include "bench/load/latency_histogram.h"
 #include "bench/load/workload.h"
+#include "bench/reference_messages.h"
 #include "bench/reference_scene.h"
 #include "bench/stats.h"
 #include "client/cpp/builders.h"
@@ -256,22 +257,7 @@ bool LoadScene(const std::string& address, const bench::ReferenceScene& ref, Wor
     std::fprintf(stderr, "create scene: %s\n", s.status().ToString().c_str());
     return false;
   }
-  constexpr size_t kChunk = 10000;
-  for (size_t first = 0; first < ref.shapes.size(); first += kChunk) {
-    v1::UpsertBodiesRequest req;
-    req.set_scene(w->scene);
-    for (size_t i = first; i < std::min(ref.shapes.size(), first + kChunk); ++i) {
-      const Quat& q = ref.poses[i].rotation;
-      *req.add_bodies() = client::MakeBody(
-          i, ToProto(ref.shapes[i]),
-          client::MakePose(ToProto(ref.poses[i].position), client::MakeQuat(q.x, q.y, q.z, q.w)));
-    }
-    if (auto s = (*c)->UpsertBodies(req); !s.ok()) {
-      std::fprintf(stderr, "upsert: %s\n", s.status().ToString().c_str());
-      return false;
-    }
-  }
-  return true;
+  return bench::UpsertReferenceBodies(**c, w->scene, ref);
 }
 
 void BuildMessages(const bench::ReferenceScene& ref, const std::vector<Kind>& mix,

@@ -6,23 +6,10 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "bench/reference_messages.h"
 #include "client/cpp/builders.h"
 
 namespace collide::load {
-
-v1::Vec3 ToProto(const Vec3& v) { return client::MakeVec3(v.x, v.y, v.z); }
-
-v1::Shape ToProto(const Shape& s) {
-  switch (s.type) {
-    case ShapeType::kSphere:
-      return client::MakeSphere(s.sphere.radius);
-    case ShapeType::kBox:
-      return client::MakeBox(s.box.half_extents.x, s.box.half_extents.y, s.box.half_extents.z);
-    case ShapeType::kCapsule:
-      return client::MakeCapsule(s.capsule.radius, s.capsule.half_height);
-  }
-  return {};
-}
 
 std::vector<Kind> ParseMix(const std::string& mix) {
   std::vector<std::pair<Kind, int>> weights;
@@ -49,13 +36,12 @@ v1::Query MakeQuery(uint64_t id, Kind kind, const Ray& r) {
   q.set_request_id(id);
   switch (kind) {
     case Kind::kRay:
-      *q.mutable_raycast() =
-          client::MakeRaycast(ToProto(r.origin), ToProto(r.direction), r.max_distance);
+      *q.mutable_raycast() = bench::RaycastAlong(r);
       break;
     case Kind::kSphere: {
       v1::SphereCast* c = q.mutable_sphere_cast();
-      *c->mutable_origin() = ToProto(r.origin);
-      *c->mutable_direction() = ToProto(r.direction);
+      *c->mutable_origin() = bench::ToProto(r.origin);
+      *c->mutable_direction() = bench::ToProto(r.direction);
       c->set_max_distance(r.max_distance);
       c->set_radius(0.5f);
       break;
@@ -63,7 +49,7 @@ v1::Query MakeQuery(uint64_t id, Kind kind, const Ray& r) {
     case Kind::kOverlap: {
       v1::Overlap* o = q.mutable_overlap();
       *o->mutable_shape() = client::MakeSphere(2.0f);
-      *o->mutable_pose()->mutable_position() = ToProto(r.origin);
+      *o->mutable_pose()->mutable_position() = bench::ToProto(r.origin);
       break;
     }
   }

@@ -1,7 +1,7 @@
 #pragma once
 
-// collide-load's workload: the query kinds, the messages it sends and their conversion from the
-// reference scene's geometry.
+// collide-load's workload: the query kinds and the messages it sends (the reference scene's
+// geometry as messages: bench/reference_messages.h).
 
 #include <cstdint>
 #include <string>
@@ -9,8 +9,6 @@
 
 #include "collide/v1/collide.pb.h"
 #include "geom/cast.h"
-#include "geom/shapes.h"
-#include "geom/vec3.h"
 
 namespace collide::load {
 
@@ -25,11 +23,6 @@ struct Workload {
   std::vector<v1::Query> queries;  // one per ray, for unary calls
   std::vector<v1::UpdateBatch> update_batches;
 };
-
-/// `v` as a message.
-v1::Vec3 ToProto(const Vec3& v);
-/// `s` as a message.
-v1::Shape ToProto(const Shape& s);
 
 /// The query kinds in proportion to `mix` (--query_mix: `kind:weight,...`, kinds ray, sphere and
 /// overlap), 64 entries to cycle through, shuffled with a fixed seed.
