@@ -1,6 +1,5 @@
 // collide-server: flags -> ServerOptions, logging, signals, port file. See collide_contract.md.
 
-#include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "collide/version.h"
 #include "server/infra/memory_release.h"
+#include "server/infra/shutdown_signals.h"
 #include "server/server.h"
 #include "server/service_options.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -195,12 +195,8 @@ int Main() {
     return 2;
   }
 
-  // Block the signals before gRPC starts its threads, so that only sigwait below sees them.
-  sigset_t signals;
-  sigemptyset(&signals);
-  sigaddset(&signals, SIGTERM);
-  sigaddset(&signals, SIGINT);
-  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+  // Block the signals before gRPC starts its threads, so that only the wait below sees them.
+  ShutdownSignals shutdown_signals;
   signal(SIGPIPE, SIG_IGN);
   // Past a file size limit (RLIMIT_FSIZE) a write then fails with EFBIG, which the store handles
   // as a full disk, instead of the signal killing the process.
@@ -251,8 +247,7 @@ int Main() {
     return 1;
   }
 
-  int signal_number = 0;
-  sigwait(&signals, &signal_number);
+  const int signal_number = shutdown_signals.Wait();
   spdlog::info("signal {}: shutting down (drain {} ms)", signal_number,
                options.drain_timeout.count());
   absl::Status status = (*server)->Shutdown();

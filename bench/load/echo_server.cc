@@ -7,11 +7,9 @@
 //                       [--max_message_bytes=16777216]
 #include <atomic>
 #include <chrono>
-#include <csignal>
 #include <cstdio>
 #include <fstream>
 #include <string>
-#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -20,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "bench/load/echo.grpc.pb.h"
 #include "grpcpp/server_builder.h"
+#include "server/infra/shutdown_signals.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:0", "listen address; port 0 picks a free port");
 ABSL_FLAG(std::string, port_file, "", "when set, the bound port is written here once serving");
@@ -126,8 +125,6 @@ class EchoService final : public collide::bench::v1::Echo::CallbackService {
   }
 };
 
-std::atomic<bool> g_stop{false};
-
 int Main(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "the transport ceiling for collide-load: collide's messages answered without work.");
@@ -138,8 +135,8 @@ int Main(int argc, char** argv) {
   usage.contains_helpshort_flags = usage.contains_help_flags;
   absl::SetFlagsUsageConfig(usage);
   absl::ParseCommandLine(argc, argv);
-  std::signal(SIGTERM, [](int) { g_stop = true; });
-  std::signal(SIGINT, [](int) { g_stop = true; });
+  // Before gRPC starts its threads (server/infra/shutdown_signals.h).
+  ShutdownSignals shutdown_signals;
   EchoService service;
   grpc::ServerBuilder builder;
   int port = 0;
@@ -158,7 +155,7 @@ int Main(int argc, char** argv) {
   }
   std::printf("collide-echo-server listening on port %d\n", port);
   std::fflush(stdout);
-  while (!g_stop) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  shutdown_signals.Wait();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(1));
   return 0;
 }
