@@ -56,5 +56,19 @@ for layer in geom bvh; do
              --include='*.h' --include='*.cc' --exclude-dir=build --exclude-dir='build-*' \
              --exclude-dir=.git --exclude-dir=node_modules | grep -v "^$root/src/${layer}/")
 done
+# The clients (client/) stand on the generated API, gRPC and Abseil: none of their sources
+# includes a header of the server or of the core layers, and none of their CMake targets links
+# one of those layers' libraries.
+while IFS= read -r line; do
+  echo "layering: ${line%%:*} includes a server or core header: ${line#*:}"
+  status=1
+done < <(grep -rnE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"(server|src|base|geom|bvh|query|history|scene|watch|store)/' \
+           "$root/client" --include='*.h' --include='*.cc' 2>/dev/null | sed -E 's/:[0-9]+:/:/')
+server_libs='collide_(service|store|watch|scene|history|query|bvh|geom|base)([^_[:alnum:]]|$)'
+while IFS= read -r line; do
+  echo "layering: ${line%%:*} links a server or core library: ${line#*:}"
+  status=1
+done < <(grep -rnE "$server_libs" "$root/client" --include=CMakeLists.txt 2>/dev/null |
+           grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' | sed -E 's/:[0-9]+:/:/')
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

@@ -8,8 +8,8 @@
 #include "absl/time/time.h"
 #include "client/cli/command.h"
 #include "client/cpp/grpc_status.h"
+#include "client/health/health_check.h"
 #include "collide/v1/collide.grpc.pb.h"
-#include "server/health_probe/health_check.h"
 
 namespace collide::cli {
 namespace {

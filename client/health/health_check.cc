@@ -1,4 +1,4 @@
-#include "server/health_probe/health_check.h"
+#include "client/health/health_check.h"
 
 #include <future>
 #include <string>

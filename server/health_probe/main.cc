@@ -17,10 +17,10 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "client/health/health_check.h"
 #include "collide/version.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
-#include "server/health_probe/health_check.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "The server's address host:port.");
 ABSL_FLAG(std::string, service, "",

@@ -2,7 +2,7 @@
 // checked against protobuf's encoding of the published message definitions (built at run time
 // from a descriptor, so the oracle is independent of our .proto file).
 
-#include "server/health_probe/health_check.h"
+#include "client/health/health_check.h"
 
 #include <gtest/gtest.h>
 
