@@ -30,10 +30,7 @@ bool Raycast(const Sphere& sphere, const Pose& pose, const Ray& ray, CastHit* hi
   if (!cast_internal::CastBall(m, ray.direction, sphere.radius, 0.0f, ray.max_distance, &c)) {
     return false;
   }
-  hit->distance = c.t;
-  hit->point = pose.position + c.point;
-  hit->normal = c.normal;
-  hit->start_overlapping = false;
+  *hit = cast_internal::Translated(pose.position, c);
   return true;
 }
 

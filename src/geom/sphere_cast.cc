@@ -41,10 +41,7 @@ bool SphereCast(const Sphere& sphere, const Pose& pose, const Ray& path, float r
   if (!cast_internal::CastBall(m, path.direction, sphere.radius, radius, path.max_distance, &c)) {
     return false;
   }
-  hit->distance = c.t;
-  hit->point = pose.position + c.point;
-  hit->normal = c.normal;
-  hit->start_overlapping = false;
+  *hit = cast_internal::Translated(pose.position, c);
   return true;
 }
 

@@ -5,6 +5,20 @@
 #include "geom/bounds.h"
 
 namespace collide {
+namespace {
+
+// The body `desc` describes, not yet in a tree.
+Body BodyOf(const BodyDesc& desc) {
+  return Body{.shape = desc.shape,
+              .pose = desc.pose,
+              .id = desc.id,
+              .category = desc.category,
+              .mask = desc.mask,
+              .proxy = -1,
+              .kind = desc.kind};
+}
+
+}  // namespace
 
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
     : trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
@@ -23,13 +37,7 @@ BodyHandle CollisionWorld::AllocateSlot() {
 BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
   BodyHandle handle = AllocateSlot();
   Body& body = bodies_[handle];
-  body = Body{.shape = desc.shape,
-              .pose = desc.pose,
-              .id = desc.id,
-              .category = desc.category,
-              .mask = desc.mask,
-              .proxy = -1,
-              .kind = desc.kind};
+  body = BodyOf(desc);
   body.proxy = MutableTree(desc.kind).CreateProxy(Track(Bounds(desc.shape, desc.pose)),
                                                   static_cast<uint32_t>(handle), desc.category);
   ++body_count_;
@@ -54,13 +62,7 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
       }
       BodyHandle handle = AllocateSlot();
       const BodyDesc& desc = descs[i];
-      bodies_[handle] = Body{.shape = desc.shape,
-                             .pose = desc.pose,
-                             .id = desc.id,
-                             .category = desc.category,
-                             .mask = desc.mask,
-                             .proxy = -1,
-                             .kind = desc.kind};
+      bodies_[handle] = BodyOf(desc);
       handles[i] = handle;
       boxes.push_back(Track(Bounds(desc.shape, desc.pose)));
       users.push_back(static_cast<uint32_t>(handle));

@@ -70,6 +70,17 @@ inline CastHit ToWorld(const Pose& pose, const LocalContact& c) {
   return hit;
 }
 
+/// The contact of a target that no rotation changes (a sphere) mapped to the world frame: moved
+/// to `position` only.
+inline CastHit Translated(const Vec3& position, const LocalContact& c) {
+  CastHit hit;
+  hit.distance = c.t;
+  hit.point = position + c.point;
+  hit.normal = c.normal;
+  hit.start_overlapping = false;
+  return hit;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Ball (sphere target, capsule end caps, box corners).
 
