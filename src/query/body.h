@@ -37,4 +37,25 @@ struct Body {
   BodyKind kind = BodyKind::kDynamic;
 };
 
+/// The body `desc` describes, in no tree yet (`proxy` -1).
+inline Body BodyOf(const BodyDesc& desc) {
+  return Body{.shape = desc.shape,
+              .pose = desc.pose,
+              .id = desc.id,
+              .category = desc.category,
+              .mask = desc.mask,
+              .proxy = -1,
+              .kind = desc.kind};
+}
+
+/// What a client would say to make `body` (its tree leaf left out).
+inline BodyDesc DescOf(const Body& body) {
+  return BodyDesc{.id = body.id,
+                  .shape = body.shape,
+                  .pose = body.pose,
+                  .category = body.category,
+                  .mask = body.mask,
+                  .kind = body.kind};
+}
+
 }  // namespace collide

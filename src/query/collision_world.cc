@@ -3,22 +3,9 @@
 #include <cassert>
 
 #include "geom/bounds.h"
+#include "query/body.h"
 
 namespace collide {
-namespace {
-
-// The body `desc` describes, not yet in a tree.
-Body BodyOf(const BodyDesc& desc) {
-  return Body{.shape = desc.shape,
-              .pose = desc.pose,
-              .id = desc.id,
-              .category = desc.category,
-              .mask = desc.mask,
-              .proxy = -1,
-              .kind = desc.kind};
-}
-
-}  // namespace
 
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
     : trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),

@@ -3,19 +3,9 @@
 #include <cassert>
 #include <utility>
 
+#include "query/body.h"
+
 namespace collide {
-namespace {
-
-BodyDesc DescOf(const Body& body) {
-  return BodyDesc{.id = body.id,
-                  .shape = body.shape,
-                  .pose = body.pose,
-                  .category = body.category,
-                  .mask = body.mask,
-                  .kind = body.kind};
-}
-
-}  // namespace
 
 void SceneMirror::Capture(const Scene& scene) {
   scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
