@@ -128,12 +128,7 @@ TEST(WatchDispatcher, DispatchedWatchersMatchABruteForceReplayEventForEvent) {
     for (int step = 0; step < 200; ++step) {
       UpdateBatch batch;
       std::vector<OracleEvent> expected;
-      bool ambiguous = true;
-      for (int attempt = 0; attempt < 40 && ambiguous; ++attempt) {
-        batch = gen.Batch(oracle.bodies());
-        expected = oracle.Preview(batch, &ambiguous);
-      }
-      if (ambiguous) {
+      if (!gen.UnambiguousBatch(oracle, &batch, &expected)) {
         ++skipped;
         continue;
       }

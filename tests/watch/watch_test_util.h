@@ -170,6 +170,19 @@ class WatchGenerator {
     return batch;
   }
 
+  // A batch for the oracle's bodies whose events the oracle tells without ambiguity, drawn up to
+  // 40 times: the batch and its events in `batch` and `expected`; false when every draw was
+  // ambiguous (the caller skips the step).
+  bool UnambiguousBatch(const WatchOracle& oracle, UpdateBatch* batch,
+                        std::vector<OracleEvent>* expected) {
+    bool ambiguous = true;
+    for (int attempt = 0; attempt < 40 && ambiguous; ++attempt) {
+      *batch = Batch(oracle.bodies());
+      *expected = oracle.Preview(*batch, &ambiguous);
+    }
+    return !ambiguous;
+  }
+
   int Pick(int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng_); }
   float Uniform(float lo, float hi) { return std::uniform_real_distribution<float>(lo, hi)(rng_); }
 

@@ -35,6 +35,32 @@ std::vector<FenceSpec> Fences() {
   return fences;
 }
 
+// The scene's bodies: 40 small spheres left of the fences, and the 5 bodies fences ride.
+UpdateBatch ArenaBodies() {
+  UpdateBatch create;
+  for (uint64_t id = 1; id <= 40; ++id) {
+    create.ops.push_back(UpsertOp(
+        BodyDesc{.id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {-10, 0, 0}}}));
+  }
+  for (uint64_t id = 100; id < 120; id += 4) {
+    create.ops.push_back(UpsertOp(
+        BodyDesc{.id = id, .shape = Sphere{0.1f}, .pose = Pose{Quat::Identity(), {0, 5, 0}}}));
+  }
+  return create;
+}
+
+// The writer's batch `b`: every sphere, every second or every third, and one fence rider moved
+// along x.
+UpdateBatch Moves(int b, std::mt19937& rng) {
+  std::uniform_real_distribution<float> x(-12.0f, 12.0f);
+  UpdateBatch batch;
+  for (uint64_t id = 1; id <= 40; id += 1 + b % 3) {
+    batch.ops.push_back(SetPoseOp(id, Pose{Quat::Identity(), {x(rng), 0.1f * id - 2, 0}}));
+  }
+  batch.ops.push_back(SetPoseOp(100 + 4 * (b % 5), Pose{Quat::Identity(), {x(rng), 0, 0}}));
+  return batch;
+}
+
 // The fence contents a consumer rebuilds from the messages it read.
 struct Replica {
   std::map<uint64_t, std::set<uint64_t>> inside;
@@ -59,28 +85,13 @@ struct Replica {
 
 TEST(WatcherConcurrency, WatchersComeAndGoWhileBatchesApply) {
   auto scene = std::make_shared<Scene>("arena", SceneOptions{});
-  UpdateBatch create;
-  for (uint64_t id = 1; id <= 40; ++id) {
-    create.ops.push_back(UpsertOp(
-        BodyDesc{.id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {-10, 0, 0}}}));
-  }
-  for (uint64_t id = 100; id < 120; id += 4) {
-    create.ops.push_back(UpsertOp(
-        BodyDesc{.id = id, .shape = Sphere{0.1f}, .pose = Pose{Quat::Identity(), {0, 5, 0}}}));
-  }
-  ASSERT_TRUE(scene->Apply(create).ok());
+  ASSERT_TRUE(scene->Apply(ArenaBodies()).ok());
 
   std::atomic<bool> stop{false};
   std::thread writer([&] {
     std::mt19937 rng(5);
-    std::uniform_real_distribution<float> x(-12.0f, 12.0f);
     for (int b = 0; !stop; ++b) {
-      UpdateBatch batch;
-      for (uint64_t id = 1; id <= 40; id += 1 + b % 3) {
-        batch.ops.push_back(SetPoseOp(id, Pose{Quat::Identity(), {x(rng), 0.1f * id - 2, 0}}));
-      }
-      batch.ops.push_back(SetPoseOp(100 + 4 * (b % 5), Pose{Quat::Identity(), {x(rng), 0, 0}}));
-      ASSERT_TRUE(scene->Apply(batch).ok());
+      ASSERT_TRUE(scene->Apply(Moves(b, rng)).ok());
       // A writer holding the scene back to back would leave the watchers' attaches waiting.
       std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
@@ -134,30 +145,15 @@ TEST(WatcherConcurrency, WatchersComeAndGoWhileBatchesApply) {
 
 TEST(WatcherConcurrency, DispatchedWatchersComeAndGoWhileBatchesApply) {
   auto scene = std::make_shared<Scene>("arena", SceneOptions{});
-  UpdateBatch create;
-  for (uint64_t id = 1; id <= 40; ++id) {
-    create.ops.push_back(UpsertOp(
-        BodyDesc{.id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {-10, 0, 0}}}));
-  }
-  for (uint64_t id = 100; id < 120; id += 4) {
-    create.ops.push_back(UpsertOp(
-        BodyDesc{.id = id, .shape = Sphere{0.1f}, .pose = Pose{Quat::Identity(), {0, 5, 0}}}));
-  }
-  ASSERT_TRUE(scene->Apply(create).ok());
+  ASSERT_TRUE(scene->Apply(ArenaBodies()).ok());
   WatchDispatcher dispatcher(WatchDispatcher::Options{
       .threads = 2, .limits = {.max_backlog_bytes = 8 * WatchHub::BatchBytes(16)}});
 
   std::atomic<bool> stop{false};
   std::thread writer([&] {
     std::mt19937 rng(9);
-    std::uniform_real_distribution<float> x(-12.0f, 12.0f);
     for (int b = 0; !stop; ++b) {
-      UpdateBatch batch;
-      for (uint64_t id = 1; id <= 40; id += 1 + b % 3) {
-        batch.ops.push_back(SetPoseOp(id, Pose{Quat::Identity(), {x(rng), 0.1f * id - 2, 0}}));
-      }
-      batch.ops.push_back(SetPoseOp(100 + 4 * (b % 5), Pose{Quat::Identity(), {x(rng), 0, 0}}));
-      ASSERT_TRUE(scene->Apply(batch).ok());
+      ASSERT_TRUE(scene->Apply(Moves(b, rng)).ok());
       if (b % 8 == 0) std::this_thread::sleep_for(std::chrono::microseconds(200));
     }
   });

@@ -64,12 +64,7 @@ TEST(Watcher, MatchesABruteForceReplayEventForEvent) {
     for (int step = 0; step < 250; ++step) {
       UpdateBatch batch;
       std::vector<OracleEvent> expected;
-      bool ambiguous = true;
-      for (int attempt = 0; attempt < 40 && ambiguous; ++attempt) {
-        batch = gen.Batch(oracle.bodies());
-        expected = oracle.Preview(batch, &ambiguous);
-      }
-      if (ambiguous) {
+      if (!gen.UnambiguousBatch(oracle, &batch, &expected)) {
         ++skipped;
         continue;
       }
