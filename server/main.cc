@@ -16,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "collide/version.h"
 #include "server/infra/memory_release.h"
+#include "server/infra/metrics.h"
 #include "server/infra/shutdown_signals.h"
 #include "server/server.h"
 #include "server/service_options.h"
@@ -104,6 +105,16 @@ ABSL_FLAG(int, max_metadata_bytes, 16384,
           "The largest request metadata of a call (per entry, name + value + 32), in bytes; a "
           "call over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it "
           "and closes the whole connection beyond.");
+ABSL_FLAG(std::string, metrics_address, "",
+          "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "
+          "port; empty: off, nothing is counted). A non-loopback host needs --token_file or "
+          "--allow_insecure_remote, like --address; /metrics itself takes no token.");
+ABSL_FLAG(std::string, metrics_port_file, "",
+          "When set, the bound metrics port is written to this file (decimal, newline), "
+          "atomically, once the server is serving.");
+ABSL_FLAG(uint32_t, metrics_max_scenes, 100,
+          "The most scenes with their own collide_scene_* series (in name order); the rest are "
+          "summed into scene=\"_other\" (0: every scene is).");
 ABSL_FLAG(int, max_streams_per_connection, 1024,
           "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).");
 
@@ -232,17 +243,45 @@ int Main() {
   TuneAllocator();
   MemoryReleaser releaser;
 
-  absl::StatusOr<std::unique_ptr<CollideServer>> server = CollideServer::Start(options);
+  // /metrics first: a bad or busy metrics address stops the start before the data is opened.
+  std::unique_ptr<ServerMetrics> metrics;
+  if (const std::string address = absl::GetFlag(FLAGS_metrics_address); !address.empty()) {
+    absl::StatusOr<std::unique_ptr<ServerMetrics>> started = ServerMetrics::Start(MetricsOptions{
+        .address = address,
+        .max_scenes = absl::GetFlag(FLAGS_metrics_max_scenes),
+        .allow_remote = !options.token_file.empty() || options.allow_insecure_remote});
+    if (!started.ok()) {
+      spdlog::error("cannot start: {}", started.status().ToString());
+      return 1;
+    }
+    metrics = *std::move(started);
+  } else if (!absl::GetFlag(FLAGS_metrics_port_file).empty()) {
+    spdlog::error("--metrics_port_file: needs --metrics_address");
+    return 2;
+  }
+  absl::StatusOr<std::unique_ptr<CollideServer>> server =
+      CollideServer::Start(options, metrics != nullptr ? metrics->Hooks() : ServerHooks{});
   if (!server.ok()) {
     spdlog::error("cannot start: {}", server.status().ToString());
     return 1;
   }
   std::printf("collide-server listening on %s\n", (*server)->bound_address().c_str());
+  if (metrics != nullptr) {
+    metrics->Attach(server->get());
+    std::printf("collide-server metrics on %s\n", metrics->bound_address().c_str());
+    spdlog::info("metrics on http://{}/metrics (per-scene series for at most {} scenes)",
+                 metrics->bound_address(), absl::GetFlag(FLAGS_metrics_max_scenes));
+  }
   std::fflush(stdout);
   spdlog::info("serving on {}", (*server)->bound_address());
   const std::string port_file = absl::GetFlag(FLAGS_port_file);
-  if (!port_file.empty() && !WritePortFile(port_file, (*server)->port())) {
-    spdlog::error("--port_file: cannot write {}", port_file);
+  const std::string metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
+  // The metrics port first: a reader that sees the port file finds both.
+  if ((!metrics_port_file.empty() && !WritePortFile(metrics_port_file, metrics->port())) ||
+      (!port_file.empty() && !WritePortFile(port_file, (*server)->port()))) {
+    spdlog::error("--metrics_port_file, --port_file: cannot write {}",
+                  metrics_port_file.empty() ? port_file : metrics_port_file);
+    if (metrics != nullptr) metrics->Stop();
     (*server)->Shutdown().IgnoreError();
     return 1;
   }
@@ -250,6 +289,8 @@ int Main() {
   const int signal_number = shutdown_signals.Wait();
   spdlog::info("signal {}: shutting down (drain {} ms)", signal_number,
                options.drain_timeout.count());
+  // Scrapes read the store: they stop first.
+  if (metrics != nullptr) metrics->Stop();
   absl::Status status = (*server)->Shutdown();
   if (!status.ok()) {
     spdlog::error("shutdown: {}", status.ToString());

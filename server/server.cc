@@ -152,7 +152,8 @@ bool IsLoopbackAddress(absl::string_view address) {
   return parts[0] == "127";
 }
 
-absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const ServerOptions& options) {
+absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const ServerOptions& options,
+                                                                    ServerHooks hooks) {
   if (options.durability == DurabilityPolicy::kDefault) {
     return absl::InvalidArgumentError("durability: must be none, periodic or always");
   }
@@ -227,7 +228,8 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .max_metadata_bytes = options.max_metadata_bytes,
                      .default_durability = options.durability,
                      .streams = server->streams_.get(),
-                     .watches = server->watches_.get()});
+                     .watches = server->watches_.get(),
+                     .counters = hooks.counters});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -249,6 +251,9 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                              TransportMetadataLimit(options.max_metadata_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.RegisterService(server->service_.get());
+  if (!hooks.interceptors.empty()) {
+    builder.experimental().SetInterceptorCreators(std::move(hooks.interceptors));
+  }
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();

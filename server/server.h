@@ -2,12 +2,15 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "grpcpp/server.h"
+#include "grpcpp/support/server_interceptor.h"
 #include "server/infra/auth.h"
+#include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
 #include "server/rpc/collide_service.h"
 #include "server/service_options.h"
@@ -20,6 +23,14 @@ namespace collide {
 /// machine: localhost, 127.0.0.0/8, ::1 or a unix socket.
 bool IsLoopbackAddress(absl::string_view address);
 
+/// What a server counts for /metrics (server/infra/metrics.h); empty: nothing is counted.
+struct ServerHooks {
+  /// Where the service counts queries and updates (outlives the server).
+  ServiceCounters* counters = nullptr;
+  /// Interceptors of every call (grpc::ServerBuilder's, experimental in gRPC 1.51).
+  std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
+};
+
 /// A running collide server: the database, the service, the health and reflection services,
 /// listening on one address.
 class CollideServer {
@@ -27,7 +38,8 @@ class CollideServer {
   /// Opens the database, reads the token file, checks the options (a non-loopback address
   /// without a token file needs allow_insecure_remote: FAILED_PRECONDITION otherwise), and
   /// starts serving. UNAVAILABLE when the address cannot be bound.
-  static absl::StatusOr<std::unique_ptr<CollideServer>> Start(const ServerOptions& options);
+  static absl::StatusOr<std::unique_ptr<CollideServer>> Start(const ServerOptions& options,
+                                                              ServerHooks hooks = {});
   /// Shutdown()s the server.
   ~CollideServer();
   CollideServer(const CollideServer&) = delete;
@@ -39,6 +51,10 @@ class CollideServer {
   const std::string& bound_address() const { return bound_address_; }
   /// The database (tests).
   Database* database() { return db_.get(); }
+  /// The open streams' registry.
+  const StreamRegistry* streams() const { return streams_.get(); }
+  /// The watch dispatcher (its budget's figures).
+  WatchDispatcher* watches() { return watches_.get(); }
 
   /// Graceful shutdown: health turns NOT_SERVING, calls in progress get options.drain_timeout
   /// to finish before they are cancelled, then the database is flushed and closed. Returns the

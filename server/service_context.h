@@ -2,6 +2,7 @@
 
 #include "scene/scene_options.h"
 #include "server/infra/auth.h"
+#include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
 #include "server/service_options.h"
 #include "store/database.h"
@@ -27,6 +28,8 @@ struct ServiceContext {
   /// Evaluates watches away from the scenes' writers, within the server-wide watch limits;
   /// null: each watch runs on its scene's writer, unbounded (tests).
   WatchDispatcher* watches = nullptr;
+  /// Where queries and updates are counted for /metrics; null (metrics off): nothing is counted.
+  ServiceCounters* counters = nullptr;
 };
 
 }  // namespace collide

@@ -7,13 +7,15 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Everything the build, the tests and the benchmark peer need, from Debian 12 (python3-*: the
 # Python client, its tests and examples, run with /usr/bin/python3, and its package built with pip; clang-14 and libclang-rt-14-dev:
 # the libFuzzer targets of scripts/fuzz; dpkg-dev and lintian: the Debian packages, their
-# dependencies computed by dpkg-shlibdeps and their check).
+# dependencies computed by dpkg-shlibdeps and their check; prometheus-cpp-dev: the server's
+# /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev
   openssl
+  prometheus-cpp-dev prometheus
   python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian

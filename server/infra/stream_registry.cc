@@ -68,14 +68,14 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
     StreamKind kind, grpc::CallbackServerContext* call) {
   MutexLock lock(&mu_);
   if (handles_.size() >= max_streams_) {
-    ++refused_;
+    ++refused_[static_cast<int>(kind)];
     return absl::ResourceExhaustedError(absl::StrCat("streams: the server holds at most ",
                                                      max_streams_,
                                                      " open streams (--max_streams); retry later"));
   }
   if (kind == StreamKind::kWatch &&
       live_[static_cast<int>(StreamKind::kWatch)] >= max_watch_streams_) {
-    ++refused_;
+    ++refused_[static_cast<int>(kind)];
     return absl::ResourceExhaustedError(
         absl::StrCat("streams: the server holds at most ", max_watch_streams_,
                      " open Watch streams (--max_watch_streams); retry later"));
@@ -83,7 +83,7 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
   auto handle = std::unique_ptr<StreamHandle>(new StreamHandle(this, kind, call->c_call()));
   handles_.insert(handle.get());
   ++live_[static_cast<int>(kind)];
-  ++opened_;
+  ++opened_[static_cast<int>(kind)];
   return handle;
 }
 
@@ -95,13 +95,19 @@ void StreamRegistry::Close(StreamHandle* handle) {
 
 StreamStats StreamRegistry::stats() const {
   MutexLock lock(&mu_);
-  return StreamStats{.update_streams = live_[0],
-                     .query_streams = live_[1],
-                     .watch_streams = live_[2],
-                     .opened = opened_,
-                     .refused = refused_,
-                     .stalled = stalled_.load(std::memory_order_relaxed),
-                     .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
+  StreamStats stats{.update_streams = live_[0],
+                    .query_streams = live_[1],
+                    .watch_streams = live_[2],
+                    .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
+  for (int kind = 0; kind < kStreamKindCount; ++kind) {
+    stats.opened_by_kind[kind] = opened_[kind];
+    stats.refused_by_kind[kind] = refused_[kind];
+    stats.stalled_by_kind[kind] = stalled_[kind].load(std::memory_order_relaxed);
+    stats.opened += opened_[kind];
+    stats.refused += refused_[kind];
+    stats.stalled += stats.stalled_by_kind[kind];
+  }
+  return stats;
 }
 
 void StreamRegistry::Watch() {
@@ -130,7 +136,7 @@ void StreamRegistry::Watch() {
                    stall_timeout_.count());
       grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, message.c_str(), nullptr);
       grpc_call_unref(call);
-      stalled_.fetch_add(1, std::memory_order_relaxed);
+      stalled_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
     }
     lock.lock();
   }

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -18,6 +19,8 @@ namespace collide {
 
 /// The kinds of streaming calls the service serves.
 enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2 };
+/// How many StreamKinds there are.
+inline constexpr int kStreamKindCount = 3;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -34,6 +37,10 @@ struct StreamStats {
   /// Bytes of answers handed to gRPC and not yet written to the network (one message at most
   /// per stream: each stream writes one answer at a time).
   uint64_t outbound_bytes = 0;
+  /// opened, refused and stalled per kind (indexed by StreamKind).
+  std::array<uint64_t, kStreamKindCount> opened_by_kind{};
+  std::array<uint64_t, kStreamKindCount> refused_by_kind{};
+  std::array<uint64_t, kStreamKindCount> stalled_by_kind{};
 };
 
 class StreamRegistry;
@@ -104,10 +111,10 @@ class StreamRegistry {
   CondVar stop_cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<StreamHandle*> handles_ ABSL_GUARDED_BY(mu_);
-  uint32_t live_[3] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
-  uint64_t opened_ ABSL_GUARDED_BY(mu_) = 0;
-  uint64_t refused_ ABSL_GUARDED_BY(mu_) = 0;
-  std::atomic<uint64_t> stalled_{0};
+  uint32_t live_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
+  uint64_t opened_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
+  uint64_t refused_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
+  std::atomic<uint64_t> stalled_[kStreamKindCount] = {0, 0, 0};
   std::atomic<uint64_t> outbound_bytes_{0};
   std::thread watchdog_;
 };

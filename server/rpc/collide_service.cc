@@ -58,11 +58,18 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 
 // Applies a unary write's batch to `db` and finishes the call from the store's callback, with
 // the store's errors about an op named in the request's words (`ops`).
+// Counts the outcome in `counters` when not null.
 template <typename Request>
-void ApplyWrite(Database& db, UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
+void ApplyWrite(Database& db, ServiceCounters* counters,
+                UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
                 const UpdateBatch& batch, RequestOps ops) {
+  const ServiceCounters::OpCounts op_counts =
+      counters != nullptr ? ServiceCounters::CountOps(batch) : ServiceCounters::OpCounts{};
   db.Apply(call->request().scene(), ClientTag{}, batch,
-           [call, rpc, ops](absl::StatusOr<ApplyAck> ack) {
+           [call, rpc, ops, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
+             if (counters != nullptr) {
+               counters->CountUpdate(ack.status(), ack.ok() && ack->duplicate, op_counts);
+             }
              if (ack.ok()) {
                call->response()->set_version(ack->version);
                call->response()->set_durable(ack->durable);
@@ -235,7 +242,7 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
     if (absl::Status s = UpsertRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
-    ApplyWrite(*context_.db, call, "UpsertBodies", batch,
+    ApplyWrite(*context_.db, context_.counters, call, "UpsertBodies", batch,
                RequestOps{.kind = RequestOps::Kind::kUpsertBodies});
   });
 }
@@ -256,7 +263,7 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
     if (absl::Status s = RemoveRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
-    ApplyWrite(*context_.db, call, "RemoveBodies", batch,
+    ApplyWrite(*context_.db, context_.counters, call, "RemoveBodies", batch,
                RequestOps{.kind = RequestOps::Kind::kRemoveBodies});
   });
 }
@@ -380,16 +387,28 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::Callback
 // Unary queries.
 
 template <typename Request>
-void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, absl::string_view rpc,
+void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, QueryRpc rpc_kind,
+                                absl::string_view rpc,
                                 absl::StatusOr<Query> (*convert)(const Request&,
                                                                  const ServiceLimits&)) {
   const Request& request = call->request();
   absl::StatusOr<const Principal*> principal =
       AuthorizeScene(call->context(), Role::kReader, request.scene());
   if (!principal.ok()) return FinishCall(call, rpc, principal.status());
-  auto run = [this, principal = *principal, call, convert] {
-    return DoQuery(*principal, call->request().scene(), convert(call->request(), context_.limits),
-                   call->response());
+  auto run = [this, principal = *principal, call, convert, rpc_kind] {
+    absl::StatusOr<Query> query = convert(call->request(), context_.limits);
+    if (context_.counters == nullptr || !query.ok()) {
+      return DoQuery(*principal, call->request().scene(), std::move(query), call->response());
+    }
+    const size_t kind = query->shape_query.index();
+    const CollectMode mode = query->mode;
+    absl::Status status =
+        DoQuery(*principal, call->request().scene(), std::move(query), call->response());
+    if (status.ok()) {
+      context_.counters->CountQuery(rpc_kind, kind, mode,
+                                    static_cast<uint64_t>(call->response()->hits_size()));
+    }
+    return status;
   };
   const uint64_t min_version = request.min_version();
   std::shared_ptr<const Scene> scene;
@@ -435,8 +454,9 @@ grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* c
                                                   const grpc::ByteBuffer* in,
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::RaycastRequest, v1::QueryResponse>;
-  return Call::Start(context, in, out,
-                     [this](Call* call) { UnaryQuery(call, "Raycast", &RaycastRequestToQuery); });
+  return Call::Start(context, in, out, [this](Call* call) {
+    UnaryQuery(call, QueryRpc::kRaycast, "Raycast", &RaycastRequestToQuery);
+  });
 }
 
 grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext* context,
@@ -444,7 +464,7 @@ grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext
                                                      grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::SphereCastRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, "SphereCast", &SphereCastRequestToQuery);
+    UnaryQuery(call, QueryRpc::kSphereCast, "SphereCast", &SphereCastRequestToQuery);
   });
 }
 
@@ -452,8 +472,9 @@ grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* c
                                                   const grpc::ByteBuffer* in,
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::OverlapRequest, v1::QueryResponse>;
-  return Call::Start(context, in, out,
-                     [this](Call* call) { UnaryQuery(call, "Overlap", &OverlapRequestToQuery); });
+  return Call::Start(context, in, out, [this](Call* call) {
+    UnaryQuery(call, QueryRpc::kOverlap, "Overlap", &OverlapRequestToQuery);
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -100,7 +100,8 @@ class CollideService final : public RawCollideService {
   /// wait passes the call's deadline or limits.max_version_wait_ms. No thread waits meanwhile
   /// (VersionWait).
   template <typename Request>
-  void UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, absl::string_view rpc,
+  void UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, QueryRpc rpc_kind,
+                  absl::string_view rpc,
                   absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&));
   /// One query against one scene version (`query` from the request's conversion).
   absl::Status DoQuery(const Principal& principal, absl::string_view scene,

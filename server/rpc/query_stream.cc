@@ -169,6 +169,13 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
   // doubling would hold up to three times as much while it copies.
   hits_.reserve(MaxAnswer(batch, context_.limits).hits);
   const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_);
+  if (context_.counters != nullptr) {
+    uint64_t hits = 0;
+    for (size_t j = 0; j < results_.size(); ++j) {
+      if (tick_errors_[j].ok()) hits += results_[j].hit_count;
+    }
+    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits);
+  }
   Encode(version);
 }
 

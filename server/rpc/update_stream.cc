@@ -174,17 +174,25 @@ void UpdateStreamReactor::Process(uint64_t index) {
   absl::Status status = CheckSceneHeader(scene_header_, request_.scene());
   if (status.ok()) status = principal_->CheckScene(request_.scene());
   if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
+  ServiceCounters* const counters = context_.counters;
   if (!status.ok()) {
+    if (counters != nullptr) counters->CountRejectedUpdate(status);
     Actions actions;
     Complete(state_.get(), index, sequence, status, max_inflight, &actions);
     return Run(actions);
   }
   // The store's errors about an op name the core op; the ack names the request's field.
   const RequestOps ops = OpsOf(request_);
+  const ServiceCounters::OpCounts op_counts =
+      counters != nullptr ? ServiceCounters::CountOps(batch_) : ServiceCounters::OpCounts{};
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [state = state_, ops, index, sequence, max_inflight](absl::StatusOr<ApplyAck> result) {
+      [state = state_, ops, index, sequence, max_inflight, counters,
+       op_counts](absl::StatusOr<ApplyAck> result) {
+        if (counters != nullptr) {
+          counters->CountUpdate(result.status(), result.ok() && result->duplicate, op_counts);
+        }
         if (!result.ok()) result = WithRequestPaths(result.status(), ops);
         Actions actions;
         Complete(state.get(), index, sequence, std::move(result), max_inflight, &actions);

@@ -181,7 +181,18 @@ void CommitLog::Run() {
     const Clock::time_point started = Clock::now();
     absl::Status status;
     if (!buffer.empty()) status = Write(buffer, first);
-    if (status.ok() && sync && active_ != nullptr) status = active_->Sync();
+    if (status.ok() && sync && active_ != nullptr) {
+      const Clock::time_point sync_started = Clock::now();
+      status = active_->Sync();
+      if (options_.histograms != nullptr) {
+        options_.histograms->fsync_ns.Observe(static_cast<uint64_t>(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - sync_started)
+                .count()));
+      }
+    }
+    if (options_.histograms != nullptr && !buffer.empty()) {
+      options_.histograms->group_commit_records.Observe(last - first + 1);
+    }
     if (!status.ok()) {
       // The handler first, before anyone can observe the failure: by default it stops the
       // process, so no waiter hears anything.

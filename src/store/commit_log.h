@@ -16,6 +16,7 @@
 #include "absl/strings/string_view.h"
 #include "base/mutex.h"
 #include "store/file_system.h"
+#include "store/store_histograms.h"
 
 namespace collide {
 
@@ -44,6 +45,9 @@ struct CommitLogOptions {
   std::chrono::milliseconds sync_interval{100};
   /// backlogged() reports true while more than this many appended bytes wait to be written.
   uint64_t max_backlog_bytes = 64 << 20;
+  /// When set (it must outlive the log), each fsync's duration and each group commit's record
+  /// count are observed into it.
+  StoreHistograms* histograms = nullptr;
 };
 
 /// The segmented append-only log with group commit. Append() frames a record and queues it in

@@ -68,6 +68,7 @@ Database::Database(std::string dir, DatabaseOptions options, FileSystem* fs)
 
 absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
                                                          DatabaseOptions options) {
+  const auto started = std::chrono::steady_clock::now();
   COLLIDE_RETURN_IF_ERROR(ValidateOptions(options));
   FileSystem* fs = options.file_system != nullptr ? options.file_system : PosixFileSystem();
   COLLIDE_RETURN_IF_ERROR(fs->CreateDir(dir));
@@ -78,7 +79,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   db->lock_ = std::move(lock);
   const CommitLogOptions log_options{.segment_bytes = db->options_.segment_bytes,
                                      .sync_interval = db->options_.sync_interval,
-                                     .max_backlog_bytes = db->options_.max_backlog_bytes};
+                                     .max_backlog_bytes = db->options_.max_backlog_bytes,
+                                     .histograms = &db->histograms_};
   Database* raw = db.get();
   COLLIDE_ASSIGN_OR_RETURN(
       db->log_,
@@ -115,6 +117,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   db->recovery_report_ = std::move(state.report);
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
   if (!db->recovery_report_.skipped.empty()) COLLIDE_RETURN_IF_ERROR(db->Checkpoint());
+  db->recovery_duration_ = std::chrono::steady_clock::now() - started;
   return db;
 }
 
@@ -390,9 +393,28 @@ StoreStats Database::stats() const {
   stats.max_sync_lag = lag.max;
   stats.snapshots_written = snapshots_written_;
   stats.segments_deleted = segments_deleted_;
+  stats.snapshot_bytes_written = snapshot_bytes_written_;
+  stats.recovery_duration = recovery_duration_;
   MutexLock lock(&state_mu_);
   stats.maintenance_error = maintenance_error_;
   return stats;
+}
+
+std::vector<SceneFigures> Database::SceneFiguresByName() const {
+  std::vector<SceneFigures> figures;
+  {
+    ReaderLock lock(&scenes_mu_);
+    figures.reserve(entries_.size());
+    for (const auto& [name, entry] : entries_) {
+      figures.push_back(SceneFigures{.scene = entry->scene,
+                                     .log_bytes = entry->log_bytes.load(),
+                                     .snapshot_bytes = entry->snapshot_bytes.load()});
+    }
+  }
+  std::sort(figures.begin(), figures.end(), [](const SceneFigures& a, const SceneFigures& b) {
+    return a.scene->name() < b.scene->name();
+  });
+  return figures;
 }
 
 void Database::Wake() {
@@ -464,6 +486,7 @@ absl::Status Database::RemoveZombieFiles() {
 
 absl::Status Database::Snapshot(Entry* entry) {
   entry->snapshot_wanted = false;
+  const auto started = std::chrono::steady_clock::now();
   const uint64_t counted = entry->log_bytes.load();
   const SceneState state = entry->scene->CaptureState();
   // A deleted scene's files are the zombie pass's business.
@@ -486,6 +509,11 @@ absl::Status Database::Snapshot(Entry* entry) {
   entry->snapshot_threshold = ThresholdFor(written.bytes);
   entry->log_bytes.fetch_sub(counted);
   ++snapshots_written_;
+  snapshot_bytes_written_ += written.bytes;
+  histograms_.snapshot_ns.Observe(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                std::chrono::steady_clock::now() - started)
+                                .count()));
   if (!old.empty() && old != written.name) {
     // The new snapshot is durable; losing this deletion in a crash only leaves a stale file that
     // the next start deletes.

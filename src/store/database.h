@@ -23,6 +23,7 @@
 #include "store/commit_log.h"
 #include "store/file_system.h"
 #include "store/recovery.h"
+#include "store/store_histograms.h"
 
 namespace collide {
 
@@ -129,8 +130,22 @@ struct StoreStats {
   /// Since Open: snapshots written, segments deleted.
   uint64_t snapshots_written = 0;
   uint64_t segments_deleted = 0;
+  /// Bytes of snapshots written since Open.
+  uint64_t snapshot_bytes_written = 0;
+  /// How long Open took (recovery: snapshots loaded, the log replayed, the log reopened).
+  std::chrono::nanoseconds recovery_duration{0};
   /// The last error of the maintenance thread (snapshot or segment deletion; retried), if any.
   absl::Status maintenance_error;
+};
+
+/// One live scene as the store sees it (Database::SceneFigures).
+struct SceneFigures {
+  /// The scene (for its own Stats()).
+  std::shared_ptr<const Scene> scene;
+  /// Bytes of the scene's log records since its newest snapshot.
+  uint64_t log_bytes = 0;
+  /// Bytes of its newest snapshot (0 when none).
+  uint64_t snapshot_bytes = 0;
 };
 
 /// The durable scene store the service calls: scenes with their update log, snapshots and
@@ -202,6 +217,10 @@ class Database {
   const RecoveryReport& recovery_report() const { return recovery_report_; }
   /// Counters of the log and snapshots.
   StoreStats stats() const;
+  /// Distributions of fsyncs, group commits and snapshots since Open (lock-free to read).
+  const StoreHistograms& histograms() const { return histograms_; }
+  /// Every live scene with its log figures, sorted by name.
+  std::vector<SceneFigures> SceneFiguresByName() const;
 
  private:
   // The store's view of one live scene.
@@ -268,6 +287,9 @@ class Database {
   // Serialises maintenance passes (the thread and Checkpoint).
   Mutex maintenance_mu_;
   std::atomic<uint64_t> snapshots_written_{0};
+  std::atomic<uint64_t> snapshot_bytes_written_{0};
+  std::chrono::nanoseconds recovery_duration_{0};
+  StoreHistograms histograms_;
   std::atomic<uint64_t> segments_deleted_{0};
 
   // Short holds only.

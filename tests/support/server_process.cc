@@ -84,6 +84,9 @@ absl::Status ServerProcess::Launch(const std::string& address) {
   if (running()) return absl::FailedPreconditionError("the server is already running");
   std::string port_file = dir_.File("port");
   std::filesystem::remove(port_file);
+  const std::string metrics_port_file = dir_.File("metrics_port");
+  std::filesystem::remove(metrics_port_file);
+  metrics_port_ = 0;
   ++launches_;
   std::string log_file = dir_.File("server.log");
   std::vector<std::string> words = {
@@ -97,6 +100,10 @@ absl::Status ServerProcess::Launch(const std::string& address) {
   }
   if (!config_.token_file_contents.empty()) {
     words.push_back(absl::StrCat("--token_file=", dir_.File("tokens")));
+  }
+  if (config_.metrics) {
+    words.push_back("--metrics_address=127.0.0.1:0");
+    words.push_back(absl::StrCat("--metrics_port_file=", metrics_port_file));
   }
   for (const std::string& flag : config_.extra_flags) words.push_back(flag);
   std::vector<char*> argv;
@@ -139,6 +146,14 @@ absl::Status ServerProcess::Launch(const std::string& address) {
     int port = 0;
     if (!text.empty() && text.back() == '\n' &&
         absl::SimpleAtoi(absl::StripAsciiWhitespace(text), &port) && port > 0) {
+      // (The server writes its metrics port file before its port file.)
+      const std::string metrics_text = config_.metrics ? ReadFile(metrics_port_file) : "";
+      if (config_.metrics &&
+          !absl::SimpleAtoi(absl::StripAsciiWhitespace(metrics_text), &metrics_port_)) {
+        Stop(SIGKILL).IgnoreError();
+        return absl::InternalError(
+            absl::StrCat("collide-server wrote no metrics port file:\n", Logs()));
+      }
       address_ = absl::StrCat("127.0.0.1:", port);
       return absl::OkStatus();
     }

@@ -45,6 +45,9 @@ struct ServerConfig {
   std::string address = "127.0.0.1:0";
   /// More flags, `--name=value` each (for example `--max_batch_ops=100`).
   std::vector<std::string> extra_flags;
+  /// Serves /metrics on 127.0.0.1, port 0 (--metrics_address, --metrics_port_file); the port is
+  /// ServerProcess::metrics_port().
+  bool metrics = false;
   /// When not 0, the server runs with RLIMIT_FSIZE at this many bytes: a write past it fails
   /// (EFBIG), as on a full disk.
   uint64_t file_size_limit_bytes = 0;
@@ -66,6 +69,8 @@ class ServerProcess {
 
   /// `127.0.0.1:<port>` of the running server.
   const std::string& address() const { return address_; }
+  /// The port of the running server's /metrics (ServerConfig::metrics); 0 without.
+  int metrics_port() const { return metrics_port_; }
   /// The data directory (kept across restarts).
   std::string data_dir() const { return dir_.File("data"); }
   /// The scratch directory the server's files live in.
@@ -109,6 +114,7 @@ class ServerProcess {
   TempDir dir_;
   pid_t pid_ = -1;
   std::string address_;
+  int metrics_port_ = 0;
   int launches_ = 0;
 };
 

@@ -1,0 +1,60 @@
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "server/infra/metrics_endpoint.h"
+#include "server/infra/metrics_rpc.h"
+#include "server/infra/service_counters.h"
+#include "server/server.h"
+
+namespace collide {
+
+/// How collide-server serves /metrics (its --metrics_* flags).
+struct MetricsOptions {
+  /// host:port (ParseMetricsAddress); port 0 picks a free port.
+  std::string address;
+  /// The most scene label values (MetricsScenes); the rest are summed into scene="_other".
+  size_t max_scenes = 100;
+  /// A non-loopback address is allowed (a token file or --allow_insecure_remote).
+  bool allow_remote = false;
+};
+
+/// The server's Prometheus metrics: the per-rpc figures (RpcMetrics, through an interceptor),
+/// the service's counters (ServiceCounters), and at scrape time the scenes', the store's, the
+/// streams' and the process's figures, served on /metrics. Start it before the server (a bad or
+/// busy address then stops the start-up before the data directory is opened), hand Hooks() to
+/// CollideServer::Start, then Attach the running server.
+class ServerMetrics {
+ public:
+  /// Checks `options` and binds the HTTP endpoint (ParseMetricsAddress, MetricsEndpoint::Start).
+  static absl::StatusOr<std::unique_ptr<ServerMetrics>> Start(const MetricsOptions& options);
+  ServerMetrics(const ServerMetrics&) = delete;
+  ServerMetrics& operator=(const ServerMetrics&) = delete;
+  ~ServerMetrics();
+
+  /// What CollideServer::Start needs to count into this object (which outlives the server).
+  ServerHooks Hooks();
+  /// Adds the scrape-time figures of `server` (which must outlive Stop()).
+  void Attach(CollideServer* server);
+  /// Stops serving /metrics (before the server shuts down: scrapes read its store). Idempotent.
+  void Stop();
+
+  /// The bound port, and host:port with it.
+  int port() const { return port_; }
+  const std::string& bound_address() const { return bound_address_; }
+
+ private:
+  explicit ServerMetrics(const MetricsOptions& options);
+
+  const MetricsOptions options_;
+  ServiceCounters counters_;
+  std::shared_ptr<RpcMetrics> rpc_;
+  std::unique_ptr<MetricsEndpoint> endpoint_;
+  int port_ = 0;
+  std::string bound_address_;
+};
+
+}  // namespace collide
