@@ -65,6 +65,9 @@ ABSL_FLAG(std::string, workload, "unary", "unary, stream or ingest");
 ABSL_FLAG(std::string, target, "collide", "collide or echo (the transport ceiling)");
 ABSL_FLAG(std::string, address, "", "server address; empty: start the server on 127.0.0.1:0");
 ABSL_FLAG(std::string, server_bin, "", "the server binary to start (default: the build tree's)");
+ABSL_FLAG(std::vector<std::string>, server_flag, {},
+          "more collide-server flags when this starts the server, comma-separated (e.g. "
+          "--server_flag=--metrics_address=127.0.0.1:0 for metrics on)");
 ABSL_FLAG(std::string, token, "", "bearer token");
 ABSL_FLAG(int, bodies, 100000, "reference scene size");
 ABSL_FLAG(double, side, 250, "reference scene side L");
@@ -410,6 +413,9 @@ int Main(int argc, char** argv) {
     if (config.binary.empty()) config.binary = DefaultServerBinary(target);
     config.collide_server_flags = target == "collide";
     if (target == "collide") config.extra_flags = {"--durability=" + durability};
+    for (const std::string& flag : absl::GetFlag(FLAGS_server_flag)) {
+      config.extra_flags.push_back(flag);
+    }
     absl::StatusOr<std::unique_ptr<testing::ServerProcess>> started =
         testing::ServerProcess::Start(std::move(config));
     if (!started.ok()) {

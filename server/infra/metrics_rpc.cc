@@ -62,9 +62,9 @@ class RpcInterceptorFactory final : public grpc::experimental::ServerInterceptor
 }  // namespace
 
 std::vector<uint64_t> RpcMetrics::HandlingBounds() {
-  return {100'000,       250'000,       500'000,       1'000'000,     2'500'000,   5'000'000,
-          10'000'000,    25'000'000,    50'000'000,    100'000'000,   250'000'000, 500'000'000,
-          1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
+  return {25'000,      50'000,      100'000,       250'000,       500'000,       1'000'000,
+          2'500'000,   5'000'000,   10'000'000,    25'000'000,    50'000'000,    100'000'000,
+          250'000'000, 500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000, 10'000'000'000};
 }
 
 RpcMetrics::RpcMetrics(const google::protobuf::ServiceDescriptor& service) {

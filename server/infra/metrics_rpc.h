@@ -20,7 +20,7 @@ namespace collide {
 /// exist from the start at 0. Counting is lock-free; Collect reads the figures at scrape time.
 class RpcMetrics final : public prometheus::Collectable {
  public:
-  /// The buckets of grpc_server_handling_seconds, in nanoseconds: 100 us to 10 s.
+  /// The buckets of grpc_server_handling_seconds, in nanoseconds: 25 us to 10 s.
   static std::vector<uint64_t> HandlingBounds();
 
   /// Series for every method of `service`.
