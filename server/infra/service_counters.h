@@ -43,11 +43,14 @@ struct ServiceCounters {
   std::array<std::atomic<uint64_t>, kStatusCodeCount> update_batches_rejected{};
 
   /// Counts one answered batch of `rpc` whose queries that ran are `queries` and returned `hits`
-  /// hits together.
-  void CountQueryBatch(QueryRpc rpc, std::span<const Query> queries, uint64_t hits) {
+  /// hits together; with `errors` (one per query), a query whose entry is not OK (its tick was
+  /// not retained) is not counted.
+  void CountQueryBatch(QueryRpc rpc, std::span<const Query> queries, uint64_t hits,
+                       std::span<const absl::Status> errors = {}) {
     uint32_t counts[kQueryKindCount][kCollectModeCount] = {};
-    for (const Query& query : queries) {
-      ++counts[query.shape_query.index()][static_cast<int>(query.mode)];
+    for (size_t i = 0; i < queries.size(); ++i) {
+      if (!errors.empty() && !errors[i].ok()) continue;
+      ++counts[queries[i].shape_query.index()][static_cast<int>(queries[i].mode)];
     }
     for (int kind = 0; kind < kQueryKindCount; ++kind) {
       for (int mode = 0; mode < kCollectModeCount; ++mode) {

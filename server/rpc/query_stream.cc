@@ -174,7 +174,7 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
     for (size_t j = 0; j < results_.size(); ++j) {
       if (tick_errors_[j].ok()) hits += results_[j].hit_count;
     }
-    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits);
+    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits, tick_errors_);
   }
   Encode(version);
 }

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -136,6 +137,10 @@ TEST(ServiceMetrics, CountsQueriesByKindAndModePerBatch) {
   queries[4].shape_query = SphereCastQuery{};
   queries[4].mode = CollectMode::kClosest;
   counters.CountQueryBatch(QueryRpc::kQueryStream, queries, 17);
+  // Of two more raycasts, one was refused for its tick: not counted.
+  const std::vector<absl::Status> errors = {absl::OkStatus(), absl::OutOfRangeError("at_tick")};
+  counters.CountQueryBatch(QueryRpc::kQueryStream, std::span<const Query>(queries.data(), 2), 0,
+                           errors);
   counters.CountQuery(QueryRpc::kOverlap, 2, CollectMode::kAll, 4);
   UpdateBatch batch;
   batch.ops = {SetPoseOp(1, Pose{}), SetPoseOp(2, Pose{}), RemoveOp(3)};
@@ -145,7 +150,7 @@ TEST(ServiceMetrics, CountsQueriesByKindAndModePerBatch) {
 
   const std::vector<prometheus::MetricFamily> families = ServiceMetrics(&counters).Collect();
   EXPECT_EQ(CounterOf(families, "collide_queries_total", {{"kind", "raycast"}, {"mode", "any"}}),
-            2.0);
+            3.0);
   EXPECT_EQ(CounterOf(families, "collide_queries_total", {{"kind", "region"}, {"mode", "all"}}),
             1.0);
   EXPECT_EQ(CounterOf(families, "collide_queries_total",
@@ -160,7 +165,7 @@ TEST(ServiceMetrics, CountsQueriesByKindAndModePerBatch) {
             0.0);
   EXPECT_EQ(FamilyNamed(families, "collide_queries_total")->metric.size(), 15u);
   EXPECT_EQ(CounterOf(families, "collide_query_hits_total", {}), 21.0);
-  EXPECT_EQ(CounterOf(families, "collide_query_batches_total", {{"rpc", "QueryStream"}}), 1.0);
+  EXPECT_EQ(CounterOf(families, "collide_query_batches_total", {{"rpc", "QueryStream"}}), 2.0);
   EXPECT_EQ(CounterOf(families, "collide_query_batches_total", {{"rpc", "Overlap"}}), 1.0);
   EXPECT_EQ(CounterOf(families, "collide_query_batches_total", {{"rpc", "Raycast"}}), 0.0);
   EXPECT_EQ(CounterOf(families, "collide_update_batches_total", {}), 1.0);
