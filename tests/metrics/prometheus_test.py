@@ -1,0 +1,284 @@
+"""A real Prometheus scraping a real collide-server.
+
+Starts collide-server with --metrics_address on port 0 and Debian's `prometheus` on a free port
+scraping it every second, runs a known workload through the Python client, waits for a scrape
+that began after the workload ended, and checks through Prometheus's HTTP API that the counters
+it stored equal the workload. Then checks every query of the Grafana dashboard
+(docs/grafana/collide-dashboard.json): Prometheus accepts it, and each metric it names is in the
+server's exposition.
+
+Environment (ctest sets it): COLLIDE_SERVER (the binary), PYTHONPATH (the client package),
+COLLIDE_SOURCE_DIR, PROMETHEUS (the prometheus binary).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+import urllib.parse
+import urllib.request
+from typing import Dict, List, Optional, Set
+
+SOURCE_DIR = os.environ.get("COLLIDE_SOURCE_DIR", "")
+sys.path.insert(0, os.path.join(SOURCE_DIR, "client", "python", "tests"))
+
+import collide  # noqa: E402
+from collide import (Body, CollideError, Mode, Overlap, Pose, Query, Raycast,  # noqa: E402
+                     Sphere)
+from server_process import ServerProcess  # noqa: E402
+
+DASHBOARD = os.path.join(SOURCE_DIR, "docs", "grafana", "collide-dashboard.json")
+
+# The workload, and what it must add to the counters.
+BODIES = 10
+UNARY_RAYCASTS = 37
+STREAM_BATCHES = 5
+RAYS_PER_BATCH = 40
+OVERLAPS_PER_BATCH = 24
+MOVE_BATCHES = 11
+MOVES_PER_BATCH = 3
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def http_get(url: str, timeout: float = 10) -> bytes:
+    with urllib.request.urlopen(url, timeout=timeout) as response:
+        return response.read()
+
+
+class Prometheus:
+    """A prometheus process scraping `target` every second, its storage in a temporary dir."""
+
+    def __init__(self, binary: str, target: str) -> None:
+        self.dir = tempfile.mkdtemp(prefix="collide-prom-")
+        config = os.path.join(self.dir, "prometheus.yml")
+        with open(config, "w", encoding="utf-8") as f:
+            f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                    "scrape_configs:\n  - job_name: collide\n"
+                    f"    static_configs:\n      - targets: ['{target}']\n")
+        self._log = open(os.path.join(self.dir, "prometheus.log"), "wb")
+        self.process: Optional[subprocess.Popen] = None
+        # A free port can be taken between the probe and prometheus's bind: pick another then.
+        for _ in range(5):
+            self.port = free_port()
+            self.process = subprocess.Popen(
+                [binary, f"--config.file={config}",
+                 f"--storage.tsdb.path={os.path.join(self.dir, 'data')}",
+                 f"--web.listen-address=127.0.0.1:{self.port}", "--log.level=warn"],
+                stdout=self._log, stderr=self._log)
+            if self._wait_ready():
+                return
+            self.process.kill()
+            self.process.wait()
+            if "address already in use" not in self.logs():
+                break
+        raise RuntimeError(f"prometheus did not start: {self.logs()}")
+
+    def _wait_ready(self) -> bool:
+        give_up = time.monotonic() + 30
+        while time.monotonic() < give_up:
+            if self.process.poll() is not None:
+                return False
+            try:
+                http_get(f"http://127.0.0.1:{self.port}/-/ready", timeout=1)
+                return True
+            except OSError:
+                time.sleep(0.1)
+        return False
+
+    def logs(self) -> str:
+        self._log.flush()
+        with open(os.path.join(self.dir, "prometheus.log"), encoding="utf-8",
+                  errors="replace") as f:
+            return f.read()
+
+    def api(self, path: str, **params: str) -> dict:
+        url = f"http://127.0.0.1:{self.port}/api/v1/{path}?{urllib.parse.urlencode(params)}"
+        try:
+            body = http_get(url)
+        except urllib.error.HTTPError as e:  # 400 for a bad expression: the body says why
+            body = e.read()
+        return json.loads(body)
+
+    def query(self, expr: str, at: Optional[float] = None) -> List[dict]:
+        params = {"query": expr}
+        if at is not None:
+            params["time"] = f"{at:.3f}"
+        answer = self.api("query", **params)
+        if answer.get("status") != "success":
+            raise AssertionError(f"{expr}: {answer}")
+        return answer["data"]["result"]
+
+    def close(self) -> None:
+        if self.process is not None and self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self._log.close()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+def metric_names(expr: str) -> Set[str]:
+    """The metric names an expression reads (identifiers followed by `{`, `[` or used bare)."""
+    without_strings = re.sub(r'"[^"]*"', '""', expr)
+    without_labels = re.sub(r"\{[^}]*\}", "{}", without_strings)
+    without_ranges = re.sub(r"\[[^\]]*\]", "[]", without_labels)
+    words = set(re.findall(r"[a-zA-Z_:][a-zA-Z0-9_:]*", without_ranges))
+    keywords = {"sum", "by", "without", "rate", "irate", "increase", "histogram_quantile",
+                "time", "avg", "max", "min", "count", "le", "on", "ignoring", "group_left",
+                "group_right", "and", "or", "unless", "label_values", "topk", "bottomk",
+                "offset", "bool", "delta", "deriv", "abs", "clamp_min", "clamp_max"}
+    grouping = set()
+    for labels in re.findall(r"(?:by|without)\s*\(([^)]*)\)", without_ranges):
+        grouping.update(l.strip() for l in labels.split(","))
+    return {w for w in words if w not in keywords and w not in grouping}
+
+
+def exposition_families(text: str) -> Set[str]:
+    """The series names of a text exposition, with histogram families under their base names."""
+    names = set()
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        name = re.match(r"[a-zA-Z_:][a-zA-Z0-9_:]*", line).group(0)
+        names.add(name)
+        for suffix in ("_bucket", "_sum", "_count"):
+            if name.endswith(suffix):
+                names.add(name[: -len(suffix)])
+    return names
+
+
+class PrometheusTest(unittest.TestCase):
+    def setUp(self) -> None:
+        prometheus = os.environ.get("PROMETHEUS", "")
+        if not prometheus or not os.access(prometheus, os.X_OK):
+            self.fail("set PROMETHEUS to the prometheus binary (scripts/setup.sh installs it)")
+        self.metrics_dir = tempfile.mkdtemp(prefix="collide-metrics-")
+        port_file = os.path.join(self.metrics_dir, "metrics_port")
+        self.server = ServerProcess(extra_flags=["--metrics_address=127.0.0.1:0",
+                                                 f"--metrics_port_file={port_file}"])
+        with open(port_file, encoding="utf-8") as f:
+            self.metrics_port = int(f.read().strip())
+        self.client = self.server.client()
+        self.prometheus = Prometheus(prometheus, f"127.0.0.1:{self.metrics_port}")
+
+    def tearDown(self) -> None:
+        self.client.close()
+        self.prometheus.close()
+        self.server.close()
+        shutil.rmtree(self.metrics_dir, ignore_errors=True)
+
+    def run_workload(self) -> None:
+        scene = "prom"
+        self.client.create_scene(scene)
+        self.client.upsert_bodies(
+            scene, [Body(i, Sphere(0.5), Pose((2.0 * i, 0, 0))) for i in range(1, BODIES + 1)])
+        for _ in range(UNARY_RAYCASTS):
+            hits = self.client.raycast(scene, Raycast((-5, 0, 0), (1, 0, 0), 100))
+            self.assertEqual(len(hits.hits), 1)
+        with self.client.query_stream(scene) as stream:
+            for _ in range(STREAM_BATCHES):
+                queries = [Query(Raycast((-5, 0, 0), (1, 0, 0), 100), mode=Mode.ALL)
+                           for _ in range(RAYS_PER_BATCH)]
+                queries += [Query(Overlap(Sphere(1), Pose((2, 0, 0))), mode=Mode.ALL)
+                            for _ in range(OVERLAPS_PER_BATCH)]
+                stream.query(queries)
+        with self.client.update_writer(scene) as writer:
+            for b in range(MOVE_BATCHES):
+                ids = list(range(1, MOVES_PER_BATCH + 1))
+                poses = [v for i in ids for v in (2.0 * i, 0.01 * b, 0, 0, 0, 0, 1)]
+                writer.send(moves=(ids, poses))
+            writer.flush()
+        with self.assertRaises(CollideError):
+            self.client.upsert_bodies(scene, [Body(1, Sphere(float("nan")))])
+
+    def value(self, expr: str, at: float) -> float:
+        result = self.prometheus.query(expr, at)
+        self.assertEqual(len(result), 1, f"{expr}: {result}")
+        return float(result[0]["value"][1])
+
+    def test_scraped_counters_equal_the_workload_and_the_dashboard_reads_real_metrics(self):
+        self.run_workload()
+        ended = time.time()
+        # Wait for a scrape that started after the workload ended.
+        give_up = time.monotonic() + 30
+        while True:
+            up = self.prometheus.query('timestamp(up{job="collide"})')
+            if up and float(up[0]["value"][1]) > ended + 0.05:
+                at = float(up[0]["value"][1])
+                break
+            self.assertLess(time.monotonic(), give_up, "no scrape after the workload")
+            time.sleep(0.2)
+        self.assertEqual(self.value('up{job="collide"}', at), 1)
+        stream_rays = STREAM_BATCHES * RAYS_PER_BATCH
+        expected: Dict[str, float] = {
+            'sum(collide_queries_total{kind="raycast"})': UNARY_RAYCASTS + stream_rays,
+            'sum(collide_queries_total{kind="overlap"})': STREAM_BATCHES * OVERLAPS_PER_BATCH,
+            'sum(collide_queries_total{kind="sphere_cast"})': 0,
+            'sum(collide_queries_total{mode="closest"})': UNARY_RAYCASTS,
+            # A closest ray hits body 1, a ray in mode all every body on the x axis, the ball
+            # of radius 1 at x = 2 only body 1 (body 2's ball is 2 away, radii sum 1.5).
+            'sum(collide_query_hits_total)':
+                UNARY_RAYCASTS + stream_rays * BODIES + STREAM_BATCHES * OVERLAPS_PER_BATCH,
+            'sum(grpc_server_started_total{grpc_method="Raycast"})': UNARY_RAYCASTS,
+            'sum(grpc_server_handled_total{grpc_method="Raycast",grpc_code="OK"})':
+                UNARY_RAYCASTS,
+            'sum(grpc_server_handled_total{grpc_method="UpsertBodies",'
+            'grpc_code="INVALID_ARGUMENT"})': 1,
+            'sum(grpc_server_handling_seconds_count{grpc_method="Raycast"})': UNARY_RAYCASTS,
+            'sum(grpc_server_started_total{grpc_method="QueryStream"})': 1,
+            'sum(grpc_server_msg_received_total{grpc_method="QueryStream"})': STREAM_BATCHES,
+            'sum(grpc_server_msg_sent_total{grpc_method="QueryStream"})': STREAM_BATCHES,
+            'sum(grpc_server_msg_received_total{grpc_method="UpdateStream"})': MOVE_BATCHES,
+            'sum(collide_update_ops_total{op="move"})': MOVE_BATCHES * MOVES_PER_BATCH,
+            'sum(collide_scene_bodies{scene="prom"})': BODIES,
+            'sum(collide_streams_open)': 0,
+            'sum(collide_streams_opened_total{kind="query"})': 1,
+            'sum(collide_streams_opened_total{kind="update"})': 1,
+            'collide_store_writable': 1,
+        }
+        for expr, want in expected.items():
+            self.assertEqual(self.value(expr, at), want, expr)
+        build = self.prometheus.query("collide_build_info", at)
+        self.assertEqual(len(build), 1)
+        self.assertEqual(build[0]["metric"]["version"], collide.__version__)
+
+        # The dashboard: valid JSON, every query accepted by Prometheus, every metric it names
+        # present in the exposition.
+        exposition = http_get(f"http://127.0.0.1:{self.metrics_port}/metrics").decode()
+        families = exposition_families(exposition)
+        with open(DASHBOARD, encoding="utf-8") as f:
+            dashboard = json.load(f)
+        exprs = [t["expr"] for p in dashboard["panels"] for t in p.get("targets", [])]
+        self.assertGreater(len(exprs), 20)
+        for variable in dashboard["templating"]["list"]:
+            if variable["type"] == "query":
+                names = metric_names(variable["query"])
+                self.assertTrue(names <= families, f"{variable['query']}: {names - families}")
+        for expr in exprs:
+            names = metric_names(expr)
+            self.assertTrue(names, expr)
+            self.assertTrue(names <= families, f"{expr}: not exposed: {names - families}")
+            concrete = (expr.replace("$__rate_interval", "1m").replace("$instance", ".*")
+                        .replace("$scene", ".*"))
+            self.prometheus.query(concrete, at)  # raises on a bad expression
+
+
+if __name__ == "__main__":
+    unittest.main()
