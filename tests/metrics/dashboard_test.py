@@ -1,11 +1,10 @@
-"""A real Prometheus scraping a real collide-server.
+"""The Grafana dashboard (docs/grafana/collide-dashboard.json) against a real server and Prometheus.
 
 Starts collide-server with --metrics_address on port 0 and Debian's `prometheus` on a free port
-scraping it every second, runs a known workload through the Python client, waits for a scrape
-that began after the workload ended, and checks through Prometheus's HTTP API that the counters
-it stored equal the workload. Then checks every query of the Grafana dashboard
-(docs/grafana/collide-dashboard.json): Prometheus accepts it, and each metric it names is in the
-server's exposition.
+scraping it every second, runs a little traffic, waits for a scrape, and checks that the
+dashboard is valid JSON, that every metric its queries and template variables name is in the
+server's exposition, and that Prometheus's query API accepts every query (with the dashboard's
+variables given values). The exact counts are checked by integration/Prometheus.
 
 Environment (ctest sets it): COLLIDE_SERVER (the binary), PYTHONPATH (the client package),
 COLLIDE_SOURCE_DIR, PROMETHEUS (the prometheus binary).
@@ -26,27 +25,15 @@ import time
 import unittest
 import urllib.parse
 import urllib.request
-from typing import Dict, List, Optional, Set
+from typing import List, Optional, Set
 
 SOURCE_DIR = os.environ.get("COLLIDE_SOURCE_DIR", "")
 sys.path.insert(0, os.path.join(SOURCE_DIR, "client", "python", "tests"))
 
-import collide  # noqa: E402
-from collide import (Body, CollideError, Mode, Overlap, Pose, Query, Raycast,  # noqa: E402
-                     Sphere)
+from collide import Body, Pose, Raycast, Sphere  # noqa: E402
 from server_process import ServerProcess  # noqa: E402
 
 DASHBOARD = os.path.join(SOURCE_DIR, "docs", "grafana", "collide-dashboard.json")
-
-# The workload, and what it must add to the counters.
-BODIES = 10
-UNARY_RAYCASTS = 37
-STREAM_BATCHES = 5
-RAYS_PER_BATCH = 40
-OVERLAPS_PER_BATCH = 24
-MOVE_BATCHES = 11
-MOVES_PER_BATCH = 3
-
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -164,7 +151,7 @@ def exposition_families(text: str) -> Set[str]:
     return names
 
 
-class PrometheusTest(unittest.TestCase):
+class DashboardTest(unittest.TestCase):
     def setUp(self) -> None:
         prometheus = os.environ.get("PROMETHEUS", "")
         if not prometheus or not os.access(prometheus, os.X_OK):
@@ -184,80 +171,21 @@ class PrometheusTest(unittest.TestCase):
         self.server.close()
         shutil.rmtree(self.metrics_dir, ignore_errors=True)
 
-    def run_workload(self) -> None:
-        scene = "prom"
-        self.client.create_scene(scene)
-        self.client.upsert_bodies(
-            scene, [Body(i, Sphere(0.5), Pose((2.0 * i, 0, 0))) for i in range(1, BODIES + 1)])
-        for _ in range(UNARY_RAYCASTS):
-            hits = self.client.raycast(scene, Raycast((-5, 0, 0), (1, 0, 0), 100))
-            self.assertEqual(len(hits.hits), 1)
-        with self.client.query_stream(scene) as stream:
-            for _ in range(STREAM_BATCHES):
-                queries = [Query(Raycast((-5, 0, 0), (1, 0, 0), 100), mode=Mode.ALL)
-                           for _ in range(RAYS_PER_BATCH)]
-                queries += [Query(Overlap(Sphere(1), Pose((2, 0, 0))), mode=Mode.ALL)
-                            for _ in range(OVERLAPS_PER_BATCH)]
-                stream.query(queries)
-        with self.client.update_writer(scene) as writer:
-            for b in range(MOVE_BATCHES):
-                ids = list(range(1, MOVES_PER_BATCH + 1))
-                poses = [v for i in ids for v in (2.0 * i, 0.01 * b, 0, 0, 0, 0, 1)]
-                writer.send(moves=(ids, poses))
-            writer.flush()
-        with self.assertRaises(CollideError):
-            self.client.upsert_bodies(scene, [Body(1, Sphere(float("nan")))])
-
-    def value(self, expr: str, at: float) -> float:
-        result = self.prometheus.query(expr, at)
-        self.assertEqual(len(result), 1, f"{expr}: {result}")
-        return float(result[0]["value"][1])
-
-    def test_scraped_counters_equal_the_workload_and_the_dashboard_reads_real_metrics(self):
-        self.run_workload()
-        ended = time.time()
-        # Wait for a scrape that started after the workload ended.
+    def test_every_dashboard_query_is_accepted_and_names_only_exposed_metrics(self):
+        # Some traffic, so that the rpc and query series have samples.
+        self.client.create_scene("dash")
+        self.client.upsert_bodies("dash", [Body(1, Sphere(0.5), Pose((2, 0, 0)))])
+        self.client.raycast("dash", Raycast((-5, 0, 0), (1, 0, 0), 100))
+        started = time.time()
         give_up = time.monotonic() + 30
         while True:
             up = self.prometheus.query('timestamp(up{job="collide"})')
-            if up and float(up[0]["value"][1]) > ended + 0.05:
+            if up and float(up[0]["value"][1]) > started:
                 at = float(up[0]["value"][1])
                 break
-            self.assertLess(time.monotonic(), give_up, "no scrape after the workload")
+            self.assertLess(time.monotonic(), give_up, "prometheus scraped nothing")
             time.sleep(0.2)
-        self.assertEqual(self.value('up{job="collide"}', at), 1)
-        stream_rays = STREAM_BATCHES * RAYS_PER_BATCH
-        expected: Dict[str, float] = {
-            'sum(collide_queries_total{kind="raycast"})': UNARY_RAYCASTS + stream_rays,
-            'sum(collide_queries_total{kind="overlap"})': STREAM_BATCHES * OVERLAPS_PER_BATCH,
-            'sum(collide_queries_total{kind="sphere_cast"})': 0,
-            'sum(collide_queries_total{mode="closest"})': UNARY_RAYCASTS,
-            # A closest ray hits body 1, a ray in mode all every body on the x axis, the ball
-            # of radius 1 at x = 2 only body 1 (body 2's ball is 2 away, radii sum 1.5).
-            'sum(collide_query_hits_total)':
-                UNARY_RAYCASTS + stream_rays * BODIES + STREAM_BATCHES * OVERLAPS_PER_BATCH,
-            'sum(grpc_server_started_total{grpc_method="Raycast"})': UNARY_RAYCASTS,
-            'sum(grpc_server_handled_total{grpc_method="Raycast",grpc_code="OK"})':
-                UNARY_RAYCASTS,
-            'sum(grpc_server_handled_total{grpc_method="UpsertBodies",'
-            'grpc_code="INVALID_ARGUMENT"})': 1,
-            'sum(grpc_server_handling_seconds_count{grpc_method="Raycast"})': UNARY_RAYCASTS,
-            'sum(grpc_server_started_total{grpc_method="QueryStream"})': 1,
-            'sum(grpc_server_msg_received_total{grpc_method="QueryStream"})': STREAM_BATCHES,
-            'sum(grpc_server_msg_sent_total{grpc_method="QueryStream"})': STREAM_BATCHES,
-            'sum(grpc_server_msg_received_total{grpc_method="UpdateStream"})': MOVE_BATCHES,
-            'sum(collide_update_ops_total{op="move"})': MOVE_BATCHES * MOVES_PER_BATCH,
-            'sum(collide_scene_bodies{scene="prom"})': BODIES,
-            'sum(collide_streams_open)': 0,
-            'sum(collide_streams_opened_total{kind="query"})': 1,
-            'sum(collide_streams_opened_total{kind="update"})': 1,
-            'collide_store_writable': 1,
-        }
-        for expr, want in expected.items():
-            self.assertEqual(self.value(expr, at), want, expr)
-        build = self.prometheus.query("collide_build_info", at)
-        self.assertEqual(len(build), 1)
-        self.assertEqual(build[0]["metric"]["version"], collide.__version__)
+        self.assertEqual(float(self.prometheus.query('up{job="collide"}', at)[0]["value"][1]), 1)
 
         # The dashboard: valid JSON, every query accepted by Prometheus, every metric it names
         # present in the exposition.
