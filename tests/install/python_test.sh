@@ -3,7 +3,8 @@
 # (<build>/client/python: pyproject.toml, the sources, the generated stubs, _version.py) into a
 # fresh venv on Debian's interpreter (--system-site-packages: grpcio and protobuf from Debian; no
 # index is reached: --no-build-isolation --no-deps), then, from a directory outside the source and
-# build trees, a script importing it raycasts a body against a real collide-server.
+# build trees, a script importing it raycasts a body against a real collide-server, and a second
+# one does it with the asyncio client (collide.aio), a watch and an update writer.
 #   python_test.sh <source dir> <build dir> <collide-server> <python>
 set -euo pipefail
 source_dir=$1
@@ -37,7 +38,7 @@ rm -rf "$tmp/src"
 sed -n '/^Name:/p;/^Version:/p;/^Files:/,$p' "$tmp/show.txt" | grep -v __pycache__
 grep -qx "Version: $version" "$tmp/show.txt" || fail "pip show does not give version $version"
 for file in collide/py.typed collide/_version.py collide/v1/collide_pb2.py \
-            collide/v1/collide_pb2_grpc.py; do
+            collide/v1/collide_pb2_grpc.py collide/aio/__init__.py collide/aio/client.py; do
   grep -qx "  $file" "$tmp/show.txt" || fail "not installed: $file"
 done
 
@@ -72,4 +73,43 @@ esac
 expected="collide $version
 hit body 7 at distance 4"
 [ "$output" = "$expected" ] || fail "the script printed '$output', expected '$expected'"
+
+cat >"$tmp/elsewhere/use_collide_aio.py" <<'PY'
+import asyncio
+import sys
+
+import collide.aio
+from collide import Body, Fence, Pose, Raycast, Sphere
+
+
+async def main(address: str) -> None:
+    async with collide.aio.Client(address) as client:
+        await client.create_scene("aio")
+        await client.upsert_bodies("aio", [Body(3, Sphere(0.5), Pose((5.0, 0.0, 0.0)))])
+        async with client.watch("aio", [Fence(1, Sphere(1.0))]) as watch:
+            snapshot = (await watch.__anext__()).snapshot
+            print("fence holds", list(snapshot.fences[0].body_ids))
+            async with client.update_writer("aio") as writer:
+                ack = await (await writer.send(moves=([3], [0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 1.0])))
+            print("ack version", ack.version)
+            event = (await watch.__anext__()).update.events[0]
+            print("event", event.kind.name, "body", event.body_id)
+        ray = Raycast((-10.0, 0.0, 0.0), (1.0, 0.0, 0.0), 100.0)
+        hit = (await client.raycast("aio", ray, min_version=ack.version)).hits[0]
+        print(f"hit body {hit.body_id} at distance {hit.distance:g}")
+        print("scenes", (await client.server_stats()).scenes)
+
+
+asyncio.run(main(sys.argv[1]))
+PY
+step "cd <tmp>/elsewhere && venv/bin/python use_collide_aio.py $address"
+output=$(cd "$tmp/elsewhere" && env -u PYTHONPATH "$tmp/venv/bin/python" use_collide_aio.py "$address" 2>&1) ||
+  fail "the asyncio script failed: $output"
+echo "$output"
+expected="fence holds []
+ack version 2
+event ENTER body 3
+hit body 3 at distance 9.5
+scenes 2"
+[ "$output" = "$expected" ] || fail "the asyncio script printed '$output', expected '$expected'"
 echo "python install test: ok"

@@ -11,6 +11,8 @@
             writer.send(moves=([1], [0.5, 0, 0, 0, 0, 0, 1]))
         with client.query_stream("world") as stream:
             print(stream.query([collide.Query(Raycast((-5, 0, 0), (1, 0, 0), 100))]))
+
+collide.aio has the same client for asyncio (collide.aio.Client).
 """
 
 from collide._version import __version__
@@ -19,8 +21,8 @@ from collide.errors import BatchRejectedError, CollideError
 from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, Filter,
                            GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
-                           Remove, SceneInfo, SceneOptions, SceneStats, SetFilter, SetPose,
-                           Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+                           Remove, SceneInfo, SceneOptions, SceneStats, ServerStats, SetFilter,
+                           SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
@@ -32,7 +34,7 @@ __all__ = [
     "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
-    "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck", "UpdateWriter", "Upsert",
-    "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck", "UpdateWriter",
+    "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

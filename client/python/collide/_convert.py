@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import typing
 from typing import Iterable, List, Optional, Sequence
 
 from collide import model as t
@@ -102,6 +104,14 @@ def set_op(message, op: t.UpdateOp) -> None:
         message.set_filter.mask = op.mask
     else:
         raise TypeError(f"not an update op: {op!r}")
+
+
+def query_batch(scene: str, queries: Iterable[t.Query], min_version: int):
+    """Builds a collide.v1.QueryBatch."""
+    batch = pb.QueryBatch(scene=scene, min_version=min_version)
+    for query in queries:
+        set_query(batch.queries.add(), query)
+    return batch
 
 
 def update_batch(scene: str, ops: Iterable[t.UpdateOp], moves_ids: Optional[Sequence[int]],
@@ -243,3 +253,27 @@ def update_ack(message) -> t.UpdateAck:
     """Reads a collide.v1.UpdateAck without an error."""
     return t.UpdateAck(message.client_sequence, message.version, message.durable,
                        message.duplicate)
+
+
+def read_dataclass(cls, message):
+    """Reads a message into the dataclass `cls` whose fields are named as the message's: a field
+    typed as a dataclass reads the nested message, a List[...] field the repeated field (of
+    dataclasses or of scalars), any other field the scalar."""
+    hints = typing.get_type_hints(cls)
+    values = {}
+    for field in dataclasses.fields(cls):
+        kind = hints[field.name]
+        value = getattr(message, field.name)
+        if dataclasses.is_dataclass(kind):
+            value = read_dataclass(kind, value)
+        elif typing.get_origin(kind) is list:
+            (item,) = typing.get_args(kind)
+            value = [read_dataclass(item, v) if dataclasses.is_dataclass(item) else v
+                     for v in value]
+        values[field.name] = value
+    return cls(**values)
+
+
+def server_stats(message) -> t.ServerStats:
+    """Reads a collide.v1.GetServerStatsResponse."""
+    return read_dataclass(t.ServerStats, message)

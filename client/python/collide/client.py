@@ -2,43 +2,21 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple, Union
+from typing import Iterable, List, Optional, Sequence, Tuple
 
 import grpc
 
-from collide import _convert as convert
+from collide import _calls as calls
+from collide import _channel
 from collide import model as t
-from collide._pb import pb, pb_grpc
+from collide._channel import SCENE_HEADER, Metadata, Pem
+from collide._pb import pb_grpc
 from collide.errors import CollideError
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import ContactWatch, Fence, Watch, watch_request
 
-Pem = Union[bytes, str]
-Metadata = Tuple[Tuple[str, str], ...]
-
-# The gRPC metadata key naming the scene of a call (lets a router shard by scene).
-SCENE_HEADER = "x-collide-scene"
-
-_DEFAULT_CHANNEL_OPTIONS = (
-    # Replies such as GetBodies of a large scene may exceed gRPC's 4 MB default.
-    ("grpc.max_receive_message_length", -1),
-    ("grpc.max_send_message_length", -1),
-    # Reconnect quickly after a server restart (the update writer waits for it). Not
-    # grpc.min_reconnect_backoff_ms: despite its name it is how long one connection attempt may
-    # take (default 20 s), and at 100 ms a server slow to answer the HTTP/2 handshake on a loaded
-    # machine made the first call fail with UNAVAILABLE ("tcp handshaker shutdown").
-    ("grpc.initial_reconnect_backoff_ms", 100),
-    ("grpc.max_reconnect_backoff_ms", 2000),
-)
-
-
-def _read_pem(value: Optional[Pem]) -> Optional[bytes]:
-    """PEM bytes as given, or the contents of the file a str names."""
-    if value is None or isinstance(value, bytes):
-        return value
-    with open(value, "rb") as f:
-        return f.read()
+__all__ = ["SCENE_HEADER", "Client"]
 
 
 class Client:
@@ -68,39 +46,36 @@ class Client:
                  channel_options: Sequence[Tuple[str, object]] = ()) -> None:
         self.address = address
         self.timeout = timeout
-        options = list(_DEFAULT_CHANNEL_OPTIONS) + list(channel_options)
-        if server_name_override:
-            options.append(("grpc.ssl_target_name_override", server_name_override))
-        if tls or root_certificates or client_certificate or client_key:
-            credentials = grpc.ssl_channel_credentials(
-                root_certificates=_read_pem(root_certificates),
-                private_key=_read_pem(client_key),
-                certificate_chain=_read_pem(client_certificate))
-            self.channel = grpc.secure_channel(address, credentials, options=options)
+        options = _channel.channel_options(server_name_override, channel_options)
+        tls_credentials = _channel.credentials(tls, root_certificates, client_certificate,
+                                               client_key)
+        if tls_credentials is not None:
+            self.channel = grpc.secure_channel(address, tls_credentials, options=options)
         else:
             self.channel = grpc.insecure_channel(address, options=options)
         self._stub = pb_grpc.CollideStub(self.channel)
-        self._auth: Metadata = (("authorization", f"Bearer {token}"),) if token else ()
+        self._auth: Metadata = _channel.auth_metadata(token)
 
     # Plumbing.
 
     def metadata(self, scene: Optional[str] = None) -> Metadata:
         """The metadata of a call: the token, and the scene header when the call names one."""
-        if scene is None:
-            return self._auth
-        return self._auth + ((SCENE_HEADER, scene),)
+        return _channel.call_metadata(self._auth, scene)
 
     @property
     def stub(self) -> pb_grpc.CollideStub:
         """The generated stub, for calls this class does not wrap."""
         return self._stub
 
-    def _call(self, method, request, scene: Optional[str], timeout: Optional[float]):
+    def _run(self, call: calls.Call, timeout: Optional[float]):
+        """Runs one unary rpc and reads its response (CollideError when it fails)."""
         try:
-            return method(request, timeout=self.timeout if timeout is None else timeout,
-                          metadata=self.metadata(scene))
+            response = getattr(self._stub, call.method)(
+                call.request, timeout=self.timeout if timeout is None else timeout,
+                metadata=self.metadata(call.scene))
         except grpc.RpcError as error:
             raise CollideError.from_rpc_error(error) from None
+        return call.read(response)
 
     def close(self) -> None:
         """Closes the channel (streams opened from it end)."""
@@ -117,99 +92,71 @@ class Client:
     def create_scene(self, scene: str, options: Optional[t.SceneOptions] = None, *,
                      timeout: Optional[float] = None) -> t.SceneInfo:
         """Creates an empty scene (ALREADY_EXISTS if the name is taken). Admin."""
-        request = pb.CreateSceneRequest(scene=scene)
-        convert.set_options(request.options, options)
-        response = self._call(self._stub.CreateScene, request, scene, timeout)
-        return convert.scene_info(response.scene)
+        return self._run(calls.create_scene(scene, options), timeout)
 
     def delete_scene(self, scene: str, *, timeout: Optional[float] = None) -> None:
         """Deletes a scene and its bodies. Admin."""
-        self._call(self._stub.DeleteScene, pb.DeleteSceneRequest(scene=scene), scene, timeout)
+        self._run(calls.delete_scene(scene), timeout)
 
     def list_scenes(self, *, timeout: Optional[float] = None) -> List[t.SceneInfo]:
         """Every scene the caller's token may see, sorted by name."""
-        response = self._call(self._stub.ListScenes, pb.ListScenesRequest(), None, timeout)
-        return [convert.scene_info(s) for s in response.scenes]
+        return self._run(calls.list_scenes(), timeout)
 
     def get_scene(self, scene: str, *, timeout: Optional[float] = None) -> t.SceneInfo:
         """One scene's settings and counters."""
-        response = self._call(self._stub.GetScene, pb.GetSceneRequest(scene=scene), scene, timeout)
-        return convert.scene_info(response.scene)
+        return self._run(calls.get_scene(scene), timeout)
 
     # Bodies.
 
     def upsert_bodies(self, scene: str, bodies: Iterable[t.Body], *,
                       timeout: Optional[float] = None) -> t.WriteResult:
         """Creates or replaces bodies, as one batch. Writer."""
-        request = pb.UpsertBodiesRequest(scene=scene)
-        for body in bodies:
-            convert.set_body(request.bodies.add(), body)
-        response = self._call(self._stub.UpsertBodies, request, scene, timeout)
-        return t.WriteResult(response.version, response.durable)
+        return self._run(calls.upsert_bodies(scene, bodies), timeout)
 
     def remove_bodies(self, scene: str, ids: Iterable[int], *,
                       timeout: Optional[float] = None) -> t.WriteResult:
         """Removes bodies (each must exist), as one batch. Writer."""
-        request = pb.RemoveBodiesRequest(scene=scene, ids=list(ids))
-        response = self._call(self._stub.RemoveBodies, request, scene, timeout)
-        return t.WriteResult(response.version, response.durable)
+        return self._run(calls.remove_bodies(scene, ids), timeout)
 
     def get_bodies(self, scene: str, ids: Iterable[int] = (), *,
                    timeout: Optional[float] = None) -> t.GetBodiesResult:
         """Reads the bodies with these ids (all bodies, sorted by id, when ids is empty)."""
-        request = pb.GetBodiesRequest(scene=scene, ids=list(ids))
-        response = self._call(self._stub.GetBodies, request, scene, timeout)
-        return t.GetBodiesResult(response.version, [convert.body(b) for b in response.bodies],
-                                 list(response.missing_ids))
+        return self._run(calls.get_bodies(scene, ids), timeout)
 
     # Unary queries. Each takes the query, then: filter, mode, max_hits, at_tick and
     # tick_fraction (lag compensation: answer against the bodies at the end of that tick), and
     # min_version (wait until the scene's version reaches it: read-your-writes).
-
-    @staticmethod
-    def _set_common(request, filter: Optional[t.Filter], mode: t.Mode, max_hits: int,
-                    at_tick: Optional[int], tick_fraction: float, min_version: int) -> None:
-        convert.set_filter(request.filter, filter)
-        request.mode = int(mode)
-        request.max_hits = max_hits
-        if at_tick is not None:
-            request.at_tick = at_tick
-        request.tick_fraction = tick_fraction
-        request.min_version = min_version
-
-    def _query(self, method, request, scene: str, timeout: Optional[float]) -> t.QueryResponse:
-        response = self._call(method, request, scene, timeout)
-        return t.QueryResponse(response.version, convert.hits(response.hits), response.truncated)
 
     def raycast(self, scene: str, ray: t.Raycast, *, filter: Optional[t.Filter] = None,
                 mode: t.Mode = t.Mode.CLOSEST, max_hits: int = 0, at_tick: Optional[int] = None,
                 tick_fraction: float = 0.0, min_version: int = 0,
                 timeout: Optional[float] = None) -> t.QueryResponse:
         """The bodies a ray hits."""
-        request = pb.RaycastRequest(scene=scene)
-        convert.set_ray(request.ray, ray)
-        self._set_common(request, filter, mode, max_hits, at_tick, tick_fraction, min_version)
-        return self._query(self._stub.Raycast, request, scene, timeout)
+        return self._run(calls.raycast(scene, ray, filter, mode, max_hits, at_tick,
+                                       tick_fraction, min_version), timeout)
 
     def sphere_cast(self, scene: str, cast: t.SphereCast, *, filter: Optional[t.Filter] = None,
                     mode: t.Mode = t.Mode.CLOSEST, max_hits: int = 0,
                     at_tick: Optional[int] = None, tick_fraction: float = 0.0,
                     min_version: int = 0, timeout: Optional[float] = None) -> t.QueryResponse:
         """The bodies a swept ball hits."""
-        request = pb.SphereCastRequest(scene=scene)
-        convert.set_cast(request.cast, cast)
-        self._set_common(request, filter, mode, max_hits, at_tick, tick_fraction, min_version)
-        return self._query(self._stub.SphereCast, request, scene, timeout)
+        return self._run(calls.sphere_cast(scene, cast, filter, mode, max_hits, at_tick,
+                                           tick_fraction, min_version), timeout)
 
     def overlap(self, scene: str, overlap: t.Overlap, *, filter: Optional[t.Filter] = None,
                 mode: t.Mode = t.Mode.ALL, max_hits: int = 0, detail: bool = False,
                 at_tick: Optional[int] = None, tick_fraction: float = 0.0, min_version: int = 0,
                 timeout: Optional[float] = None) -> t.QueryResponse:
         """The bodies a posed shape overlaps (with detail: depth, contact point, normal)."""
-        request = pb.OverlapRequest(scene=scene, detail=detail)
-        convert.set_overlap(request.overlap, overlap)
-        self._set_common(request, filter, mode, max_hits, at_tick, tick_fraction, min_version)
-        return self._query(self._stub.Overlap, request, scene, timeout)
+        return self._run(calls.overlap(scene, overlap, filter, mode, max_hits, detail, at_tick,
+                                       tick_fraction, min_version), timeout)
+
+    # The server.
+
+    def server_stats(self, *, timeout: Optional[float] = None) -> t.ServerStats:
+        """The server's counters: streams, watches, scenes, whether it can write, sync lag.
+        Admin."""
+        return self._run(calls.server_stats(), timeout)
 
     # Streams (one scene each).
 

@@ -340,3 +340,41 @@ class QueryBatchResult:
 
     version: int
     results: List[QueryResult] = field(default_factory=list)
+
+
+# The server.
+
+
+@dataclass(frozen=True)
+class ServerStats:
+    """The server's counters (collide.v1.GetServerStatsResponse; docs/SERVER.md names them)."""
+
+    # Streams open now, per kind.
+    update_streams: int
+    query_streams: int
+    # Streams opened since the server started, refused at the stream limits, and ended because
+    # their client read no answer for --stream_stall_timeout_ms.
+    streams_opened: int
+    streams_refused: int
+    streams_stalled: int
+    # Bytes of stream answers handed to gRPC and not yet written to the network.
+    outbound_bytes: int
+    # Scenes held.
+    scenes: int
+    # False once the data directory could not be written; write_error says why.
+    writable: bool
+    write_error: str
+    # Watch streams open now, the fences plus contact watches they registered, the entries their
+    # state holds, the bytes of updates queued for them and of batches waiting to be evaluated.
+    watch_streams: int
+    watch_fences: int
+    watch_contents: int
+    watch_queued_bytes: int
+    watch_backlog_bytes: int
+    # Resync snapshots sent, and watches ended at --max_watch_contents, since the server started.
+    watch_resyncs: int
+    watch_exhausted: int
+    # How long written records waited for their fsync, in microseconds: at the latest fsync, and
+    # the longest since the server started.
+    sync_lag_us: int
+    max_sync_lag_us: int

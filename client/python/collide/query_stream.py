@@ -6,18 +6,24 @@ import collections
 import queue
 import threading
 from concurrent.futures import Future
-from typing import TYPE_CHECKING, Iterable, Optional
+from typing import TYPE_CHECKING, Iterable, Optional, Union
 
 import grpc
 
 from collide import _convert as convert
 from collide import model as t
-from collide._pb import pb
 from collide.errors import CollideError
 from collide.update_writer import _requests
 
 if TYPE_CHECKING:
     from collide.client import Client
+
+
+def read_answer(answer) -> Union[t.QueryBatchResult, CollideError]:
+    """Reads a collide.v1.QueryBatchResult: the batch's result, or its rejection."""
+    if answer.HasField("error"):
+        return CollideError.from_proto(answer.error)
+    return convert.query_batch_result(answer)
 
 
 class QueryStream:
@@ -44,9 +50,7 @@ class QueryStream:
     def submit(self, queries: Iterable[t.Query], *, min_version: int = 0) -> Future:
         """Sends one batch; returns a Future of its QueryBatchResult, computed against one scene
         version that is at least `min_version` (read-your-writes: pass an ack's version)."""
-        batch = pb.QueryBatch(scene=self.scene, min_version=min_version)
-        for query in queries:
-            convert.set_query(batch.queries.add(), query)
+        batch = convert.query_batch(self.scene, queries, min_version)
         future: Future = Future()
         with self._lock:
             if self._closed:
@@ -108,10 +112,11 @@ class QueryStream:
                                          "query stream: an answer to no batch")
                     call.cancel()
                     break
-                if answer.HasField("error"):
-                    future.set_exception(CollideError.from_proto(answer.error))
+                result = read_answer(answer)
+                if isinstance(result, CollideError):
+                    future.set_exception(result)
                 else:
-                    future.set_result(convert.query_batch_result(answer))
+                    future.set_result(result)
         except grpc.RpcError as rpc_error:
             error = CollideError.from_rpc_error(rpc_error)
         with self._lock:

@@ -40,6 +40,24 @@ class _Pending:
     future: Future
 
 
+def read_ack(ack, expected: Optional[int]) -> Union[t.UpdateAck, BatchRejectedError]:
+    """Reads a collide.v1.UpdateAck answering the batch of sequence `expected` (None: no batch
+    is unacknowledged): the UpdateAck, or the batch's rejection. Raises CollideError DATA_LOSS
+    when the ack answers another batch."""
+    if expected is None:
+        raise CollideError(grpc.StatusCode.DATA_LOSS,
+                           f"update stream: ack for sequence {ack.client_sequence}, "
+                           "no batch unacknowledged")
+    if ack.client_sequence != expected:
+        raise CollideError(grpc.StatusCode.DATA_LOSS,
+                           f"update stream: ack for sequence {ack.client_sequence}, "
+                           f"expected {expected}")
+    if ack.HasField("error"):
+        return BatchRejectedError(CollideError.from_proto(ack.error).code, ack.error.message,
+                                  expected)
+    return convert.update_ack(ack)
+
+
 def _requests(source: "queue.SimpleQueue") -> Iterator:
     """The request iterator of one stream: batches from `source` until None."""
     while True:
@@ -295,28 +313,18 @@ class UpdateWriter:
 
     def _on_ack(self, ack) -> None:
         with self._cond:
-            if not self._pending:
-                raise CollideError(grpc.StatusCode.DATA_LOSS,
-                                   f"update stream: ack for sequence {ack.client_sequence}, "
-                                   "no batch unacknowledged")
-            expected = self._pending[0].sequence
-            if ack.client_sequence != expected:
-                raise CollideError(grpc.StatusCode.DATA_LOSS,
-                                   f"update stream: ack for sequence {ack.client_sequence}, "
-                                   f"expected {expected}")
+            expected = self._pending[0].sequence if self._pending else None
+            outcome = read_ack(ack, expected)
             pending = self._pending.popleft()
-            rejected = None
-            if ack.HasField("error"):
-                rejected = BatchRejectedError(
-                    CollideError.from_proto(ack.error).code, ack.error.message, expected)
-                self._rejected.append(rejected)
+            if isinstance(outcome, BatchRejectedError):
+                self._rejected.append(outcome)
             else:
-                self._version = max(self._version, ack.version)
+                self._version = max(self._version, outcome.version)
             self._cond.notify_all()
-        if rejected is not None:
-            pending.future.set_exception(rejected)
+        if isinstance(outcome, BatchRejectedError):
+            pending.future.set_exception(outcome)
         else:
-            pending.future.set_result(convert.update_ack(ack))
+            pending.future.set_result(outcome)
 
     def _fail(self, error: CollideError) -> None:
         """Final failure: every pending batch fails with `error`."""

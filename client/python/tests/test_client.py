@@ -310,6 +310,22 @@ class ClientTest(ServerTestCase):
             self.assertEqual(short.raycast(scene, Raycast((0, 0, 0), (1, 0, 0), 1),
                                            timeout=5).version, 0)
 
+    def test_server_stats_report_the_scenes_and_the_streams(self) -> None:
+        # Its own server: no stream of another test is open (or still closing).
+        server = ServerProcess()
+        self.addCleanup(server.close)
+        with server.client() as client:
+            client.create_scene("stats")
+            idle = client.server_stats()
+            self.assertIsInstance(idle, collide.ServerStats)
+            self.assertEqual((idle.scenes, idle.query_streams, idle.streams_opened), (1, 0, 0))
+            self.assertTrue(idle.writable)
+            self.assertEqual(idle.write_error, "")
+            with client.query_stream("stats") as stream:
+                stream.query([Query(PointQuery((0, 0, 0)))])
+                busy = client.server_stats()
+            self.assertEqual((busy.query_streams, busy.streams_opened), (1, 1))
+
     def test_every_scene_call_sends_the_scene_header(self) -> None:
         self.assertEqual(self.client.metadata("x"), ((collide.SCENE_HEADER, "x"),))
         self.assertEqual(self.client.metadata(), ())

@@ -1,0 +1,115 @@
+"""The unary rpcs as data: each function builds one rpc's request and says how to read its
+response. The blocking Client (collide.client) and the asyncio Client (collide.aio.client) run
+these; neither builds a request or reads a response itself."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Iterable, Optional
+
+from collide import _convert as convert
+from collide import model as t
+from collide._pb import pb
+
+
+@dataclass(frozen=True)
+class Call:
+    """One unary rpc: the stub's method name, the request, the scene it names (sent as the scene
+    header; None: none) and the function reading its response into the method's result."""
+
+    method: str
+    request: Any
+    scene: Optional[str]
+    read: Callable[[Any], Any]
+
+
+def create_scene(scene: str, options: Optional[t.SceneOptions]) -> Call:
+    request = pb.CreateSceneRequest(scene=scene)
+    convert.set_options(request.options, options)
+    return Call("CreateScene", request, scene, lambda r: convert.scene_info(r.scene))
+
+
+def delete_scene(scene: str) -> Call:
+    return Call("DeleteScene", pb.DeleteSceneRequest(scene=scene), scene, lambda r: None)
+
+
+def list_scenes() -> Call:
+    return Call("ListScenes", pb.ListScenesRequest(), None,
+                lambda r: [convert.scene_info(s) for s in r.scenes])
+
+
+def get_scene(scene: str) -> Call:
+    return Call("GetScene", pb.GetSceneRequest(scene=scene), scene,
+                lambda r: convert.scene_info(r.scene))
+
+
+def _write_result(response) -> t.WriteResult:
+    return t.WriteResult(response.version, response.durable)
+
+
+def upsert_bodies(scene: str, bodies: Iterable[t.Body]) -> Call:
+    request = pb.UpsertBodiesRequest(scene=scene)
+    for body in bodies:
+        convert.set_body(request.bodies.add(), body)
+    return Call("UpsertBodies", request, scene, _write_result)
+
+
+def remove_bodies(scene: str, ids: Iterable[int]) -> Call:
+    return Call("RemoveBodies", pb.RemoveBodiesRequest(scene=scene, ids=list(ids)), scene,
+                _write_result)
+
+
+def get_bodies(scene: str, ids: Iterable[int]) -> Call:
+    def read(response) -> t.GetBodiesResult:
+        return t.GetBodiesResult(response.version, [convert.body(b) for b in response.bodies],
+                                 list(response.missing_ids))
+
+    return Call("GetBodies", pb.GetBodiesRequest(scene=scene, ids=list(ids)), scene, read)
+
+
+def _query_response(response) -> t.QueryResponse:
+    return t.QueryResponse(response.version, convert.hits(response.hits), response.truncated)
+
+
+def _query(method: str, request, scene: str, filter: Optional[t.Filter], mode: t.Mode,
+           max_hits: int, at_tick: Optional[int], tick_fraction: float,
+           min_version: int) -> Call:
+    """A unary query: fills the fields every query request has."""
+    convert.set_filter(request.filter, filter)
+    request.mode = int(mode)
+    request.max_hits = max_hits
+    if at_tick is not None:
+        request.at_tick = at_tick
+    request.tick_fraction = tick_fraction
+    request.min_version = min_version
+    return Call(method, request, scene, _query_response)
+
+
+def raycast(scene: str, ray: t.Raycast, filter: Optional[t.Filter], mode: t.Mode, max_hits: int,
+            at_tick: Optional[int], tick_fraction: float, min_version: int) -> Call:
+    request = pb.RaycastRequest(scene=scene)
+    convert.set_ray(request.ray, ray)
+    return _query("Raycast", request, scene, filter, mode, max_hits, at_tick, tick_fraction,
+                  min_version)
+
+
+def sphere_cast(scene: str, cast: t.SphereCast, filter: Optional[t.Filter], mode: t.Mode,
+                max_hits: int, at_tick: Optional[int], tick_fraction: float,
+                min_version: int) -> Call:
+    request = pb.SphereCastRequest(scene=scene)
+    convert.set_cast(request.cast, cast)
+    return _query("SphereCast", request, scene, filter, mode, max_hits, at_tick, tick_fraction,
+                  min_version)
+
+
+def overlap(scene: str, overlap: t.Overlap, filter: Optional[t.Filter], mode: t.Mode,
+            max_hits: int, detail: bool, at_tick: Optional[int], tick_fraction: float,
+            min_version: int) -> Call:
+    request = pb.OverlapRequest(scene=scene, detail=detail)
+    convert.set_overlap(request.overlap, overlap)
+    return _query("Overlap", request, scene, filter, mode, max_hits, at_tick, tick_fraction,
+                  min_version)
+
+
+def server_stats() -> Call:
+    return Call("GetServerStats", pb.GetServerStatsRequest(), None, convert.server_stats)
