@@ -18,6 +18,7 @@
 #include "server/infra/memory_release.h"
 #include "server/infra/metrics.h"
 #include "server/infra/shutdown_signals.h"
+#include "server/infra/slow_query_log.h"
 #include "server/server.h"
 #include "server/service_options.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
@@ -37,7 +38,12 @@ ABSL_FLAG(std::string, recovery, "strict",
           "scene (one an older server accepted that validation now refuses). strict refuses to "
           "start, naming the segment and offset; skip drops each such record (logging it), keeps "
           "every other, and snapshots the scenes so the dropped records are never read again.");
-ABSL_FLAG(std::string, log_level, "info", "trace / debug / info / warn / error / off.");
+ABSL_FLAG(std::string, log_level, "info",
+          "trace / debug / info / warn / error / off. debug adds one access line per call.");
+ABSL_FLAG(double, slow_query_ms, 0,
+          "Log (at warn) every query batch and unary query whose answer takes at least this many "
+          "milliseconds: rpc, scene, query kinds and counts, duration, version. 0: off; "
+          "fractions allowed (0.000001, one nanosecond, logs every one); at most 86400000.");
 ABSL_FLAG(std::string, token_file, "",
           "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "
           "admin).");
@@ -167,6 +173,12 @@ int Main() {
     return 2;
   }
   options.sync_interval = std::chrono::milliseconds(absl::GetFlag(FLAGS_sync_interval_ms));
+  if (!SlowQueryThresholdFromMs(absl::GetFlag(FLAGS_slow_query_ms),
+                                &options.slow_query_threshold)) {
+    spdlog::error("--slow_query_ms: must be a number in [0, 86400000] (0: off), got {}",
+                  absl::GetFlag(FLAGS_slow_query_ms));
+    return 2;
+  }
   const std::string recovery = absl::GetFlag(FLAGS_recovery);
   if (recovery == "strict") {
     options.recovery = RecoveryMode::kStrict;
@@ -222,7 +234,7 @@ int Main() {
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}, max_watch_streams {}, "
       "max_watch_fences {}, max_watch_contents {}, max_watch_queued_bytes {}, "
-      "max_watch_backlog_bytes {}, watch_threads {}",
+      "max_watch_backlog_bytes {}, watch_threads {}, slow_query_ms {}",
       options.address, options.data_dir, recovery,
       std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
@@ -233,7 +245,7 @@ int Main() {
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
       options.max_streams_per_connection, options.drain_timeout.count(), limits.max_watch_streams,
       limits.max_watch_fences, limits.max_watch_contents, limits.max_watch_queued_bytes,
-      limits.max_watch_backlog_bytes, options.watch_threads);
+      limits.max_watch_backlog_bytes, options.watch_threads, absl::GetFlag(FLAGS_slow_query_ms));
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

@@ -23,6 +23,7 @@
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
+#include "server/infra/access_log.h"
 #include "server/infra/metadata_limit.h"
 #include "spdlog/spdlog.h"
 
@@ -118,10 +119,13 @@ std::string WhyCannotListen(const std::string& address) {
 }
 
 // What start-up found in the data directory, for the operator.
-void LogRecovery(const RecoveryReport& report) {
-  spdlog::info("recovery: {} snapshots loaded, {} segments read, {} records replayed, {} skipped",
-               report.snapshots_loaded, report.segments_read, report.records_replayed,
-               report.records_skipped);
+void LogRecovery(const RecoveryReport& report, size_t scenes,
+                 std::chrono::steady_clock::duration duration) {
+  spdlog::info(
+      "recovery finished: {} scenes, {} snapshots loaded, {} segments read, {} records replayed, "
+      "{} skipped, {:.1f} ms",
+      scenes, report.snapshots_loaded, report.segments_read, report.records_replayed,
+      report.records_skipped, std::chrono::duration<double, std::milli>(duration).count());
   if (report.torn_tail.has_value()) {
     spdlog::warn("recovery: cut a torn write of {} bytes at the end of {} (offset {}: {})",
                  report.torn_tail->bytes_cut, report.torn_tail->file, report.torn_tail->offset,
@@ -205,10 +209,16 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
     spdlog::shutdown();
     std::abort();
   };
+  db_options.on_snapshot = [](const SnapshotEvent& snapshot) {
+    spdlog::info("snapshot of scene \"{}\": {} bytes, {:.1f} ms", snapshot.scene, snapshot.bytes,
+                 static_cast<double>(snapshot.duration.count()) / 1e3);
+  };
+  const auto open_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
   if (!db.ok()) return db.status();
   server->db_ = *std::move(db);
-  LogRecovery(server->db_->recovery_report());
+  LogRecovery(server->db_->recovery_report(), server->db_->scene_count(),
+              std::chrono::steady_clock::now() - open_start);
   spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
                server->db_->scene_count());
 
@@ -229,7 +239,8 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .default_durability = options.durability,
                      .streams = server->streams_.get(),
                      .watches = server->watches_.get(),
-                     .counters = hooks.counters});
+                     .counters = hooks.counters,
+                     .slow_queries = SlowQueryLog(options.slow_query_threshold)});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -251,9 +262,14 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                              TransportMetadataLimit(options.max_metadata_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
   builder.RegisterService(server->service_.get());
-  if (!hooks.interceptors.empty()) {
-    builder.experimental().SetInterceptorCreators(std::move(hooks.interceptors));
-  }
+  server->reflection_ = std::make_unique<ReflectionService>(std::vector<std::string>{
+      v1::Collide::service_full_name(), "grpc.health.v1.Health",
+      "grpc.reflection.v1.ServerReflection", "grpc.reflection.v1alpha.ServerReflection"});
+  builder.RegisterService(server->reflection_.get());
+  // SetInterceptorCreators replaces the list: the metrics interceptors (hooks) and the access log
+  // (access_log.h: a line per call at debug level) go in one call.
+  hooks.interceptors.push_back(NewAccessLogFactory());
+  builder.experimental().SetInterceptorCreators(std::move(hooks.interceptors));
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();

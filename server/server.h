@@ -13,6 +13,7 @@
 #include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
 #include "server/rpc/collide_service.h"
+#include "server/rpc/reflection_service.h"
 #include "server/service_options.h"
 #include "store/database.h"
 #include "watch/watch_dispatcher.h"
@@ -31,8 +32,9 @@ struct ServerHooks {
   std::vector<std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>> interceptors;
 };
 
-/// A running collide server: the database, the service, the health and reflection services,
-/// listening on one address.
+/// A running collide server: the database, the service, the health and reflection services
+/// (grpc.reflection.v1alpha from gRPC, grpc.reflection.v1 from reflection_service.h), listening
+/// on one address.
 class CollideServer {
  public:
   /// Opens the database, reads the token file, checks the options (a non-loopback address
@@ -72,6 +74,7 @@ class CollideServer {
   // Outlives server_ too: Watch streams detach from it when they end.
   std::unique_ptr<WatchDispatcher> watches_;
   std::unique_ptr<CollideService> service_;
+  std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<grpc::Server> server_;
   int port_ = 0;
   std::string bound_address_;

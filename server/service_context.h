@@ -3,6 +3,7 @@
 #include "scene/scene_options.h"
 #include "server/infra/auth.h"
 #include "server/infra/service_counters.h"
+#include "server/infra/slow_query_log.h"
 #include "server/infra/stream_registry.h"
 #include "server/service_options.h"
 #include "store/database.h"
@@ -30,6 +31,8 @@ struct ServiceContext {
   WatchDispatcher* watches = nullptr;
   /// Where queries and updates are counted for /metrics; null (metrics off): nothing is counted.
   ServiceCounters* counters = nullptr;
+  /// Logs query batches and unary queries slower than --slow_query_ms (off by default).
+  SlowQueryLog slow_queries;
 };
 
 }  // namespace collide

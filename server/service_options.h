@@ -100,6 +100,9 @@ struct ServerOptions {
   std::chrono::milliseconds drain_timeout{5000};
   /// Request limits.
   ServiceLimits limits;
+  /// Query batches and unary queries that take at least this long are logged at warn (0: none;
+  /// slow_query_log.h).
+  std::chrono::nanoseconds slow_query_threshold{0};
 };
 
 }  // namespace collide

@@ -1,6 +1,8 @@
 // collide stats | health.
 
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -15,18 +17,30 @@ namespace collide::cli {
 namespace {
 
 absl::Status Stats(CommandContext& c) {
-  std::unique_ptr<v1::Collide::Stub> stub = v1::Collide::NewStub(c.client.channel());
-  std::unique_ptr<grpc::ClientContext> context = c.client.NewContext("", /*unary=*/true);
-  v1::GetServerStatsResponse stats;
-  absl::Status status = client::FromGrpcStatus(
-      stub->GetServerStats(context.get(), v1::GetServerStatsRequest(), &stats));
-  if (!status.ok()) return status;
+  std::optional<uint32_t> max_scenes;
+  if (c.args.Has("max_scenes")) max_scenes = c.args.Uint32("max_scenes", 0);
+  if (!c.args.ok()) return c.args.status();
+  absl::StatusOr<v1::GetServerStatsResponse> response = c.client.GetServerStats(max_scenes);
+  if (!response.ok()) return response.status();
+  const v1::GetServerStatsResponse& stats = *response;
   std::string text;
   auto line = [&text](absl::string_view name, const auto& value) {
     std::string head = absl::StrCat(name);
     head.resize(std::max<size_t>(head.size() + 2, 22), ' ');
     absl::StrAppend(&text, head, value, "\n");
   };
+  line("server_version", stats.server_version());
+  line("server_commit",
+       stats.server_commit().empty() ? "(not built from git)" : stats.server_commit());
+  line("build_type", stats.build_type());
+  line("start_time_unix_seconds",
+       absl::StrCat(stats.start_time_unix_seconds(), " (",
+                    absl::FormatTime("%Y-%m-%dT%H:%M:%SZ",
+                                     absl::FromUnixSeconds(stats.start_time_unix_seconds()),
+                                     absl::UTCTimeZone()),
+                    ")"));
+  line("uptime_seconds", stats.uptime_seconds());
+  line("resident_memory_bytes", stats.resident_memory_bytes());
   line("scenes", stats.scenes());
   line("writable", stats.writable() ? "yes" : "no");
   if (!stats.write_error().empty()) line("write_error", stats.write_error());
@@ -45,6 +59,33 @@ absl::Status Stats(CommandContext& c) {
   line("watch_exhausted", stats.watch_exhausted());
   line("sync_lag_us", stats.sync_lag_us());
   line("max_sync_lag_us", stats.max_sync_lag_us());
+  line("scenes_omitted", stats.scenes_omitted());
+  // One row per listed scene, under a header naming ServerSceneStats' fields.
+  if (stats.scene_stats_size() > 0) {
+    size_t name_width = 4;
+    for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
+      name_width = std::max(name_width, scene.name().size());
+    }
+    auto row = [&text, name_width](absl::string_view name, std::vector<std::string> cells) {
+      std::string out(name);
+      out.resize(name_width + 2, ' ');
+      for (std::string& cell : cells) {
+        if (cell.size() < 16) cell.insert(0, 16 - cell.size(), ' ');
+        absl::StrAppend(&out, cell, " ");
+      }
+      out.pop_back();
+      absl::StrAppend(&text, out, "\n");
+    };
+    absl::StrAppend(&text, "scene_stats\n");
+    row("name", {"body_count", "static_body_count", "version", "tick", "memory_bytes",
+                 "history_bytes", "log_bytes"});
+    for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
+      row(scene.name(), {absl::StrCat(scene.body_count()), absl::StrCat(scene.static_body_count()),
+                         absl::StrCat(scene.version()), absl::StrCat(scene.tick()),
+                         absl::StrCat(scene.memory_bytes()), absl::StrCat(scene.history_bytes()),
+                         absl::StrCat(scene.log_bytes())});
+    }
+  }
   c.out.Print(stats, text);
   return absl::OkStatus();
 }
@@ -65,7 +106,12 @@ absl::Status Health(CommandContext& c) {
 
 std::vector<Command> ServerCommands() {
   return {
-      {.name = "stats", .summary = "Shows the server's counters (GetServerStats).", .run = Stats},
+      {.name = "stats",
+       .summary = "Shows the server's build, uptime, memory, counters and scenes "
+                  "(GetServerStats).",
+       .flags = {{"max_scenes", "N",
+                  "list at most N scenes (default: the server's, 100; at most 1000; 0: none)"}},
+       .run = Stats},
       {.name = "health",
        .summary = "SERVING or NOT_SERVING (grpc.health.v1); exit 0 only if SERVING.",
        .flags = {{"service", "NAME", "the service to check (default \"\": the whole server)"}},

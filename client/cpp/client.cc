@@ -104,6 +104,17 @@ absl::StatusOr<v1::SceneInfo> Client::GetScene(std::string_view scene, const Cal
   return std::move(*response.mutable_scene());
 }
 
+absl::StatusOr<v1::GetServerStatsResponse> Client::GetServerStats(
+    std::optional<uint32_t> max_scenes, const CallOptions& call) {
+  v1::GetServerStatsRequest request;
+  if (max_scenes.has_value()) request.set_max_scenes(*max_scenes);
+  v1::GetServerStatsResponse response;
+  auto context = NewContext("", true, call);
+  absl::Status status = FromGrpcStatus(stub_->GetServerStats(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return response;
+}
+
 absl::StatusOr<v1::WriteResponse> Client::UpsertBodies(const v1::UpsertBodiesRequest& request,
                                                        const CallOptions& call) {
   v1::WriteResponse response;

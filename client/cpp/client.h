@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -52,6 +53,11 @@ class Client {
   absl::StatusOr<std::vector<v1::SceneInfo>> ListScenes(const CallOptions& call = {});
   /// One scene's settings and counters.
   absl::StatusOr<v1::SceneInfo> GetScene(std::string_view scene, const CallOptions& call = {});
+
+  /// The server's build, uptime, memory, stream and store counters, and per-scene figures of at
+  /// most `max_scenes` scenes (the server's default of 100 when absent; at most 1000). Admin.
+  absl::StatusOr<v1::GetServerStatsResponse> GetServerStats(
+      std::optional<uint32_t> max_scenes = std::nullopt, const CallOptions& call = {});
 
   /// Bodies. Upserts are applied as one batch.
   absl::StatusOr<v1::WriteResponse> UpsertBodies(const v1::UpsertBodiesRequest& request,

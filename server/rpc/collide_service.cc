@@ -1,5 +1,7 @@
 #include "server/rpc/collide_service.h"
 
+#include <algorithm>
+#include <chrono>
 #include <memory>
 #include <span>
 #include <string>
@@ -7,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "collide/version.h"
 #include "scene/scene_query.h"
 #include "server/convert/field_path.h"
 #include "server/convert/query_convert.h"
@@ -15,6 +18,7 @@
 #include "server/convert/update_convert.h"
 #include "server/convert/wire_message.h"
 #include "server/infra/metadata_limit.h"
+#include "server/infra/process_stats.h"
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/query_stream.h"
@@ -85,6 +89,13 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> OpenStream(const ServiceContext& c
                                                          grpc::CallbackServerContext* call) {
   if (context.streams == nullptr) return std::unique_ptr<StreamHandle>();
   return context.streams->Open(kind, call);
+}
+
+// The Query.kind name of a unary query rpc's one query (slow_query_log.h).
+absl::string_view UnaryQueryKind(absl::string_view rpc) {
+  if (rpc == "Raycast") return "raycast 1";
+  if (rpc == "SphereCast") return "sphere_cast 1";
+  return "overlap 1";
 }
 
 }  // namespace
@@ -395,18 +406,24 @@ void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, Que
   absl::StatusOr<const Principal*> principal =
       AuthorizeScene(call->context(), Role::kReader, request.scene());
   if (!principal.ok()) return FinishCall(call, rpc, principal.status());
-  auto run = [this, principal = *principal, call, convert, rpc_kind] {
+  auto run = [this, principal = *principal, call, convert, rpc_kind, rpc] {
+    const bool timed = context_.slow_queries.enabled();
+    const auto start =
+        timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
     absl::StatusOr<Query> query = convert(call->request(), context_.limits);
-    if (context_.counters == nullptr || !query.ok()) {
-      return DoQuery(*principal, call->request().scene(), std::move(query), call->response());
-    }
-    const size_t kind = query->shape_query.index();
-    const CollectMode mode = query->mode;
+    const bool counted = context_.counters != nullptr && query.ok();
+    const size_t kind = counted ? query->shape_query.index() : 0;
+    const CollectMode mode = counted ? query->mode : CollectMode{};
     absl::Status status =
         DoQuery(*principal, call->request().scene(), std::move(query), call->response());
-    if (status.ok()) {
+    if (counted && status.ok()) {
       context_.counters->CountQuery(rpc_kind, kind, mode,
                                     static_cast<uint64_t>(call->response()->hits_size()));
+    }
+    if (timed && status.ok()) {
+      context_.slow_queries.Record(rpc, call->request().scene(), 1, UnaryQueryKind(rpc),
+                                   std::chrono::steady_clock::now() - start,
+                                   call->response()->version());
     }
     return status;
   };
@@ -487,12 +504,46 @@ grpc::ServerUnaryReactor* CollideService::GetServerStats(grpc::CallbackServerCon
   return Call::Start(context, in, out, [this](Call* call) {
     absl::StatusOr<const Principal*> principal = Authorize(call->context(), Role::kAdmin);
     if (!principal.ok()) return FinishCall(call, "GetServerStats", principal.status());
-    DoGetServerStats(call->response());
+    DoGetServerStats(**principal, call->request(), call->response());
     FinishCall(call, "GetServerStats", absl::OkStatus());
   });
 }
 
-void CollideService::DoGetServerStats(v1::GetServerStatsResponse* response) const {
+void CollideService::DoGetServerStats(const Principal& principal,
+                                      const v1::GetServerStatsRequest& request,
+                                      v1::GetServerStatsResponse* response) const {
+  response->set_server_version(kVersion);
+  response->set_server_commit(kCommit);
+  response->set_build_type(kBuildType);
+  const absl::Time now = absl::Now();
+  response->set_start_time_unix_seconds(absl::ToUnixSeconds(start_time_));
+  response->set_uptime_seconds(
+      static_cast<uint64_t>(std::max<int64_t>(0, absl::ToInt64Seconds(now - start_time_))));
+  response->set_resident_memory_bytes(ResidentMemoryBytes());
+  const uint32_t max_scenes = request.has_max_scenes()
+                                  ? std::min(request.max_scenes(), kMaxStatsScenes)
+                                  : kDefaultStatsScenes;
+  uint32_t omitted = 0;
+  for (const std::string& name : context_.db->SceneNames()) {
+    if (!principal.CanSee(name)) continue;
+    if (static_cast<uint32_t>(response->scene_stats_size()) >= max_scenes) {
+      ++omitted;
+      continue;
+    }
+    absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
+    if (!scene.ok()) continue;  // deleted meanwhile
+    const SceneStats stats = (*scene)->Stats();
+    v1::ServerSceneStats* out = response->add_scene_stats();
+    out->set_name(name);
+    out->set_body_count(static_cast<uint32_t>(stats.body_count));
+    out->set_static_body_count(static_cast<uint32_t>(stats.static_body_count));
+    out->set_version(stats.version);
+    out->set_tick(stats.tick);
+    out->set_memory_bytes(stats.memory_bytes);
+    out->set_history_bytes(stats.history_bytes);
+    out->set_log_bytes(context_.db->SceneLogBytes(name));
+  }
+  response->set_scenes_omitted(omitted);
   if (context_.streams != nullptr) {
     const StreamStats streams = context_.streams->stats();
     response->set_update_streams(streams.update_streams);

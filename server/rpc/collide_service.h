@@ -2,6 +2,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "collide/v1/collide.pb.h"
 #include "grpcpp/support/server_callback.h"
@@ -90,8 +92,10 @@ class CollideService final : public RawCollideService {
   /// One scene's info. PERMISSION_DENIED, NOT_FOUND.
   absl::Status DoGetScene(const Principal& principal, const v1::GetSceneRequest& request,
                           v1::GetSceneResponse* response) const;
-  /// The server's counters (admin; checked by the caller).
-  void DoGetServerStats(v1::GetServerStatsResponse* response) const;
+  /// The server's build, uptime, memory and counters, and the figures of the first
+  /// `request.max_scenes` scenes `principal` may see (admin; checked by the caller).
+  void DoGetServerStats(const Principal& principal, const v1::GetServerStatsRequest& request,
+                        v1::GetServerStatsResponse* response) const;
   /// Bodies of one scene, read at one version.
   absl::Status DoGetBodies(const Principal& principal, const v1::GetBodiesRequest& request,
                            v1::GetBodiesResponse* response) const;
@@ -116,6 +120,13 @@ class CollideService final : public RawCollideService {
                                                   absl::string_view scene) const;
 
   const ServiceContext context_;
+  // When the service was built (the server's start), for GetServerStats.
+  const absl::Time start_time_ = absl::Now();
 };
+
+/// The scenes GetServerStats lists when the request does not say.
+inline constexpr uint32_t kDefaultStatsScenes = 100;
+/// The most scenes GetServerStats lists, whatever the request says.
+inline constexpr uint32_t kMaxStatsScenes = 1000;
 
 }  // namespace collide

@@ -1,6 +1,7 @@
 #include "server/rpc/query_stream.h"
 
 #include <cassert>
+#include <chrono>
 #include <memory>
 #include <utility>
 
@@ -14,6 +15,7 @@
 #include "server/convert/wire_message.h"
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
+#include "server/infra/slow_query_log.h"
 #include "server/rpc/version_wait.h"
 
 namespace collide {
@@ -150,6 +152,9 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
     return;
   }
   const Scene& scene = **found;
+  const bool timed = context_.slow_queries.enabled();
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
 
   queries_.clear();
   slots_.clear();
@@ -177,6 +182,14 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
     context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits, tick_errors_);
   }
   Encode(version);
+  if (timed) {
+    const auto elapsed = std::chrono::steady_clock::now() - start;
+    if (elapsed >= context_.slow_queries.threshold()) {
+      context_.slow_queries.Record("QueryStream", batch.scene(),
+                                   static_cast<size_t>(batch.queries_size()),
+                                   QueryKindCounts(batch), elapsed, version);
+    }
+  }
 }
 
 void QueryStreamReactor::Encode(uint64_t version) {

@@ -1,6 +1,7 @@
 #include "store/database.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -349,6 +350,11 @@ size_t Database::scene_count() const {
   return entries_.size();
 }
 
+uint64_t Database::SceneLogBytes(absl::string_view name) const {
+  const std::shared_ptr<Entry> entry = FindEntry(name);
+  return entry == nullptr ? 0 : entry->log_bytes.load(std::memory_order_relaxed);
+}
+
 absl::Status Database::write_status() const { return log_->status(); }
 
 absl::Status Database::Flush() {
@@ -485,8 +491,8 @@ absl::Status Database::RemoveZombieFiles() {
 }
 
 absl::Status Database::Snapshot(Entry* entry) {
+  const auto start = std::chrono::steady_clock::now();
   entry->snapshot_wanted = false;
-  const auto started = std::chrono::steady_clock::now();
   const uint64_t counted = entry->log_bytes.load();
   const SceneState state = entry->scene->CaptureState();
   // A deleted scene's files are the zombie pass's business.
@@ -512,8 +518,15 @@ absl::Status Database::Snapshot(Entry* entry) {
   snapshot_bytes_written_ += written.bytes;
   histograms_.snapshot_ns.Observe(
       static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - started)
+                                std::chrono::steady_clock::now() - start)
                                 .count()));
+  if (options_.on_snapshot) {
+    options_.on_snapshot(
+        SnapshotEvent{.scene = entry->scene->name(),
+                      .bytes = written.bytes,
+                      .duration = std::chrono::duration_cast<std::chrono::microseconds>(
+                          std::chrono::steady_clock::now() - start)});
+  }
   if (!old.empty() && old != written.name) {
     // The new snapshot is durable; losing this deletion in a crash only leaves a stale file that
     // the next start deletes.

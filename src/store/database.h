@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <thread>
@@ -58,6 +59,16 @@ namespace collide {
 // Recovery (recovery.h): newest snapshot per scene, then replay of every segment in order,
 // skipping each scene's records at or below its snapshot's sequence.
 
+/// A snapshot the maintenance thread (or Checkpoint) wrote.
+struct SnapshotEvent {
+  /// The scene's name.
+  std::string scene;
+  /// The snapshot file's size.
+  uint64_t bytes = 0;
+  /// From the scene's capture to the file's rename.
+  std::chrono::microseconds duration{0};
+};
+
 /// Settings of a database; fixed at Open.
 struct DatabaseOptions {
   /// The durability of scenes created with DurabilityPolicy::kDefault (must not itself be
@@ -94,6 +105,9 @@ struct DatabaseOptions {
   /// Called once, from the log's thread, when a log write or fsync fails; nothing is
   /// acknowledged after it. nullptr means: print the error to stderr and abort the process.
   FatalErrorHandler on_fatal_error;
+  /// Called after each snapshot is written, on the thread that wrote it (quick; must not call
+  /// the database). nullptr: nothing is called.
+  std::function<void(const SnapshotEvent&)> on_snapshot;
 };
 
 /// An acknowledgement of an applied batch.
@@ -198,6 +212,9 @@ class Database {
   std::vector<std::string> SceneNames() const;
   /// How many scenes exist.
   size_t scene_count() const;
+  /// Bytes of the log records of scene `name` since its last snapshot (what a restart replays
+  /// for it); 0 for an unknown scene.
+  uint64_t SceneLogBytes(absl::string_view name) const;
 
   /// OK while the log accepts writes; once a log write or fsync failed, that error as the log
   /// saw it (every later write is refused; reads go on).

@@ -14,6 +14,7 @@
 
 #include <signal.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -558,6 +559,24 @@ TEST_F(AdversarialTest, BodyRequestFieldsAtTheirExtremes) {
     request.add_ids(v);
     v1::GetBodiesResponse response;
     return Of(stub_->GetBodies(Context().get(), request, &response));
+  });
+}
+
+TEST_F(AdversarialTest, ServerStatsRequestAtItsExtremes) {
+  // Every value is accepted (over 1000 is taken as 1000); the list never holds more scenes than
+  // asked for, nor more than exist.
+  RunU32("GetServerStats.max_scenes", "max_scenes", [](uint32_t v) {
+    v1::GetServerStatsRequest request;
+    request.set_max_scenes(v);
+    v1::GetServerStatsResponse response;
+    Outcome outcome = Of(stub_->GetServerStats(Context().get(), request, &response));
+    if (outcome.code == grpc::StatusCode::OK) {
+      EXPECT_LE(static_cast<uint32_t>(response.scene_stats_size()), std::min(v, 1000u)) << v;
+      EXPECT_EQ(static_cast<uint32_t>(response.scene_stats_size()) + response.scenes_omitted(),
+                response.scenes())
+          << v;
+    }
+    return outcome;
   });
 }
 

@@ -299,6 +299,9 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
            {{"scene", "get"}, 2, "usage: collide scene get SCENE"},
            {{"scene", "get", "a", "b"}, 2, "usage"},
            {{"stats", "extra"}, 2, "unexpected argument"},
+           {{"stats", "--max_scenes=-1"}, 2, "--max_scenes"},
+           {{"stats", "--max_scenes=4294967296"}, 2, "--max_scenes"},
+           {{"stats", "--max_scenes=many"}, 2, "--max_scenes"},
        }) {
     CommandResult result = Cli(bad.words);
     std::string line = absl::StrJoin(bad.words, " ");
@@ -314,26 +317,80 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
 
 TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
   Ok({"scene", "create", "arena"});
+  Ok({"scene", "create", "bravo"});
+  Ok({"body", "add", "arena", "--id=1", "--sphere=0.5", "--pos=0,0,5"});
+  Ok({"body", "add", "arena", "--id=2", "--sphere=0.5", "--pos=0,0,9", "--static"});
   std::string text = Ok({"stats"});
   const google::protobuf::Descriptor* descriptor = v1::GetServerStatsResponse::descriptor();
   for (int i = 0; i < descriptor->field_count(); ++i) {
     const std::string& name = descriptor->field(i)->name();
     if (name == "write_error") continue;  // shown only when there is one
-    EXPECT_TRUE(absl::StrContains(text, "\n" + name + " ") || absl::StartsWith(text, name + " "))
+    // The scene list is a table under its own heading line.
+    const std::string after =
+        descriptor->field(i)->type() == google::protobuf::FieldDescriptor::TYPE_MESSAGE ? "\n"
+                                                                                        : " ";
+    EXPECT_TRUE(absl::StrContains(text, "\n" + name + after) ||
+                absl::StartsWith(text, name + after))
         << name << "\n"
         << text;
   }
-  EXPECT_TRUE(absl::StartsWith(text, "scenes                1\n")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "writable              yes\n")) << text;
+  // Every column of a scene's row is named in the table's header.
+  const google::protobuf::Descriptor* scene = v1::ServerSceneStats::descriptor();
+  for (int i = 0; i < scene->field_count(); ++i) {
+    EXPECT_TRUE(absl::StrContains(text, scene->field(i)->name())) << scene->field(i)->name();
+  }
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes                2\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nwritable              yes\n")) << text;
+  EXPECT_TRUE(absl::StartsWith(text, "server_version        " COLLIDE_TEST_VERSION "\n")) << text;
+  // arena: 2 bodies, 1 static, version 2 (two upserts); bravo: empty, version 0.
+  const std::vector<std::string> lines = absl::StrSplit(text, '\n');
+  auto row_of = [&lines](absl::string_view name) -> std::vector<std::string> {
+    for (const std::string& line : lines) {
+      std::vector<std::string> cells = absl::StrSplit(line, ' ', absl::SkipEmpty());
+      if (!cells.empty() && cells[0] == name) return cells;
+    }
+    return {};
+  };
+  std::vector<std::string> arena = row_of("arena");
+  ASSERT_EQ(arena.size(), 8u) << text;
+  EXPECT_EQ(arena[1], "2") << text;
+  EXPECT_EQ(arena[2], "1") << text;
+  EXPECT_EQ(arena[3], "2") << text;
+  EXPECT_NE(arena[5], "0") << text;  // memory_bytes
+  EXPECT_NE(arena[7], "0") << text;  // log_bytes: two records since no snapshot
+  std::vector<std::string> bravo = row_of("bravo");
+  ASSERT_EQ(bravo.size(), 8u) << text;
+  EXPECT_EQ(bravo[1], "0") << text;
+  EXPECT_EQ(bravo[3], "0") << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted        0\n")) << text;
 
   std::string json = Ok({"stats", "--json"});
   v1::GetServerStatsResponse stats;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(json, &stats).ok()) << json;
-  EXPECT_EQ(stats.scenes(), 1u);
+  EXPECT_EQ(stats.scenes(), 2u);
   EXPECT_TRUE(stats.writable());
+  EXPECT_EQ(stats.server_version(), COLLIDE_TEST_VERSION);
+  EXPECT_GT(stats.resident_memory_bytes(), 0u);
+  EXPECT_GT(stats.start_time_unix_seconds(), 0);
+  ASSERT_EQ(stats.scene_stats_size(), 2) << json;
+  EXPECT_EQ(stats.scene_stats(0).name(), "arena");
+  EXPECT_EQ(stats.scene_stats(0).body_count(), 2u);
+  EXPECT_EQ(stats.scene_stats(0).static_body_count(), 1u);
+  EXPECT_EQ(stats.scene_stats(1).name(), "bravo");
   for (int i = 0; i < descriptor->field_count(); ++i) {
     EXPECT_TRUE(absl::StrContains(json, "\"" + descriptor->field(i)->name() + "\":")) << json;
   }
+
+  // --max_scenes bounds the list; the rest is counted.
+  ASSERT_TRUE(
+      google::protobuf::util::JsonStringToMessage(Ok({"stats", "--json", "--max_scenes=1"}), &stats)
+          .ok());
+  ASSERT_EQ(stats.scene_stats_size(), 1);
+  EXPECT_EQ(stats.scene_stats(0).name(), "arena");
+  EXPECT_EQ(stats.scenes_omitted(), 1u);
+  text = Ok({"stats", "--max_scenes=0"});
+  EXPECT_FALSE(absl::StrContains(text, "\nscene_stats\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted        2\n")) << text;
 }
 
 TEST_F(CliTest, HealthIsServingOnlyWhenTheServerSaysSo) {
