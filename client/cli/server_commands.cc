@@ -26,7 +26,8 @@ absl::Status Stats(CommandContext& c) {
   std::string text;
   auto line = [&text](absl::string_view name, const auto& value) {
     std::string head = absl::StrCat(name);
-    head.resize(std::max<size_t>(head.size() + 2, 22), ' ');
+    // One column of values: the longest name (start_time_unix_seconds) and two spaces.
+    head.resize(std::max<size_t>(head.size() + 2, 25), ' ');
     absl::StrAppend(&text, head, value, "\n");
   };
   line("server_version", stats.server_version());

@@ -339,9 +339,10 @@ TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
   for (int i = 0; i < scene->field_count(); ++i) {
     EXPECT_TRUE(absl::StrContains(text, scene->field(i)->name())) << scene->field(i)->name();
   }
-  EXPECT_TRUE(absl::StrContains(text, "\nscenes                2\n")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "\nwritable              yes\n")) << text;
-  EXPECT_TRUE(absl::StartsWith(text, "server_version        " COLLIDE_TEST_VERSION "\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes                   2\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nwritable                 yes\n")) << text;
+  EXPECT_TRUE(absl::StartsWith(text, "server_version           " COLLIDE_TEST_VERSION "\n"))
+      << text;
   // arena: 2 bodies, 1 static, version 2 (two upserts); bravo: empty, version 0.
   const std::vector<std::string> lines = absl::StrSplit(text, '\n');
   auto row_of = [&lines](absl::string_view name) -> std::vector<std::string> {
@@ -362,7 +363,7 @@ TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
   ASSERT_EQ(bravo.size(), 8u) << text;
   EXPECT_EQ(bravo[1], "0") << text;
   EXPECT_EQ(bravo[3], "0") << text;
-  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted        0\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted           0\n")) << text;
 
   std::string json = Ok({"stats", "--json"});
   v1::GetServerStatsResponse stats;
@@ -390,7 +391,7 @@ TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
   EXPECT_EQ(stats.scenes_omitted(), 1u);
   text = Ok({"stats", "--max_scenes=0"});
   EXPECT_FALSE(absl::StrContains(text, "\nscene_stats\n")) << text;
-  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted        2\n")) << text;
+  EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted           2\n")) << text;
 }
 
 TEST_F(CliTest, HealthIsServingOnlyWhenTheServerSaysSo) {

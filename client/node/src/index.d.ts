@@ -267,6 +267,27 @@ export interface GetServerStatsResponse {
   watch_exhausted: Uint64;
   sync_lag_us: Uint64;
   max_sync_lag_us: Uint64;
+  server_version: string;
+  server_commit: string;
+  build_type: string;
+  /** An int64, read as a decimal string. */
+  start_time_unix_seconds: string;
+  uptime_seconds: Uint64;
+  resident_memory_bytes: Uint64;
+  scene_stats: ServerSceneStats[];
+  scenes_omitted: number;
+}
+
+/** One scene's figures in GetServerStatsResponse. */
+export interface ServerSceneStats {
+  name: string;
+  body_count: number;
+  static_body_count: number;
+  version: Uint64;
+  tick: Uint64;
+  memory_bytes: Uint64;
+  history_bytes: Uint64;
+  log_bytes: Uint64;
 }
 
 export interface TlsOptions {
