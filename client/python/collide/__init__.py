@@ -21,8 +21,8 @@ from collide.errors import BatchRejectedError, CollideError
 from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, Filter,
                            GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
-                           Remove, SceneInfo, SceneOptions, SceneStats, ServerStats, SetFilter,
-                           SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+                           Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
+                           ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
@@ -34,7 +34,7 @@ __all__ = [
     "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
-    "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast", "UpdateAck", "UpdateWriter",
-    "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
+    "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

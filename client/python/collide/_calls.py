@@ -111,5 +111,11 @@ def overlap(scene: str, overlap: t.Overlap, filter: Optional[t.Filter], mode: t.
                   min_version)
 
 
-def server_stats() -> Call:
-    return Call("GetServerStats", pb.GetServerStatsRequest(), None, convert.server_stats)
+def server_stats(max_scenes: Optional[int]) -> Call:
+    request = pb.GetServerStatsRequest()
+    if max_scenes is not None:
+        if isinstance(max_scenes, bool) or not isinstance(max_scenes, int) \
+                or not 0 <= max_scenes <= 0xFFFFFFFF:
+            raise ValueError(f"max_scenes: an integer in [0, 2^32 - 1], got {max_scenes!r}")
+        request.max_scenes = max_scenes
+    return Call("GetServerStats", request, None, convert.server_stats)

@@ -153,10 +153,12 @@ class Client:
 
     # The server.
 
-    def server_stats(self, *, timeout: Optional[float] = None) -> t.ServerStats:
-        """The server's counters: streams, watches, scenes, whether it can write, sync lag.
-        Admin."""
-        return self._run(calls.server_stats(), timeout)
+    def server_stats(self, *, max_scenes: Optional[int] = None,
+                           timeout: Optional[float] = None) -> t.ServerStats:
+        """The server's counters: streams, watches, scenes, whether it can write, sync lag, its
+        build, uptime and memory, and per-scene figures for at most `max_scenes` scenes (None:
+        the server's default, 100; at most 1000). Admin."""
+        return self._run(calls.server_stats(max_scenes), timeout)
 
     # Streams (one scene each).
 

@@ -346,6 +346,24 @@ class QueryBatchResult:
 
 
 @dataclass(frozen=True)
+class ServerSceneStats:
+    """One scene's figures in ServerStats.scene_stats (collide.v1.ServerSceneStats)."""
+
+    name: str
+    # Live bodies, and how many of them are static.
+    body_count: int
+    static_body_count: int
+    # The scene's version and current tick.
+    version: int
+    tick: int
+    # Bytes held in memory, how many of them the tick history holds, and bytes of log records
+    # written since the scene's last snapshot (what a restart replays for it).
+    memory_bytes: int
+    history_bytes: int
+    log_bytes: int
+
+
+@dataclass(frozen=True)
 class ServerStats:
     """The server's counters (collide.v1.GetServerStatsResponse; docs/SERVER.md names them)."""
 
@@ -378,3 +396,16 @@ class ServerStats:
     # the longest since the server started.
     sync_lag_us: int
     max_sync_lag_us: int
+    # The server's version, commit (empty when not built from git) and build type.
+    server_version: str
+    server_commit: str
+    build_type: str
+    # When the server started (seconds since the Unix epoch), and how long ago.
+    start_time_unix_seconds: int
+    uptime_seconds: int
+    # The server process's resident memory (VmRSS).
+    resident_memory_bytes: int
+    # Per-scene figures of the scenes the caller may see, by name, at most max_scenes of them;
+    # scenes_omitted counts the rest.
+    scene_stats: List[ServerSceneStats]
+    scenes_omitted: int

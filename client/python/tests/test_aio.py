@@ -26,11 +26,12 @@ NAN = float("nan")
 
 def settled(stats: collide.ServerStats) -> dict:
     """The server's counters without those that move on their own after a call returns (the
-    fsync lag, bytes not yet written, the watch evaluation's backlog and working state), for
-    comparing two reads."""
+    fsync lag, bytes not yet written, the watch evaluation's backlog and working state, uptime
+    and resident memory), for comparing two reads."""
     fields = dataclasses.asdict(stats)
     for moving in ("sync_lag_us", "max_sync_lag_us", "outbound_bytes", "watch_contents",
-                   "watch_queued_bytes", "watch_backlog_bytes"):
+                   "watch_queued_bytes", "watch_backlog_bytes", "uptime_seconds",
+                   "resident_memory_bytes"):
         del fields[moving]
     return fields
 

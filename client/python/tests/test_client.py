@@ -325,6 +325,25 @@ class ClientTest(ServerTestCase):
                 stream.query([Query(PointQuery((0, 0, 0)))])
                 busy = client.server_stats()
             self.assertEqual((busy.query_streams, busy.streams_opened), (1, 1))
+            # The build, and the per-scene figures with their bound.
+            self.assertEqual(idle.server_version, collide.__version__)
+            self.assertIn(idle.build_type, ("Release", "Debug", "RelWithDebInfo", "MinSizeRel"))
+            self.assertGreater(idle.resident_memory_bytes, 0)
+            client.create_scene("stats-2")
+            client.upsert_bodies("stats-2", [Body(1, Sphere(1)), Body(2, Sphere(1))])
+            every = client.server_stats()
+            self.assertEqual([s.name for s in every.scene_stats], ["stats", "stats-2"])
+            self.assertIsInstance(every.scene_stats[1], collide.ServerSceneStats)
+            self.assertEqual((every.scene_stats[1].body_count, every.scene_stats[1].version),
+                             (2, 1))
+            self.assertEqual(every.scenes_omitted, 0)
+            for bound, listed in ((0, 0), (1, 1), (2**32 - 1, 2)):
+                bounded = client.server_stats(max_scenes=bound)
+                self.assertEqual(len(bounded.scene_stats), listed, bound)
+                self.assertEqual(bounded.scenes_omitted, 2 - listed, bound)
+            for bad in (-1, 2**32, float("nan"), True):
+                with self.assertRaises(ValueError, msg=repr(bad)):
+                    client.server_stats(max_scenes=bad)
 
     def test_every_scene_call_sends_the_scene_header(self) -> None:
         self.assertEqual(self.client.metadata("x"), ((collide.SCENE_HEADER, "x"),))

@@ -149,10 +149,12 @@ class Client:
 
     # The server.
 
-    async def server_stats(self, *, timeout: Optional[float] = None) -> t.ServerStats:
-        """The server's counters: streams, watches, scenes, whether it can write, sync lag.
-        Admin."""
-        return await self._run(calls.server_stats(), timeout)
+    async def server_stats(self, *, max_scenes: Optional[int] = None,
+                           timeout: Optional[float] = None) -> t.ServerStats:
+        """The server's counters: streams, watches, scenes, whether it can write, sync lag, its
+        build, uptime and memory, and per-scene figures for at most `max_scenes` scenes (None:
+        the server's default, 100; at most 1000). Admin."""
+        return await self._run(calls.server_stats(max_scenes), timeout)
 
     # Streams (one scene each); call these in the event loop that runs them.
 
