@@ -97,7 +97,10 @@ ABSL_FLAG(int, max_message_bytes, 16777216, "gRPC max receive message size, in b
     "batch that does not fit makes its scene's watchers resync).")                           \
   X(uint32_t, stream_stall_timeout_ms,                                                       \
     "A stream whose answer cannot be written for this long (its client stopped reading) "    \
-    "ends with RESOURCE_EXHAUSTED (ms; 0: never).")
+    "ends with RESOURCE_EXHAUSTED (ms; 0: never).")                                          \
+  X(uint64_t, max_import_bytes,                                                              \
+    "The most bytes of messages one ImportScene stream may send (then RESOURCE_EXHAUSTED); " \
+    "the import holds about 3 times this in memory at its end.")
 
 #define COLLIDE_DEFINE_LIMIT_FLAG(type, name, help) \
   ABSL_FLAG(type, name, collide::ServiceLimits{}.name, help);

@@ -61,6 +61,11 @@ struct ServiceLimits {
   /// A stream whose answer could not be written for this long (its client stopped reading) is
   /// ended with RESOURCE_EXHAUSTED (ms; 0: never).
   uint32_t stream_stall_timeout_ms = 30000;
+  /// The most bytes of messages one ImportScene stream may send (RESOURCE_EXHAUSTED past it).
+  /// The stream's memory is about 1.5 times this while it is read (the bodies received) and
+  /// about 3 times at its end (the scene built and its log record encoded). A scene of 1,000,000
+  /// bodies is about 60 MB of messages.
+  uint64_t max_import_bytes = 256u << 20;
 };
 
 /// The most watch threads a server runs.

@@ -60,5 +60,7 @@ std::vector<Command> QueryCommands();
 std::vector<Command> ServerCommands();
 /// The watch command.
 std::vector<Command> WatchCommands();
+/// Moving scenes: scene export, scene import, backup, restore.
+std::vector<Command> TransferCommands();
 
 }  // namespace collide::cli

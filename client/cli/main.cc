@@ -17,6 +17,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "absl/time/time.h"
@@ -56,7 +57,8 @@ const std::vector<FlagSpec>& GlobalFlags() {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = [] {
     std::vector<Command> all;
-    for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, ServerCommands}) {
+    for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, ServerCommands,
+                       TransferCommands}) {
       for (Command& command : group()) all.push_back(std::move(command));
     }
     return all;
@@ -257,7 +259,9 @@ int Run(int argc, char** argv) {
     leaf->app->set_help_flag();
     leaf->app->allow_extras()->fallthrough();
     if (command.positional_count > 0) {
-      leaf->app->add_option(std::string(command.positional), leaf->positional);
+      // CLI11 names cannot hold spaces ("SCENE FILE").
+      leaf->app->add_option(absl::StrReplaceAll(command.positional, {{" ", "_"}}),
+                            leaf->positional);
     }
     for (const FlagSpec& flag : command.flags) {
       std::string name = absl::StrCat("--", flag.name);

@@ -218,4 +218,63 @@ absl::StatusOr<std::unique_ptr<WatchStream>> Client::Watch(const v1::WatchReques
   return std::make_unique<WatchStream>(std::move(context), std::move(stream));
 }
 
+absl::Status Client::ExportScene(std::string_view scene, ExportSink sink,
+                                 uint32_t max_bodies_per_chunk, const CallOptions& call) {
+  v1::ExportSceneRequest request;
+  request.set_scene(std::string(scene));
+  request.set_max_bodies_per_chunk(max_bodies_per_chunk);
+  std::unique_ptr<grpc::ClientContext> context = NewContext(scene, false, call);
+  std::unique_ptr<grpc::ClientReader<v1::SceneExportMessage>> reader =
+      stub_->ExportScene(context.get(), request);
+  v1::SceneExportMessage message;
+  absl::Status sink_status;
+  while (reader->Read(&message)) {
+    sink_status = sink(message);
+    if (!sink_status.ok()) {
+      context->TryCancel();
+      break;
+    }
+  }
+  absl::Status status = FromGrpcStatus(reader->Finish());
+  return sink_status.ok() ? status : sink_status;
+}
+
+absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::string_view scene,
+                                                  bool replace, const CallOptions& call) {
+  std::unique_ptr<grpc::ClientContext> context = NewContext(scene, false, call);
+  v1::ImportSceneResponse response;
+  std::unique_ptr<grpc::ClientWriter<v1::ImportSceneRequest>> writer =
+      stub_->ImportScene(context.get(), &response);
+  v1::ImportSceneRequest request;
+  request.set_scene(std::string(scene));
+  request.set_replace(replace);
+  absl::Status source_status;
+  bool first = true;
+  while (true) {
+    absl::StatusOr<bool> more = source(request.mutable_message());
+    if (!more.ok()) {
+      source_status = more.status();
+      break;
+    }
+    if (!*more) break;
+    // A write fails once the server ended the call; Finish says why.
+    if (!writer->Write(request)) break;
+    if (first) {
+      request.clear_scene();
+      request.clear_replace();
+      first = false;
+    }
+  }
+  if (!source_status.ok()) {
+    // Nothing is imported from a stream that does not end properly.
+    context->TryCancel();
+    writer->Finish().error_code();
+    return source_status;
+  }
+  writer->WritesDone();
+  absl::Status status = FromGrpcStatus(writer->Finish());
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_scene());
+}
+
 }  // namespace collide::client

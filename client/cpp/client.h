@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
@@ -20,6 +21,13 @@
 #include "grpcpp/client_context.h"
 
 namespace collide::client {
+
+/// Receives the messages of an export in order (header, chunks, trailer); an error stops the
+/// export (the call is cancelled) and is returned.
+using ExportSink = absl::FunctionRef<absl::Status(const v1::SceneExportMessage& message)>;
+/// Yields the messages of an import in order: true with `*message` filled, false after the last
+/// one, or an error (the import is then cancelled: nothing is created).
+using ImportSource = absl::FunctionRef<absl::StatusOr<bool>(v1::SceneExportMessage* message)>;
 
 /// The gRPC metadata key naming the scene of a call, so that a router can shard by scene. Every
 /// call that names a scene sends it; streams are opened for one scene.
@@ -115,6 +123,17 @@ class Client {
   /// `call.deadline`, else options().stream_deadline.
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const v1::WatchRequest& request,
                                                      const CallOptions& call = {});
+
+  /// Streams `scene` at one version into `sink` (ExportScene; admin): one header, chunks of at
+  /// most `max_bodies_per_chunk` bodies (0: the server's default, 4,096), one trailer. Deadline:
+  /// `call.deadline`, else options().stream_deadline.
+  absl::Status ExportScene(std::string_view scene, ExportSink sink,
+                           uint32_t max_bodies_per_chunk = 0, const CallOptions& call = {});
+  /// Creates a scene from the messages of `source` (ImportScene; admin), all or nothing, named
+  /// `scene` (empty: the name in the header); `replace` replaces a scene of that name. Returns
+  /// the imported scene once the server made it durable.
+  absl::StatusOr<v1::SceneInfo> ImportScene(ImportSource source, std::string_view scene = {},
+                                            bool replace = false, const CallOptions& call = {});
 
   /// The channel, for callers that need the raw stub.
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }

@@ -22,6 +22,7 @@
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/query_stream.h"
+#include "server/rpc/scene_transfer_stream.h"
 #include "server/rpc/update_stream.h"
 #include "server/rpc/version_wait.h"
 #include "server/rpc/watch_stream.h"
@@ -392,6 +393,44 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::Callback
       OpenStream(context_, StreamKind::kWatch, call);
   if (!stream.ok()) return new RefusedWatch(stream.status());
   return new WatchReactor(context_, *principal, request, *std::move(stream));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Moving scenes.
+
+namespace {
+
+// An export or import refused before it starts.
+class RefusedExport final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+ public:
+  explicit RefusedExport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+class RefusedImport final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+ public:
+  explicit RefusedImport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
+  void OnDone() override { delete this; }
+};
+
+}  // namespace
+
+grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::ExportScene(
+    grpc::CallbackServerContext* call, const grpc::ByteBuffer* in) {
+  v1::ExportSceneRequest request;
+  grpc::ByteBuffer bytes(*in);
+  if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
+    return new RefusedExport(s);
+  }
+  absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request.scene());
+  if (!principal.ok()) return new RefusedExport(principal.status());
+  return new ExportReactor(context_, *principal, request);
+}
+
+grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
+    grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
+  if (!principal.ok()) return new RefusedImport(principal.status());
+  return new ImportReactor(context_, *principal, SceneHeaderOf(call->client_metadata()), response);
 }
 
 // ---------------------------------------------------------------------------------------------

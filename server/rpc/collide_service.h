@@ -17,7 +17,7 @@ namespace collide {
 /// Every method of collide.v1.Collide in its raw form: requests arrive as bytes that the service
 /// parses itself (wire_message.h), so that a malformed message is INVALID_ARGUMENT, never a
 /// silent end of stream or UNIMPLEMENTED.
-using RawCollideService = v1::Collide::WithRawCallbackMethod_CreateScene<
+using RawCollideServiceBase = v1::Collide::WithRawCallbackMethod_CreateScene<
     v1::Collide::WithRawCallbackMethod_DeleteScene<v1::Collide::WithRawCallbackMethod_ListScenes<
         v1::Collide::WithRawCallbackMethod_GetScene<v1::Collide::WithRawCallbackMethod_UpsertBodies<
             v1::Collide::WithRawCallbackMethod_RemoveBodies<
@@ -30,6 +30,9 @@ using RawCollideService = v1::Collide::WithRawCallbackMethod_CreateScene<
                                         v1::Collide::WithRawCallbackMethod_Watch<
                                             v1::Collide::WithRawCallbackMethod_GetServerStats<
                                                 v1::Collide::Service>>>>>>>>>>>>>>;
+/// With the rpcs that move scenes (ExportScene, ImportScene).
+using RawCollideService = v1::Collide::WithRawCallbackMethod_ExportScene<
+    v1::Collide::WithRawCallbackMethod_ImportScene<RawCollideServiceBase>>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
@@ -84,6 +87,12 @@ class CollideService final : public RawCollideService {
   /// Standing queries: a WatchReactor (watch_stream.h) over the request's scene.
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Watch(grpc::CallbackServerContext* call,
                                                     const grpc::ByteBuffer* request) override;
+
+  /// Moving scenes: an ExportReactor / ImportReactor (scene_transfer_stream.h). Admin.
+  grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportScene(grpc::CallbackServerContext* call,
+                                                          const grpc::ByteBuffer* request) override;
+  grpc::ServerReadReactor<grpc::ByteBuffer>* ImportScene(grpc::CallbackServerContext* call,
+                                                         grpc::ByteBuffer* response) override;
 
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 

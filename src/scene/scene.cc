@@ -408,6 +408,12 @@ uint64_t Scene::log_position() const {
   return log_position_;
 }
 
+void Scene::SetLogPosition(uint64_t log_position) {
+  WriterLock serial(&write_mu_);
+  WriterLock lock(&mu_);
+  log_position_ = log_position;
+}
+
 uint64_t Scene::tick() const {
   ReaderLock lock(&mu_);
   return history_.tick();

@@ -248,6 +248,9 @@ class Scene {
   /// The caller's position of the last applied change (SceneState::log_position). Waits for a
   /// writer in progress, so that a batch already committed by its CommitFn is counted.
   uint64_t log_position() const;
+  /// Sets the caller's position of the last applied change: for a scene built by Restore before
+  /// its position was known (the store's import, which logs the state it restored).
+  void SetLogPosition(uint64_t log_position);
   /// True once MarkDeleted succeeded.
   bool deleted() const;
   /// Counters at the current version.

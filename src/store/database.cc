@@ -192,6 +192,72 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
   return future.get();
 }
 
+void Database::ImportScene(absl::string_view name, const SceneOptions& options,
+                           const SceneState& state, bool replace, DoneCallback done) {
+  if (closed_) return done(Closed());
+  if (absl::Status status = ValidateSceneName(name); !status.ok()) return done(status);
+  if (state.bodies.size() > options.max_bodies) {
+    return done(absl::ResourceExhaustedError(
+        absl::StrCat("bodies: ", state.bodies.size(), " bodies, more than the scene's max_bodies ",
+                     options.max_bodies)));
+  }
+  // Built and encoded before the index is locked: both are O(bodies).
+  absl::StatusOr<std::unique_ptr<Scene>> restored =
+      Scene::Restore(std::string(name), options, state);
+  if (!restored.ok()) return done(restored.status());
+  std::shared_ptr<Scene> scene = *std::move(restored);
+  const std::string payload = EncodeImportSceneRecord(name, options, state);
+  auto entry = std::make_shared<Entry>();
+  std::shared_ptr<Entry> replaced;
+  const absl::Status status = [&]() -> absl::Status {
+    WriterLock lock(&scenes_mu_);
+    auto it = entries_.find(name);
+    if (it != entries_.end() && !replace) {
+      return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+    }
+    if (it == entries_.end() && entries_.size() >= options_.max_scenes) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("scene: the server holds its limit of ", options_.max_scenes, " scenes"));
+    }
+    if (it != entries_.end()) {
+      // The old scene's writers finish first; the one record deletes it and creates the new one.
+      replaced = it->second;
+      COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkDeleted([&]() -> absl::Status {
+        COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+        return absl::OkStatus();
+      }));
+      entries_.erase(it);
+      MutexLock state_lock(&state_mu_);
+      zombies_.push_back(
+          Zombie{.scene = std::string(name), .delete_sequence = entry->create_sequence});
+    } else {
+      COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+    }
+    scene->SetLogPosition(entry->create_sequence);
+    entry->scene = std::move(scene);
+    entry->policy = Resolve(options.durability);
+    entry->snapshot_threshold = ThresholdFor(0);
+    entry->log_bytes = kRecordHeaderBytes + payload.size();
+    entries_.emplace(std::string(name), entry);
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) return done(ForWriter(status));
+  // A large import is snapshotted soon, so that its record's segment can go.
+  if (entry->log_bytes >= entry->snapshot_threshold && !entry->snapshot_wanted.exchange(true)) {
+    Wake();
+  }
+  AcknowledgeStatus(DurabilityPolicy::kAlways, entry->create_sequence, std::move(done));
+}
+
+absl::Status Database::ImportScene(absl::string_view name, const SceneOptions& options,
+                                   const SceneState& state, bool replace) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  ImportScene(name, options, state, replace,
+              [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
 void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   if (closed_) return done(Closed());
   std::shared_ptr<Entry> entry;

@@ -191,6 +191,20 @@ class Database {
   /// Blocking form of the above.
   absl::Status DeleteScene(absl::string_view name);
 
+  /// Creates scene `name` holding `state` (an import; its log_position is ignored): the whole
+  /// state is one log record, so after a crash the scene is either absent or complete. With
+  /// `replace`, a scene of that name is replaced by the same record (its readers keep the old
+  /// version, its writers get NOT_FOUND); without, ALREADY_EXISTS. `done` runs once the record
+  /// is fsynced, whatever the scene's durability. Errors: INVALID_ARGUMENT (the name, options,
+  /// or the state as Scene::Restore checks it, with its field paths), ALREADY_EXISTS,
+  /// RESOURCE_EXHAUSTED (max_scenes, or bodies over the options' max_bodies), a refused write
+  /// (see Apply). The scene is built (O(bodies)) before the index is locked.
+  void ImportScene(absl::string_view name, const SceneOptions& options, const SceneState& state,
+                   bool replace, DoneCallback done);
+  /// Blocking form of the above.
+  absl::Status ImportScene(absl::string_view name, const SceneOptions& options,
+                           const SceneState& state, bool replace);
+
   /// Applies `batch` to `scene` all-or-nothing and logs it. `done` receives the version once the
   /// scene's durability policy allows acknowledging (`none`: at once; `periodic`: once written
   /// to the OS; `always`: once fsynced), or the error. A batch whose (client id, sequence) was

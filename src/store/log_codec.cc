@@ -263,6 +263,39 @@ absl::StatusOr<SceneOptions> DecodeSceneOptions(const pb::SceneOptions& in) {
   return options;
 }
 
+namespace {
+
+void FillSnapshot(absl::string_view scene, const SceneOptions& options, uint64_t create_sequence,
+                  const SceneState& state, pb::SceneSnapshot* snapshot) {
+  snapshot->set_scene(std::string(scene));
+  EncodeSceneOptions(options, snapshot->mutable_options());
+  snapshot->set_create_sequence(create_sequence);
+  snapshot->set_covered_sequence(state.log_position);
+  snapshot->set_version(state.version);
+  snapshot->set_tick(state.tick);
+  for (const ClientMark& mark : state.clients) {
+    pb::ClientMark* out = snapshot->add_clients();
+    out->set_client_id(mark.client_id);
+    out->set_sequence(mark.sequence);
+    out->set_version(mark.version);
+  }
+  EncodeBodies(state.bodies, snapshot->mutable_bodies());
+}
+
+// The version, tick, marks and bodies of `snapshot` (not its log position).
+absl::Status DecodeState(const pb::SceneSnapshot& snapshot, SceneState* state) {
+  state->version = snapshot.version();
+  state->tick = snapshot.tick();
+  state->clients.reserve(snapshot.clients_size());
+  for (const pb::ClientMark& mark : snapshot.clients()) {
+    state->clients.push_back(ClientMark{
+        .client_id = mark.client_id(), .sequence = mark.sequence(), .version = mark.version()});
+  }
+  return DecodeBodies(snapshot.bodies(), &state->bodies);
+}
+
+}  // namespace
+
 std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client, uint64_t version,
                                const UpdateBatch& batch) {
   pb::LogRecord record;
@@ -286,6 +319,14 @@ std::string EncodeCreateSceneRecord(absl::string_view scene, const SceneOptions&
 std::string EncodeDeleteSceneRecord(absl::string_view scene) {
   pb::LogRecord record;
   record.mutable_delete_scene()->set_scene(std::string(scene));
+  return record.SerializeAsString();
+}
+
+std::string EncodeImportSceneRecord(absl::string_view scene, const SceneOptions& options,
+                                    const SceneState& state) {
+  pb::LogRecord record;
+  FillSnapshot(scene, options, 0, state, record.mutable_import_scene());
+  record.mutable_import_scene()->clear_covered_sequence();
   return record.SerializeAsString();
 }
 
@@ -318,6 +359,16 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
       }
       break;
     }
+    case pb::LogRecord::kImportScene: {
+      const pb::SceneSnapshot& imported = record.import_scene();
+      out.type = DecodedRecord::Type::kImportScene;
+      out.scene = imported.scene();
+      COLLIDE_ASSIGN_OR_RETURN(out.options, DecodeSceneOptions(imported.options()));
+      if (absl::Status status = DecodeState(imported, &out.state); !status.ok()) {
+        return Corrupt("import record", status);
+      }
+      break;
+    }
     default:
       return absl::DataLossError("log record of unknown type");
   }
@@ -327,19 +378,7 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
 std::string EncodeSnapshot(absl::string_view scene, const SceneOptions& options,
                            uint64_t create_sequence, const SceneState& state) {
   pb::SceneSnapshot snapshot;
-  snapshot.set_scene(std::string(scene));
-  EncodeSceneOptions(options, snapshot.mutable_options());
-  snapshot.set_create_sequence(create_sequence);
-  snapshot.set_covered_sequence(state.log_position);
-  snapshot.set_version(state.version);
-  snapshot.set_tick(state.tick);
-  for (const ClientMark& mark : state.clients) {
-    pb::ClientMark* out = snapshot.add_clients();
-    out->set_client_id(mark.client_id);
-    out->set_sequence(mark.sequence);
-    out->set_version(mark.version);
-  }
-  EncodeBodies(state.bodies, snapshot.mutable_bodies());
+  FillSnapshot(scene, options, create_sequence, state, &snapshot);
   return snapshot.SerializeAsString();
 }
 
@@ -353,19 +392,12 @@ absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload) {
   COLLIDE_ASSIGN_OR_RETURN(out.options, DecodeSceneOptions(snapshot.options()));
   out.create_sequence = snapshot.create_sequence();
   out.state.log_position = snapshot.covered_sequence();
-  out.state.version = snapshot.version();
-  out.state.tick = snapshot.tick();
   if (out.create_sequence == 0 || out.create_sequence > out.state.log_position) {
     return absl::DataLossError(absl::StrCat("snapshot: create sequence ", out.create_sequence,
                                             " is not in [1, covered sequence ",
                                             out.state.log_position, "]"));
   }
-  out.state.clients.reserve(snapshot.clients_size());
-  for (const pb::ClientMark& mark : snapshot.clients()) {
-    out.state.clients.push_back(ClientMark{
-        .client_id = mark.client_id(), .sequence = mark.sequence(), .version = mark.version()});
-  }
-  if (absl::Status status = DecodeBodies(snapshot.bodies(), &out.state.bodies); !status.ok()) {
+  if (absl::Status status = DecodeState(snapshot, &out.state); !status.ok()) {
     return Corrupt("snapshot", status);
   }
   return out;

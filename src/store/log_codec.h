@@ -38,14 +38,20 @@ std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client,
 std::string EncodeCreateSceneRecord(absl::string_view scene, const SceneOptions& options);
 /// The serialized LogRecord of a scene deletion.
 std::string EncodeDeleteSceneRecord(absl::string_view scene);
+/// The serialized LogRecord of a scene import: the scene created holding `state` (whose
+/// log_position is ignored: the record's own sequence is the scene's creation and position).
+std::string EncodeImportSceneRecord(absl::string_view scene, const SceneOptions& options,
+                                    const SceneState& state);
 
 /// A decoded log record.
 struct DecodedRecord {
-  enum class Type { kCreateScene, kDeleteScene, kUpdate };
+  enum class Type { kCreateScene, kDeleteScene, kUpdate, kImportScene };
   Type type = Type::kUpdate;
   std::string scene;
-  /// kCreateScene.
+  /// kCreateScene, kImportScene.
   SceneOptions options;
+  /// kImportScene: the scene's whole state (log_position 0).
+  SceneState state;
   /// kUpdate.
   ClientTag client;
   uint64_t version = 0;

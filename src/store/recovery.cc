@@ -62,6 +62,43 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       ++report->records_replayed;
       return absl::OkStatus();
     }
+    case DecodedRecord::Type::kImportScene: {
+      if (exists) {
+        if (sequence <= it->second.snapshot_sequence) {
+          ++report->records_skipped;  // the snapshot holds the import (or later)
+          return absl::OkStatus();
+        }
+        if (it->second.create_sequence >= sequence) {
+          return absl::DataLossError(
+              absl::StrCat("imports scene \"", record.scene, "\", created later"));
+        }
+        // The import replaced the incarnation before it.
+        if (!it->second.snapshot_file.empty()) stale->push_back(it->second.snapshot_file);
+        scenes->erase(it);
+      }
+      if (absl::Status status = ValidateSceneName(record.scene); !status.ok()) {
+        return absl::DataLossError(status.message());
+      }
+      if (record.state.bodies.size() > record.options.max_bodies) {
+        return absl::DataLossError(absl::StrCat("import of scene \"", record.scene,
+                                                "\" holds more bodies than its max_bodies"));
+      }
+      SceneState state = record.state;
+      state.log_position = sequence;
+      absl::StatusOr<std::unique_ptr<Scene>> scene =
+          Scene::Restore(record.scene, record.options, state);
+      if (!scene.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("import of scene \"", record.scene, "\": ", scene.status().message()));
+      }
+      RecoveredScene created;
+      created.scene = *std::move(scene);
+      created.create_sequence = sequence;
+      created.log_bytes = record_bytes;
+      scenes->emplace(record.scene, std::move(created));
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
     case DecodedRecord::Type::kDeleteScene: {
       if (!exists || it->second.create_sequence >= sequence) {
         ++report->records_skipped;

@@ -1,0 +1,100 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "collide/v1/collide.pb.h"
+#include "scene/scene.h"
+#include "scene/scene_options.h"
+#include "server/service_options.h"
+
+namespace collide {
+
+// A scene's state as the messages of ExportScene and ImportScene (collide.proto, "Moving
+// scenes"): a header, body chunks, a trailer with the count and a CRC-32C over the chunks.
+
+/// The default and largest ExportSceneRequest.max_bodies_per_chunk.
+inline constexpr uint32_t kDefaultExportChunkBodies = 4096;
+inline constexpr uint32_t kMaxExportChunkBodies = 16384;
+/// A chunk is cut once its encoding reaches this many bytes.
+inline constexpr size_t kExportChunkBytes = 1 << 20;
+/// The most deduplication marks a header may carry (a scene holds at most 2 x kMaxClientMarks).
+inline constexpr size_t kMaxExportClientMarks = 2 * kMaxClientMarks;
+
+/// Produces the messages of one export from a copy of the scene's state, one at a time, so that
+/// only the copy and one message are held.
+class SceneExporter {
+ public:
+  /// `state` is the scene's state (Scene::CaptureState) and `options` its settings with the
+  /// durability resolved; `max_bodies_per_chunk` as ExportSceneRequest's (0: the default).
+  SceneExporter(std::string scene, const SceneOptions& options, SceneState state,
+                uint32_t max_bodies_per_chunk);
+
+  /// The next message (header, chunks, trailer); false once the trailer was returned.
+  bool Next(v1::SceneExportMessage* message);
+
+ private:
+  const std::string scene_;
+  const SceneOptions options_;
+  SceneState state_;
+  const uint32_t chunk_bodies_;
+  enum class Stage { kHeader, kChunks, kDone } stage_ = Stage::kHeader;
+  size_t next_body_ = 0;
+  uint64_t chunks_ = 0;
+  uint32_t crc_ = 0;
+};
+
+/// The CRC-32C of `chunk` as the trailer counts it (its encoding), extending `crc`.
+uint32_t ExtendChunkCrc(uint32_t crc, const v1::SceneExportChunk& chunk);
+
+/// A scene assembled from an import stream, ready for Database::ImportScene.
+struct ImportedScene {
+  /// The scene to create (the first message's `scene`, else the header's).
+  std::string scene;
+  bool replace = false;
+  SceneOptions options;
+  /// log_position unset.
+  SceneState state;
+};
+
+/// Checks and accumulates the messages of one ImportScene stream. Memory: the state of the
+/// bodies received (about 80 bytes each) plus one message; the messages' bytes together are
+/// bounded by limits.max_import_bytes.
+class SceneImporter {
+ public:
+  explicit SceneImporter(const ServiceLimits& limits);
+
+  /// Takes the stream's next message, `bytes` long on the wire. INVALID_ARGUMENT with the field
+  /// path (`header.options.max_bodies`, `chunks[3].bodies[17].shape.sphere.radius`,
+  /// `messages[4]: ...` for misplaced messages), RESOURCE_EXHAUSTED past max_import_bytes,
+  /// DATA_LOSS for a trailer that does not match what was received.
+  absl::Status Add(const v1::ImportSceneRequest& message, size_t bytes);
+  /// The target's name, once the header was read (for authorisation).
+  const std::string& scene() const { return imported_.scene; }
+  /// Whether the header was read.
+  bool has_header() const { return has_header_; }
+  /// The scene, once the stream ended after its trailer; DATA_LOSS `stream: ...` when it ended
+  /// earlier.
+  absl::StatusOr<ImportedScene> Finish() &&;
+
+ private:
+  absl::Status AddHeader(const v1::ImportSceneRequest& message);
+  absl::Status AddChunk(const v1::SceneExportChunk& chunk);
+  absl::Status AddTrailer(const v1::SceneExportTrailer& trailer);
+
+  const ServiceLimits limits_;
+  ImportedScene imported_;
+  bool has_header_ = false;
+  bool has_trailer_ = false;
+  uint64_t messages_ = 0;
+  uint64_t bytes_ = 0;
+  uint64_t expected_bodies_ = 0;
+  uint64_t chunks_ = 0;
+  uint32_t crc_ = 0;
+};
+
+}  // namespace collide
