@@ -430,7 +430,8 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
     grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
   if (!principal.ok()) return new RefusedImport(principal.status());
-  return new ImportReactor(context_, *principal, SceneHeaderOf(call->client_metadata()), response);
+  return new ImportReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
+                           response);
 }
 
 // ---------------------------------------------------------------------------------------------

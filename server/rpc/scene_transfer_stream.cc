@@ -94,9 +94,11 @@ void ExportReactor::OnDone() { delete this; }
 // ---------------------------------------------------------------------------------------------
 // ImportScene.
 
-ImportReactor::ImportReactor(const ServiceContext& context, const Principal* principal,
-                             std::optional<std::string> scene_header, grpc::ByteBuffer* response)
+ImportReactor::ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
+                             const Principal* principal, std::optional<std::string> scene_header,
+                             grpc::ByteBuffer* response)
     : context_(context),
+      call_(call),
       principal_(principal),
       scene_header_(std::move(scene_header)),
       response_(response),
@@ -138,6 +140,12 @@ void ImportReactor::Import() {
   absl::StatusOr<ImportedScene> imported = std::move(importer_).Finish();
   if (!imported.ok()) {
     FinishOnce(imported.status());
+    return;
+  }
+  // A read that failed because the call broke (rather than the client's half-close) imports
+  // nothing, even after a complete stream.
+  if (call_->IsCancelled()) {
+    FinishOnce(absl::CancelledError("stream cancelled; nothing imported"));
     return;
   }
   {

@@ -55,9 +55,10 @@ class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
 class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   /// `principal` was checked for the admin role; `scene_header` is the call's x-collide-scene
-  /// header, if any (checked against the target's name).
-  ImportReactor(const ServiceContext& context, const Principal* principal,
-                std::optional<std::string> scene_header, grpc::ByteBuffer* response);
+  /// header, if any (checked against the target's name). `call` outlives the reactor.
+  ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
+                const Principal* principal, std::optional<std::string> scene_header,
+                grpc::ByteBuffer* response);
 
   void OnReadDone(bool ok) override;
   void OnCancel() override;
@@ -69,6 +70,7 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   void FinishOnce(const absl::Status& status);
 
   const ServiceContext& context_;
+  grpc::CallbackServerContext* const call_;
   const Principal* const principal_;
   const std::optional<std::string> scene_header_;
   grpc::ByteBuffer* const response_;

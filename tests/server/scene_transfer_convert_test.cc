@@ -1,0 +1,155 @@
+// SceneExporter and SceneImporter in process: chunks bounded by count and bytes, the trailer's
+// counts and checksum, a round trip that keeps every value, and the importer's refusals.
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "server/convert/scene_transfer.h"
+#include "server/service_options.h"
+
+namespace collide {
+namespace {
+
+SceneState StateOf(int count) {
+  SceneState state;
+  state.version = 17;
+  state.tick = 9;
+  state.clients = {ClientMark{.client_id = 3, .sequence = 40, .version = 12},
+                   ClientMark{.client_id = 8, .sequence = 2, .version = 17}};
+  for (int i = 0; i < count; ++i) {
+    BodyState body;
+    body.id = static_cast<uint64_t>(i) * 2 + 1;
+    body.shape =
+        i % 2 == 0 ? Shape(Sphere{.radius = 0.5f}) : Shape(Box{.half_extents = Vec3{1, 2, 3}});
+    body.pose.position = Vec3{static_cast<float>(i), 1, 2};
+    body.pose.rotation = Quat{0.5f, 0.5f, 0.5f, 0.5f};
+    body.category = 4;
+    body.mask = 6;
+    body.kind = i % 3 == 0 ? BodyKind::kStatic : BodyKind::kDynamic;
+    body.user_data = ~uint64_t{0} - static_cast<uint64_t>(i);  // 10 bytes as a varint
+    state.bodies.push_back(body);
+  }
+  return state;
+}
+
+std::vector<v1::SceneExportMessage> ExportAll(const SceneState& state, uint32_t chunk_bodies) {
+  SceneExporter exporter("arena", SceneOptions{.history_ticks = 7}, state, chunk_bodies);
+  std::vector<v1::SceneExportMessage> messages;
+  v1::SceneExportMessage message;
+  while (exporter.Next(&message)) messages.push_back(message);
+  return messages;
+}
+
+absl::StatusOr<ImportedScene> ImportAll(const std::vector<v1::SceneExportMessage>& messages,
+                                        const ServiceLimits& limits = {}) {
+  SceneImporter importer(limits);
+  for (size_t i = 0; i < messages.size(); ++i) {
+    v1::ImportSceneRequest request;
+    *request.mutable_message() = messages[i];
+    if (absl::Status s = importer.Add(request, request.ByteSizeLong()); !s.ok()) return s;
+  }
+  return std::move(importer).Finish();
+}
+
+TEST(SceneExporter, ChunksAreBoundedByCountAndBytes) {
+  const SceneState state = StateOf(40000);
+  // 16,384 bodies of about 80 bytes pass 1 MiB: the byte bound cuts first.
+  const std::vector<v1::SceneExportMessage> messages = ExportAll(state, 16384);
+  ASSERT_TRUE(messages.front().has_header());
+  ASSERT_TRUE(messages.back().has_trailer());
+  uint64_t bodies = 0;
+  for (size_t i = 1; i + 1 < messages.size(); ++i) {
+    const v1::SceneExportChunk& chunk = messages[i].chunk();
+    EXPECT_LE(chunk.bodies_size(), 16384);
+    EXPECT_LE(chunk.ByteSizeLong(), kExportChunkBytes + 128);
+    bodies += chunk.bodies_size();
+  }
+  EXPECT_EQ(bodies, 40000u);
+  EXPECT_GT(messages.size(), 2u + 40000 / 16384 + 1);  // more chunks than the count alone needs
+  EXPECT_EQ(messages.back().trailer().body_count(), 40000u);
+  EXPECT_EQ(messages.back().trailer().chunk_count(), messages.size() - 2);
+  // A small count bound.
+  const std::vector<v1::SceneExportMessage> small = ExportAll(state, 1000);
+  EXPECT_EQ(small.size(), 2u + 40);
+}
+
+TEST(SceneImporter, ARoundTripKeepsEveryValue) {
+  const SceneState state = StateOf(3000);
+  absl::StatusOr<ImportedScene> imported = ImportAll(ExportAll(state, 0));
+  ASSERT_TRUE(imported.ok()) << imported.status();
+  EXPECT_EQ(imported->scene, "arena");
+  EXPECT_EQ(imported->options.history_ticks, 7u);
+  EXPECT_EQ(imported->state.version, 17u);
+  EXPECT_EQ(imported->state.tick, 9u);
+  EXPECT_EQ(imported->state.clients, state.clients);
+  ASSERT_EQ(imported->state.bodies.size(), state.bodies.size());
+  for (size_t i = 0; i < state.bodies.size(); ++i) {
+    const BodyState& a = imported->state.bodies[i];
+    const BodyState& b = state.bodies[i];
+    EXPECT_EQ(a.id, b.id);
+    EXPECT_EQ(a.shape.type, b.shape.type);
+    EXPECT_TRUE(a.pose == b.pose);
+    EXPECT_EQ(a.category, b.category);
+    EXPECT_EQ(a.mask, b.mask);
+    EXPECT_EQ(a.kind, b.kind);
+    EXPECT_EQ(a.user_data, b.user_data);
+  }
+}
+
+TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
+  const std::vector<v1::SceneExportMessage> good = ExportAll(StateOf(100), 30);
+  ASSERT_EQ(good.size(), 6u);
+  struct Case {
+    const char* name;
+    absl::StatusCode code;
+    const char* prefix;
+    std::vector<v1::SceneExportMessage> messages;
+  };
+  std::vector<Case> cases;
+  {
+    auto m = good;
+    m.pop_back();
+    cases.push_back({"no trailer", absl::StatusCode::kDataLoss, "stream", m});
+  }
+  {
+    auto m = good;
+    m[2].mutable_chunk()->mutable_bodies(3)->set_user_data(1);
+    cases.push_back({"changed body", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m.back().mutable_trailer()->set_chunk_count(5);
+    cases.push_back({"chunk count", absl::StatusCode::kDataLoss, "trailer.chunk_count", m});
+  }
+  {
+    auto m = good;
+    m[3].mutable_chunk()->mutable_bodies(0)->set_id(1);
+    cases.push_back(
+        {"id out of order", absl::StatusCode::kInvalidArgument, "chunks[2].bodies[0].id", m});
+  }
+  {
+    auto m = good;
+    m[1].mutable_chunk()->mutable_bodies(2)->mutable_shape()->mutable_sphere()->set_radius(-2);
+    cases.push_back({"bad radius", absl::StatusCode::kInvalidArgument,
+                     "chunks[0].bodies[2].shape.sphere.radius", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->set_tick(uint64_t{1} << 63);
+    cases.push_back({"tick", absl::StatusCode::kInvalidArgument, "header.tick", m});
+  }
+  for (const Case& c : cases) {
+    absl::StatusOr<ImportedScene> imported = ImportAll(c.messages);
+    EXPECT_EQ(imported.status().code(), c.code) << c.name << ": " << imported.status();
+    EXPECT_EQ(imported.status().message().rfind(c.prefix, 0), 0u)
+        << c.name << ": " << imported.status();
+  }
+  ServiceLimits small;
+  small.max_import_bytes = 1000;
+  EXPECT_EQ(ImportAll(good, small).status().code(), absl::StatusCode::kResourceExhausted);
+}
+
+}  // namespace
+}  // namespace collide
