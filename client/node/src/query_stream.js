@@ -8,6 +8,7 @@ import { EventEmitter } from 'node:events';
 
 import grpc from '@grpc/grpc-js';
 
+import { Backoff, nonNegativeNumber, positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { encodeRequest } from './proto.js';
 import { readStream } from './stream_end.js';
@@ -58,20 +59,6 @@ const RETRYABLE = new Set([
   grpc.status.ABORTED,
 ]);
 
-function positiveInteger(value, name) {
-  if (!Number.isSafeInteger(value) || value < 1) {
-    throw new CollideError(grpc.status.INVALID_ARGUMENT, `${name}: must be a positive integer`);
-  }
-  return value;
-}
-
-function nonNegativeNumber(value, name) {
-  if (typeof value !== 'number' || !(value >= 0) || !Number.isFinite(value)) {
-    throw new CollideError(grpc.status.INVALID_ARGUMENT, `${name}: must be a finite number >= 0`);
-  }
-  return value;
-}
-
 /**
  * A stream of query batches to one scene (with the `x-collide-scene` header). Each batch is
  * answered in order against one scene version. Either await each batch's answer with `query()`,
@@ -118,12 +105,7 @@ export class QueryStream extends EventEmitter {
       options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES,
       'maxPendingBytes',
     );
-    this.initialBackoffMs_ = nonNegativeNumber(options.initialBackoffMs ?? 50, 'initialBackoffMs');
-    this.maxBackoffMs_ = nonNegativeNumber(options.maxBackoffMs ?? 2000, 'maxBackoffMs');
-    this.reconnectTimeoutMs_ = nonNegativeNumber(
-      options.reconnectTimeoutMs ?? 60_000,
-      'reconnectTimeoutMs',
-    );
+    this.backoff_ = new Backoff(options);
 
     // Batches written (to this call or a broken one) and not answered, in order:
     // {bytes, waiter} (waiter: the {resolve, reject} of a query(), null for a send()).
@@ -141,8 +123,6 @@ export class QueryStream extends EventEmitter {
     this.state_ = 'open';
     this.closing_ = false;
     this.error_ = null;
-    this.attempt_ = 0;
-    this.brokenSince_ = 0;
     // Answers to send() batches not yet iterated, and iterators waiting for one.
     this.results_ = [];
     this.readers_ = [];
@@ -302,8 +282,7 @@ export class QueryStream extends EventEmitter {
       return;
     }
     this.pendingBytes_ -= entry.bytes.length;
-    this.attempt_ = 0;
-    this.brokenSince_ = 0;
+    this.backoff_.reset();
     if (entry.waiter) {
       if (result.error) entry.waiter.reject(fromAnswerError(result.error));
       else entry.waiter.resolve(result);
@@ -345,24 +324,20 @@ export class QueryStream extends EventEmitter {
   }
 
   scheduleReconnect_(error) {
-    const now = Date.now();
-    if (this.brokenSince_ === 0) this.brokenSince_ = now;
-    if (now - this.brokenSince_ > this.reconnectTimeoutMs_) {
+    const delayMs = this.backoff_.next();
+    if (delayMs === null) {
       this.fail_(
         new CollideError(
           error.code,
-          `query stream: no answer for ${this.reconnectTimeoutMs_} ms while reconnecting ` +
+          `query stream: no answer for ${this.backoff_.timeoutMs} ms while reconnecting ` +
             `(last error: ${error.message})`,
           { cause: error, metadata: error.metadata },
         ),
       );
       return;
     }
-    const ceiling = Math.min(this.maxBackoffMs_, this.initialBackoffMs_ * 2 ** this.attempt_);
-    const delayMs = Math.round(ceiling * (0.5 + Math.random() / 2));
-    this.attempt_ += 1;
     this.state_ = 'backoff';
-    this.emit('reconnecting', { attempt: this.attempt_, delayMs, error });
+    this.emit('reconnecting', { attempt: this.backoff_.attempt, delayMs, error });
     this.timer_ = setTimeout(() => {
       this.timer_ = null;
       if (this.state_ !== 'backoff') return;

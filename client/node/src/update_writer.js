@@ -9,6 +9,7 @@ import { EventEmitter } from 'node:events';
 
 import grpc from '@grpc/grpc-js';
 
+import { Backoff, positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { checkMessage, decodeRequest, encodeRequest } from './proto.js';
 import { readStream } from './stream_end.js';
@@ -105,10 +106,8 @@ export class UpdateWriter extends EventEmitter {
     this.nextSequence_ = BigInt(
       checkMessage('UpdateBatch', { client_sequence: options.firstSequence ?? 1 }).client_sequence,
     );
-    this.maxPending_ = options.maxPending ?? 1024;
-    this.initialBackoffMs_ = options.initialBackoffMs ?? 50;
-    this.maxBackoffMs_ = options.maxBackoffMs ?? 2000;
-    this.reconnectTimeoutMs_ = options.reconnectTimeoutMs ?? 60_000;
+    this.maxPending_ = positiveInteger(options.maxPending ?? 1024, 'maxPending');
+    this.backoff_ = new Backoff(options);
 
     // Unacknowledged batches in sequence order: {sequence, bytes (encoded), waiter} (waiter: the
     // {resolve, reject} of an apply(), null for a write()).
@@ -121,8 +120,6 @@ export class UpdateWriter extends EventEmitter {
     // close() was called: the stream is half-closed once every batch is sent.
     this.closing_ = false;
     this.error_ = null;
-    this.attempt_ = 0;
-    this.brokenSince_ = 0;
     this.rejected_ = [];
     this.roomWaiters_ = [];
     this.flushWaiters_ = [];
@@ -298,8 +295,7 @@ export class UpdateWriter extends EventEmitter {
       return;
     }
     this.entries_.shift();
-    this.attempt_ = 0;
-    this.brokenSince_ = 0;
+    this.backoff_.reset();
     if (ack.error) {
       const error = fromAnswerError(ack.error, entry.sequence);
       if (entry.waiter) {
@@ -354,24 +350,20 @@ export class UpdateWriter extends EventEmitter {
   }
 
   scheduleReconnect_(error) {
-    const now = Date.now();
-    if (this.brokenSince_ === 0) this.brokenSince_ = now;
-    if (now - this.brokenSince_ > this.reconnectTimeoutMs_) {
+    const delayMs = this.backoff_.next();
+    if (delayMs === null) {
       this.fail_(
         new CollideError(
           error.code,
-          `update stream: no acknowledgement for ${this.reconnectTimeoutMs_} ms while ` +
+          `update stream: no acknowledgement for ${this.backoff_.timeoutMs} ms while ` +
             `reconnecting (last error: ${error.message})`,
           { cause: error },
         ),
       );
       return;
     }
-    const ceiling = Math.min(this.maxBackoffMs_, this.initialBackoffMs_ * 2 ** this.attempt_);
-    const delayMs = Math.round(ceiling * (0.5 + Math.random() / 2));
-    this.attempt_ += 1;
     this.state_ = 'backoff';
-    this.emit('reconnecting', { attempt: this.attempt_, delayMs, error });
+    this.emit('reconnecting', { attempt: this.backoff_.attempt, delayMs, error });
     this.timer_ = setTimeout(() => {
       this.timer_ = null;
       if (this.state_ !== 'backoff') return;

@@ -136,6 +136,25 @@ describe('UpdateWriter', () => {
     await client.deleteScene({ scene: 'apply' });
   });
 
+  test('bad options are refused with their name', () => {
+    for (const [options, name] of [
+      [{ maxPending: 0 }, 'maxPending'],
+      [{ maxPending: -1 }, 'maxPending'],
+      [{ maxPending: 1.5 }, 'maxPending'],
+      [{ maxPending: 2 ** 64 }, 'maxPending'],
+      [{ initialBackoffMs: NaN }, 'initialBackoffMs'],
+      [{ maxBackoffMs: -1 }, 'maxBackoffMs'],
+      [{ reconnectTimeoutMs: Infinity }, 'reconnectTimeoutMs'],
+      [{ reconnectTimeoutMs: '5' }, 'reconnectTimeoutMs'],
+    ]) {
+      assert.throws(
+        () => client.openUpdateWriter('any', options),
+        (error) => error.codeName === 'INVALID_ARGUMENT' && error.fieldPath === name,
+        JSON.stringify(options),
+      );
+    }
+  });
+
   test('a batch is taken as it was at write(): the caller may reuse its arrays at once', async () => {
     await client.createScene({ scene: 'reuse' });
     const writer = client.openUpdateWriter('reuse');
