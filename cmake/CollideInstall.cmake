@@ -40,12 +40,13 @@ if(TARGET collide_client AND TARGET collide_proto)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/client/cpp/
           DESTINATION ${COLLIDE_INSTALL_INCLUDEDIR}/client/cpp COMPONENT dev
           FILES_MATCHING PATTERN "*.h")
+  # The API's messages only: storage.proto is the server's on-disk format, not an interface.
   install(DIRECTORY ${PROJECT_BINARY_DIR}/proto/collide/
           DESTINATION ${COLLIDE_INSTALL_INCLUDEDIR}/collide COMPONENT dev
-          FILES_MATCHING PATTERN "*.pb.h")
+          FILES_MATCHING PATTERN "*.pb.h" PATTERN "storage.*" EXCLUDE)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/proto/collide/
           DESTINATION ${COLLIDE_INSTALL_INCLUDEDIR}/collide COMPONENT dev
-          FILES_MATCHING PATTERN "*.proto")
+          FILES_MATCHING PATTERN "*.proto" PATTERN "storage.*" EXCLUDE)
 
   install(EXPORT collideTargets NAMESPACE collide:: DESTINATION ${COLLIDE_INSTALL_CMAKEDIR}
           COMPONENT dev)

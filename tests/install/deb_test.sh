@@ -53,6 +53,7 @@ for path in ./usr/include/collide/client/cpp/client.h ./usr/include/collide/coll
             ./usr/share/doc/libcollide-client-dev/copyright; do
   grep -qx -- "$path" "$tmp/dev.contents" || fail "libcollide-client-dev lacks $path"
 done
+! grep -q '/storage\.' "$tmp/dev.contents" || fail "libcollide-client-dev ships the server's storage format"
 for pattern in '/libcollide_client\.a$' '/cmake/collide/collideConfig\.cmake$' \
                '/pkgconfig/collide-client\.pc$'; do
   grep -q -- "$pattern" "$tmp/dev.contents" || fail "libcollide-client-dev has no $pattern"

@@ -26,6 +26,9 @@ for file in bin/collide-server bin/collide bin/collide-health-probe \
             "$libdir/cmake/collide/collideTargets.cmake" "$libdir/pkgconfig/collide-client.pc"; do
   [ -f "$prefix/$file" ] || fail "not installed: $file (installed: $(cd "$prefix" && find . -type f))"
 done
+# The server's on-disk format is not part of the client's interface.
+storage=$(cd "$prefix" && find . -name 'storage.*')
+[ -z "$storage" ] || fail "the server's storage format was installed: $storage"
 # The service files have absolute destinations and belong to the Debian package only.
 [ ! -e "$prefix/etc" ] || fail "a plain install wrote etc/"
 if grep -rq -- "$source_dir\|$build_dir" "$prefix/$libdir/cmake" "$prefix/$libdir/pkgconfig"; then
