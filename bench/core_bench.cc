@@ -1,7 +1,10 @@
 // collide-bench-core: the reference workload of shared/bench/README.md, run for collide's
 // in-process query engine and for Bullet (btCollisionWorld over btDbvtBroadphase) in the same
 // process, single thread, alternating. Prints each figure per run, the hit-rate accounting, and a
-// final table of medians: `figure N collide_per_s bullet_per_s ratio`.
+// final table of medians: `figure N collide_per_s bullet_per_s ratio`. Built with Embree, it
+// also runs the second peer (bench/embree_peer.h: Embree's BVH over collide's own shape
+// functions) on the ray figures and the moves, refitted and rebuilt, and prints a second table
+// of collide against Embree, with the bodies each ray hit compared.
 //
 //   collide-bench-core [--quick] [--runs R] [--queries Q] [--sizes 10000,100000]
 
@@ -15,6 +18,11 @@
 #include <vector>
 
 #include "bench/bullet_peer.h"
+#if COLLIDE_BENCH_WITH_EMBREE
+#include <embree3/rtcore_config.h>
+
+#include "bench/embree_peer.h"
+#endif
 #include "bench/reference_scene.h"
 #include "bench/stats.h"
 #include "geom/closest_point.h"
@@ -182,6 +190,65 @@ Figures RunBullet(const ReferenceScene& scene) {
   return f;
 }
 
+#if COLLIDE_BENCH_WITH_EMBREE
+// The rays on which two runs name different bodies, not counting ties (both hit, at the same
+// distance). collide and Embree use the same exact shape functions, so anything else is a
+// traversal bug on one side.
+long CountRayDisagreements(const Figures& c, const Figures& e) {
+  long differ = 0;
+  for (size_t i = 0; i < c.ray_body.size(); ++i) {
+    if (c.ray_body[i] != e.ray_body[i] &&
+        !(c.ray_body[i] >= 0 && e.ray_body[i] >= 0 &&
+          std::abs(c.ray_distance[i] - e.ray_distance[i]) <= 1e-5f)) {
+      ++differ;
+    }
+  }
+  return differ;
+}
+
+// Embree on the figures it can run: closest rays one at a time (rtcIntersect1) and in packets
+// of 16 (rtcIntersect16), the rounds of moves (each ending in a commit: a refit or a rebuild),
+// and the closest rays after them. `ray_body` keeps the bodies hit before the moves.
+Figures RunEmbree(const ReferenceScene& scene, bool refit) {
+  Figures f;
+  const int n = static_cast<int>(scene.shapes.size());
+  const int q = static_cast<int>(scene.rays.size());
+  auto t0 = Clock::now();
+  EmbreePeer embree(scene, refit);
+  f.per_s["build"] = n / SecondsSince(t0);
+  f.ray_body.assign(q, -1);
+  f.ray_distance.assign(q, 0.0f);
+  t0 = Clock::now();
+  for (int i = 0; i < q; ++i) {
+    float d = 0;
+    f.ray_body[i] = embree.RayClosest(scene.rays[i], &d);
+    f.ray_distance[i] = d;
+  }
+  f.per_s["raycast_closest"] = q / SecondsSince(t0);
+  Figures packets;
+  packets.ray_body.assign(q, -1);
+  packets.ray_distance.assign(q, 0.0f);
+  t0 = Clock::now();
+  embree.RaysClosest16(scene.rays.data(), q, packets.ray_body.data(), packets.ray_distance.data());
+  f.per_s["raycast_closest_batch64"] = q / SecondsSince(t0);
+  if (const long differ = CountRayDisagreements(f, packets); differ > 0) {
+    std::fprintf(stderr, "embree: packets of 16 and single rays disagree on %ld rays\n", differ);
+    std::exit(1);
+  }
+  t0 = Clock::now();
+  for (int k = 0; k < kRounds; ++k) embree.MoveAll(scene, k);
+  f.per_s["update_all_bodies"] = double(kRounds) * n / SecondsSince(t0);
+  t0 = Clock::now();
+  for (int i = 0; i < q; ++i) {
+    float d = 0;
+    f.ray_hits_after += embree.RayClosest(scene.rays[i], &d) >= 0;
+  }
+  f.per_s["raycast_closest_after_updates"] = q / SecondsSince(t0);
+  return f;
+}
+
+#endif
+
 // Independent evidence for one body and one ray, from the signed distance (ClosestPoint)
 // sampled densely along the ray and bisected: the first contact (infinity when every sample is
 // outside) and the smallest signed distance seen.
@@ -333,9 +400,20 @@ int main(int argc, char** argv) {
                             "spherecast_closest", "overlap_sphere",
                             "update_all_bodies",  "raycast_closest_after_updates"};
   std::vector<std::string> table;
+#if COLLIDE_BENCH_WITH_EMBREE
+  // collide / Embree: the ray figures against the refitted scene (the moves also against the
+  // rebuilt one: Embree's other way), as medians of per-run ratios.
+  const char* kEmbreeFigures[] = {"raycast_closest", "raycast_closest_batch64", "update_all_bodies",
+                                  "raycast_closest_after_updates"};
+  std::vector<std::string> embree_table;
+#endif
   for (auto [n, side] : sizes) {
     ReferenceScene scene = MakeReferenceScene(n, side, queries, kRounds);
     std::map<std::string, std::vector<double>> ratio, ours, theirs;
+#if COLLIDE_BENCH_WITH_EMBREE
+    std::map<std::string, std::vector<double>> embree_refit_ratio, embree_rebuild_ratio,
+        embree_refit, embree_rebuild;
+#endif
     for (int r = 0; r < runs; ++r) {
       // Alternate which system goes first, so drifting machine load hits both alike.
       Figures b, c;
@@ -363,8 +441,38 @@ int main(int argc, char** argv) {
           double(b.overlap_contacts) / qs, 100.0 * c.ray_hits_after / queries,
           100.0 * b.ray_hits_after / queries);
       if (r == 0) AccountRays(scene, c, b);
+#if COLLIDE_BENCH_WITH_EMBREE
+      const Figures e_refit = RunEmbree(scene, /*refit=*/true);
+      const Figures e_rebuild = RunEmbree(scene, /*refit=*/false);
+      for (const char* fig : kEmbreeFigures) {
+        const double cv = c.per_s[fig];
+        const double fv = e_refit.per_s.at(fig), bv = e_rebuild.per_s.at(fig);
+        std::printf(
+            "  %-30s collide %12.0f/s  embree refit %12.0f/s (%5.2f)  rebuild %12.0f/s "
+            "(%5.2f)\n",
+            fig, cv, fv, cv / fv, bv, cv / bv);
+        embree_refit_ratio[fig].push_back(cv / fv);
+        embree_rebuild_ratio[fig].push_back(cv / bv);
+        embree_refit[fig].push_back(fv);
+        embree_rebuild[fig].push_back(bv);
+      }
+      std::printf(
+          "  embree: build %.0f bodies/s; rays naming another body than collide: %ld of %zu; "
+          "rays hit after moves: refit %.1f%%, rebuild %.1f%%\n",
+          e_refit.per_s.at("build"), CountRayDisagreements(c, e_refit), scene.rays.size(),
+          100.0 * e_refit.ray_hits_after / queries, 100.0 * e_rebuild.ray_hits_after / queries);
+#endif
       std::fflush(stdout);
     }
+#if COLLIDE_BENCH_WITH_EMBREE
+    for (const char* fig : kEmbreeFigures) {
+      char line[256];
+      std::snprintf(line, sizeof line, "%-30s %7d %14.0f %14.0f %8.2f %14.0f %8.2f", fig, n,
+                    Median(ours[fig]), Median(embree_refit[fig]), Median(embree_refit_ratio[fig]),
+                    Median(embree_rebuild[fig]), Median(embree_rebuild_ratio[fig]));
+      embree_table.push_back(line);
+    }
+#endif
     for (const char* fig : kFigures) {
       char line[256];
       std::snprintf(line, sizeof line, "%-30s %7d %14.0f %14.0f %8.2f", fig, n, Median(ours[fig]),
@@ -375,5 +483,14 @@ int main(int argc, char** argv) {
   std::printf("\nmedians over %d run(s), single thread, ratio = median of per-run ratios\n", runs);
   std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "collide_per_s", "bullet_per_s", "ratio");
   for (const std::string& line : table) std::printf("%s\n", line.c_str());
+#if COLLIDE_BENCH_WITH_EMBREE
+  std::printf(
+      "\ncollide against Embree %d.%d.%d (one thread; batch64: Embree's packets of 16), medians "
+      "over %d run(s)\n",
+      RTC_VERSION_MAJOR, RTC_VERSION_MINOR, RTC_VERSION_PATCH, runs);
+  std::printf("%-30s %7s %14s %14s %8s %14s %8s\n", "figure", "N", "collide_per_s", "refit_per_s",
+              "ratio", "rebuild_per_s", "ratio");
+  for (const std::string& line : embree_table) std::printf("%s\n", line.c_str());
+#endif
   return 0;
 }

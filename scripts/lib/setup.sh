@@ -8,10 +8,11 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # Python client, its tests and examples, run with /usr/bin/python3, and its package built with pip; clang-14 and libclang-rt-14-dev:
 # the libFuzzer targets of scripts/fuzz; dpkg-dev and lintian: the Debian packages, their
 # dependencies computed by dpkg-shlibdeps and their check; prometheus-cpp-dev: the server's
-# /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests).
+# /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
+# libbullet-dev and libembree-dev: the peers of collide-bench-core).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
-  libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev
+  libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev
   openssl
