@@ -39,7 +39,7 @@ export function positiveInteger(value, name) {
  */
 export class Backoff {
   /**
-   * @param {{initialBackoffMs?: number, maxBackoffMs?: number, reconnectTimeoutMs?: number}} options
+   * @param {import('./query_stream.js').QueryStreamOptions} options The backoff options.
    */
   constructor(options) {
     this.initialMs_ = nonNegativeNumber(options.initialBackoffMs ?? 50, 'initialBackoffMs');

@@ -4,13 +4,13 @@
  * @module collide-client/query_stream
  */
 
-import { EventEmitter } from 'node:events';
 
 import grpc from '@grpc/grpc-js';
 
-import { Backoff, nonNegativeNumber, positiveInteger } from './backoff.js';
+import { nonNegativeNumber, positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { encodeRequest } from './proto.js';
+import { ReconnectingStream } from './reconnecting_stream.js';
 import { readStream } from './stream_end.js';
 
 /** The most batches a QueryStream holds unanswered when given no `maxPending`. */
@@ -80,7 +80,7 @@ const RETRYABLE = new Set([
  * every unanswered and waiting query(), ends the iteration with that error, and the QueryStream
  * cannot be used after it.
  */
-export class QueryStream extends EventEmitter {
+export class QueryStream extends ReconnectingStream {
   /**
    * Use Client.openQueryStream.
    * @param {import('./client.js').Client} client
@@ -88,7 +88,7 @@ export class QueryStream extends EventEmitter {
    * @param {QueryStreamOptions} [options]
    */
   constructor(client, scene, options = {}) {
-    super();
+    super(options);
     this.client_ = client;
     /** @type {string} The scene this stream queries. */
     this.scene = scene;
@@ -105,7 +105,6 @@ export class QueryStream extends EventEmitter {
       options.maxPendingBytes ?? DEFAULT_MAX_PENDING_BYTES,
       'maxPendingBytes',
     );
-    this.backoff_ = new Backoff(options);
 
     // Batches written (to this call or a broken one) and not answered, in order:
     // {bytes, waiter} (waiter: the {resolve, reject} of a query(), null for a send()).
@@ -115,20 +114,12 @@ export class QueryStream extends EventEmitter {
     this.blocked_ = [];
     // ready() callers.
     this.readyWaiters_ = [];
-    // The current call, or null (none yet, idle after a break, or waiting for the backoff).
-    this.call_ = null;
     this.callEnded_ = false;
-    this.timer_ = null;
-    // 'open' (a call, or none needed yet), 'backoff', 'closed', 'failed'.
-    this.state_ = 'open';
     this.closing_ = false;
-    this.error_ = null;
     // Answers to send() batches not yet iterated, and iterators waiting for one.
     this.results_ = [];
     this.readers_ = [];
     this.closeWaiters_ = [];
-    /** @type {number} How many times the stream was reopened after breaking. */
-    this.reconnects = 0;
   }
 
   /** @returns {number} Batches written and not yet answered (at most maxPending). */
@@ -318,32 +309,17 @@ export class QueryStream extends EventEmitter {
     } else if (!RETRYABLE.has(error.code)) {
       this.fail_(error);
     } else if (unanswered) {
-      this.scheduleReconnect_(error);
+      this.scheduleReconnect_(
+        error,
+        (timeoutMs) => `query stream: no answer for ${timeoutMs} ms while reconnecting`,
+        { metadata: error.metadata },
+      );
     }
     // Broken while idle (retryable): the next batch opens a new call.
   }
 
-  scheduleReconnect_(error) {
-    const delayMs = this.backoff_.next();
-    if (delayMs === null) {
-      this.fail_(
-        new CollideError(
-          error.code,
-          `query stream: no answer for ${this.backoff_.timeoutMs} ms while reconnecting ` +
-            `(last error: ${error.message})`,
-          { cause: error, metadata: error.metadata },
-        ),
-      );
-      return;
-    }
-    this.state_ = 'backoff';
-    this.emit('reconnecting', { attempt: this.backoff_.attempt, delayMs, error });
-    this.timer_ = setTimeout(() => {
-      this.timer_ = null;
-      if (this.state_ !== 'backoff') return;
-      this.reconnects += 1;
-      this.open_();
-    }, delayMs);
+  reopen_() {
+    this.open_();
   }
 
   finishClose_() {
@@ -354,15 +330,7 @@ export class QueryStream extends EventEmitter {
 
   fail_(error) {
     if (this.state_ === 'failed') return;
-    this.state_ = 'failed';
-    this.error_ = error;
-    if (this.timer_) {
-      clearTimeout(this.timer_);
-      this.timer_ = null;
-    }
-    const call = this.call_;
-    this.call_ = null;
-    if (call) call.cancel();
+    this.stop_(error);
     for (const entry of [...this.entries_.splice(0), ...this.blocked_.splice(0)]) {
       entry.waiter?.reject(error);
     }

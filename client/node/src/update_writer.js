@@ -5,13 +5,13 @@
  */
 
 import crypto from 'node:crypto';
-import { EventEmitter } from 'node:events';
 
 import grpc from '@grpc/grpc-js';
 
-import { Backoff, positiveInteger } from './backoff.js';
+import { positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { checkMessage, decodeRequest, encodeRequest } from './proto.js';
+import { ReconnectingStream } from './reconnecting_stream.js';
 import { readStream } from './stream_end.js';
 
 /**
@@ -82,7 +82,7 @@ export function randomClientId() {
  * answer. Events: `ack` (UpdateAck), `rejected` (RejectedBatch, for write() batches),
  * `reconnecting` ({attempt, delayMs, error}), `failed` (CollideError).
  */
-export class UpdateWriter extends EventEmitter {
+export class UpdateWriter extends ReconnectingStream {
   /**
    * Use Client.openUpdateWriter.
    * @param {import('./client.js').Client} client
@@ -90,7 +90,7 @@ export class UpdateWriter extends EventEmitter {
    * @param {UpdateWriterOptions} [options]
    */
   constructor(client, scene, options = {}) {
-    super();
+    super(options);
     this.client_ = client;
     /** @type {string} The scene this writer updates. */
     this.scene = scene;
@@ -107,27 +107,18 @@ export class UpdateWriter extends EventEmitter {
       checkMessage('UpdateBatch', { client_sequence: options.firstSequence ?? 1 }).client_sequence,
     );
     this.maxPending_ = positiveInteger(options.maxPending ?? 1024, 'maxPending');
-    this.backoff_ = new Backoff(options);
 
     // Unacknowledged batches in sequence order: {sequence, bytes (encoded), waiter} (waiter: the
     // {resolve, reject} of an apply(), null for a write()).
     this.entries_ = [];
-    // The current stream, or null (none yet, or broken and waiting for the backoff).
-    this.call_ = null;
-    this.timer_ = null;
-    // 'open' (a stream, or none needed yet), 'backoff' (waiting to reopen), 'closed', 'failed'.
-    this.state_ = 'open';
     // close() was called: the stream is half-closed once every batch is sent.
     this.closing_ = false;
-    this.error_ = null;
     this.rejected_ = [];
     this.roomWaiters_ = [];
     this.flushWaiters_ = [];
     this.closeWaiters_ = [];
     /** @type {string} The version of the latest acknowledgement ('0' before any). */
     this.version = '0';
-    /** @type {number} How many times the stream was reopened after breaking. */
-    this.reconnects = 0;
   }
 
   /** @returns {number} Batches written and not yet acknowledged. */
@@ -346,30 +337,14 @@ export class UpdateWriter extends EventEmitter {
       this.fail_(error);
       return;
     }
-    this.scheduleReconnect_(error);
+    this.scheduleReconnect_(
+      error,
+      (timeoutMs) => `update stream: no acknowledgement for ${timeoutMs} ms while reconnecting`,
+    );
   }
 
-  scheduleReconnect_(error) {
-    const delayMs = this.backoff_.next();
-    if (delayMs === null) {
-      this.fail_(
-        new CollideError(
-          error.code,
-          `update stream: no acknowledgement for ${this.backoff_.timeoutMs} ms while ` +
-            `reconnecting (last error: ${error.message})`,
-          { cause: error },
-        ),
-      );
-      return;
-    }
-    this.state_ = 'backoff';
-    this.emit('reconnecting', { attempt: this.backoff_.attempt, delayMs, error });
-    this.timer_ = setTimeout(() => {
-      this.timer_ = null;
-      if (this.state_ !== 'backoff') return;
-      this.reconnects += 1;
-      this.openStream_();
-    }, delayMs);
+  reopen_() {
+    this.openStream_();
   }
 
   finishClose_() {
@@ -378,15 +353,7 @@ export class UpdateWriter extends EventEmitter {
   }
 
   fail_(error) {
-    this.state_ = 'failed';
-    this.error_ = error;
-    if (this.timer_) {
-      clearTimeout(this.timer_);
-      this.timer_ = null;
-    }
-    const call = this.call_;
-    this.call_ = null;
-    if (call) call.cancel();
+    this.stop_(error);
     for (const entry of this.entries_) entry.waiter?.reject(error);
     for (const entry of this.entries_) entry.waiter = null;
     for (const list of [this.roomWaiters_, this.flushWaiters_, this.closeWaiters_]) {
