@@ -54,6 +54,14 @@ void BodyBounds(const RTCBoundsFunctionArguments* args) {
   out->upper_z = box.max.z;
 }
 
+// Ray i of Embree's packet of n, up to its current tfar.
+Ray RayOf(RTCRayN* ray, unsigned n, unsigned i) {
+  return Ray{
+      .origin = {RTCRayN_org_x(ray, n, i), RTCRayN_org_y(ray, n, i), RTCRayN_org_z(ray, n, i)},
+      .direction = {RTCRayN_dir_x(ray, n, i), RTCRayN_dir_y(ray, n, i), RTCRayN_dir_z(ray, n, i)},
+      .max_distance = RTCRayN_tfar(ray, n, i)};
+}
+
 // Embree's rays of a packet against one body: collide's exact ray cast, the hit kept when it
 // is nearer than the ray's current tfar (Embree then shrinks the ray and prunes with it).
 void BodyIntersect(const RTCIntersectFunctionNArguments* args) {
@@ -65,10 +73,7 @@ void BodyIntersect(const RTCIntersectFunctionNArguments* args) {
   const Pose& pose = bodies->poses[args->primID];
   for (unsigned i = 0; i < n; ++i) {
     if (args->valid[i] == 0) continue;
-    const Ray r{
-        .origin = {RTCRayN_org_x(ray, n, i), RTCRayN_org_y(ray, n, i), RTCRayN_org_z(ray, n, i)},
-        .direction = {RTCRayN_dir_x(ray, n, i), RTCRayN_dir_y(ray, n, i), RTCRayN_dir_z(ray, n, i)},
-        .max_distance = RTCRayN_tfar(ray, n, i)};
+    const Ray r = RayOf(ray, n, i);
     CastHit h;
     if (!Raycast(shape, pose, r, &h) || h.distance < RTCRayN_tnear(ray, n, i) ||
         h.distance >= r.max_distance) {
@@ -92,10 +97,7 @@ void BodyOccluded(const RTCOccludedFunctionNArguments* args) {
   RTCRayN* ray = args->ray;
   for (unsigned i = 0; i < n; ++i) {
     if (args->valid[i] == 0) continue;
-    const Ray r{
-        .origin = {RTCRayN_org_x(ray, n, i), RTCRayN_org_y(ray, n, i), RTCRayN_org_z(ray, n, i)},
-        .direction = {RTCRayN_dir_x(ray, n, i), RTCRayN_dir_y(ray, n, i), RTCRayN_dir_z(ray, n, i)},
-        .max_distance = RTCRayN_tfar(ray, n, i)};
+    const Ray r = RayOf(ray, n, i);
     CastHit h;
     if (Raycast(bodies->shapes[args->primID], bodies->poses[args->primID], r, &h) &&
         h.distance >= RTCRayN_tnear(ray, n, i)) {
