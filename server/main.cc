@@ -21,6 +21,7 @@
 #include "server/infra/slow_query_log.h"
 #include "server/server.h"
 #include "server/service_options.h"
+#include "server/viewer/viewer_endpoint.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
 
@@ -124,6 +125,14 @@ ABSL_FLAG(std::string, metrics_port_file, "",
 ABSL_FLAG(uint32_t, metrics_max_scenes, 100,
           "The most scenes with their own collide_scene_* series (in name order); the rest are "
           "summed into scene=\"_other\" (0: every scene is).");
+ABSL_FLAG(std::string, viewer_address, "",
+          "Serve the browser viewer at http://HOST:PORT/viewer/ (host:port; port 0 picks a free "
+          "port; empty: off). Read-only; same address rules as --metrics_address; with "
+          "--token_file every call needs a token.");
+ABSL_FLAG(std::string, viewer_port_file, "",
+          "When set, the bound viewer port is written to this file (decimal, newline), "
+          "atomically, once the server is serving.");
+ABSL_FLAG(int, viewer_max_streams, 8, "The most live viewer streams at once (1 to 64).");
 ABSL_FLAG(int, max_streams_per_connection, 1024,
           "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).");
 
@@ -287,8 +296,48 @@ int Main() {
     spdlog::info("metrics on http://{}/metrics (per-scene series for at most {} scenes)",
                  metrics->bound_address(), absl::GetFlag(FLAGS_metrics_max_scenes));
   }
+  std::unique_ptr<ViewerEndpoint> viewer;
+  if (const std::string address = absl::GetFlag(FLAGS_viewer_address); !address.empty()) {
+    const int max_streams = absl::GetFlag(FLAGS_viewer_max_streams);
+    absl::Status started = absl::OkStatus();
+    if (max_streams < 1 || max_streams > 64) {
+      started = absl::InvalidArgumentError(
+          absl::StrCat("viewer_max_streams: ", max_streams, " is not from 1 to 64"));
+    } else {
+      absl::StatusOr<std::unique_ptr<ViewerEndpoint>> endpoint =
+          ViewerEndpoint::Start(ViewerOptions{.address = address,
+                                              .allow_remote = !options.token_file.empty() ||
+                                                              options.allow_insecure_remote,
+                                              .max_streams = max_streams},
+                                (*server)->database(), (*server)->authenticator());
+      if (endpoint.ok()) {
+        viewer = *std::move(endpoint);
+      } else {
+        started = endpoint.status();
+      }
+    }
+    if (!started.ok()) {
+      spdlog::error("cannot start: {}", started.ToString());
+      if (metrics != nullptr) metrics->Stop();
+      (*server)->Shutdown().IgnoreError();
+      return 1;
+    }
+    std::printf("collide-server viewer on http://%s/viewer/\n", viewer->bound_address().c_str());
+  } else if (!absl::GetFlag(FLAGS_viewer_port_file).empty()) {
+    spdlog::error("--viewer_port_file: needs --viewer_address");
+    (*server)->Shutdown().IgnoreError();
+    return 2;
+  }
   std::fflush(stdout);
   spdlog::info("serving on {}", (*server)->bound_address());
+  if (const std::string viewer_port_file = absl::GetFlag(FLAGS_viewer_port_file);
+      !viewer_port_file.empty() && !WritePortFile(viewer_port_file, viewer->port())) {
+    spdlog::error("--viewer_port_file: cannot write {}", viewer_port_file);
+    viewer->Stop();
+    if (metrics != nullptr) metrics->Stop();
+    (*server)->Shutdown().IgnoreError();
+    return 1;
+  }
   const std::string port_file = absl::GetFlag(FLAGS_port_file);
   const std::string metrics_port_file = absl::GetFlag(FLAGS_metrics_port_file);
   // The metrics port first: a reader that sees the port file finds both.
@@ -304,7 +353,8 @@ int Main() {
   const int signal_number = shutdown_signals.Wait();
   spdlog::info("signal {}: shutting down (drain {} ms)", signal_number,
                options.drain_timeout.count());
-  // Scrapes read the store: they stop first.
+  // Scrapes and viewers read the store: they stop first.
+  if (viewer != nullptr) viewer->Stop();
   if (metrics != nullptr) metrics->Stop();
   absl::Status status = (*server)->Shutdown();
   if (!status.ok()) {

@@ -53,6 +53,8 @@ class CollideServer {
   const std::string& bound_address() const { return bound_address_; }
   /// The database (tests).
   Database* database() { return db_.get(); }
+  /// The token checks of calls (AllowAll without a token file); the viewer's HTTP API uses it too.
+  const Authenticator* authenticator() const { return auth_.get(); }
   /// The open streams' registry.
   const StreamRegistry* streams() const { return streams_.get(); }
   /// The watch dispatcher (its budget's figures).

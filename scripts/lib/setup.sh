@@ -9,14 +9,15 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # the libFuzzer targets of scripts/fuzz; dpkg-dev and lintian: the Debian packages, their
 # dependencies computed by dpkg-shlibdeps and their check; prometheus-cpp-dev: the server's
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
-# libbullet-dev and libembree-dev: the peers of collide-bench-core).
+# libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
+# server of the browser viewer, --viewer_address).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler
   libabsl-dev libspdlog-dev libfmt-dev libcli11-dev
   openssl
-  prometheus-cpp-dev prometheus
+  prometheus-cpp-dev prometheus libcivetweb-dev
   python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
@@ -62,10 +63,18 @@ collide_install_node() {
   collide_apt_install nodejs npm
 }
 
-# Installs client/node's dependencies from its committed lockfile (`npm ci`) when node_modules is
-# missing or was installed from a different lockfile.
+# Debian's Chromium for the viewer's browser test (client/viewer/test/browser.test.js), only
+# when missing.
+collide_install_chromium() {
+  command -v chromium >/dev/null 2>&1 && return 0
+  collide_apt_install chromium
+}
+
+# collide_npm_ci [dir]: installs the npm dependencies of client/node (or of `dir`, e.g.
+# client/viewer) from its committed lockfile (`npm ci`) when node_modules is missing or was
+# installed from a different lockfile.
 collide_npm_ci() {
-  local dir="$COLLIDE_ROOT/client/node"
+  local dir="${1:-$COLLIDE_ROOT/client/node}"
   [ -f "$dir/package-lock.json" ] || return 0
   local stamp="$dir/node_modules/.collide-lockfile-sha256"
   local want
@@ -73,7 +82,7 @@ collide_npm_ci() {
   if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ]; then
     return 0
   fi
-  collide_log "npm ci in client/node"
+  collide_log "npm ci in ${dir#"$COLLIDE_ROOT"/}"
   (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error) || return 1
   echo "$want" >"$stamp"
 }

@@ -14,10 +14,11 @@
 
 namespace collide {
 
-absl::StatusOr<MetricsAddress> ParseMetricsAddress(absl::string_view address, bool allow_remote) {
-  auto invalid = [address](absl::string_view why) {
-    return absl::InvalidArgumentError(absl::StrCat("metrics_address: \"", absl::CEscape(address),
-                                                   "\" is not host:port (", why, ")"));
+absl::StatusOr<MetricsAddress> ParseMetricsAddress(absl::string_view address, bool allow_remote,
+                                                   absl::string_view flag) {
+  auto invalid = [address, flag](absl::string_view why) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": \"", absl::CEscape(address), "\" is not host:port (", why, ")"));
   };
   const size_t colon = address.rfind(':');
   if (colon == absl::string_view::npos) return invalid("no port");
@@ -51,7 +52,7 @@ absl::StatusOr<MetricsAddress> ParseMetricsAddress(absl::string_view address, bo
   }
   if (!allow_remote && !IsLoopbackAddress(absl::StrCat(numeric_host, ":0"))) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "metrics_address: refusing to serve ", address,
+        flag, ": refusing to serve ", address,
         " (not a loopback address) without --token_file; set --allow_insecure_remote to "
         "serve it without authentication"));
   }

@@ -24,8 +24,10 @@ struct MetricsAddress {
 /// Parses `address`, `host:port`: the host an IPv4 address, `localhost` or a bracketed IPv6
 /// address, the port 0 to 65535 in decimal. INVALID_ARGUMENT `metrics_address: ...` otherwise.
 /// A host that is not a loopback one is refused (FAILED_PRECONDITION) unless `allow_remote`
-/// (the gRPC address's rule: a token file or --allow_insecure_remote).
-absl::StatusOr<MetricsAddress> ParseMetricsAddress(absl::string_view address, bool allow_remote);
+/// (the gRPC address's rule: a token file or --allow_insecure_remote). `flag` names the flag in
+/// the messages (--viewer_address is checked the same way).
+absl::StatusOr<MetricsAddress> ParseMetricsAddress(absl::string_view address, bool allow_remote,
+                                                   absl::string_view flag = "metrics_address");
 
 /// The HTTP server of /metrics (prometheus-cpp's exposer): serves the registered collectables'
 /// families in the Prometheus text format, each scrape reading them anew.

@@ -1,0 +1,332 @@
+// The viewer's HTTP API against a real collide-server: the page and its files, scene lists,
+// bodies (paged), ray casts compared with the gRPC Raycast, the live stream, and refusals of
+// bad input (each names its parameter, never a crash), tokens, methods that would write.
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+import { setTimeout as sleep } from 'node:timers/promises';
+
+import { tempDir } from '../../node/test/server.js';
+import { Client, KNOWN_BODIES, get, startViewerServer } from './viewer_server.js';
+
+// Reads server-sent events from `url` until `until(events)` is true; returns the events.
+async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(), timeoutMs);
+  const events = [];
+  try {
+    const response = await fetch(url, { signal: controller.signal });
+    assert.equal(response.status, 200, await (response.ok ? '' : response.text()));
+    assert.match(response.headers.get('content-type'), /text\/event-stream/);
+    const decoder = new TextDecoder();
+    let buffer = '';
+    for await (const chunk of response.body) {
+      buffer += decoder.decode(chunk, { stream: true });
+      let end;
+      while ((end = buffer.indexOf('\n\n')) >= 0) {
+        const block = buffer.slice(0, end);
+        buffer = buffer.slice(end + 2);
+        const event = { event: 'message', data: '', bytes: block.length + 2 };
+        for (const line of block.split('\n')) {
+          if (line.startsWith('event: ')) event.event = line.slice(7);
+          if (line.startsWith('data: ')) event.data += line.slice(6);
+        }
+        if (event.data) {
+          event.json = JSON.parse(event.data);
+          events.push(event);
+        }
+        if (until(events)) return events;
+      }
+    }
+  } finally {
+    clearTimeout(timer);
+    controller.abort();
+  }
+  return events;
+}
+
+describe('viewer API', () => {
+  let server;
+  let client;
+  let base;
+
+  before(async () => {
+    server = await startViewerServer(['--viewer_max_streams=2']);
+    client = new Client(server.address);
+    base = `${server.viewer}/viewer`;
+    await client.createScene({ scene: 'known' });
+    await client.upsertBodies({ scene: 'known', bodies: KNOWN_BODIES });
+  });
+
+  after(async () => {
+    client?.close();
+    await server?.stop();
+  });
+
+  test('serves the page, its script and three.js, and redirects / to it', async () => {
+    const page = await get(`${base}/`);
+    assert.equal(page.status, 200);
+    assert.match(page.headers.get('content-type'), /text\/html/);
+    assert.match(page.text, /<script type="module" src="viewer.js">/);
+    const script = await get(`${base}/viewer.js`);
+    assert.equal(script.status, 200);
+    assert.match(script.headers.get('content-type'), /javascript/);
+    const three = await get(`${base}/three/three.module.js`);
+    assert.equal(three.status, 200);
+    assert.match(three.text, /WebGLRenderer/);
+    const root = await fetch(`${server.viewer}/`, { redirect: 'manual' });
+    assert.equal(root.status, 302);
+    assert.equal(root.headers.get('location'), '/viewer/');
+    for (const missing of ['/viewer/nope.js', '/viewer/../etc/passwd', '/viewer/three/%00',
+      '/elsewhere']) {
+      const answer = await get(`${server.viewer}${missing}`);
+      assert.ok(answer.status === 404 || answer.status === 400, `${missing}: ${answer.status}`);
+    }
+  });
+
+  test('lists scenes with version, tick and body count', async () => {
+    const { status, json } = await get(`${base}/api/scenes`);
+    assert.equal(status, 200);
+    const known = json.scenes.find((scene) => scene.name === 'known');
+    const stats = await client.getScene({ scene: 'known' });
+    assert.equal(String(known.version), String(stats.stats.version));
+    assert.equal(known.bodies, KNOWN_BODIES.length);
+    assert.equal(json.truncated, false);
+  });
+
+  test('returns bodies with shapes, poses, category and kind as the gRPC GetBodies does', async () => {
+    const { status, json } = await get(`${base}/api/scene?name=known`);
+    assert.equal(status, 200);
+    assert.equal(json.body_count, KNOWN_BODIES.length);
+    assert.equal(json.next_after, null);
+    const grpc = await client.getBodies({ scene: 'known' });
+    assert.equal(String(json.version), String(grpc.version));
+    assert.deepEqual(json.bodies.map((b) => b.id), grpc.bodies.map((b) => String(b.id)));
+    for (const [i, body] of json.bodies.entries()) {
+      const expected = grpc.bodies[i];
+      const shape = Object.keys(expected.shape).find((k) => expected.shape[k]);
+      assert.equal(body.shape, shape);
+      const p = expected.pose.position;
+      assert.deepEqual(body.position, [p.x, p.y, p.z].map(Math.fround));
+      const q = expected.pose.rotation ?? { x: 0, y: 0, z: 0, w: 1 };
+      body.rotation.forEach((v, k) => assert.ok(Math.abs(v - [q.x, q.y, q.z, q.w][k]) < 1e-6));
+      assert.equal(body.static, expected.kind === 'BODY_KIND_STATIC');
+    }
+    const box = json.bodies.find((b) => b.id === '2');
+    assert.deepEqual(box.half_extents, [3, 2, 1]);
+    const capsule = json.bodies.find((b) => b.id === '3');
+    assert.equal(capsule.radius, 1.5);
+    assert.equal(capsule.half_height, 3);
+  });
+
+  test('pages bodies by id with after and limit', async () => {
+    const ids = [];
+    let after = null;
+    for (let pages = 0; pages < 10; pages++) {
+      const query = after === null ? 'limit=3' : `limit=3&after=${after}`;
+      const { status, json } = await get(`${base}/api/scene?name=known&${query}`);
+      assert.equal(status, 200);
+      assert.ok(json.bodies.length <= 3);
+      ids.push(...json.bodies.map((b) => b.id));
+      after = json.next_after;
+      if (after === null) break;
+    }
+    assert.deepEqual(ids, KNOWN_BODIES.map((b) => String(b.id)));
+    const last = await get(`${base}/api/scene?name=known&after=18446744073709551615`);
+    assert.deepEqual(last.json.bodies, []);
+  });
+
+  test('casts a ray with the same hit as the gRPC Raycast', async () => {
+    const rays = [
+      { origin: [0, 0, 50], direction: [0, 0, -1] },
+      { origin: [-25, 40, 0], direction: [0, -1, 0] },
+      { origin: [3, -40, 0.5], direction: [0, 1, 0.01] },
+      { origin: [100, 100, 100], direction: [1, 0, 0] },
+    ];
+    for (const ray of rays) {
+      const { status, json } = await get(
+        `${base}/api/raycast?name=known&origin=${ray.origin}&direction=${ray.direction}`,
+      );
+      assert.equal(status, 200, JSON.stringify(json));
+      const grpc = await client.raycast({
+        scene: 'known',
+        ray: {
+          origin: { x: ray.origin[0], y: ray.origin[1], z: ray.origin[2] },
+          direction: { x: ray.direction[0], y: ray.direction[1], z: ray.direction[2] },
+          max_distance: 1e6,
+        },
+      });
+      const expected = grpc.hits[0];
+      if (!expected) {
+        assert.equal(json.hit, null);
+        continue;
+      }
+      assert.equal(json.hit.id, String(expected.body_id));
+      assert.ok(Math.abs(json.hit.distance - expected.distance) < 1e-4);
+      const point = [expected.point.x, expected.point.y, expected.point.z];
+      json.hit.point.forEach((v, i) => assert.ok(Math.abs(v - point[i]) < 1e-4));
+    }
+  });
+
+  test('refuses bad parameters with a 4xx that names the parameter', async () => {
+    const cases = [
+      ['scene', '', 400, 'name'],
+      ['scene', 'name=', 400, 'name'],
+      ['scene', 'name=../etc', 400, 'name'],
+      ['scene', `name=${'x'.repeat(300)}`, 400, 'name'],
+      ['scene', 'name=%ZZ', 400, 'name'],
+      ['scene', 'name=no-such-scene', 404, 'name'],
+      ['scene', 'name=known&name=known', 400, 'name'],
+      ['scene', 'name=known&limit=0', 400, 'limit'],
+      ['scene', 'name=known&limit=-1', 400, 'limit'],
+      ['scene', 'name=known&limit=18446744073709551616', 400, 'limit'],
+      ['scene', 'name=known&limit=100000000', 400, 'limit'],
+      ['scene', 'name=known&after=-5', 400, 'after'],
+      ['scene', 'name=known&after=NaN', 400, 'after'],
+      ['scene', 'name=known&after=18446744073709551616', 400, 'after'],
+      ['scene', 'name=known&at_tick=3', 400, 'query'],
+      ['scene', 'name=known&bogus=1', 400, 'query'],
+      ['scene', `name=known&x=${'a'.repeat(5000)}`, 400, 'query'],
+      ['raycast', 'name=known&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=0,0,0', 400, 'direction'],
+      ['raycast', 'name=known&origin=NaN,0,0&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=Infinity,0,0&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=1e40,0,0&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=0,0&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=0,0,0,0&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=a,b,c&direction=0,0,1', 400, 'origin'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,0', 400, 'direction'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1e-50', 400, 'direction'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1&max_distance=-1', 400, 'max_distance'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1&max_distance=NaN', 400, 'max_distance'],
+      ['raycast', 'name=nope&origin=0,0,0&direction=0,0,1', 404, 'name'],
+      ['stream', '', 400, 'name'],
+      ['stream', 'name=nope', 404, 'name'],
+      ['stream', 'name=%2e%2e', 400, 'name'],
+      ['nothing', '', 404, 'path'],
+    ];
+    for (const [call, query, status, param] of cases) {
+      const answer = await get(`${base}/api/${call}?${query}`);
+      const label = `${call}?${query.slice(0, 80)}`;
+      assert.equal(answer.status, status, `${label}: ${answer.text}`);
+      assert.ok(answer.json?.error?.startsWith(`${param}: `), `${label}: ${answer.text}`);
+    }
+    // Still serving.
+    assert.equal((await get(`${base}/api/scenes`)).status, 200);
+  });
+
+  test('writes nothing: every method but GET and HEAD is refused', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      const answer = await get(`${base}/api/scene?name=known`, { method, body: '{}' });
+      assert.equal(answer.status, 405, `${method}: ${answer.text}`);
+      assert.match(answer.json.error, /^method: /);
+    }
+    const { json } = await get(`${base}/api/scene?name=known`);
+    assert.equal(json.body_count, KNOWN_BODIES.length);
+  });
+
+  test('streams pose changes, coalesced, and new and removed bodies', async () => {
+    await client.createScene({ scene: 'live' });
+    await client.upsertBodies({ scene: 'live', bodies: KNOWN_BODIES });
+    const url = `${base}/api/stream?name=live`;
+    let moved = false;
+    const events = await readEvents(url, (seen) => {
+      if (seen.length === 1 && !moved) {
+        moved = true;
+        assert.equal(seen[0].event, 'hello');
+        // Ten moves of body 1, a new body 9, body 4 removed: one coalesced picture.
+        (async () => {
+          for (let i = 1; i <= 10; i++) {
+            await client.upsertBodies({
+              scene: 'live',
+              bodies: [{ ...KNOWN_BODIES[0], pose: { position: { x: i, y: 0, z: 0 } } }],
+            });
+          }
+          await client.upsertBodies({
+            scene: 'live',
+            bodies: [{ id: 9, shape: { sphere: { radius: 1 } }, pose: { position: { x: 9, y: 9, z: 9 } } }],
+          });
+          await client.removeBodies({ scene: 'live', ids: [4] });
+        })();
+      }
+      const updates = seen.filter((e) => e.event === 'update').map((e) => e.json);
+      const last = new Map();
+      for (const u of updates) for (const p of u.poses) last.set(p[0], p);
+      return last.get('1')?.[1] === 10 && updates.some((u) => u.removed.includes('4')) &&
+        updates.some((u) => u.bodies.some((b) => b.id === '9'));
+    });
+    const updates = events.filter((e) => e.event === 'update');
+    // Coalesced: fewer events than the twelve writes.
+    assert.ok(updates.length < 12, `${updates.length} events`);
+    for (const u of updates) assert.ok(u.bytes <= 256 * 1024);
+  });
+
+  test('caps concurrent streams with 503 naming the limit', async () => {
+    // Streams of earlier tests end once the server's next write to them fails (a keep-alive
+    // each second at most): wait until two open.
+    let controllers = [];
+    let open = [];
+    for (let attempt = 0; attempt < 60; attempt++) {
+      controllers = [new AbortController(), new AbortController()];
+      open = await Promise.all(controllers.map((c) =>
+        fetch(`${base}/api/stream?name=known`, { signal: c.signal })));
+      if (open.every((r) => r.status === 200)) break;
+      for (const c of controllers) c.abort();
+      await sleep(500);
+    }
+    open.forEach((r) => assert.equal(r.status, 200));
+    const third = await get(`${base}/api/stream?name=known`);
+    assert.equal(third.status, 503);
+    assert.match(third.json.error, /^stream: at most 2 live streams/);
+    for (const c of controllers) c.abort();
+  });
+});
+
+describe('viewer API with tokens', () => {
+  let server;
+  let dir;
+
+  before(async () => {
+    dir = tempDir('collide-viewer-tokens-');
+    const tokens = path.join(dir, 'tokens');
+    fs.writeFileSync(tokens, 'admin-token admin\nreader-token reader\narena-token reader arena\n');
+    server = await startViewerServer([`--token_file=${tokens}`]);
+    const client = new Client(server.address, { token: 'admin-token' });
+    await client.createScene({ scene: 'arena' });
+    await client.createScene({ scene: 'secret' });
+    await client.upsertBodies({ scene: 'secret', bodies: KNOWN_BODIES });
+    client.close();
+  });
+
+  after(async () => {
+    await server?.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  test('needs a token; a reader token reads; prefixes hide scenes', async () => {
+    const base = `${server.viewer}/viewer/api`;
+    const none = await get(`${base}/scenes`);
+    assert.equal(none.status, 401);
+    assert.match(none.json.error, /^token: /);
+    const wrong = await get(`${base}/scene?name=secret&token=nope`);
+    assert.equal(wrong.status, 401);
+    const header = await get(`${base}/scene?name=secret`, {
+      headers: { Authorization: 'Bearer reader-token' },
+    });
+    assert.equal(header.status, 200);
+    assert.equal(header.json.body_count, KNOWN_BODIES.length);
+    const param = await get(`${base}/scene?name=secret&token=reader-token`);
+    assert.equal(param.status, 200);
+    const limited = await get(`${base}/scenes?token=arena-token`);
+    assert.deepEqual(limited.json.scenes.map((s) => s.name), ['arena']);
+    const hidden = await get(`${base}/scene?name=secret&token=arena-token`);
+    assert.equal(hidden.status, 403);
+    assert.match(hidden.json.error, /^name: /);
+    const stream = await get(`${base}/stream?name=secret&token=arena-token`);
+    assert.equal(stream.status, 403);
+    // The page itself needs no token (it holds no data).
+    assert.equal((await get(`${server.viewer}/viewer/`)).status, 200);
+  });
+});

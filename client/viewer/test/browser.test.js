@@ -1,0 +1,140 @@
+// The viewer in a real browser: Debian's Chromium, headless with software WebGL, loads the page
+// of a scene of known bodies from a real collide-server; the DOM lists them, the screenshot has
+// each body's colour where the page's camera projects it, a ray fired from the page gets the
+// API's hit, and a pose update moves the drawn body. Screenshots are kept (paths printed).
+
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import path from 'node:path';
+import { after, before, describe, test } from 'node:test';
+
+import { artifactDir, chromiumPath, launchBrowser } from './browser.js';
+import { decodePng } from './png.js';
+import { Client, KNOWN_BODIES, get, startViewerServer } from './viewer_server.js';
+
+const red = ([r, g, b]) => r > 100 && r > 2 * g && r > 2 * b;
+const green = ([r, g, b]) => g > 100 && g > 1.5 * r && g > 1.5 * b;
+const blue = ([r, g, b]) => b > 100 && b > 1.5 * r && b > 1.2 * g;
+const dark = ([r, g, b]) => r < 40 && g < 40 && b < 40;
+
+describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' }, () => {
+  let server;
+  let client;
+  let browser;
+  let page;
+  const dir = artifactDir();
+
+  before(async () => {
+    server = await startViewerServer();
+    client = new Client(server.address);
+    await client.createScene({ scene: 'known' });
+    await client.upsertBodies({ scene: 'known', bodies: KNOWN_BODIES });
+    browser = await launchBrowser();
+    page = await browser.newPage();
+    const errors = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    page.errors = errors;
+    await page.goto(`${server.viewer}/viewer/?scene=known&camera=0,0,80&target=0,0,0`);
+    await page.waitForFunction(() => window.viewer?.ready && window.viewer.frames > 3, {
+      timeout: 30000,
+    });
+  });
+
+  after(async () => {
+    await browser?.close();
+    client?.close();
+    await server?.stop();
+  });
+
+  // A screenshot, kept as an artefact, and its pixels.
+  async function screenshot(name) {
+    const file = path.join(dir, `${name}.png`);
+    const frames = await page.evaluate(() => window.viewer.frames);
+    await page.waitForFunction((n) => window.viewer.frames > n + 2, {}, frames);
+    await page.screenshot({ path: file });
+    console.log(`screenshot: ${file}`);
+    return decodePng(fs.readFileSync(file));
+  }
+
+  const project = (x, y, z) => page.evaluate((p) => window.viewer.project(...p), [x, y, z]);
+
+  test('renders with WebGL and lists the bodies in the DOM', async () => {
+    assert.equal(await page.evaluate(() => window.viewer.webgl), true);
+    const items = await page.$$eval('#bodies li', (lis) =>
+      lis.map((li) => ({ id: li.dataset.id, shape: li.dataset.shape, position: li.dataset.position })));
+    assert.deepEqual(items.map((i) => i.id), KNOWN_BODIES.map((b) => String(b.id)));
+    assert.deepEqual(items.map((i) => i.shape), ['sphere', 'box', 'capsule', 'box']);
+    assert.equal(items[0].position, '0,0,0');
+    const version = await page.$eval('#version', (e) => e.textContent);
+    const stats = await client.getScene({ scene: 'known' });
+    assert.equal(version, String(stats.stats.version));
+    assert.deepEqual(await page.evaluate(() => window.viewer.errorsSeen ?? []), []);
+    assert.deepEqual(page.errors, []);
+  });
+
+  test('draws each body in its colour where it is', async () => {
+    const image = await screenshot('viewer-known');
+    const ball = await project(0, 0, 0);
+    const box = await project(-25, 0, 0);
+    const capsule = await project(0, -25, 0);
+    const empty = await project(0, 15, 0);
+    assert.ok(red(image.pixel(ball.x, ball.y)), `ball: ${image.pixel(ball.x, ball.y)}`);
+    assert.ok(green(image.pixel(box.x, box.y)), `box: ${image.pixel(box.x, box.y)}`);
+    assert.ok(blue(image.pixel(capsule.x, capsule.y)), `capsule: ${image.pixel(capsule.x, capsule.y)}`);
+    assert.ok(dark(image.pixel(empty.x, empty.y)), `empty: ${image.pixel(empty.x, empty.y)}`);
+    // The box (half extents 3, 2, 1) is turned 90 degrees about Z: its long axis lies along y,
+    // so (x + 2, y + 2) is inside it and (x + 2.8, y) is not.
+    const diagonal = await project(-25 + 2, 2, 1);
+    const unrotated = await project(-25 + 2.8, 0, 1);
+    assert.ok(green(image.pixel(diagonal.x, diagonal.y)), `diagonal: ${image.pixel(diagonal.x, diagonal.y)}`);
+    assert.ok(dark(image.pixel(unrotated.x, unrotated.y)), `unrotated: ${image.pixel(unrotated.x, unrotated.y)}`);
+  });
+
+  test('a ray fired from the page gets the hit the API returns', async () => {
+    const rays = [['0,0,50', '0,0,-1'], ['-25,40,0', '0,-1,0'], ['40,-25,0', '-1,0,0'], ['0,60,0', '1,0,0']];
+    for (const [origin, direction] of rays) {
+      await page.$eval('#ray-origin', (e, v) => { e.value = v; }, origin);
+      await page.$eval('#ray-direction', (e, v) => { e.value = v; }, direction);
+      await page.$eval('#ray-result', (e) => { e.textContent = '-'; });
+      await page.click('#ray-fire');
+      await page.waitForFunction(() => document.querySelector('#ray-result').textContent !== '-');
+      const shown = await page.$eval('#ray-result', (e) => ({ ...e.dataset, text: e.textContent }));
+      const api = await get(
+        `${server.viewer}/viewer/api/raycast?name=known&origin=${origin}&direction=${direction}`,
+      );
+      assert.equal(api.status, 200);
+      if (api.json.hit === null) {
+        assert.equal(shown.hitId, '', shown.text);
+        assert.equal(shown.text, 'no hit');
+      } else {
+        assert.equal(shown.hitId, api.json.hit.id, shown.text);
+        assert.equal(shown.point, api.json.hit.point.join(','));
+        assert.equal(shown.normal, api.json.hit.normal.join(','));
+      }
+    }
+    await page.$eval('#ray-origin', (e) => { e.value = '0,0,50'; });
+    await page.$eval('#ray-direction', (e) => { e.value = '0,0,-1'; });
+    await page.click('#ray-fire');
+    await page.waitForFunction(() => document.querySelector('#ray-result').dataset.hitId === '1');
+    await screenshot('viewer-ray');
+  });
+
+  test('a pose update moves the drawn body', async () => {
+    const before = await screenshot('viewer-before-move');
+    const off = await project(3, 3, 0);
+    assert.ok(red(before.pixel(off.x, off.y)), `before: ${before.pixel(off.x, off.y)}`);
+    await client.upsertBodies({
+      scene: 'known',
+      bodies: [{ ...KNOWN_BODIES[0], pose: { position: { x: 0, y: 15, z: 0 } } }],
+    });
+    await page.waitForFunction(
+      () => document.querySelector('#body-1').dataset.position === '0,15,0', { timeout: 10000 });
+    const stats = await client.getScene({ scene: 'known' });
+    await page.waitForFunction(
+      (v) => document.querySelector('#version').textContent === v, {}, String(stats.stats.version));
+    const moved = await screenshot('viewer-after-move');
+    const now = await project(3, 18, 0);
+    assert.ok(red(moved.pixel(now.x, now.y)), `moved to: ${moved.pixel(now.x, now.y)}`);
+    assert.ok(dark(moved.pixel(off.x, off.y)), `moved from: ${moved.pixel(off.x, off.y)}`);
+  });
+});
