@@ -500,11 +500,13 @@ std::string SceneStream::Poll() {
       sent.generation = generation_;
       continue;
     }
-    item.clear();
-    if (reshaped) {
-      AppendBodyJson(body, &item);
-    } else {
-      AppendPoseJson(body.id, body.pose, &item);
+    if (!full) {
+      item.clear();
+      if (reshaped) {
+        AppendBodyJson(body, &item);
+      } else {
+        AppendPoseJson(body.id, body.pose, &item);
+      }
     }
     if (full || used + item.size() + 1 > budget) {
       // Next event; a new body not sent yet stays unknown to the viewer until then.

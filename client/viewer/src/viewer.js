@@ -125,20 +125,28 @@ class ShapeGroup {
 }
 
 const scaled = (x, y, z, ty = 0) => new THREE.Matrix4().makeScale(x, y, z).setPosition(0, ty, 0);
-const groups = {
-  sphere: new ShapeGroup([
-    { geometry: new THREE.SphereGeometry(1, 24, 16), local: (b) => scaled(b.radius, b.radius, b.radius) },
-  ]),
-  box: new ShapeGroup([
-    { geometry: new THREE.BoxGeometry(2, 2, 2), local: (b) => scaled(...b.half_extents) },
-  ]),
-  // A capsule: a cylinder along local Y and a ball at each end of its segment.
-  capsule: new ShapeGroup([
-    { geometry: new THREE.CylinderGeometry(1, 1, 2, 20, 1, true), local: (b) => scaled(b.radius, b.half_height, b.radius) },
-    { geometry: new THREE.SphereGeometry(1, 20, 12), local: (b) => scaled(b.radius, b.radius, b.radius, b.half_height) },
-    { geometry: new THREE.SphereGeometry(1, 20, 12), local: (b) => scaled(b.radius, b.radius, b.radius, -b.half_height) },
-  ]),
-};
+// Triangles per round shape by scene size (detail=high|medium|low in the URL overrides): a
+// large scene is drawn with coarse balls so that it stays interactive.
+const DETAIL = { high: [24, 16], medium: [12, 8], low: [8, 5] };
+let groups = null;
+function makeGroups(bodyCount) {
+  const level = DETAIL[params.get('detail')] ??
+    (bodyCount > 20000 ? DETAIL.low : bodyCount > 2000 ? DETAIL.medium : DETAIL.high);
+  const [segments, rings] = level;
+  const ball = new THREE.SphereGeometry(1, segments, rings);
+  groups = {
+    sphere: new ShapeGroup([{ geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius) }]),
+    box: new ShapeGroup([
+      { geometry: new THREE.BoxGeometry(2, 2, 2), local: (b) => scaled(...b.half_extents) },
+    ]),
+    // A capsule: a cylinder along local Y and a ball at each end of its segment.
+    capsule: new ShapeGroup([
+      { geometry: new THREE.CylinderGeometry(1, 1, 2, segments, 1, true), local: (b) => scaled(b.radius, b.half_height, b.radius) },
+      { geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius, b.half_height) },
+      { geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius, -b.half_height) },
+    ]),
+  };
+}
 
 function colorOf(body) {
   if (body.static) return new THREE.Color(STATIC_COLOR);
@@ -318,6 +326,7 @@ async function start() {
       $('status').textContent = 'no scenes';
       return;
     }
+    makeGroups(scenes.find((s) => s.name === state.scene)?.bodies ?? 0);
     select.value = state.scene;
     select.addEventListener('change', () => {
       params.set('scene', select.value);
