@@ -7,7 +7,6 @@
 // Usage: node bench/viewer_100k.js [--bodies N] [--tick_hz H] [--seconds S]
 // Needs collide-server ($COLLIDE_SERVER or build/server/collide-server) and Chromium.
 
-import fs from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 
@@ -124,7 +123,7 @@ async function frameRate() {
 const live = await frameRate();
 console.log(`page, following 10%/tick: ${live.fps.toFixed(1)} fps, stream ` +
   `${(live.bytesPerSecond / 1024).toFixed(1)} KiB/s, ${live.eventsPerSecond.toFixed(1)} events/s`);
-const file = path.join(artifactDir(), 'viewer-100k.png');
+const file = path.join(artifactDir(), `viewer-${N}.png`);
 await page.screenshot({ path: file });
 console.log(`screenshot: ${file}`);
 ticking = false;
@@ -137,4 +136,3 @@ await browser.close();
 await writer.close();
 client.close();
 await server.stop();
-fs.rmSync(path.join(artifactDir(), '.keep'), { force: true });
