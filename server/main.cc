@@ -78,8 +78,8 @@ ABSL_FLAG(int, max_message_bytes, 16777216, "gRPC max receive message size, in b
   X(uint32_t, max_inflight_per_stream,                                                       \
     "Batches read but not yet answered, per stream (then the server stops reading).")        \
   X(uint32_t, max_streams,                                                                   \
-    "The most UpdateStream + QueryStream + Watch calls open at once on the server (then a "  \
-    "new stream ends at once with RESOURCE_EXHAUSTED).")                                     \
+    "The most UpdateStream + QueryStream + Watch + ExportScene + ImportScene calls open at " \
+    "once on the server (then a new stream ends at once with RESOURCE_EXHAUSTED).")          \
   X(uint32_t, max_watch_streams,                                                             \
     "The most Watch calls open at once (they count toward --max_streams too; then a new "    \
     "Watch ends at once with RESOURCE_EXHAUSTED; 0: no Watch).")                             \
@@ -97,11 +97,16 @@ ABSL_FLAG(int, max_message_bytes, 16777216, "gRPC max receive message size, in b
     "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a " \
     "batch that does not fit makes its scene's watchers resync).")                           \
   X(uint32_t, stream_stall_timeout_ms,                                                       \
-    "A stream whose answer cannot be written for this long (its client stopped reading) "    \
-    "ends with RESOURCE_EXHAUSTED (ms; 0: never).")                                          \
+    "A stream whose answer cannot be written for this long (its client stopped reading), "   \
+    "or an import whose client sends nothing for this long, ends with RESOURCE_EXHAUSTED "   \
+    "(ms; 0: never).")                                                                       \
   X(uint64_t, max_import_bytes,                                                              \
     "The most bytes of messages one ImportScene stream may send (then RESOURCE_EXHAUSTED); " \
-    "the import holds about 3 times this in memory at its end.")
+    "the import holds about 3 times this in memory at its end.")                             \
+  X(uint32_t, max_concurrent_imports,                                                        \
+    "The most ImportScene calls open at once (they count toward --max_streams too; then a "  \
+    "new import ends at once with RESOURCE_EXHAUSTED; 0: no import). Imports take at most "  \
+    "about 3 x --max_import_bytes x this of memory.")
 
 #define COLLIDE_DEFINE_LIMIT_FLAG(type, name, help) \
   ABSL_FLAG(type, name, collide::ServiceLimits{}.name, help);
@@ -246,7 +251,8 @@ int Main() {
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}, max_watch_streams {}, "
       "max_watch_fences {}, max_watch_contents {}, max_watch_queued_bytes {}, "
-      "max_watch_backlog_bytes {}, watch_threads {}, slow_query_ms {}",
+      "max_watch_backlog_bytes {}, watch_threads {}, slow_query_ms {}, max_import_bytes {}, "
+      "max_concurrent_imports {}",
       options.address, options.data_dir, recovery,
       std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
@@ -257,7 +263,8 @@ int Main() {
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
       options.max_streams_per_connection, options.drain_timeout.count(), limits.max_watch_streams,
       limits.max_watch_fences, limits.max_watch_contents, limits.max_watch_queued_bytes,
-      limits.max_watch_backlog_bytes, options.watch_threads, absl::GetFlag(FLAGS_slow_query_ms));
+      limits.max_watch_backlog_bytes, options.watch_threads, absl::GetFlag(FLAGS_slow_query_ms),
+      limits.max_import_bytes, limits.max_concurrent_imports);
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

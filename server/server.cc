@@ -224,7 +224,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
 
   server->streams_ = std::make_unique<StreamRegistry>(
       options.limits.max_streams, std::chrono::milliseconds(options.limits.stream_stall_timeout_ms),
-      options.limits.max_watch_streams);
+      options.limits.max_watch_streams, options.limits.max_concurrent_imports);
   server->watches_ = std::make_unique<WatchDispatcher>(WatchDispatcher::Options{
       .threads = options.watch_threads,
       .limits = WatchLimits{.max_fences = options.limits.max_watch_fences,

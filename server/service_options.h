@@ -66,6 +66,10 @@ struct ServiceLimits {
   /// about 3 times at its end (the scene built and its log record encoded). A scene of 1,000,000
   /// bodies is about 60 MB of messages.
   uint64_t max_import_bytes = 256u << 20;
+  /// The most ImportScene streams open at once (they count toward max_streams too); past it a
+  /// new import ends at once with RESOURCE_EXHAUSTED `streams`. With max_import_bytes this
+  /// bounds the memory imports take: about 3 x max_import_bytes x max_concurrent_imports.
+  uint32_t max_concurrent_imports = 4;
 };
 
 /// The most watch threads a server runs.

@@ -48,6 +48,8 @@ absl::Status Stats(CommandContext& c) {
   line("update_streams", stats.update_streams());
   line("query_streams", stats.query_streams());
   line("watch_streams", stats.watch_streams());
+  line("export_streams", stats.export_streams());
+  line("import_streams", stats.import_streams());
   line("streams_opened", stats.streams_opened());
   line("streams_refused", stats.streams_refused());
   line("streams_stalled", stats.streams_stalled());

@@ -6,7 +6,8 @@ namespace collide {
 namespace {
 
 // kind label values, by StreamKind.
-constexpr const char* kKindNames[kStreamKindCount] = {"update", "query", "watch"};
+constexpr const char* kKindNames[kStreamKindCount] = {"update", "query", "watch", "export",
+                                                      "import"};
 
 }  // namespace
 
@@ -16,21 +17,23 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
   if (streams_ != nullptr) {
     const StreamStats stats = streams_->stats();
     MetricFamilyBuilder open("collide_streams_open",
-                             "Streams open now (UpdateStream, QueryStream, Watch), by kind.",
+                             "Streams open now (UpdateStream, QueryStream, Watch, ExportScene, "
+                             "ImportScene), by kind.",
                              MetricType::Gauge);
     MetricFamilyBuilder opened("collide_streams_opened_total", "Streams opened, by kind.",
                                MetricType::Counter);
-    MetricFamilyBuilder refused(
-        "collide_streams_refused_total",
-        "Streams refused because --max_streams (or --max_watch_streams) were open, by kind.",
-        MetricType::Counter);
+    MetricFamilyBuilder refused("collide_streams_refused_total",
+                                "Streams refused because --max_streams (or --max_watch_streams, "
+                                "--max_concurrent_imports) were open, by kind.",
+                                MetricType::Counter);
     MetricFamilyBuilder stalled(
         "collide_streams_stalled_total",
-        "Streams ended because their client read no answer for --stream_stall_timeout_ms, by "
-        "kind.",
+        "Streams ended because their client read no answer (an import: sent no message) for "
+        "--stream_stall_timeout_ms, by kind.",
         MetricType::Counter);
     const uint32_t live[kStreamKindCount] = {stats.update_streams, stats.query_streams,
-                                             stats.watch_streams};
+                                             stats.watch_streams, stats.export_streams,
+                                             stats.import_streams};
     for (int kind = 0; kind < kStreamKindCount; ++kind) {
       const MetricFamilyBuilder::Labels labels = {{"kind", kKindNames[kind]}};
       open.Add(labels, live[kind]);

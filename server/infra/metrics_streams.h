@@ -10,7 +10,8 @@ namespace collide {
 
 /// The streams' and the watches' figures (the counters GetServerStats reports) as metric
 /// families, read at scrape time: collide_streams_open{kind} and
-/// collide_streams_{opened,refused,stalled}_total{kind} (kind update, query or watch);
+/// collide_streams_{opened,refused,stalled}_total{kind} (kind update, query, watch, export or
+/// import);
 /// collide_watch_fences, collide_watch_queued_bytes, collide_watch_resyncs_total.
 class StreamMetrics final : public prometheus::Collectable {
  public:

@@ -26,6 +26,10 @@ const char* KindName(StreamKind kind) {
       return "QueryStream";
     case StreamKind::kWatch:
       return "Watch";
+    case StreamKind::kExport:
+      return "ExportScene";
+    case StreamKind::kImport:
+      return "ImportScene";
   }
   return "stream";
 }
@@ -47,11 +51,18 @@ void StreamHandle::WriteDone() {
                                        std::memory_order_relaxed);
 }
 
+void StreamHandle::ReadStarted() {
+  read_started_ns_.store(std::max<int64_t>(NowNs(), 1), std::memory_order_release);
+}
+
+void StreamHandle::ReadDone() { read_started_ns_.store(0, std::memory_order_release); }
+
 StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
-                               uint32_t max_watch_streams)
+                               uint32_t max_watch_streams, uint32_t max_import_streams)
     : max_streams_(max_streams),
       stall_timeout_(stall_timeout),
-      max_watch_streams_(max_watch_streams) {
+      max_watch_streams_(max_watch_streams),
+      max_import_streams_(max_import_streams) {
   if (stall_timeout_.count() > 0) watchdog_ = std::thread(&StreamRegistry::Watch, this);
 }
 
@@ -80,6 +91,13 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
         absl::StrCat("streams: the server holds at most ", max_watch_streams_,
                      " open Watch streams (--max_watch_streams); retry later"));
   }
+  if (kind == StreamKind::kImport &&
+      live_[static_cast<int>(StreamKind::kImport)] >= max_import_streams_) {
+    ++refused_[static_cast<int>(kind)];
+    return absl::ResourceExhaustedError(
+        absl::StrCat("streams: the server runs at most ", max_import_streams_,
+                     " imports at once (--max_concurrent_imports); retry later"));
+  }
   auto handle = std::unique_ptr<StreamHandle>(new StreamHandle(this, kind, call->c_call()));
   handles_.insert(handle.get());
   ++live_[static_cast<int>(kind)];
@@ -98,6 +116,8 @@ StreamStats StreamRegistry::stats() const {
   StreamStats stats{.update_streams = live_[0],
                     .query_streams = live_[1],
                     .watch_streams = live_[2],
+                    .export_streams = live_[3],
+                    .import_streams = live_[4],
                     .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
   for (int kind = 0; kind < kStreamKindCount; ++kind) {
     stats.opened_by_kind[kind] = opened_[kind];
@@ -117,24 +137,38 @@ void StreamRegistry::Watch() {
   std::unique_lock<Mutex> lock(mu_);
   while (!stop_cv_.WaitFor(lock, period, [this] { return stopping_; })) {
     const int64_t now = NowNs();
-    std::vector<std::pair<grpc_call*, StreamKind>> stalled;
+    struct Stalled {
+      grpc_call* call;
+      StreamKind kind;
+      bool reading;  // awaiting the client's message (rather than writing an answer)
+    };
+    std::vector<Stalled> stalled;
+    auto overdue = [&](const std::atomic<int64_t>& started_ns) {
+      const int64_t started = started_ns.load(std::memory_order_acquire);
+      return started != 0 && now - started >= timeout_ns;
+    };
     for (StreamHandle* handle : handles_) {
-      const int64_t started = handle->write_started_ns_.load(std::memory_order_acquire);
-      if (started == 0 || now - started < timeout_ns) continue;
+      const bool writing = overdue(handle->write_started_ns_);
+      const bool reading = !writing && overdue(handle->read_started_ns_);
+      if (!writing && !reading) continue;
       if (handle->stalled_.exchange(true)) continue;
       // The call stays valid while referenced, whatever the reactor does meanwhile.
       grpc_call_ref(handle->call_);
-      stalled.emplace_back(handle->call_, handle->kind_);
+      stalled.push_back({handle->call_, handle->kind_, reading});
     }
     if (stalled.empty()) continue;
     lock.unlock();
-    const std::string message =
+    const std::string write_message =
         absl::StrCat("stream: the client read no answer for ", stall_timeout_.count(),
                      " ms (--stream_stall_timeout_ms); the stream is ended");
-    for (auto [call, kind] : stalled) {
-      spdlog::warn("{}: the client read no answer for {} ms; ending the stream", KindName(kind),
-                   stall_timeout_.count());
-      grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED, message.c_str(), nullptr);
+    const std::string read_message =
+        absl::StrCat("stream: the client sent no message for ", stall_timeout_.count(),
+                     " ms (--stream_stall_timeout_ms); the stream is ended");
+    for (auto [call, kind, reading] : stalled) {
+      spdlog::warn("{}: the client {} for {} ms; ending the stream", KindName(kind),
+                   reading ? "sent no message" : "read no answer", stall_timeout_.count());
+      grpc_call_cancel_with_status(call, GRPC_STATUS_RESOURCE_EXHAUSTED,
+                                   (reading ? read_message : write_message).c_str(), nullptr);
       grpc_call_unref(call);
       stalled_[static_cast<int>(kind)].fetch_add(1, std::memory_order_relaxed);
     }

@@ -17,10 +17,10 @@
 
 namespace collide {
 
-/// The kinds of streaming calls the service serves.
-enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2 };
+/// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene).
+enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2, kExport = 3, kImport = 4 };
 /// How many StreamKinds there are.
-inline constexpr int kStreamKindCount = 3;
+inline constexpr int kStreamKindCount = 5;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -28,11 +28,14 @@ struct StreamStats {
   uint32_t update_streams = 0;
   uint32_t query_streams = 0;
   uint32_t watch_streams = 0;
-  /// Streams opened since the start, and refused because max_streams (or max_watch_streams)
-  /// were open.
+  uint32_t export_streams = 0;
+  uint32_t import_streams = 0;
+  /// Streams opened since the start, and refused because max_streams (or max_watch_streams,
+  /// max_import_streams) were open.
   uint64_t opened = 0;
   uint64_t refused = 0;
-  /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading.
+  /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading (or, for an
+  /// import, stopped sending).
   uint64_t stalled = 0;
   /// Bytes of answers handed to gRPC and not yet written to the network (one message at most
   /// per stream: each stream writes one answer at a time).
@@ -57,6 +60,11 @@ class StreamHandle {
   void WriteStarted(size_t bytes);
   /// That answer was written (or failed: OnWriteDone).
   void WriteDone();
+  /// A read was started (StartRead) on a stream whose client is expected to keep sending (an
+  /// import): the watchdog ends the stream if nothing arrives for the stall timeout.
+  void ReadStarted();
+  /// That read completed (OnReadDone).
+  void ReadDone();
 
  private:
   friend class StreamRegistry;
@@ -69,30 +77,35 @@ class StreamHandle {
   // Steady-clock nanoseconds when the write in progress started; 0 when none is.
   std::atomic<int64_t> write_started_ns_{0};
   std::atomic<size_t> write_bytes_{0};
+  // Steady-clock nanoseconds when the read in progress started (ReadStarted); 0 when none is.
+  std::atomic<int64_t> read_started_ns_{0};
   // Set once the watchdog ended the stream.
   std::atomic<bool> stalled_{false};
 };
 
 /// The streams a server has open: counts them per kind, refuses new ones past a bound, and ends
 /// with RESOURCE_EXHAUSTED a stream whose answer could not be written for `stall_timeout`
-/// (its client stopped reading, so HTTP/2 flow control holds the answer): a watchdog thread
-/// checks the streams' writes in progress a few times per timeout. The status reaches the
+/// (its client stopped reading, so HTTP/2 flow control holds the answer), or whose awaited
+/// message (ReadStarted: an import's next message) did not come for as long: a watchdog thread
+/// checks the streams' writes and awaited reads a few times per timeout. The status reaches the
 /// client at once (the server sends its trailers and resets the stream), and the reactor, whose
 /// write then fails, finishes; its memory is bounded meanwhile by the one answer it holds.
 /// Thread-safe.
 class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
-  /// are Watch streams. `stall_timeout`: 0 disables the watchdog.
+  /// are Watch streams; `max_import_streams`: the most that are ImportScene streams (each
+  /// buffers its scene until its end). `stall_timeout`: 0 disables the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
-                 uint32_t max_watch_streams = UINT32_MAX);
+                 uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;
   StreamRegistry& operator=(const StreamRegistry&) = delete;
   /// Stops the watchdog. Every handle must be gone (the gRPC server shut down).
   ~StreamRegistry();
 
   /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
-  /// or for a Watch stream max_watch_streams Watch streams.
+  /// for a Watch stream when max_watch_streams Watch streams are, for an import when
+  /// max_import_streams imports are.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 
@@ -107,14 +120,15 @@ class StreamRegistry {
   const uint32_t max_streams_;
   const std::chrono::milliseconds stall_timeout_;
   const uint32_t max_watch_streams_;
+  const uint32_t max_import_streams_;
   mutable Mutex mu_;
   CondVar stop_cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;
   absl::flat_hash_set<StreamHandle*> handles_ ABSL_GUARDED_BY(mu_);
-  uint32_t live_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
-  uint64_t opened_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
-  uint64_t refused_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {0, 0, 0};
-  std::atomic<uint64_t> stalled_[kStreamKindCount] = {0, 0, 0};
+  uint32_t live_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {};
+  uint64_t opened_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {};
+  uint64_t refused_[kStreamKindCount] ABSL_GUARDED_BY(mu_) = {};
+  std::atomic<uint64_t> stalled_[kStreamKindCount] = {};
   std::atomic<uint64_t> outbound_bytes_{0};
   std::thread watchdog_;
 };

@@ -423,15 +423,24 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::ExportScene(
   }
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request.scene());
   if (!principal.ok()) return new RefusedExport(principal.status());
-  return new ExportReactor(context_, *principal, request);
+  // Counted in --max_streams and watched for stalls, like every stream.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kExport, call);
+  if (!stream.ok()) return new RefusedExport(stream.status());
+  return new ExportReactor(context_, *principal, request, *std::move(stream));
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
     grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
   if (!principal.ok()) return new RefusedImport(principal.status());
+  // Counted in --max_streams and --max_concurrent_imports (each import buffers its scene), and
+  // watched for a client that stops sending.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kImport, call);
+  if (!stream.ok()) return new RefusedImport(stream.status());
   return new ImportReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
-                           response);
+                           response, *std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -593,6 +602,8 @@ void CollideService::DoGetServerStats(const Principal& principal,
     response->set_streams_stalled(streams.stalled);
     response->set_outbound_bytes(streams.outbound_bytes);
     response->set_watch_streams(streams.watch_streams);
+    response->set_export_streams(streams.export_streams);
+    response->set_import_streams(streams.import_streams);
   }
   if (context_.watches != nullptr) {
     WatchBudget& budget = context_.watches->budget();

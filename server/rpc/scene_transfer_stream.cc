@@ -17,13 +17,14 @@ namespace collide {
 // ExportScene.
 
 ExportReactor::ExportReactor(const ServiceContext& context, const Principal* principal,
-                             const v1::ExportSceneRequest& request)
-    : context_(context), principal_(principal) {
+                             const v1::ExportSceneRequest& request,
+                             std::unique_ptr<StreamHandle> stream)
+    : SerialWriter(std::move(stream)), context_(context), principal_(principal) {
   if (absl::Status status = Start(request); !status.ok()) {
     FinishOnce(ToGrpcStatus(status));
     return;
   }
-  WriteNext();
+  Pump();
 }
 
 absl::Status ExportReactor::Start(const v1::ExportSceneRequest& request) {
@@ -37,57 +38,16 @@ absl::Status ExportReactor::Start(const v1::ExportSceneRequest& request) {
   return absl::OkStatus();
 }
 
-void ExportReactor::WriteNext() {
+SerialWriter::Step ExportReactor::NextMessage(grpc::ByteBuffer* out) {
   v1::SceneExportMessage message;
-  if (!exporter_->Next(&message)) {
-    FinishOnce(grpc::Status::OK);
-    return;
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_ || cancelled_) return;
-    // A message is at most about 1 MiB of bodies or 32,768 marks, far below the 2 GiB that
-    // SerializeMessage refuses.
-    SerializeMessage(message, &out_).IgnoreError();
-    writing_ = true;
-  }
-  StartWrite(&out_);
+  if (!exporter_->Next(&message)) return Step::kEnd;
+  // A message is at most about 1 MiB of bodies or 32,768 marks, far below the 2 GiB that
+  // SerializeMessage refuses.
+  SerializeMessage(message, out).IgnoreError();
+  return Step::kWrite;
 }
 
-void ExportReactor::OnWriteDone(bool ok) {
-  bool cancelled = false;
-  {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    out_.Clear();
-    cancelled = cancelled_;
-  }
-  if (!ok || cancelled) {
-    FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
-    return;
-  }
-  WriteNext();
-}
-
-void ExportReactor::OnCancel() {
-  // With a write in flight, OnWriteDone finishes the call; otherwise no write starts after this.
-  bool writing = false;
-  {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    writing = writing_;
-  }
-  if (!writing) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
-}
-
-void ExportReactor::FinishOnce(const grpc::Status& status) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
-  }
-  Finish(status);
-}
+grpc::Status ExportReactor::EndStatus() { return grpc::Status::OK; }
 
 void ExportReactor::OnDone() { delete this; }
 
@@ -96,13 +56,21 @@ void ExportReactor::OnDone() { delete this; }
 
 ImportReactor::ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                              const Principal* principal, std::optional<std::string> scene_header,
-                             grpc::ByteBuffer* response)
+                             grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream)
     : context_(context),
       call_(call),
       principal_(principal),
       scene_header_(std::move(scene_header)),
       response_(response),
+      stream_(std::move(stream)),
       importer_(context.limits) {
+  Read();
+}
+
+void ImportReactor::Read() {
+  // Awaited from here: the registry's watchdog ends the call if nothing comes for the stall
+  // timeout.
+  if (stream_ != nullptr) stream_->ReadStarted();
   StartRead(&in_);
 }
 
@@ -120,6 +88,7 @@ absl::Status ImportReactor::Take() {
 }
 
 void ImportReactor::OnReadDone(bool ok) {
+  if (stream_ != nullptr) stream_->ReadDone();
   {
     absl::MutexLock lock(&mu_);
     if (finished_) return;
@@ -133,7 +102,7 @@ void ImportReactor::OnReadDone(bool ok) {
     FinishOnce(status);
     return;
   }
-  StartRead(&in_);
+  Read();
 }
 
 void ImportReactor::Import() {

@@ -12,60 +12,59 @@
 #include "grpcpp/support/server_callback.h"
 #include "server/convert/scene_transfer.h"
 #include "server/infra/auth.h"
+#include "server/infra/stream_registry.h"
+#include "server/rpc/serial_writer.h"
 #include "server/service_context.h"
 
 namespace collide {
 
 /// The reactor of one ExportScene call. The scene's state is copied under its reader lock when
 /// the call starts (Scene::CaptureState: one version, writers wait only for the copy), then
-/// written one message at a time (SceneExporter): the next write starts when the previous one
-/// completed, so the call holds the copy and one encoded message whatever the client's pace.
-class ExportReactor final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
+/// written one message at a time (SerialWriter, SceneExporter): the next write starts when the
+/// previous one completed, so the call holds the copy and one encoded message whatever the
+/// client's pace; a client that reads nothing for --stream_stall_timeout_ms is cut off by the
+/// stream registry's watchdog.
+class ExportReactor final : public SerialWriter {
  public:
   /// Starts the export (or finishes the call with the request's error). `principal` was checked
-  /// for the admin role.
+  /// for the admin role; `stream` is the call's registration (null when streams are not
+  /// tracked).
   ExportReactor(const ServiceContext& context, const Principal* principal,
-                const v1::ExportSceneRequest& request);
+                const v1::ExportSceneRequest& request, std::unique_ptr<StreamHandle> stream);
 
-  void OnWriteDone(bool ok) override;
-  void OnCancel() override;
   void OnDone() override;
 
  private:
   absl::Status Start(const v1::ExportSceneRequest& request);
-  // Writes the next message, or finishes after the trailer.
-  void WriteNext() ABSL_LOCKS_EXCLUDED(mu_);
-  void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  Step NextMessage(grpc::ByteBuffer* out) override;
+  grpc::Status EndStatus() override;
 
   const ServiceContext& context_;
   const Principal* const principal_;
   std::unique_ptr<SceneExporter> exporter_;
-  absl::Mutex mu_;
-  bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;
-  // The message being written (changed only while no write is in flight).
-  grpc::ByteBuffer out_;
 };
 
 /// The reactor of one ImportScene call: reads the messages one at a time into a SceneImporter
 /// (bounded by --max_import_bytes), and once the client half-closes after the trailer hands the
 /// scene to Database::ImportScene, which logs it as one record: the call is answered once that
 /// record is fsynced. Any error, or a call cancelled before its end, leaves nothing behind.
+/// Each read awaited is reported to the stream's StreamHandle, so that a client that sends
+/// nothing for --stream_stall_timeout_ms is cut off.
 class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
  public:
   /// `principal` was checked for the admin role; `scene_header` is the call's x-collide-scene
-  /// header, if any (checked against the target's name). `call` outlives the reactor.
+  /// header, if any (checked against the target's name). `call` outlives the reactor; `stream`
+  /// is the call's registration (null when streams are not tracked).
   ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                 const Principal* principal, std::optional<std::string> scene_header,
-                grpc::ByteBuffer* response);
-
+                grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream);
   void OnReadDone(bool ok) override;
   void OnCancel() override;
   void OnDone() override;
 
  private:
   absl::Status Take();
+  void Read();
   void Import();
   void FinishOnce(const absl::Status& status);
 
@@ -74,6 +73,7 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   const Principal* const principal_;
   const std::optional<std::string> scene_header_;
   grpc::ByteBuffer* const response_;
+  const std::unique_ptr<StreamHandle> stream_;
   SceneImporter importer_;
   grpc::ByteBuffer in_;
   v1::ImportSceneRequest request_;

@@ -130,10 +130,9 @@ void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out) {
 
 WatchReactor::WatchReactor(const ServiceContext& context, const Principal* principal,
                            const v1::WatchRequest& request, std::unique_ptr<StreamHandle> stream)
-    : context_(context), principal_(principal), stream_(std::move(stream)) {
+    : SerialWriter(std::move(stream)), context_(context), principal_(principal) {
   if (absl::Status status = Start(request); !status.ok()) FinishOnce(ToGrpcStatus(status));
 }
-
 absl::Status WatchReactor::Start(const v1::WatchRequest& request) {
   COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(request.scene()));
   std::vector<FenceSpec> fences;
@@ -165,7 +164,7 @@ absl::Status WatchReactor::Start(const v1::WatchRequest& request) {
   return absl::OkStatus();
 }
 
-grpc::Status WatchReactor::EndStatus() const {
+grpc::Status WatchReactor::EndStatus() {
   if (watcher_->queue().end_reason() == WatchEnd::kContentsExhausted) {
     const Allowance& contents = context_.watches->budget().contents;
     return ToGrpcStatus(absl::ResourceExhaustedError(absl::StrCat(
@@ -176,79 +175,21 @@ grpc::Status WatchReactor::EndStatus() const {
   return grpc::Status(grpc::StatusCode::NOT_FOUND, "scene: the scene was deleted");
 }
 
-void WatchReactor::Pump() {
-  size_t bytes = 0;
-  {
-    absl::MutexLock lock(&mu_);
-    if (writing_ || finished_ || cancelled_) return;
-    WatchMessage message;
-    if (watcher_->queue().Pop(&message)) {
-      // Only the encoding is kept while the message is sent (the other copies go at once).
-      v1::WatchResponse response;
-      WatchMessageToProto(message, &response);
-      // A watch message is bounded by the watch's limits (fences, queued events), far below the
-      // 2 GiB that SerializeMessage refuses.
-      SerializeMessage(response, &out_).IgnoreError();
-      bytes = out_.Length();
-      writing_ = true;
-    } else if (!watcher_->queue().Finished()) {
-      return;
-    }
+SerialWriter::Step WatchReactor::NextMessage(grpc::ByteBuffer* out) {
+  WatchMessage message;
+  if (!watcher_->queue().Pop(&message)) {
+    return watcher_->queue().Finished() ? Step::kEnd : Step::kWait;
   }
-  // Outside the lock: gRPC may run reactions inline. out_ is not touched again until the write
-  // completes (writing_).
-  if (watcher_->queue().Finished() && !Writing()) {
-    FinishOnce(EndStatus());
-    return;
-  }
-  if (stream_ != nullptr) stream_->WriteStarted(bytes);
-  StartWrite(&out_);
+  // Only the encoding is kept while the message is sent (the other copies go at once).
+  v1::WatchResponse response;
+  WatchMessageToProto(message, &response);
+  // A watch message is bounded by the watch's limits (fences, queued events), far below the
+  // 2 GiB that SerializeMessage refuses.
+  SerializeMessage(response, out).IgnoreError();
+  return Step::kWrite;
 }
 
-bool WatchReactor::Writing() {
-  absl::MutexLock lock(&mu_);
-  return writing_;
-}
-
-void WatchReactor::OnWriteDone(bool ok) {
-  if (stream_ != nullptr) stream_->WriteDone();
-  watcher_->queue().Sent();
-  bool cancelled = false;
-  {
-    absl::MutexLock lock(&mu_);
-    writing_ = false;
-    out_.Clear();  // the sent message's memory
-    cancelled = cancelled_;
-  }
-  // A cancel that came while this write was in flight left the finish to here, whether or not
-  // the write itself got through.
-  if (!ok || cancelled) {
-    FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
-    return;
-  }
-  Pump();
-}
-
-void WatchReactor::OnCancel() {
-  // With a write in flight, OnWriteDone finishes the call (it sees cancelled_, also when the
-  // write completed before the cancel reached it); otherwise no write starts after this.
-  bool writing = false;
-  {
-    absl::MutexLock lock(&mu_);
-    cancelled_ = true;
-    writing = writing_;
-  }
-  if (!writing) FinishOnce(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
-}
-
-void WatchReactor::FinishOnce(const grpc::Status& status) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
-  }
-  Finish(status);
-}
+void WatchReactor::Sent() { watcher_->queue().Sent(); }
 
 void WatchReactor::OnDone() {
   if (watcher_ != nullptr) {

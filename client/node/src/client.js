@@ -9,8 +9,9 @@ import fs from 'node:fs';
 import grpc from '@grpc/grpc-js';
 
 import { CollideError, fromGrpcError } from './errors.js';
-import { encodeRequest, service } from './proto.js';
+import { encodeRequest, service, status } from './proto.js';
 import { QueryStream } from './query_stream.js';
+import { ExportStream, importRequests } from './scene_transfer.js';
 import { UpdateWriter } from './update_writer.js';
 import { WatchStream } from './watch_stream.js';
 
@@ -444,5 +445,95 @@ export class Client {
   watch(request) {
     if (this.closed) throw this.closedError();
     return new WatchStream(this, request);
+  }
+
+  /**
+   * Exports a scene at one version: an async iterable of its collide.v1 SceneExportMessage
+   * messages (a header, chunks of at most `max_bodies_per_chunk` bodies — 0: the server's
+   * default, 4,096 — and a trailer); see ExportStream. Admin.
+   * @param {{scene: string, max_bodies_per_chunk?: number}} request
+   * @returns {ExportStream}
+   * @throws {CollideError} INVALID_ARGUMENT for a request that does not fit the proto;
+   *     FAILED_PRECONDITION after close().
+   */
+  exportScene(request) {
+    if (this.closed) throw this.closedError();
+    return new ExportStream(this, request);
+  }
+
+  /**
+   * Creates a scene from the messages of an export (an iterable or async iterable of
+   * SceneExportMessage objects, for example an ExportStream of another server), all or nothing;
+   * resolves with the new scene once the server made it durable. `scene`: the new scene's name
+   * (default: the header's); `replace`: replace a scene of that name (else ALREADY_EXISTS).
+   * Messages are sent as they are taken, with the stream's flow control. A message that does not
+   * fit the proto rejects with INVALID_ARGUMENT `messages[i]...`, and an error thrown by the
+   * source rejects with that error; either way nothing is imported. Admin.
+   * @param {Iterable<object>|AsyncIterable<object>} messages
+   * @param {{scene?: string, replace?: boolean, deadlineMs?: number}} [options] No deadline by
+   *     default.
+   * @returns {Promise<SceneInfo>}
+   */
+  importScene(messages, options = {}) {
+    return new Promise((resolve, reject) => {
+      if (this.closed) {
+        reject(this.closedError());
+        return;
+      }
+      const { scene, replace = false, deadlineMs } = options;
+      if (scene !== undefined && typeof scene !== 'string') {
+        reject(new CollideError(status.INVALID_ARGUMENT, 'scene: must be a string'));
+        return;
+      }
+      if (typeof replace !== 'boolean') {
+        reject(new CollideError(status.INVALID_ARGUMENT, 'replace: must be a boolean'));
+        return;
+      }
+      if (messages === null || typeof messages !== 'object' ||
+          (typeof messages[Symbol.iterator] !== 'function' &&
+           typeof messages[Symbol.asyncIterator] !== 'function')) {
+        reject(new CollideError(status.INVALID_ARGUMENT,
+                                'messages: must be an iterable of SceneExportMessage objects'));
+        return;
+      }
+      const method = service.ImportScene;
+      let sourceError;
+      let ended = false;
+      const call = this.grpc_.makeClientStreamRequest(
+        method.path,
+        encoded,
+        method.responseDeserialize,
+        this.metadata(scene),
+        Client.callOptions(deadlineMs),
+        (error, response) => {
+          ended = true;
+          if (sourceError !== undefined) reject(sourceError);
+          else if (error) reject(fromGrpcError(error));
+          else resolve(response.scene);
+        },
+      );
+      // Resolves once the call can take more (or has ended).
+      const writable = () => new Promise((done) => {
+        const finish = () => {
+          call.off('drain', finish);
+          call.off('status', finish);
+          done();
+        };
+        call.on('drain', finish);
+        call.on('status', finish);
+      });
+      (async () => {
+        try {
+          for await (const bytes of importRequests(messages, scene, replace)) {
+            if (ended) return;
+            if (!call.write(bytes)) await writable();
+          }
+          if (!ended) call.end();
+        } catch (error) {
+          sourceError = error;
+          call.cancel();
+        }
+      })();
+    });
   }
 }

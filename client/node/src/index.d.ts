@@ -276,6 +276,8 @@ export interface GetServerStatsResponse {
   resident_memory_bytes: Uint64;
   scene_stats: ServerSceneStats[];
   scenes_omitted: number;
+  export_streams: number;
+  import_streams: number;
 }
 
 /** One scene's figures in GetServerStatsResponse. */
@@ -288,6 +290,44 @@ export interface ServerSceneStats {
   memory_bytes: Uint64;
   history_bytes: Uint64;
   log_bytes: Uint64;
+}
+
+/** ExportScene's request. */
+export interface ExportSceneRequest {
+  scene: string;
+  /** The most bodies per chunk (0: 4,096; above 16,384 lowered to it). */
+  max_bodies_per_chunk?: number;
+}
+/** One writer's deduplication mark in an export's header. */
+export interface ClientMark {
+  client_id: Uint64;
+  sequence: Uint64;
+  version: Uint64;
+}
+/** The first message of an export: everything but the bodies. */
+export interface SceneExportHeader {
+  scene: string;
+  options: SceneOptions | null;
+  version: Uint64;
+  tick: Uint64;
+  clients: ClientMark[];
+  body_count: Uint64;
+}
+/** Some of the bodies, in increasing id order across all chunks. */
+export interface SceneExportChunk {
+  bodies: Body[];
+}
+/** The last message of an export. */
+export interface SceneExportTrailer {
+  body_count: Uint64;
+  chunk_count: Uint64;
+  crc32c: number;
+}
+/** One message of an export (and of an import): one of the three parts, the others null. */
+export interface SceneExportMessage {
+  header?: SceneExportHeader | null;
+  chunk?: SceneExportChunk | null;
+  trailer?: SceneExportTrailer | null;
 }
 
 export interface TlsOptions {
@@ -383,6 +423,13 @@ export class Client {
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
   serverStats(options?: CallOptions): Promise<GetServerStatsResponse>;
   watch(request: WatchRequest): WatchStream;
+  /** A scene at one version, as its export messages (header, chunks, trailer). Admin. */
+  exportScene(request: ExportSceneRequest): ExportStream;
+  /** Creates a scene from export messages, all or nothing; resolves once durable. Admin. */
+  importScene(
+    messages: Iterable<SceneExportMessage> | AsyncIterable<SceneExportMessage>,
+    options?: { scene?: string; replace?: boolean; deadlineMs?: number },
+  ): Promise<SceneInfo>;
 }
 
 export class UpdateWriter extends EventEmitter {
@@ -440,4 +487,11 @@ export class WatchStream implements AsyncIterable<WatchResponse> {
   readonly scene: string;
   cancel(): void;
   [Symbol.asyncIterator](): AsyncIterator<WatchResponse>;
+}
+
+/** One ExportScene call: the export's messages (header, chunks, trailer), in order. */
+export class ExportStream implements AsyncIterable<SceneExportMessage> {
+  readonly scene: string;
+  cancel(): void;
+  [Symbol.asyncIterator](): AsyncIterator<SceneExportMessage>;
 }

@@ -12,13 +12,15 @@
         with client.query_stream("world") as stream:
             print(stream.query([collide.Query(Raycast((-5, 0, 0), (1, 0, 0), 100))]))
 
-collide.aio has the same client for asyncio (collide.aio.Client).
+collide.aio has the same client for asyncio (collide.aio.Client). collide.export_file reads and
+writes export files (Client.export_scene_to_file, Client.import_scene).
 """
 
 from collide._version import __version__
 from collide.client import SCENE_HEADER, Client
 from collide.errors import BatchRejectedError, CollideError
-from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, Filter,
+from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, ExportSummary,
+                           Filter,
                            GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
                            Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
@@ -30,7 +32,7 @@ from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watc
 
 __all__ = [
     "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
-    "CollideError", "ContactPair", "ContactWatch", "Durability", "Fence", "FenceContents",
+    "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
     "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",

@@ -1,13 +1,16 @@
 """The unary rpcs as data: each function builds one rpc's request and says how to read its
 response. The blocking Client (collide.client) and the asyncio Client (collide.aio.client) run
-these; neither builds a request or reads a response itself."""
+these; neither builds a request or reads a response itself. The scene transfer streams
+(ExportScene, ImportScene) are built here too: export_scene and ImportRequests."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Optional
+import os
+from typing import Any, Callable, Iterable, Iterator, Optional
 
 from collide import _convert as convert
+from collide import export_file
 from collide import model as t
 from collide._pb import pb
 
@@ -119,3 +122,92 @@ def server_stats(max_scenes: Optional[int]) -> Call:
             raise ValueError(f"max_scenes: an integer in [0, 2^32 - 1], got {max_scenes!r}")
         request.max_scenes = max_scenes
     return Call("GetServerStats", request, None, convert.server_stats)
+
+
+def _u32(name: str, value) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
+        raise ValueError(f"{name}: an integer in [0, 2^32 - 1], got {value!r}")
+    return value
+
+
+def export_scene(scene: str, max_bodies_per_chunk: int) -> Call:
+    """ExportScene (server streaming): the callers iterate the stream's messages themselves
+    (`read` is the identity)."""
+    request = pb.ExportSceneRequest(
+        scene=scene, max_bodies_per_chunk=_u32("max_bodies_per_chunk", max_bodies_per_chunk))
+    return Call("ExportScene", request, scene, lambda message: message)
+
+
+def export_summary(header: Optional[Any], body_count: int, format: str) -> t.ExportSummary:
+    """What an export to a file wrote (ValueError when the stream had no header)."""
+    if header is None:
+        raise ValueError("the export stream had no header")
+    return t.ExportSummary(header.scene, header.version, header.tick, body_count, format)
+
+
+def is_path(source) -> bool:
+    return isinstance(source, (str, os.PathLike))
+
+
+class ImportRequests:
+    """The requests of one ImportScene call, from export messages: the first names the target
+    scene and whether to replace it. An error while taking the messages (a file that does not
+    parse, an item that is not a SceneExportMessage) ends the requests and is kept in `error`,
+    for the caller to raise in place of the call's cancellation."""
+
+    def __init__(self, messages: Iterable, scene: Optional[str], replace: bool) -> None:
+        if scene is not None and not isinstance(scene, str):
+            raise TypeError(f"scene: a str or None, got {scene!r}")
+        self._messages = messages
+        self._scene = scene
+        self._replace = bool(replace)
+        self.error: Optional[BaseException] = None
+
+    def _request(self, message, first: bool):
+        if not isinstance(message, pb.SceneExportMessage):
+            raise TypeError(f"messages: collide.v1.SceneExportMessage expected, got "
+                            f"{type(message).__name__}")
+        request = pb.ImportSceneRequest()
+        request.message.CopyFrom(message)
+        if first:
+            if self._scene:
+                request.scene = self._scene
+            request.replace = self._replace
+        return request
+
+    def __iter__(self) -> Iterator:
+        first = True
+        try:
+            for message in self._messages:
+                yield self._request(message, first)
+                first = False
+        except Exception as error:  # kept for the caller; the call is cancelled
+            self.error = error
+            raise
+
+    async def __aiter__(self):
+        first = True
+        try:
+            if hasattr(self._messages, "__aiter__"):
+                async for message in self._messages:
+                    yield self._request(message, first)
+                    first = False
+            else:
+                for message in self._messages:
+                    yield self._request(message, first)
+                    first = False
+        except Exception as error:
+            self.error = error
+            raise
+
+
+def import_scene(source, scene: Optional[str], replace: bool,
+                 format: Optional[str]) -> "ImportRequests":
+    """The requests of an import from `source`: an export file's path (read as sent) or an
+    iterable of SceneExportMessages."""
+    messages = export_file.read_export_file(source, format) if is_path(source) else source
+    return ImportRequests(messages, scene, replace)
+
+
+def read_import(response) -> t.SceneInfo:
+    return convert.scene_info(response.scene)

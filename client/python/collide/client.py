@@ -2,21 +2,28 @@
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+import os
+from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import grpc
 
 from collide import _calls as calls
 from collide import _channel
+from collide import export_file
 from collide import model as t
 from collide._channel import SCENE_HEADER, Metadata, Pem
-from collide._pb import pb_grpc
+from collide._pb import pb, pb_grpc
 from collide.errors import CollideError
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import ContactWatch, Fence, Watch, watch_request
 
 __all__ = ["SCENE_HEADER", "Client"]
+
+# What Client.export_scene returns: the export's messages (collide.v1.SceneExportMessage).
+ExportStream = Iterator["pb.SceneExportMessage"]
+# What Client.import_scene takes: an export file's path, or the messages.
+ImportSource = Union[str, "os.PathLike[str]", Iterable["pb.SceneExportMessage"]]
 
 
 class Client:
@@ -159,6 +166,68 @@ class Client:
         build, uptime and memory, and per-scene figures for at most `max_scenes` scenes (None:
         the server's default, 100; at most 1000). Admin."""
         return self._run(calls.server_stats(max_scenes), timeout)
+
+    # Moving scenes.
+
+    def export_scene(self, scene: str, *, max_bodies_per_chunk: int = 0,
+                     timeout: Optional[float] = None) -> "ExportStream":
+        """The scene at one version, as the messages of ExportScene
+        (collide.v1.SceneExportMessage): one header (options, version, tick, deduplication
+        marks), chunks of at most `max_bodies_per_chunk` bodies (0: the server's default, 4,096)
+        and a trailer. The call starts when the iteration does, and the server sends each message
+        as it is taken (memory stays bounded by one chunk); leaving the iteration early cancels
+        the call. `timeout`: the whole call's deadline (None: none). Admin."""
+        call = calls.export_scene(scene, max_bodies_per_chunk)
+        return self._export(call, timeout)
+
+    def _export(self, call: calls.Call, timeout: Optional[float]) -> "ExportStream":
+        stream = self._stub.ExportScene(call.request, timeout=timeout,
+                                        metadata=self.metadata(call.scene))
+        try:
+            yield from stream
+        except grpc.RpcError as error:
+            raise CollideError.from_rpc_error(error) from None
+        finally:
+            stream.cancel()
+
+    def export_scene_to_file(self, scene: str, path: "export_file.Path", *, format: str = "pb",
+                             max_bodies_per_chunk: int = 0,
+                             timeout: Optional[float] = None) -> t.ExportSummary:
+        """Exports the scene into the file at `path` (created or truncated), in `format` "pb"
+        (length-delimited protobuf) or "jsonl" (JSON lines): the files of `collide scene export`
+        (collide.export_file). Written as the messages arrive. Admin."""
+        export_file.check_format(format)
+        header = None
+        bodies = 0
+        with open(path, "wb") as f:
+            writer = export_file.ExportFileWriter(f, format)
+            for message in self.export_scene(scene, max_bodies_per_chunk=max_bodies_per_chunk,
+                                             timeout=timeout):
+                writer.write(message)
+                if message.HasField("header"):
+                    header = message.header
+                elif message.HasField("chunk"):
+                    bodies += len(message.chunk.bodies)
+        return calls.export_summary(header, bodies, format)
+
+    def import_scene(self, source: "ImportSource", scene: Optional[str] = None, *,
+                     replace: bool = False, format: Optional[str] = None,
+                     timeout: Optional[float] = None) -> t.SceneInfo:
+        """Creates a scene from an export, all or nothing, and returns it once the server made it
+        durable. `source`: an export file's path (`format` "pb", "jsonl" or None to guess it;
+        read as it is sent) or an iterable of collide.v1.SceneExportMessage. `scene`: the new
+        scene's name (None: the header's); `replace`: replace a scene of that name (else
+        ALREADY_EXISTS). A file that does not parse raises ValueError (`message 3: ...`) and
+        nothing is imported. `timeout`: the whole call's deadline (None: none). Admin."""
+        requests = calls.import_scene(source, scene, replace, format)
+        try:
+            response = self._stub.ImportScene(iter(requests), timeout=timeout,
+                                              metadata=self.metadata(scene or None))
+        except grpc.RpcError as error:
+            if requests.error is not None:
+                raise requests.error from None
+            raise CollideError.from_rpc_error(error) from None
+        return calls.read_import(response)
 
     # Streams (one scene each).
 

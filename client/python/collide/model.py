@@ -409,3 +409,19 @@ class ServerStats:
     # scenes_omitted counts the rest.
     scene_stats: List[ServerSceneStats]
     scenes_omitted: int
+    # ExportScene and ImportScene streams open now (imports are capped by
+    # --max_concurrent_imports).
+    export_streams: int
+    import_streams: int
+
+
+@dataclass(frozen=True)
+class ExportSummary:
+    """What Client.export_scene_to_file wrote: the scene's name, the version and tick of the
+    exported state, its bodies, and the file's format ("pb" or "jsonl")."""
+
+    scene: str
+    version: int
+    tick: int
+    body_count: int
+    format: str

@@ -31,6 +31,7 @@ NOT_COROUTINES = {
     (collide.aio.Client, "update_writer"),
     (collide.aio.Client, "query_stream"),
     (collide.aio.Client, "watch"),
+    (collide.aio.Client, "export_scene"),
     (collide.aio.Watch, "cancel"),
 }
 

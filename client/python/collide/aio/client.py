@@ -3,16 +3,19 @@ coroutine."""
 
 from __future__ import annotations
 
-from typing import Iterable, List, Optional, Sequence, Tuple
+import asyncio
+import os
+from typing import AsyncIterable, AsyncIterator, Iterable, List, Optional, Sequence, Tuple, Union
 
 import grpc
 import grpc.aio
 
 from collide import _calls as calls
 from collide import _channel
+from collide import export_file
 from collide import model as t
 from collide._channel import Metadata, Pem
-from collide._pb import pb_grpc
+from collide._pb import pb, pb_grpc
 from collide.aio.query_stream import QueryStream
 from collide.aio.update_writer import UpdateWriter
 from collide.aio.watch import Watch
@@ -20,6 +23,14 @@ from collide.errors import CollideError
 from collide.watch import ContactWatch, Fence, watch_request
 
 __all__ = ["Client"]
+
+# What Client.export_scene returns: the export's messages (collide.v1.SceneExportMessage), as
+# an asynchronous iterator.
+ExportStream = AsyncIterator["pb.SceneExportMessage"]
+# What Client.import_scene takes: an export file's path, or the messages (an iterable or an
+# asynchronous iterable).
+ImportSource = Union[str, "os.PathLike[str]", Iterable["pb.SceneExportMessage"],
+                     AsyncIterable["pb.SceneExportMessage"]]
 
 
 class Client:
@@ -155,6 +166,65 @@ class Client:
         build, uptime and memory, and per-scene figures for at most `max_scenes` scenes (None:
         the server's default, 100; at most 1000). Admin."""
         return await self._run(calls.server_stats(max_scenes), timeout)
+
+    # Moving scenes: as collide.Client's.
+
+    def export_scene(self, scene: str, *, max_bodies_per_chunk: int = 0,
+                     timeout: Optional[float] = None) -> "ExportStream":
+        """The scene at one version, as the messages of ExportScene, in an asynchronous iterator
+        (`async for message in client.export_scene(...)`); see collide.Client.export_scene.
+        Admin."""
+        call = calls.export_scene(scene, max_bodies_per_chunk)
+        return self._export(call, timeout)
+
+    async def _export(self, call: calls.Call, timeout: Optional[float]) -> "ExportStream":
+        stream = self._stub.ExportScene(call.request, timeout=timeout,
+                                        metadata=self.metadata(call.scene))
+        try:
+            async for message in stream:
+                yield message
+        except grpc.RpcError as error:
+            raise CollideError.from_rpc_error(error) from None
+        finally:
+            stream.cancel()
+
+    async def export_scene_to_file(self, scene: str, path: "export_file.Path", *,
+                                   format: str = "pb", max_bodies_per_chunk: int = 0,
+                                   timeout: Optional[float] = None) -> t.ExportSummary:
+        """Exports the scene into the file at `path`; see collide.Client.export_scene_to_file.
+        Admin."""
+        export_file.check_format(format)
+        header = None
+        bodies = 0
+        with open(path, "wb") as f:
+            writer = export_file.ExportFileWriter(f, format)
+            async for message in self.export_scene(scene,
+                                                   max_bodies_per_chunk=max_bodies_per_chunk,
+                                                   timeout=timeout):
+                writer.write(message)
+                if message.HasField("header"):
+                    header = message.header
+                elif message.HasField("chunk"):
+                    bodies += len(message.chunk.bodies)
+        return calls.export_summary(header, bodies, format)
+
+    async def import_scene(self, source: "ImportSource", scene: Optional[str] = None, *,
+                           replace: bool = False, format: Optional[str] = None,
+                           timeout: Optional[float] = None) -> t.SceneInfo:
+        """Creates a scene from an export, all or nothing; see collide.Client.import_scene
+        (`source` may also be an asynchronous iterable of messages). Admin."""
+        requests = calls.import_scene(source, scene, replace, format)
+        try:
+            response = await self._stub.ImportScene(requests.__aiter__(), timeout=timeout,
+                                                    metadata=self.metadata(scene or None))
+        except (grpc.RpcError, asyncio.CancelledError) as error:
+            # A request iterator that raised cancels the call: its error is the one to report.
+            if requests.error is not None:
+                raise requests.error from None
+            if isinstance(error, asyncio.CancelledError):
+                raise
+            raise CollideError.from_rpc_error(error) from None
+        return calls.read_import(response)
 
     # Streams (one scene each); call these in the event loop that runs them.
 
