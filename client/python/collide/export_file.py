@@ -64,7 +64,7 @@ class ExportFileWriter:
 
     def write(self, message: "pb.SceneExportMessage") -> None:
         if self.format == "jsonl":
-            line = json_format.MessageToJson(message, preserving_proto_field_names=True,
+            line = json_format.MessageToJson(message, preserving_proto_field_name=True,
                                              indent=None)
             self._out.write(line.encode("utf-8") + b"\n")
             return

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import os
+import re
+import shutil
 import subprocess
 import tempfile
 import time
@@ -65,6 +67,7 @@ class TransferTestCase(unittest.TestCase):
 
     def setUp(self) -> None:
         self.dir = tempfile.mkdtemp(prefix="collide-transfer-")
+        self.addCleanup(shutil.rmtree, self.dir, ignore_errors=True)
 
     def run_cli(self, *words: str) -> subprocess.CompletedProcess:
         return subprocess.run([cli(), f"--address={self.server.address}", *words],
@@ -197,10 +200,11 @@ class ExportImportTest(TransferTestCase):
             self.client.import_scene(broken, "broken")
         self.assert_no_scene("broken")
         # An edited body the server refuses, with its field path.
-        lines = open(jsonl, encoding="utf-8").read().replace('"radius":', '"radius":-', 1)
+        with open(jsonl, encoding="utf-8") as f:
+            text = re.sub(r'"radius":\s*', '"radius": -', f.read(), count=1)
         invalid = os.path.join(self.dir, "invalid.jsonl")
         with open(invalid, "w", encoding="utf-8") as f:
-            f.write(lines)
+            f.write(text)
         with self.assertRaises(CollideError) as caught:
             self.client.import_scene(invalid, "invalid")
         self.assertEqual(caught.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
