@@ -5,8 +5,9 @@
 // - `collide scene import` of the pb file under a new name (durable when answered),
 //
 // each run as a child process of the `collide` CLI: its wall time (bodies/s), the CLI's peak
-// resident memory (ru_maxrss of the child) and the server's, before the step and at its peak
-// during it (VmHWM, reset before each step through /proc/<pid>/clear_refs).
+// resident memory (ru_maxrss of the child) and the server's before the step, at its peak during
+// it (VmHWM, reset before each step through /proc/<pid>/clear_refs) and after it (an import
+// leaves the new scene behind).
 //
 //   collide-bench-transfer --cli PATH --server_pid P [--address 127.0.0.1:50051]
 //                          [--bodies 100000,1000000] [--dir DIR]
@@ -116,10 +117,12 @@ struct ChildRun {
 
 // Runs the CLI with `args`, its output to /dev/null; its exit, wall time and peak memory.
 ChildRun RunCli(const Config& config, std::vector<std::string> args) {
-  args.insert(args.begin(), {config.cli, "--address=" + config.address});
+  // The CLI's --timeout bounds the whole stream (10 s by default): far more here.
+  args.insert(args.begin(), {config.cli, "--address=" + config.address, "--timeout=3600"});
   std::vector<char*> argv;
   for (std::string& arg : args) argv.push_back(arg.data());
   argv.push_back(nullptr);
+  std::fflush(stdout);
   const auto start = Clock::now();
   const pid_t pid = fork();
   if (pid == 0) {
@@ -176,8 +179,10 @@ int Run(const Config& config) {
     std::fprintf(stderr, "connect: %s\n", client.status().ToString().c_str());
     return 1;
   }
-  std::printf("%-9s %-13s %8s %12s %12s %14s %14s %10s\n", "bodies", "step", "seconds", "bodies/s",
-              "file MB", "cli peak MB", "server MB", "server peak");
+  // Sizes in MB: the file, the CLI's peak; the server's before the step, its peak during it and
+  // after it.
+  std::printf("%-9s %-13s %8s %10s %8s %8s %10s %10s %10s\n", "bodies", "step", "seconds",
+              "bodies/s", "file", "cli peak", "srv before", "srv peak", "srv after");
   for (int count : config.bodies) {
     const std::string src = absl::StrCat("bench-src-", count);
     const std::string copy = absl::StrCat("bench-copy-", count);
@@ -202,6 +207,7 @@ int Run(const Config& config) {
       ResetPeak(config.server_pid);
       const ChildRun run = RunCli(config, step.args);
       const uint64_t server_peak = ProcStatusBytes(config.server_pid, "VmHWM:");
+      const uint64_t server_after = ProcStatusBytes(config.server_pid, "VmRSS:");
       if (run.exit_code != 0) {
         std::fprintf(stderr, "%s of %d bodies: the CLI exited with %d\n", step.name, count,
                      run.exit_code);
@@ -209,9 +215,9 @@ int Run(const Config& config) {
       }
       std::error_code error;
       const uint64_t file_bytes = std::filesystem::file_size(step.file, error);
-      std::printf("%-9d %-13s %8.2f %12.0f %12.1f %14.1f %14.1f %10.1f\n", count, step.name,
+      std::printf("%-9d %-13s %8.2f %10.0f %8.1f %8.1f %10.1f %10.1f %10.1f\n", count, step.name,
                   run.seconds, count / run.seconds, Mb(file_bytes), Mb(run.peak_rss),
-                  Mb(server_before), Mb(server_peak));
+                  Mb(server_before), Mb(server_peak), Mb(server_after));
       std::fflush(stdout);
     }
     std::filesystem::remove(pb);
