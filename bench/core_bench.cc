@@ -5,6 +5,8 @@
 // also runs the second peer (bench/embree_peer.h: Embree's BVH over collide's own shape
 // functions) on the ray figures and the moves, refitted and rebuilt, and prints a second table
 // of collide against Embree, with the bodies each ray hit compared.
+// Last, a 4,096-ray batch through the scene's query entry point on one thread against a pool
+// of two (batch_threads.h), with the machine's load average.
 //
 //   collide-bench-core [--quick] [--runs R] [--queries Q] [--sizes 10000,100000]
 
@@ -15,8 +17,10 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <thread>
 #include <vector>
 
+#include "bench/batch_threads.h"
 #include "bench/bullet_peer.h"
 #if COLLIDE_BENCH_WITH_EMBREE
 #include <embree3/rtcore_config.h>
@@ -407,6 +411,7 @@ int main(int argc, char** argv) {
                                   "raycast_closest_after_updates"};
   std::vector<std::string> embree_table;
 #endif
+  std::vector<std::string> threads_table;
   for (auto [n, side] : sizes) {
     ReferenceScene scene = MakeReferenceScene(n, side, queries, kRounds);
     std::map<std::string, std::vector<double>> ratio, ours, theirs;
@@ -479,6 +484,7 @@ int main(int argc, char** argv) {
                     Median(theirs[fig]), Median(ratio[fig]));
       table.push_back(line);
     }
+    threads_table.push_back(BatchThreadsRow(scene, runs));
   }
   std::printf("\nmedians over %d run(s), single thread, ratio = median of per-run ratios\n", runs);
   std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "collide_per_s", "bullet_per_s", "ratio");
@@ -492,5 +498,16 @@ int main(int argc, char** argv) {
               "ratio", "rebuild_per_s", "ratio");
   for (const std::string& line : embree_table) std::printf("%s\n", line.c_str());
 #endif
+  // The threads the machine gives a process vary with its load: report it beside the scaling.
+  double load[3] = {0, 0, 0};
+  const int loads = getloadavg(load, 3);
+  std::printf(
+      "\nbatches of 4,096 rays through AnswerQueries, 1 thread against a pool of 2 (medians over "
+      "%d run(s); load average %.2f %.2f %.2f on %u CPUs)\n",
+      runs, loads > 0 ? load[0] : 0.0, loads > 1 ? load[1] : 0.0, loads > 2 ? load[2] : 0.0,
+      std::thread::hardware_concurrency());
+  std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "1_thread_per_s", "2_threads_per_s",
+              "ratio");
+  for (const std::string& line : threads_table) std::printf("%s\n", line.c_str());
   return 0;
 }

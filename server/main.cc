@@ -1,12 +1,15 @@
 // collide-server: flags -> ServerOptions, logging, signals, port file. See collide_contract.md.
 
+#include <sched.h>
 #include <signal.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <string>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -24,6 +27,22 @@
 #include "server/viewer/viewer_endpoint.h"
 #include "spdlog/sinks/stdout_color_sinks.h"
 #include "spdlog/spdlog.h"
+
+namespace collide {
+namespace {
+
+// The CPUs this process may run on (its affinity mask: taskset, a container's cpuset), else the
+// machine's; at least 1, at most kMaxQueryThreads. --query_threads' default.
+uint32_t UsableCpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cpus = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  if (cpus <= 0) cpus = static_cast<int>(std::thread::hardware_concurrency());
+  return std::clamp<uint32_t>(static_cast<uint32_t>(std::max(cpus, 1)), 1, kMaxQueryThreads);
+}
+
+}  // namespace
+}  // namespace collide
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051",
           "Listen address host:port; port 0 picks a free port.");
@@ -116,6 +135,11 @@ COLLIDE_LIMIT_FLAGS(COLLIDE_DEFINE_LIMIT_FLAG)
 ABSL_FLAG(int, drain_timeout_ms, 5000, "Graceful shutdown deadline, in milliseconds.");
 ABSL_FLAG(uint32_t, watch_threads, 2,
           "Threads that evaluate watches, away from the writers (1 to 64).");
+ABSL_FLAG(uint32_t, query_threads, collide::UsableCpus(),
+          "The threads one QueryStream batch of 64 queries or more runs on, the gRPC thread that "
+          "received it included (1 to 1024; 1: each batch on that thread alone). The default is "
+          "the number of CPUs the server may run on. The workers (query_threads - 1) are shared "
+          "by all streams; answers are the same, in the same order, whatever the value.");
 ABSL_FLAG(int, max_metadata_bytes, 16384,
           "The largest request metadata of a call (per entry, name + value + 32), in bytes; a "
           "call over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it "
@@ -223,6 +247,14 @@ int Main() {
     spdlog::error("--watch_threads: must be 1 to {}", kMaxWatchThreads);
     return 2;
   }
+  options.query_threads = absl::GetFlag(FLAGS_query_threads);
+  if (options.query_threads == 0 || options.query_threads > kMaxQueryThreads) {
+    spdlog::error(
+        "--query_threads: must be 1 to {} (1: each query batch on its gRPC thread alone), got {}; "
+        "the default is the number of CPUs the server may run on ({} here)",
+        kMaxQueryThreads, options.query_threads, UsableCpus());
+    return 2;
+  }
   if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
       limits.max_bodies_per_scene == 0 || limits.max_streams == 0) {
     spdlog::error(
@@ -251,8 +283,8 @@ int Main() {
       "max_streams {}, stream_stall_timeout_ms {}, max_metadata_bytes {}, "
       "max_streams_per_connection {}, drain_timeout_ms {}, max_watch_streams {}, "
       "max_watch_fences {}, max_watch_contents {}, max_watch_queued_bytes {}, "
-      "max_watch_backlog_bytes {}, watch_threads {}, slow_query_ms {}, max_import_bytes {}, "
-      "max_concurrent_imports {}",
+      "max_watch_backlog_bytes {}, watch_threads {}, query_threads {}, slow_query_ms {}, "
+      "max_import_bytes {}, max_concurrent_imports {}",
       options.address, options.data_dir, recovery,
       std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
@@ -263,8 +295,8 @@ int Main() {
       limits.stream_stall_timeout_ms, options.max_metadata_bytes,
       options.max_streams_per_connection, options.drain_timeout.count(), limits.max_watch_streams,
       limits.max_watch_fences, limits.max_watch_contents, limits.max_watch_queued_bytes,
-      limits.max_watch_backlog_bytes, options.watch_threads, absl::GetFlag(FLAGS_slow_query_ms),
-      limits.max_import_bytes, limits.max_concurrent_imports);
+      limits.max_watch_backlog_bytes, options.watch_threads, options.query_threads,
+      absl::GetFlag(FLAGS_slow_query_ms), limits.max_import_bytes, limits.max_concurrent_imports);
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }

@@ -161,6 +161,10 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   if (options.durability == DurabilityPolicy::kDefault) {
     return absl::InvalidArgumentError("durability: must be none, periodic or always");
   }
+  if (options.query_threads == 0 || options.query_threads > kMaxQueryThreads) {
+    return absl::InvalidArgumentError(absl::StrCat("query_threads: must be 1 to ", kMaxQueryThreads,
+                                                   ", got ", options.query_threads));
+  }
   auto server = std::unique_ptr<CollideServer>(new CollideServer());
   server->options_ = options;
 
@@ -231,6 +235,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                             .max_contents = options.limits.max_watch_contents,
                             .max_queued_bytes = options.limits.max_watch_queued_bytes,
                             .max_backlog_bytes = options.limits.max_watch_backlog_bytes}});
+  server->query_pool_ = std::make_unique<WorkerPool>(options.query_threads);
   server->service_ = std::make_unique<CollideService>(
       ServiceContext{.db = server->db_.get(),
                      .auth = server->auth_.get(),
@@ -240,7 +245,8 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .streams = server->streams_.get(),
                      .watches = server->watches_.get(),
                      .counters = hooks.counters,
-                     .slow_queries = SlowQueryLog(options.slow_query_threshold)});
+                     .slow_queries = SlowQueryLog(options.slow_query_threshold),
+                     .query_split = QuerySplit{.pool = server->query_pool_.get()}});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "base/worker_pool.h"
 #include "grpcpp/server.h"
 #include "grpcpp/support/server_interceptor.h"
 #include "server/infra/auth.h"
@@ -75,6 +76,8 @@ class CollideServer {
   std::unique_ptr<StreamRegistry> streams_;
   // Outlives server_ too: Watch streams detach from it when they end.
   std::unique_ptr<WatchDispatcher> watches_;
+  // Outlives service_ and server_: QueryStream batches run their chunks on it.
+  std::unique_ptr<WorkerPool> query_pool_;
   std::unique_ptr<CollideService> service_;
   std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<grpc::Server> server_;

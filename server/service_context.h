@@ -1,6 +1,7 @@
 #pragma once
 
 #include "scene/scene_options.h"
+#include "scene/scene_query.h"
 #include "server/infra/auth.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/slow_query_log.h"
@@ -33,6 +34,9 @@ struct ServiceContext {
   ServiceCounters* counters = nullptr;
   /// Logs query batches and unary queries slower than --slow_query_ms (off by default).
   SlowQueryLog slow_queries;
+  /// How a QueryStream batch spreads over the server's query threads (--query_threads); no
+  /// pool: each batch runs on the gRPC thread that received it.
+  QuerySplit query_split;
 };
 
 }  // namespace collide

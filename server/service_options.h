@@ -75,6 +75,9 @@ struct ServiceLimits {
 /// The most watch threads a server runs.
 inline constexpr uint32_t kMaxWatchThreads = 64;
 
+/// The most threads a QueryStream batch may run on (--query_threads).
+inline constexpr uint32_t kMaxQueryThreads = 1024;
+
 /// Everything collide-server is configured with (flags are parsed only in server/main.cc).
 struct ServerOptions {
   /// The listen address, `host:port`; port 0 picks a free port (see CollideServer::port()).
@@ -105,6 +108,11 @@ struct ServerOptions {
   int max_streams_per_connection = 1024;
   /// Threads that evaluate watches (1 to kMaxWatchThreads).
   uint32_t watch_threads = 2;
+  /// The threads one QueryStream batch of at least 64 queries runs on, the gRPC thread that
+  /// received it included (1 to kMaxQueryThreads; 1: each batch on its gRPC thread alone). The
+  /// server starts query_threads - 1 workers, shared by all streams (scene/scene_query.h,
+  /// QuerySplit). collide-server's default is the number of CPUs it may run on.
+  uint32_t query_threads = 1;
   /// How long a graceful shutdown waits for calls in progress before cancelling them.
   std::chrono::milliseconds drain_timeout{5000};
   /// Request limits.

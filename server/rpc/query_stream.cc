@@ -173,7 +173,8 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
   // Room for every hit the batch may return, at once (outside the scene's read): growing by
   // doubling would hold up to three times as much while it copies.
   hits_.reserve(MaxAnswer(batch, context_.limits).hits);
-  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_);
+  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
+                                         context_.query_split);
   if (context_.counters != nullptr) {
     uint64_t hits = 0;
     for (size_t j = 0; j < results_.size(); ++j) {

@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "base/worker_pool.h"
 #include "history/pose_history.h"
 #include "query/batch.h"
 #include "query/hit.h"
@@ -29,6 +30,25 @@ absl::Status CheckQueryTick(const PoseHistory& history, const Query& query, size
 /// The same check for a unary request: paths are `at_tick` and `tick_fraction`.
 absl::Status CheckQueryTick(const PoseHistory& history, const Query& query);
 
+/// How AnswerQueries spreads one batch over threads. The batch is cut into consecutive chunks
+/// of queries, each run as a batch of its own (RunBatch) on the pool, and their answers are put
+/// back together in query order: the same results and hits, in the same order, as one RunBatch
+/// over the whole batch.
+struct QuerySplit {
+  /// The threads the chunks run on, the caller of AnswerQueries among them; null or a pool of one
+  /// thread: the whole batch runs on the calling thread.
+  WorkerPool* pool = nullptr;
+  /// Batches of fewer queries run whole on the calling thread: waking a worker (tens of
+  /// microseconds) would cost about what it saves.
+  size_t min_queries = 64;
+  /// The fewest queries in a chunk: the interleaved traversal keeps 8 casts in flight, so a
+  /// chunk of 32 keeps most of what interleaving gains.
+  size_t min_chunk = 32;
+  /// Chunks per thread of the pool (at most): a thread that falls behind (another process, a
+  /// chunk of heavy queries) leaves its remaining chunks to the others.
+  size_t chunks_per_thread = 4;
+};
+
 /// Answers `queries` against `scene` under one read of it (one version for all): each query's
 /// tick is checked (CheckQueryTick) and the queries that pass run as one batch (RunBatch of
 /// history/past_batch.h: present-tick casts interleaved, past-tick queries over the history).
@@ -36,9 +56,12 @@ absl::Status CheckQueryTick(const PoseHistory& history, const Query& query);
 /// path `queries[positions[i]].at_tick` (`at_tick` when `positions` is empty: one unary query).
 /// `results` gets one entry per query (no hits for a failed one), `hits` every hit, grouped
 /// per query. All three are cleared first; reusing them avoids allocation in steady state.
-/// Returns the version read.
+/// Returns the version read. With `split` naming a pool, a large batch runs in chunks on its
+/// threads (QuerySplit), all of them under the calling thread's one read of the scene: the same
+/// answers in the same order as on one thread.
 uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
                        std::span<const size_t> positions, std::vector<absl::Status>* status,
-                       std::vector<QueryResult>* results, std::vector<QueryHit>* hits);
+                       std::vector<QueryResult>* results, std::vector<QueryHit>* hits,
+                       const QuerySplit& split = {});
 
 }  // namespace collide
