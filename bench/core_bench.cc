@@ -506,8 +506,8 @@ int main(int argc, char** argv) {
       "%d run(s); load average %.2f %.2f %.2f on %u CPUs)\n",
       runs, loads > 0 ? load[0] : 0.0, loads > 1 ? load[1] : 0.0, loads > 2 ? load[2] : 0.0,
       std::thread::hardware_concurrency());
-  std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "1_thread_per_s", "2_threads_per_s",
-              "ratio");
+  std::printf("%-30s %7s %14s %14s %8s %6s %6s\n", "figure", "N", "1_thread_per_s",
+              "2_threads_per_s", "ratio", "cpus_1", "cpus_2");
   for (const std::string& line : threads_table) std::printf("%s\n", line.c_str());
   return 0;
 }
