@@ -33,7 +33,8 @@ struct ChunkAnswer {
   std::vector<QueryHit> hits;
 };
 
-// The most bytes a thread's chunk answers keep between batches (as the service's scratch does).
+// The most bytes a thread's chunk answers keep between batches, all chunks together (as the
+// service's scratch keeps per vector).
 constexpr size_t kKeptChunkBytes = 64 << 10;
 
 // RunBatch (history/past_batch.h) over `queries`, in chunks on split.pool when the batch is
@@ -66,6 +67,7 @@ void RunSplit(const CollisionWorld& world, const PoseHistory& history,
   results->clear();
   hits->clear();
   results->reserve(n);
+  const size_t keep = kKeptChunkBytes / (2 * chunks);
   size_t total_hits = 0;
   for (size_t c = 0; c < chunks; ++c) total_hits += answers[c].hits.size();
   hits->reserve(total_hits);
@@ -77,10 +79,10 @@ void RunSplit(const CollisionWorld& world, const PoseHistory& history,
       r.first_hit += base;
       results->push_back(r);
     }
-    if (answer.hits.capacity() * sizeof(QueryHit) > kKeptChunkBytes) {
+    if (answer.hits.capacity() * sizeof(QueryHit) > keep) {
       std::vector<QueryHit>().swap(answer.hits);
     }
-    if (answer.results.capacity() * sizeof(QueryResult) > kKeptChunkBytes) {
+    if (answer.results.capacity() * sizeof(QueryResult) > keep) {
       std::vector<QueryResult>().swap(answer.results);
     }
   }
