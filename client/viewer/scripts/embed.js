@@ -87,6 +87,10 @@ cc += '};\n\n}  // namespace\n\n' +
   '    if (asset.path == path) return &asset;\n' +
   '  }\n  return nullptr;\n}\n\n' +
   `bool ViewerAssetsBuilt() { return ${built ? 'true' : 'false'}; }\n\n}  // namespace collide\n`;
-const tmp = `${out}.tmp`;
-fs.writeFileSync(tmp, cc, 'latin1');
-fs.renameSync(tmp, out);
+// Unchanged text leaves the file (and its time stamp) alone: the build runs this every time.
+const unchanged = fs.existsSync(out) && fs.readFileSync(out, 'latin1') === cc;
+if (!unchanged) {
+  const tmp = `${out}.tmp`;
+  fs.writeFileSync(tmp, cc, 'latin1');
+  fs.renameSync(tmp, out);
+}

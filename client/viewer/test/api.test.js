@@ -265,22 +265,31 @@ describe('viewer API', () => {
 
   test('caps concurrent streams with 503 naming the limit', async () => {
     // Streams of earlier tests end once the server's next write to them fails (a keep-alive
-    // each second at most): wait until two open.
-    let controllers = [];
-    let open = [];
-    for (let attempt = 0; attempt < 60; attempt++) {
-      controllers = [new AbortController(), new AbortController()];
-      open = await Promise.all(controllers.map((c) =>
-        fetch(`${base}/api/stream?name=known`, { signal: c.signal })));
-      if (open.every((r) => r.status === 200)) break;
-      for (const c of controllers) c.abort();
+    // each second at most, and the write after the peer closed may still succeed): open the
+    // two streams one at a time, keeping each once it is accepted, so that no attempt leaves
+    // another closed-but-not-yet-noticed stream behind.
+    const controllers = [];
+    const open = [];
+    for (let attempt = 0; attempt < 120 && open.length < 2; attempt++) {
+      const controller = new AbortController();
+      const response = await fetch(`${base}/api/stream?name=known`, { signal: controller.signal });
+      if (response.status === 200) {
+        controllers.push(controller);
+        open.push(response);
+        continue;
+      }
+      assert.equal(response.status, 503);
+      await response.text();
       await sleep(500);
     }
-    open.forEach((r) => assert.equal(r.status, 200));
-    const third = await get(`${base}/api/stream?name=known`);
-    assert.equal(third.status, 503);
-    assert.match(third.json.error, /^stream: at most 2 live streams/);
-    for (const c of controllers) c.abort();
+    try {
+      assert.equal(open.length, 2, 'two streams were never open at once');
+      const third = await get(`${base}/api/stream?name=known`);
+      assert.equal(third.status, 503);
+      assert.match(third.json.error, /^stream: at most 2 live streams/);
+    } finally {
+      for (const c of controllers) c.abort();
+    }
   });
 });
 
