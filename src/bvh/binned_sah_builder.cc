@@ -12,9 +12,10 @@ constexpr float kInf = std::numeric_limits<float>::infinity();
 
 constexpr Aabb kEmptyBox{{kInf, kInf, kInf}, {-kInf, -kInf, -kInf}};
 
+// Not initialised on declaration: a split initialises only the bins it uses.
 struct Bin {
-  Aabb box = kEmptyBox;
-  int32_t count = 0;
+  Aabb box;
+  int32_t count;
 };
 
 // Half area that is 0 for the empty box (whose extents are -inf).
@@ -24,7 +25,10 @@ inline float BinArea(const Aabb& b, int32_t count) { return count > 0 ? HalfArea
 
 int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int32_t end, Aabb* left,
                                 Aabb* right) {
-  constexpr int kBins = kBinCount;
+  // A range of fewer items than kBinCount uses as many bins as items: most splits are of small
+  // ranges (half the nodes have at most 3 items below them), where more bins than items only
+  // cost time.
+  const int bin_count = std::clamp(end - begin, 2, kBinCount);
   Vec3 cmin = centroids_[items_[begin]];
   Vec3 cmax = cmin;
   for (int32_t i = begin + 1; i < end; ++i) {
@@ -40,7 +44,7 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
   bool any_usable = false;
   for (int a = 0; a < 3; ++a) {
     float extent = cmax[a] - cmin[a];
-    scale[a] = extent > 0.0f ? static_cast<float>(kBins) * 0.99999f / extent : 0.0f;
+    scale[a] = extent > 0.0f ? static_cast<float>(bin_count) * 0.99999f / extent : 0.0f;
     usable[a] = extent > 0.0f && std::isfinite(scale[a]);
     any_usable |= usable[a];
   }
@@ -50,7 +54,10 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
   Aabb best_left = kEmptyBox;
   Aabb best_right = kEmptyBox;
   if (any_usable) {
-    Bin bins[3][kBins];
+    Bin bins[3][kBinCount];
+    for (int a = 0; a < 3; ++a) {
+      for (int k = 0; k < bin_count; ++k) bins[a][k] = {kEmptyBox, 0};
+    }
     for (int32_t i = begin; i < end; ++i) {
       int32_t item = items_[i];
       const Vec3& c = centroids_[item];
@@ -58,7 +65,7 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
       for (int a = 0; a < 3; ++a) {
         if (!usable[a]) continue;
         int k = static_cast<int>((c[a] - cmin[a]) * scale[a]);
-        k = std::clamp(k, 0, kBins - 1);
+        k = std::clamp(k, 0, bin_count - 1);
         bins[a][k].box = Union(bins[a][k].box, b);
         ++bins[a][k].count;
       }
@@ -67,11 +74,11 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
     for (int a = 0; a < 3; ++a) {
       if (!usable[a]) continue;
       // Sweep from the right: the cost of everything right of each split.
-      float right_cost[kBins];
-      Aabb right_box[kBins];
+      float right_cost[kBinCount];
+      Aabb right_box[kBinCount];
       Aabb acc = kEmptyBox;
       int32_t count = 0;
-      for (int k = kBins - 1; k > 0; --k) {
+      for (int k = bin_count - 1; k > 0; --k) {
         acc = Union(acc, bins[a][k].box);
         count += bins[a][k].count;
         right_cost[k] = BinArea(acc, count) * static_cast<float>(count);
@@ -80,7 +87,7 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
       acc = kEmptyBox;
       count = 0;
       int32_t total = end - begin;
-      for (int k = 0; k < kBins - 1; ++k) {
+      for (int k = 0; k < bin_count - 1; ++k) {
         acc = Union(acc, bins[a][k].box);
         count += bins[a][k].count;
         if (count == 0 || count == total) continue;
@@ -116,7 +123,7 @@ int32_t BinnedSahBuilder::Split(std::span<const Aabb> boxes, int32_t begin, int3
   auto* last = items_.data() + end;
   auto* mid = std::partition(first, last, [&](int32_t item) {
     int k = static_cast<int>((centroids_[item][a] - amin) * ascale);
-    return std::clamp(k, 0, kBins - 1) <= best_split;
+    return std::clamp(k, 0, bin_count - 1) <= best_split;
   });
   *left = best_left;
   *right = best_right;

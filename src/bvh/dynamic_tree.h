@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "bvh/internal/binned_sah_builder.h"
@@ -192,6 +193,16 @@ class DynamicTree {
   /// the expected number of boxes a random line through the root box enters. Compare it with
   /// the value right after a `Rebuild` to decide when to rebuild.
   float SahCost() const;
+  /// The sum of the areas of all node and leaf boxes over the sum of the leaves' areas alone
+  /// (1 for zero or one proxy). It ranks trees over the same leaves as `SahCost` does, but does
+  /// not move with the root box, which grows as a few bodies stray: the steadier measure of a
+  /// tree's decay against its value after a build while the bodies drift.
+  float AreaOverLeafArea() const;
+  /// The shape of the tree, for tests: `leaf_order` receives the live proxies in depth-first
+  /// order, and `ranges` one [begin, end) range of `leaf_order` per internal node: the proxies
+  /// of its subtree (every subtree's leaves are contiguous in that order). O(n).
+  void SubtreeLeafRanges(std::vector<int32_t>* leaf_order,
+                         std::vector<std::pair<int32_t, int32_t>>* ranges) const;
   /// Checks every invariant: parent/child links, leaf and node counts, both free lists, each
   /// child box inside its parent's (and equal to the union of its children where not marked by
   /// `EnlargeProxy`), heights, category unions, and when optimized that the 4-wide form holds

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <utility>
 #include <vector>
 
 #include "bvh/dynamic_tree.h"
@@ -38,6 +39,56 @@ float DynamicTree::SahCost() const {
     sum += HalfArea(nodes_[i].box[1]);
   }
   return static_cast<float>(sum / root_area);
+}
+
+void DynamicTree::SubtreeLeafRanges(std::vector<int32_t>* leaf_order,
+                                    std::vector<std::pair<int32_t, int32_t>>* ranges) const {
+  leaf_order->clear();
+  ranges->clear();
+  if (root_ == kNullRef) return;
+  if (IsLeafRef(root_)) {
+    leaf_order->push_back(ProxyOf(root_));
+    return;
+  }
+  // Depth first over an explicit stack; a node's range closes when it is popped the second time.
+  struct Entry {
+    int32_t ref;
+    int32_t range;  // -1 on the first visit
+  };
+  std::vector<Entry> stack{{root_, -1}};
+  while (!stack.empty()) {
+    Entry e = stack.back();
+    stack.pop_back();
+    if (IsLeafRef(e.ref)) {
+      leaf_order->push_back(ProxyOf(e.ref));
+      continue;
+    }
+    if (e.range >= 0) {
+      (*ranges)[e.range].second = static_cast<int32_t>(leaf_order->size());
+      continue;
+    }
+    const int32_t range = static_cast<int32_t>(ranges->size());
+    ranges->push_back({static_cast<int32_t>(leaf_order->size()), -1});
+    stack.push_back({e.ref, range});
+    stack.push_back({nodes_[e.ref].child[1], -1});
+    stack.push_back({nodes_[e.ref].child[0], -1});
+  }
+}
+
+float DynamicTree::AreaOverLeafArea() const {
+  if (root_ == kNullRef || IsLeafRef(root_)) return 1.0f;
+  double leaves = 0.0;
+  double sum = HalfArea(RootBox());
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    if (info_[i].height < 0) continue;
+    for (int c = 0; c < 2; ++c) {
+      const double area = HalfArea(nodes_[i].box[c]);
+      sum += area;
+      if (IsLeafRef(nodes_[i].child[c])) leaves += area;
+    }
+  }
+  if (!(leaves > 0.0)) return 1.0f;
+  return static_cast<float>(sum / leaves);
 }
 
 bool DynamicTree::Validate(const char** why) const {

@@ -8,7 +8,8 @@
 namespace collide {
 
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
-    : trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
+    : rebuild_cost_ratio_(options.rebuild_cost_ratio),
+      trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
              DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {}
 
 BodyHandle CollisionWorld::AllocateSlot() {
@@ -61,7 +62,7 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
     std::vector<int32_t> proxies(boxes.size());
     trees_[kind].Build(boxes, users, categories, proxies);
     for (size_t j = 0; j < indices.size(); ++j) bodies_[handles[indices[j]]].proxy = proxies[j];
-    built_cost_[kind] = trees_[kind].SahCost();
+    built_cost_[kind] = trees_[kind].AreaOverLeafArea();
     changed_since_check_[kind] = 0;
   }
   FinishUpdates();
@@ -106,11 +107,11 @@ void CollisionWorld::FinishUpdates() {
     tree.Refit();
     if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
       changed_since_check_[kind] = 0;
-      float cost = tree.SahCost();
+      float cost = tree.AreaOverLeafArea();
       if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
-      if (cost > kRebuildCostRatio * built_cost_[kind]) {
+      if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {
         tree.Rebuild();
-        built_cost_[kind] = tree.SahCost();
+        built_cost_[kind] = tree.AreaOverLeafArea();
       }
     }
     tree.Optimize();
@@ -121,7 +122,7 @@ void CollisionWorld::Optimize() {
   for (int kind = 0; kind < 2; ++kind) {
     trees_[kind].Rebuild();
     trees_[kind].Optimize();
-    built_cost_[kind] = trees_[kind].SahCost();
+    built_cost_[kind] = trees_[kind].AreaOverLeafArea();
     changed_since_check_[kind] = 0;
   }
 }

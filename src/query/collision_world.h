@@ -20,6 +20,9 @@ struct CollisionWorldOptions {
   /// How far (length units) a leaf's fat box reaches beyond the body's tight box, so that small
   /// moves leave the tree untouched.
   float fat_margin = 0.1f;
+  /// `FinishUpdates` rebuilds a tree by binned SAH when its SAH cost exceeds this multiple of
+  /// its cost right after its last full build (must be >= 1).
+  float rebuild_cost_ratio = 1.3f;
 };
 
 /// Bodies and their trees: the in-process collision world the query engine runs on. Not
@@ -45,15 +48,12 @@ class CollisionWorld {
   /// Replaces a live body's filter bits.
   void SetFilter(BodyHandle handle, uint32_t category, uint32_t mask);
   /// Ends a batch of updates: tightens the boxes that moves grew (refit), rebuilds a tree by
-  /// binned SAH once its SAH cost has drifted past `kRebuildCostRatio` times its cost after the
+  /// binned SAH once its SAH cost has drifted past `rebuild_cost_ratio` times its cost after the
   /// last build, and brings the 4-wide query form up to date. Queries are exact without it,
   /// only slower. Cost: O(bodies) when anything changed.
   void FinishUpdates();
   /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();
-
-  /// A tree is rebuilt when its SAH cost exceeds this multiple of its cost after the last build.
-  static constexpr float kRebuildCostRatio = 1.3f;
 
   /// The body in a live slot.
   const Body& body(BodyHandle handle) const { return bodies_[handle]; }
@@ -90,6 +90,7 @@ class CollisionWorld {
   std::vector<BodyHandle> free_slots_;
   int32_t body_count_ = 0;
   float magnitude_ = 0.0f;
+  float rebuild_cost_ratio_;
   DynamicTree trees_[2];
   // Per tree: the SAH cost after its last full build, and the leaves re-boxed since the cost
   // was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).

@@ -995,3 +995,98 @@ TEST(DynamicTree, CopyWideMatchesTheOptimizedFormAndCollapsesAChangedTree) {
 
 }  // namespace
 }  // namespace collide
+
+namespace collide {
+namespace {
+
+// The SAH cost from its definition, computed from the proxies' fat boxes alone: each internal
+// node's box is the union of the fat boxes of the leaves below it (recomputed here, not read
+// from the tree), plus every leaf's box, over the root's box. The tree's stored boxes equal
+// those unions exactly when it is tight (after Refit, or when only MoveProxy changed it).
+// With `over_leaves`, the same sum over the leaves' areas instead (AreaOverLeafArea).
+double BruteForceSahCost(const DynamicTree& tree, bool over_leaves = false) {
+  std::vector<int32_t> order;
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  tree.SubtreeLeafRanges(&order, &ranges);
+  if (order.empty()) return 0.0;
+  auto half_area = [](const Aabb& b) {
+    const double x = double(b.max.x) - b.min.x;
+    const double y = double(b.max.y) - b.min.y;
+    const double z = double(b.max.z) - b.min.z;
+    return x * y + y * z + z * x;
+  };
+  Aabb root = tree.FatAabb(order[0]);
+  double leaves = 0.0;
+  for (int32_t proxy : order) {
+    root = Union(root, tree.FatAabb(proxy));
+    leaves += half_area(tree.FatAabb(proxy));
+  }
+  const double root_area = half_area(root);
+  if (ranges.empty()) return 1.0;
+  double internal = 0.0;
+  for (auto [begin, end] : ranges) {
+    Aabb box = tree.FatAabb(order[begin]);
+    for (int32_t i = begin + 1; i < end; ++i) box = Union(box, tree.FatAabb(order[i]));
+    internal += half_area(box);
+  }
+  // The root is one of the internal nodes: sum = root + every other node + every leaf.
+  return (internal + leaves) / (over_leaves ? leaves : root_area);
+}
+
+// The shape the tree reports: every live proxy once, one range of at least two leaves per
+// internal node, the root's range first and covering everything, ranges nested.
+void ExpectShapeOf(const DynamicTree& tree) {
+  std::vector<int32_t> order;
+  std::vector<std::pair<int32_t, int32_t>> ranges;
+  tree.SubtreeLeafRanges(&order, &ranges);
+  ASSERT_EQ(order.size(), static_cast<size_t>(tree.ProxyCount()));
+  std::vector<int32_t> sorted = order;
+  std::sort(sorted.begin(), sorted.end());
+  ASSERT_TRUE(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end());
+  for (int32_t proxy : order) ASSERT_TRUE(tree.IsLiveProxy(proxy));
+  if (tree.ProxyCount() < 2) {
+    ASSERT_TRUE(ranges.empty());
+    return;
+  }
+  ASSERT_EQ(ranges.size(), static_cast<size_t>(tree.InternalNodeCount()));
+  ASSERT_EQ(ranges[0], (std::pair<int32_t, int32_t>{0, tree.ProxyCount()}));
+  for (auto [begin, end] : ranges) ASSERT_GE(end - begin, 2);
+}
+
+TEST(DynamicTree, SahCostMatchesTheDefinitionOverTheTreesShape) {
+  Harness h(4242, 50.0f, 2.0f);
+  EXPECT_EQ(BruteForceSahCost(h.tree()), 0.0);
+  h.Create();
+  ASSERT_NO_FATAL_FAILURE(ExpectShapeOf(h.tree()));
+  EXPECT_EQ(h.tree().SahCost(), 1.0f);
+  EXPECT_EQ(h.tree().AreaOverLeafArea(), 1.0f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  auto expect_cost = [&](const char* when) {
+    SCOPED_TRACE(when);
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(ExpectShapeOf(h.tree()));
+    const double want = BruteForceSahCost(h.tree());
+    EXPECT_GT(want, 1.0);
+    EXPECT_NEAR(h.tree().SahCost(), want, 1e-4 * want);
+    const double want_over_leaves = BruteForceSahCost(h.tree(), /*over_leaves=*/true);
+    EXPECT_GT(want_over_leaves, 1.0);
+    EXPECT_NEAR(h.tree().AreaOverLeafArea(), want_over_leaves, 1e-4 * want_over_leaves);
+  };
+  expect_cost("after insertions");
+  for (size_t i = 0; i < h.live().size(); i += 3) h.MoveAt(i, 4.0f);
+  for (int i = 0; i < 500; ++i) h.DestroyAt(h.rng()() % h.live().size());
+  expect_cost("after moves and removals");
+  for (size_t i = 0; i < h.live().size(); ++i) h.MoveAt(i, 3.0f, /*enlarge=*/true);
+  {
+    // Enlarged but not refitted: the stored boxes are loose, never smaller than the unions.
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    EXPECT_GT(h.tree().SahCost(), BruteForceSahCost(h.tree()) * (1.0 + 1e-4));
+  }
+  h.tree().Refit();
+  expect_cost("after refit");
+  h.tree().Rebuild();
+  expect_cost("after rebuild");
+}
+
+}  // namespace
+}  // namespace collide
