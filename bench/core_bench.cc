@@ -8,7 +8,10 @@
 // Last, a 4,096-ray batch through the scene's query entry point on one thread against a pool
 // of two (batch_threads.h), with the machine's load average.
 //
-//   collide-bench-core [--quick] [--runs R] [--queries Q] [--sizes 10000,100000]
+//   collide-bench-core [--quick] [--runs R] [--queries Q] [--sizes 10000,100000] [--rounds K]
+//
+// After the table, the quality of collide's tree after the update rounds: its SAH cost over that
+// of a fresh binned-SAH build of the same bodies (1.00 = as good as new).
 
 #include <algorithm>
 #include <chrono>
@@ -43,7 +46,7 @@ double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-constexpr int kRounds = 5;
+constexpr int kDefaultRounds = 5;
 constexpr float kCastRadius = 0.5f;
 constexpr float kOverlapRadius = 2.0f;
 constexpr int kBatchSize = 64;
@@ -57,7 +60,13 @@ struct Figures {
   long sphere_hits = 0;
   long overlap_contacts = 0;
   long ray_hits_after = 0;
+  double sah_after_vs_fresh = 0.0;  // collide only: see RunCollide
 };
+
+// The number of update rounds the scene was drawn with.
+int RoundsOf(const ReferenceScene& scene) {
+  return static_cast<int>(scene.moves.size() / scene.shapes.size());
+}
 
 Figures RunCollide(const ReferenceScene& scene) {
   Figures f;
@@ -132,8 +141,9 @@ Figures RunCollide(const ReferenceScene& scene) {
   f.per_s["overlap_sphere"] = qs / SecondsSince(t0);
 
   std::vector<Pose> poses = scene.poses;
+  const int rounds = RoundsOf(scene);
   t0 = Clock::now();
-  for (int k = 0; k < kRounds; ++k) {
+  for (int k = 0; k < rounds; ++k) {
     const Vec3* step = scene.moves.data() + static_cast<size_t>(k) * n;
     for (int i = 0; i < n; ++i) {
       poses[i].position += step[i];
@@ -143,7 +153,7 @@ Figures RunCollide(const ReferenceScene& scene) {
     // form current before the next queries.
     world.FinishUpdates();
   }
-  f.per_s["update_all_bodies"] = double(kRounds) * n / SecondsSince(t0);
+  f.per_s["update_all_bodies"] = double(rounds) * n / SecondsSince(t0);
 
   t0 = Clock::now();
   for (int i = 0; i < q; ++i) {
@@ -152,6 +162,12 @@ Figures RunCollide(const ReferenceScene& scene) {
     f.ray_hits_after += c.has_hit();
   }
   f.per_s["raycast_closest_after_updates"] = q / SecondsSince(t0);
+
+  // Untimed: how far the moved tree is from a fresh build of the same leaves.
+  const DynamicTree& tree = world.tree(BodyKind::kDynamic);
+  DynamicTree fresh = tree;
+  fresh.Rebuild();
+  f.sah_after_vs_fresh = tree.SahCost() / fresh.SahCost();
   return f;
 }
 
@@ -183,8 +199,9 @@ Figures RunBullet(const ReferenceScene& scene) {
   }
   f.per_s["overlap_sphere"] = qs / SecondsSince(t0);
   t0 = Clock::now();
-  for (int k = 0; k < kRounds; ++k) bullet.MoveAll(scene, k);
-  f.per_s["update_all_bodies"] = double(kRounds) * n / SecondsSince(t0);
+  const int rounds = RoundsOf(scene);
+  for (int k = 0; k < rounds; ++k) bullet.MoveAll(scene, k);
+  f.per_s["update_all_bodies"] = double(rounds) * n / SecondsSince(t0);
   t0 = Clock::now();
   for (int i = 0; i < q; ++i) {
     float d = 0;
@@ -240,8 +257,9 @@ Figures RunEmbree(const ReferenceScene& scene, bool refit) {
     std::exit(1);
   }
   t0 = Clock::now();
-  for (int k = 0; k < kRounds; ++k) embree.MoveAll(scene, k);
-  f.per_s["update_all_bodies"] = double(kRounds) * n / SecondsSince(t0);
+  const int rounds = RoundsOf(scene);
+  for (int k = 0; k < rounds; ++k) embree.MoveAll(scene, k);
+  f.per_s["update_all_bodies"] = double(rounds) * n / SecondsSince(t0);
   t0 = Clock::now();
   for (int i = 0; i < q; ++i) {
     float d = 0;
@@ -377,6 +395,7 @@ int main(int argc, char** argv) {
   using namespace collide::bench;
   int runs = 3;
   int queries = 200000;
+  int rounds = kDefaultRounds;
   std::vector<std::pair<int, float>> sizes = {{10000, 120.f}, {100000, 250.f}};
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
@@ -386,6 +405,8 @@ int main(int argc, char** argv) {
       runs = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--queries") && i + 1 < argc) {
       queries = std::max(10, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) {
+      rounds = std::max(1, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       sizes.clear();
       for (char* tok = std::strtok(argv[++i], ","); tok; tok = std::strtok(nullptr, ",")) {
@@ -394,9 +415,11 @@ int main(int argc, char** argv) {
       }
     } else {
       std::fprintf(stderr,
-                   "usage: %s [--quick] [--runs R] [--queries Q] [--sizes 10000,100000]\n"
-                   "Sizes of 100000 and more use the cube side L = 250, smaller ones L = 120.\n",
-                   argv[0]);
+                   "usage: %s [--quick] [--runs R] [--queries Q] [--sizes 10000,100000] "
+                   "[--rounds K]\n"
+                   "Sizes of 100000 and more use the cube side L = 250, smaller ones L = 120.\n"
+                   "--rounds: update rounds before the last raycasts (default %d).\n",
+                   argv[0], kDefaultRounds);
       return 2;
     }
   }
@@ -412,13 +435,15 @@ int main(int argc, char** argv) {
   std::vector<std::string> embree_table;
 #endif
   std::vector<std::string> threads_table;
+  std::vector<std::string> quality;
   for (auto [n, side] : sizes) {
-    ReferenceScene scene = MakeReferenceScene(n, side, queries, kRounds);
+    ReferenceScene scene = MakeReferenceScene(n, side, queries, rounds);
     std::map<std::string, std::vector<double>> ratio, ours, theirs;
 #if COLLIDE_BENCH_WITH_EMBREE
     std::map<std::string, std::vector<double>> embree_refit_ratio, embree_rebuild_ratio,
         embree_refit, embree_rebuild;
 #endif
+    std::vector<double> sah_ratio;
     for (int r = 0; r < runs; ++r) {
       // Alternate which system goes first, so drifting machine load hits both alike.
       Figures b, c;
@@ -445,6 +470,9 @@ int main(int argc, char** argv) {
           100.0 * c.sphere_hits / qs, 100.0 * b.sphere_hits / qs, double(c.overlap_contacts) / qs,
           double(b.overlap_contacts) / qs, 100.0 * c.ray_hits_after / queries,
           100.0 * b.ray_hits_after / queries);
+      std::printf("  tree SAH cost after %d update rounds: %.3fx a fresh build\n", rounds,
+                  c.sah_after_vs_fresh);
+      sah_ratio.push_back(c.sah_after_vs_fresh);
       if (r == 0) AccountRays(scene, c, b);
 #if COLLIDE_BENCH_WITH_EMBREE
       const Figures e_refit = RunEmbree(scene, /*refit=*/true);
@@ -485,6 +513,10 @@ int main(int argc, char** argv) {
       table.push_back(line);
     }
     threads_table.push_back(BatchThreadsRow(scene, runs));
+    char line[256];
+    std::snprintf(line, sizeof line, "%-30s %7d %8d %8.3f", "tree_sah_after_updates_vs_fresh", n,
+                  rounds, Median(sah_ratio));
+    quality.push_back(line);
   }
   std::printf("\nmedians over %d run(s), single thread, ratio = median of per-run ratios\n", runs);
   std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "collide_per_s", "bullet_per_s", "ratio");
@@ -509,5 +541,8 @@ int main(int argc, char** argv) {
   std::printf("%-30s %7s %14s %14s %8s %6s %6s\n", "figure", "N", "1_thread_per_s",
               "2_threads_per_s", "ratio", "cpus_1", "cpus_2");
   for (const std::string& line : threads_table) std::printf("%s\n", line.c_str());
+  std::printf("\ncollide's tree after the update rounds: SAH cost over a fresh build's (median)\n");
+  std::printf("%-30s %7s %8s %8s\n", "figure", "N", "rounds", "ratio");
+  for (const std::string& line : quality) std::printf("%s\n", line.c_str());
   return 0;
 }
