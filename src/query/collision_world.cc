@@ -10,7 +10,9 @@ namespace collide {
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
     : rebuild_cost_ratio_(options.rebuild_cost_ratio),
       trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
-             DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {}
+             DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {
+  assert(options.rebuild_cost_ratio >= 1.0f);
+}
 
 BodyHandle CollisionWorld::AllocateSlot() {
   if (!free_slots_.empty()) {
