@@ -36,7 +36,9 @@ const char* KindName(StreamKind kind) {
 
 }  // namespace
 
-StreamHandle::~StreamHandle() { registry_->Close(this); }
+StreamHandle::~StreamHandle() { Release(); }
+
+void StreamHandle::Release() { registry_->Close(this); }
 
 void StreamHandle::WriteStarted(size_t bytes) {
   write_bytes_.store(bytes, std::memory_order_relaxed);

@@ -49,7 +49,7 @@ struct StreamStats {
 class StreamRegistry;
 
 /// One registered stream. The stream reports each answer it writes; the handle unregisters the
-/// stream when destroyed (from the reactor's OnDone).
+/// stream when released (just before the reactor finishes the call) or destroyed.
 class StreamHandle {
  public:
   StreamHandle(const StreamHandle&) = delete;
@@ -65,6 +65,10 @@ class StreamHandle {
   void ReadStarted();
   /// That read completed (OnReadDone).
   void ReadDone();
+  /// Unregisters the stream now (its slot under the bounds is free), before the reactor's
+  /// Finish: a client that sees the stream end may open another at once. Idempotent; the
+  /// destructor releases a handle not released before.
+  void Release();
 
  private:
   friend class StreamRegistry;

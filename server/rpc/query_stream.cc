@@ -55,17 +55,22 @@ void QueryStreamReactor::NewRequest() {
   request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&*arena_);
 }
 
+void QueryStreamReactor::End(const grpc::Status& status) {
+  if (stream_ != nullptr) stream_->Release();
+  Finish(status);
+}
+
 void QueryStreamReactor::OnReadDone(bool ok) {
   if (!ok) {
     // The client half-closed (or the call ended): every batch read has been answered.
-    Finish(grpc::Status::OK);
+    End(grpc::Status::OK);
     return;
   }
   if (request_ == nullptr) NewRequest();
   if (absl::Status parsed =
           ParseMessage(&in_, request_, absl::StrCat("messages[", messages_read_++, "]"));
       !parsed.ok()) {
-    Finish(ToGrpcStatus(parsed));
+    End(ToGrpcStatus(parsed));
     return;
   }
   AnswerAndWrite();
@@ -114,7 +119,7 @@ void QueryStreamReactor::OnWriteDone(bool ok) {
   // gRPC is done with the answer's bytes: drop them rather than hold them until the next answer.
   out_.Clear();
   if (!ok) {
-    Finish(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
+    End(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
     return;
   }
   StartRead(&in_);

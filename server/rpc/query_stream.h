@@ -76,6 +76,8 @@ class QueryStreamReactor final
   void WriteAnswer();
   // Makes a fresh request_ on the arena (created at the first batch; reset for each batch).
   void NewRequest();
+  // Frees the stream's slot, then finishes the call with `status`.
+  void End(const grpc::Status& status);
 
   const ServiceContext& context_;
   const Principal* const principal_;

@@ -169,6 +169,7 @@ void ImportReactor::FinishOnce(const absl::Status& status) {
     default:
       break;
   }
+  if (stream_ != nullptr) stream_->Release();
   Finish(ToGrpcStatus(status));
 }
 

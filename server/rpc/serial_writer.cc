@@ -66,6 +66,7 @@ void SerialWriter::FinishOnce(const grpc::Status& status) {
     if (finished_) return;
     finished_ = true;
   }
+  if (stream_ != nullptr) stream_->Release();
   Finish(status);
 }
 

@@ -101,7 +101,10 @@ void UpdateStreamReactor::Decide(State* s, uint32_t max_inflight, Actions* actio
 void UpdateStreamReactor::Run(const Actions& actions) {
   // The flags set under the lock keep the reactor alive here: Finish happens only while no read
   // or write is in progress, and OnDone only after Finish.
-  if (actions.finish) Finish(actions.status);
+  if (actions.finish) {
+    if (stream_ != nullptr) stream_->Release();
+    Finish(actions.status);
+  }
   if (actions.write) {
     // `out` is the reactor's until OnWriteDone.
     if (stream_ != nullptr) stream_->WriteStarted(state_->out.Length());

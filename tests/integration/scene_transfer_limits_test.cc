@@ -203,6 +203,47 @@ TEST(SceneTransferLimits, ImportsPastMaxConcurrentImportsAreRefusedUntilOneEnds)
   EXPECT_EQ(stats.export_streams(), 0u);
 }
 
+// A stream's slot is free once its client has its status: streams opened back to back, each
+// after the previous one ended, are never refused at a bound of one (before, the slot was freed
+// only when the server's reactor was done, after the status reached the client).
+TEST(SceneTransferLimits, AStreamThatEndedNeverHoldsItsSlotAgainstTheNext) {
+  auto server = StartServer({"--max_concurrent_imports=1", "--max_streams=1"});
+  ASSERT_NE(server, nullptr);
+  std::unique_ptr<client::Client> client = server->NewClient();
+  MakeScene(*client, "src", 10);
+  auto messages = Export(*client, "src");
+  ASSERT_TRUE(IsOk(messages));
+  // An import refused for its content (the scene exists), an export, a query stream and an
+  // update stream, in turn, many times.
+  constexpr int kRounds = 100;
+  for (int round = 0; round < kRounds; ++round) {
+    SCOPED_TRACE(round);
+    absl::StatusOr<v1::SceneInfo> refused = Import(*client, *messages, "src");
+    ASSERT_EQ(refused.status().code(), absl::StatusCode::kAlreadyExists) << refused.status();
+    ASSERT_TRUE(IsOk(Export(*client, "src")));
+    auto queries = client->OpenQueryStream("src");
+    ASSERT_TRUE(IsOk(queries));
+    v1::QueryBatch batch;
+    batch.set_scene("src");
+    *batch.add_queries() = client::MakeRaycastQuery(
+        1, client::MakeRaycast(MakeVec3(-5, 0, 0), MakeVec3(1, 0, 0), 100));
+    auto answer = (*queries)->Run(batch);
+    ASSERT_TRUE(IsOk(answer));
+    ASSERT_TRUE(IsOk(client::BatchStatus(*answer)));
+    ASSERT_TRUE(IsOk((*queries)->Finish()));
+    auto writer = client->OpenUpdateStream("src", /*client_id=*/7);
+    ASSERT_TRUE(IsOk(writer));
+    v1::UpdateBatch update;
+    update.set_scene("src");
+    *update.add_ops() =
+        client::MakeSetPoseOp(1, MakePose(MakeVec3(0, 0, static_cast<float>(round))));
+    auto ack = (*writer)->Apply(update);
+    ASSERT_TRUE(IsOk(ack));
+    ASSERT_TRUE(IsOk(client::AckStatus(*ack)));
+    ASSERT_TRUE(IsOk((*writer)->Finish()));
+  }
+}
+
 TEST(SceneTransferLimits, ExportsAndImportsCountTowardMaxStreams) {
   auto server = StartServer({"--max_streams=2"});
   ASSERT_NE(server, nullptr);
