@@ -62,5 +62,7 @@ std::vector<Command> ServerCommands();
 std::vector<Command> WatchCommands();
 /// Moving scenes: scene export, scene import, backup, restore.
 std::vector<Command> TransferCommands();
+/// Moving a scene to another server: scene move.
+std::vector<Command> MoveCommands();
 
 }  // namespace collide::cli

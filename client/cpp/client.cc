@@ -277,4 +277,34 @@ absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::stri
   return std::move(*response.mutable_scene());
 }
 
+namespace {
+
+absl::StatusOr<v1::SceneInfo> CallSetSceneMoving(v1::Collide::Stub& stub,
+                                                 std::unique_ptr<grpc::ClientContext> context,
+                                                 const v1::SetSceneMovingRequest& request) {
+  v1::SetSceneMovingResponse response;
+  absl::Status status = FromGrpcStatus(stub.SetSceneMoving(context.get(), request, &response));
+  if (!status.ok()) return status;
+  return std::move(*response.mutable_scene());
+}
+
+}  // namespace
+
+absl::StatusOr<v1::SceneInfo> Client::SetSceneMoving(std::string_view scene,
+                                                     std::string_view destination,
+                                                     const CallOptions& call) {
+  v1::SetSceneMovingRequest request;
+  request.set_scene(std::string(scene));
+  request.set_destination(std::string(destination));
+  return CallSetSceneMoving(*stub_, NewContext(scene, true, call), request);
+}
+
+absl::StatusOr<v1::SceneInfo> Client::ClearSceneMoving(std::string_view scene,
+                                                       const CallOptions& call) {
+  v1::SetSceneMovingRequest request;
+  request.set_scene(std::string(scene));
+  request.set_clear(true);
+  return CallSetSceneMoving(*stub_, NewContext(scene, true, call), request);
+}
+
 }  // namespace collide::client

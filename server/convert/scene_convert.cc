@@ -91,6 +91,7 @@ void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::S
   o->set_durability(DurabilityToProto(
       options.durability == DurabilityPolicy::kDefault ? server_default : options.durability));
   StatsToProto(scene.Stats(), out->mutable_stats());
+  out->set_moved_to(scene.moved_to());
 }
 
 absl::Status BodyToOp(const v1::Body& body, const FieldPath& at, UpdateOp* op) {

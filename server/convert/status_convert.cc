@@ -3,6 +3,7 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "scene/move_destination.h"
 
 namespace collide {
 
@@ -24,6 +25,9 @@ grpc::Status ToGrpcStatus(const absl::Status& status) {
 void ToProtoError(const absl::Status& status, v1::Error* error) {
   error->set_code(static_cast<int32_t>(status.code()));
   error->set_message(BoundedStatusMessage(status.message()));
+  if (std::string moved_to = MovedToOf(status); !moved_to.empty()) {
+    error->set_moved_to(std::move(moved_to));
+  }
 }
 
 absl::Status PrefixStatus(const absl::Status& status, absl::string_view prefix) {

@@ -24,10 +24,16 @@ inline constexpr size_t kMaxStatusMessageBytes = 1024;
 /// `message` as the server sends it: unchanged up to kMaxStatusMessageBytes, cut beyond.
 std::string BoundedStatusMessage(absl::string_view message);
 
+/// The trailing metadata key of a unary write refused because its scene moved
+/// (FAILED_PRECONDITION carrying a MovedError payload, scene/move_destination.h): the address
+/// the scene moved to. In a stream's answer the same address is Error.moved_to.
+inline constexpr char kMovedToMetadata[] = "x-collide-moved-to";
+
 /// `status` as a gRPC status with the same code and message.
 grpc::Status ToGrpcStatus(const absl::Status& status);
 
-/// Fills `error` with `status`'s code and message (`status` must not be OK).
+/// Fills `error` with `status`'s code and message (`status` must not be OK), and moved_to when
+/// it is a MovedError.
 void ToProtoError(const absl::Status& status, v1::Error* error);
 
 /// `status` with `prefix` put in front of its message, same code (OK stays OK).

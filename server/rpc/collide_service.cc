@@ -10,6 +10,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "collide/version.h"
+#include "scene/move_destination.h"
 #include "scene/scene_query.h"
 #include "server/convert/field_path.h"
 #include "server/convert/query_convert.h"
@@ -40,6 +41,8 @@ class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grp
 
 // Logs the failures that are the server's, not the caller's.
 void LogServerError(absl::string_view rpc, const absl::Status& status) {
+  // A write to a scene that moved away is the client's to redirect.
+  if (!MovedToOf(status).empty()) return;
   switch (status.code()) {
     case absl::StatusCode::kInternal:
     case absl::StatusCode::kDataLoss:
@@ -441,6 +444,54 @@ grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
   if (!stream.ok()) return new RefusedImport(stream.status());
   return new ImportReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
                            response, *std::move(stream));
+}
+
+grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerContext* context,
+                                                         const grpc::ByteBuffer* in,
+                                                         grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::SetSceneMovingRequest, v1::SetSceneMovingResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::SetSceneMovingRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kAdmin, request.scene());
+    if (!principal.ok()) return FinishCall(call, "SetSceneMoving", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "SetSceneMoving", s);
+    }
+    if (absl::Status s = ValidateSceneName(request.scene()); !s.ok()) {
+      return FinishCall(call, "SetSceneMoving", s);
+    }
+    if (request.clear() && !request.destination().empty()) {
+      return FinishCall(call, "SetSceneMoving",
+                        absl::InvalidArgumentError("destination: must be empty with clear"));
+    }
+    if (!request.clear()) {
+      if (absl::Status s = ValidateMoveDestination(request.destination()); !s.ok()) {
+        return FinishCall(call, "SetSceneMoving", s);
+      }
+    }
+    context_.db->SetSceneMoving(
+        request.scene(), request.destination(), [this, call](absl::Status status) {
+          const v1::SetSceneMovingRequest& request = call->request();
+          if (status.ok()) {
+            if (request.clear()) {
+              spdlog::info("scene \"{}\" is no longer moving", request.scene());
+            } else {
+              spdlog::info("scene \"{}\" is moving to {}: writes are refused",
+                           request.scene(), request.destination());
+            }
+            absl::StatusOr<std::shared_ptr<const Scene>> scene =
+                context_.db->GetScene(request.scene());
+            if (scene.ok()) {
+              SceneInfoToProto(**scene, context_.default_durability,
+                               call->response()->mutable_scene());
+            } else {
+              call->response()->mutable_scene()->set_name(request.scene());
+            }
+          }
+          FinishCall(call, "SetSceneMoving", status);
+        });
+  });
 }
 
 // ---------------------------------------------------------------------------------------------

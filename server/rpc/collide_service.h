@@ -30,9 +30,10 @@ using RawCollideServiceBase = v1::Collide::WithRawCallbackMethod_CreateScene<
                                         v1::Collide::WithRawCallbackMethod_Watch<
                                             v1::Collide::WithRawCallbackMethod_GetServerStats<
                                                 v1::Collide::Service>>>>>>>>>>>>>>;
-/// With the rpcs that move scenes (ExportScene, ImportScene).
+/// With the rpcs that move scenes (ExportScene, ImportScene, SetSceneMoving).
 using RawCollideService = v1::Collide::WithRawCallbackMethod_ExportScene<
-    v1::Collide::WithRawCallbackMethod_ImportScene<RawCollideServiceBase>>;
+    v1::Collide::WithRawCallbackMethod_ImportScene<
+        v1::Collide::WithRawCallbackMethod_SetSceneMoving<RawCollideServiceBase>>>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
@@ -93,6 +94,10 @@ class CollideService final : public RawCollideService {
                                                           const grpc::ByteBuffer* request) override;
   grpc::ServerReadReactor<grpc::ByteBuffer>* ImportScene(grpc::CallbackServerContext* call,
                                                          grpc::ByteBuffer* response) override;
+  /// Marks a scene as moving, or clears the mark (Database::SetSceneMoving). Admin.
+  grpc::ServerUnaryReactor* SetSceneMoving(grpc::CallbackServerContext* call,
+                                           const grpc::ByteBuffer* request,
+                                           grpc::ByteBuffer* response) override;
 
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 

@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
+#include "scene/move_destination.h"
 #include "server/convert/status_convert.h"
 #include "server/convert/wire_message.h"
 
@@ -43,6 +44,10 @@ class UnaryCall final : public grpc::ServerUnaryReactor {
   /// Ends the call with `status` (its message bounded, status_convert.h).
   void Finish(absl::Status status) {
     if (status.ok()) status = SerializeMessage(response_, out_);
+    // A write refused because its scene moved says where to, machine-readably.
+    if (std::string moved_to = MovedToOf(status); !moved_to.empty()) {
+      context_->AddTrailingMetadata(kMovedToMetadata, moved_to);
+    }
     grpc::ServerUnaryReactor::Finish(ToGrpcStatus(status));
   }
 

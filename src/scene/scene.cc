@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/status_macros.h"
+#include "scene/move_destination.h"
 #include "scene/op_error.h"
 
 namespace collide {
@@ -101,6 +102,10 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
           absl::StrFormat("clients[%d].client_id: %d is zero or appears twice", i, mark.client_id));
     }
   }
+  if (!state.moved_to.empty()) {
+    COLLIDE_RETURN_IF_ERROR(ValidateMoveDestination(state.moved_to));
+    scene->moved_to_ = state.moved_to;
+  }
   scene->version_ = state.version;
   scene->history_ = HistoryFor(options, state.tick);
   return scene;
@@ -121,6 +126,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   if (deleted_) {
     return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
   }
+  if (!moved_to_.empty()) return MovedError(name_, moved_to_);
   if (client.client_id != 0) {
     auto it = clients_.find(client.client_id);
     if (it != clients_.end() && client.sequence <= it->second.sequence) {
@@ -408,6 +414,25 @@ uint64_t Scene::log_position() const {
   return log_position_;
 }
 
+absl::Status Scene::SetMovedTo(absl::string_view destination,
+                              absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) {
+  if (!destination.empty()) COLLIDE_RETURN_IF_ERROR(ValidateMoveDestination(destination));
+  WriterLock serial(&write_mu_);
+  if (deleted_) {
+    return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
+  }
+  COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
+  WriterLock lock(&mu_);
+  moved_to_ = std::string(destination);
+  log_position_ = position;
+  return absl::OkStatus();
+}
+
+std::string Scene::moved_to() const {
+  ReaderLock lock(&mu_);
+  return moved_to_;
+}
+
 void Scene::SetLogPosition(uint64_t log_position) {
   WriterLock serial(&write_mu_);
   WriterLock lock(&mu_);
@@ -496,6 +521,7 @@ SceneState Scene::CaptureState() const {
     state.version = version_;
     state.tick = history_.tick();
     state.log_position = log_position_;
+    state.moved_to = moved_to_;
     state.bodies.reserve(handles_.size());
     for (const auto& [id, handle] : handles_) state.bodies.push_back(StateOf(handle));
     state.clients.reserve(clients_.size());

@@ -92,6 +92,8 @@ struct SceneState {
   std::vector<BodyState> bodies;
   /// Every client mark, sorted by client id.
   std::vector<ClientMark> clients;
+  /// Where the scene is moving (Scene::SetMovedTo); empty when it is not.
+  std::string moved_to;
 };
 
 /// Counters of a scene at one version.
@@ -184,6 +186,8 @@ class Scene {
   absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client,
                                     CommitFn commit);
 
+  /// A scene marked as moving (SetMovedTo) refuses every batch, duplicates included, with
+  /// FAILED_PRECONDITION `scene: scene "x" moved to <destination>` (MovedError).
   /// Checks `batch` against the current state without applying it. Operations are checked in
   /// order, each seeing the earlier ones' effect:
   /// - values (ValidateOpValues): INVALID_ARGUMENT `ops[i].<field>: ...`;
@@ -201,6 +205,16 @@ class Scene {
   /// may go on reading its last version. FAILED_PRECONDITION if already deleted.
   absl::Status MarkDeleted(absl::FunctionRef<absl::Status()> commit);
 
+  /// Marks the scene as moving to `destination` (ValidateMoveDestination), or clears the mark
+  /// when it is empty, under the writer serialisation and after `commit` succeeds (the store
+  /// logs the mark there and returns its position, recorded as the scene's log position): a
+  /// batch in progress finishes first, and every later Apply fails with FAILED_PRECONDITION
+  /// (MovedError). Queries and observers go on; the version does not change. NOT_FOUND when the
+  /// scene was deleted.
+  absl::Status SetMovedTo(absl::string_view destination,
+                          absl::FunctionRef<absl::StatusOr<uint64_t>()> commit);
+  /// Where the scene is moving; empty when it is not.
+  std::string moved_to() const;
   /// Registers `observer` (not owned; it must outlive its registration) for every batch applied
   /// from now on: first runs `start(const SceneView& scene)` on the current state under the
   /// writer serialisation, so no batch falls between that state and the first OnApplied. NOT_FOUND
@@ -308,6 +322,7 @@ class Scene {
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t log_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool deleted_ ABSL_GUARDED_BY(mu_) = false;
+  std::string moved_to_ ABSL_GUARDED_BY(mu_);
   // Scratch for Apply: the handle of each op of a non-structural batch, found by validation.
   std::vector<BodyHandle> resolved_ ABSL_GUARDED_BY(write_mu_);
   // Registered observers, and the scratch of the change records handed to them.

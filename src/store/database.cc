@@ -11,6 +11,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "scene/move_destination.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/snapshot_file.h"
@@ -182,6 +183,7 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
+  ForgetMovedAway(name);
   AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done));
 }
 
@@ -242,6 +244,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options,
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
+  ForgetMovedAway(name);
   // A large import is snapshotted soon, so that its record's segment can go.
   if (entry->log_bytes >= entry->snapshot_threshold && !entry->snapshot_wanted.exchange(true)) {
     Wake();
@@ -267,14 +270,24 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
     auto it = entries_.find(name);
     if (it == entries_.end()) return NoScene(name);
     entry = it->second;
-    // The scene's writers finish first; later ones get NOT_FOUND.
+    // The scene's writers finish first; later ones get NOT_FOUND (or, after a move, where it
+    // went).
     COLLIDE_RETURN_IF_ERROR(entry->scene->MarkDeleted([&]() -> absl::Status {
       COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
       return absl::OkStatus();
     }));
     entries_.erase(it);
+    const std::string moved_to = entry->scene->moved_to();
     MutexLock state(&state_mu_);
     zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
+    if (!moved_to.empty()) {
+      auto [place, inserted] = moved_away_.insert_or_assign(std::string(name), moved_to);
+      if (inserted) moved_order_.push_back(std::string(name));
+      while (moved_order_.size() > kMaxMovedScenes) {
+        moved_away_.erase(moved_order_.front());
+        moved_order_.pop_front();
+      }
+    }
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
@@ -293,7 +306,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
                      ApplyCallback done) {
   if (closed_) return done(Closed());
   std::shared_ptr<Entry> entry = FindEntry(scene);
-  if (entry == nullptr) return done(NoScene(scene));
+  if (entry == nullptr) return done(NoSceneForWriter(scene));
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
   // The record is encoded and appended under the scene's writer serialisation, so the log holds
@@ -321,6 +334,62 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
       entry->policy, sequence,
       ApplyAck{.version = result->version, .durable = false, .duplicate = result->duplicate},
       std::move(done));
+}
+
+void Database::SetSceneMoving(absl::string_view name, absl::string_view destination,
+                              DoneCallback done) {
+  if (closed_) return done(Closed());
+  if (!destination.empty()) {
+    if (absl::Status status = ValidateMoveDestination(destination); !status.ok()) {
+      return done(status);
+    }
+  }
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr) return done(NoScene(name));
+  uint64_t sequence = 0;
+  uint64_t record_bytes = 0;
+  const absl::Status status =
+      entry->scene->SetMovedTo(destination, [&]() -> absl::StatusOr<uint64_t> {
+        const std::string payload = EncodeMoveSceneRecord(name, destination);
+        record_bytes = kRecordHeaderBytes + payload.size();
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        return sequence;
+      });
+  if (!status.ok()) return done(ForWriter(status));
+  const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+  if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+      !entry->snapshot_wanted.exchange(true)) {
+    Wake();
+  }
+  // The mark must be durable before the caller relies on it (before it exports the scene).
+  AcknowledgeStatus(DurabilityPolicy::kAlways, sequence, std::move(done));
+}
+
+absl::Status Database::SetSceneMoving(absl::string_view name, absl::string_view destination) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  SetSceneMoving(name, destination,
+                 [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
+std::string Database::MovedAway(absl::string_view name) const {
+  MutexLock lock(&state_mu_);
+  auto it = moved_away_.find(name);
+  return it == moved_away_.end() ? std::string() : it->second;
+}
+
+void Database::ForgetMovedAway(absl::string_view name) {
+  MutexLock lock(&state_mu_);
+  auto it = moved_away_.find(name);
+  if (it == moved_away_.end()) return;
+  moved_away_.erase(it);
+  moved_order_.erase(std::find(moved_order_.begin(), moved_order_.end(), name));
+}
+
+absl::Status Database::NoSceneForWriter(absl::string_view name) const {
+  const std::string moved_to = MovedAway(name);
+  return moved_to.empty() ? NoScene(name) : MovedError(name, moved_to);
 }
 
 absl::StatusOr<ApplyAck> Database::ApplyAndWait(absl::string_view scene, const ClientTag& client,

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <string>
@@ -110,6 +111,10 @@ struct DatabaseOptions {
   std::function<void(const SnapshotEvent&)> on_snapshot;
 };
 
+/// How many scenes deleted after a move a database remembers the destination of
+/// (Database::MovedAway).
+inline constexpr size_t kMaxMovedScenes = 1024;
+
 /// An acknowledgement of an applied batch.
 struct ApplyAck {
   /// The scene version that holds the batch (see ApplyResult::version).
@@ -205,6 +210,21 @@ class Database {
   absl::Status ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace);
 
+  /// Marks scene `name` as moving to `destination` (ValidateMoveDestination), or clears the
+  /// mark when `destination` is empty: one log record (replayed by recovery, kept by snapshots),
+  /// appended under the scene's writer serialisation, so a batch in progress is applied first
+  /// and every later write is refused with FAILED_PRECONDITION naming the destination
+  /// (Scene::SetMovedTo). Queries and watches go on. `done` runs once the record is fsynced,
+  /// whatever the scene's durability. Errors: INVALID_ARGUMENT (`destination: ...`), NOT_FOUND,
+  /// a refused write (see Apply).
+  void SetSceneMoving(absl::string_view name, absl::string_view destination, DoneCallback done);
+  /// Blocking form of the above.
+  absl::Status SetSceneMoving(absl::string_view name, absl::string_view destination);
+  /// Where scene `name` went if it was deleted while marked as moving (one of the last
+  /// kMaxMovedScenes such deletions since Open, and no scene of that name was created since);
+  /// empty otherwise. Not durable: after a restart, writes to a scene moved away get NOT_FOUND.
+  std::string MovedAway(absl::string_view name) const;
+
   /// Applies `batch` to `scene` all-or-nothing and logs it. `done` receives the version once the
   /// scene's durability policy allows acknowledging (`none`: at once; `periodic`: once written
   /// to the OS; `always`: once fsynced), or the error. A batch whose (client id, sequence) was
@@ -278,6 +298,12 @@ class Database {
 
   Database(std::string dir, DatabaseOptions options, FileSystem* fs);
 
+  // A scene name is created again (CreateScene, ImportScene): it no longer points elsewhere.
+  void ForgetMovedAway(absl::string_view name);
+  // NOT_FOUND `scene: no scene "x"`, or FAILED_PRECONDITION naming where it went when it was
+  // deleted after a move (writers only).
+  absl::Status NoSceneForWriter(absl::string_view name) const;
+
   std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
   // `status` as a writer gets it: the log's own error, when that is what refused the write,
   // becomes the client-facing one (see Apply); anything else is returned as it is.
@@ -329,6 +355,10 @@ class Database {
   absl::Status maintenance_error_ ABSL_GUARDED_BY(state_mu_);
   std::vector<absl::AnyInvocable<void()>> deferred_acks_ ABSL_GUARDED_BY(state_mu_);
   bool acks_final_ ABSL_GUARDED_BY(state_mu_) = false;
+  // Scenes deleted while marked as moving: name -> destination, the oldest first in
+  // `moved_order_` (at most kMaxMovedScenes; see MovedAway).
+  absl::flat_hash_map<std::string, std::string> moved_away_ ABSL_GUARDED_BY(state_mu_);
+  std::deque<std::string> moved_order_ ABSL_GUARDED_BY(state_mu_);
 
   // Wakes the maintenance thread.
   Mutex wake_mu_;

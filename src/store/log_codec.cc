@@ -280,12 +280,14 @@ void FillSnapshot(absl::string_view scene, const SceneOptions& options, uint64_t
     out->set_version(mark.version);
   }
   EncodeBodies(state.bodies, snapshot->mutable_bodies());
+  if (!state.moved_to.empty()) snapshot->set_moved_to(state.moved_to);
 }
 
 // The version, tick, marks and bodies of `snapshot` (not its log position).
 absl::Status DecodeState(const pb::SceneSnapshot& snapshot, SceneState* state) {
   state->version = snapshot.version();
   state->tick = snapshot.tick();
+  state->moved_to = snapshot.moved_to();
   state->clients.reserve(snapshot.clients_size());
   for (const pb::ClientMark& mark : snapshot.clients()) {
     state->clients.push_back(ClientMark{
@@ -322,11 +324,19 @@ std::string EncodeDeleteSceneRecord(absl::string_view scene) {
   return record.SerializeAsString();
 }
 
+std::string EncodeMoveSceneRecord(absl::string_view scene, absl::string_view destination) {
+  pb::LogRecord record;
+  record.mutable_move_scene()->set_scene(std::string(scene));
+  record.mutable_move_scene()->set_destination(std::string(destination));
+  return record.SerializeAsString();
+}
+
 std::string EncodeImportSceneRecord(absl::string_view scene, const SceneOptions& options,
                                     const SceneState& state) {
   pb::LogRecord record;
   FillSnapshot(scene, options, 0, state, record.mutable_import_scene());
   record.mutable_import_scene()->clear_covered_sequence();
+  record.mutable_import_scene()->clear_moved_to();  // an imported scene is not moving
   return record.SerializeAsString();
 }
 
@@ -369,6 +379,11 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
       }
       break;
     }
+    case pb::LogRecord::kMoveScene:
+      out.type = DecodedRecord::Type::kMoveScene;
+      out.scene = record.move_scene().scene();
+      out.destination = record.move_scene().destination();
+      break;
     default:
       return absl::DataLossError("log record of unknown type");
   }

@@ -43,15 +43,21 @@ std::string EncodeDeleteSceneRecord(absl::string_view scene);
 std::string EncodeImportSceneRecord(absl::string_view scene, const SceneOptions& options,
                                     const SceneState& state);
 
+/// The serialized LogRecord of a scene's move mark: set to `destination`, or cleared when it is
+/// empty.
+std::string EncodeMoveSceneRecord(absl::string_view scene, absl::string_view destination);
+
 /// A decoded log record.
 struct DecodedRecord {
-  enum class Type { kCreateScene, kDeleteScene, kUpdate, kImportScene };
+  enum class Type { kCreateScene, kDeleteScene, kUpdate, kImportScene, kMoveScene };
   Type type = Type::kUpdate;
   std::string scene;
   /// kCreateScene, kImportScene.
   SceneOptions options;
   /// kImportScene: the scene's whole state (log_position 0).
   SceneState state;
+  /// kMoveScene: the destination (empty: the mark is cleared).
+  std::string destination;
   /// kUpdate.
   ClientTag client;
   uint64_t version = 0;

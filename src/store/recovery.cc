@@ -109,6 +109,21 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       ++report->records_replayed;
       return absl::OkStatus();
     }
+    case DecodedRecord::Type::kMoveScene: {
+      if (!exists || sequence <= it->second.snapshot_sequence) {
+        ++report->records_skipped;
+        return absl::OkStatus();
+      }
+      absl::Status status = it->second.scene->SetMovedTo(
+          record.destination, [sequence]() -> absl::StatusOr<uint64_t> { return sequence; });
+      if (!status.ok()) {
+        return absl::DataLossError(absl::StrCat("move mark of scene \"", record.scene,
+                                                "\": ", status.message()));
+      }
+      it->second.log_bytes += record_bytes;
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
     case DecodedRecord::Type::kUpdate: {
       if (!exists || sequence <= it->second.snapshot_sequence) {
         ++report->records_skipped;

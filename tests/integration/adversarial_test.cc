@@ -778,6 +778,7 @@ const std::map<std::string, std::string>& UnaryMethods() {
       {"SphereCast", "collide.v1.SphereCastRequest"},
       {"Overlap", "collide.v1.OverlapRequest"},
       {"GetServerStats", "collide.v1.GetServerStatsRequest"},
+      {"SetSceneMoving", "collide.v1.SetSceneMovingRequest"},
   };
   return methods;
 }

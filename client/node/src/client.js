@@ -79,7 +79,10 @@ export const DEFAULT_DEADLINE_MS = 30_000;
  * @property {Uint64} tick The scene's current tick.
  * @property {Uint64} oldest_tick The oldest tick queries may name with at_tick.
  */
-/** @typedef {{name: string, options: SceneOptions, stats: SceneStats}} SceneInfo */
+/**
+ * @typedef {{name: string, options: SceneOptions, stats: SceneStats, moved_to: string}} SceneInfo
+ *   `moved_to`: where the scene is moving (writes are refused naming it); empty when it is not.
+ */
 /**
  * @typedef {object} Body As collide.v1.Body: `shape` holds one of `sphere`, `box`, `capsule`.
  * @property {Uint64} id

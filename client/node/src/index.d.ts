@@ -53,6 +53,8 @@ export interface SceneInfo {
   name: string;
   options: SceneOptions;
   stats: SceneStats;
+  /** Where the scene is moving (writes are refused naming it); empty when it is not. */
+  moved_to: string;
 }
 
 export interface BodyInput {
@@ -133,6 +135,8 @@ export interface QueryResponse {
 export interface AnswerError {
   code: number;
   message: string;
+  /** Set when the batch was refused because its scene moved: the server it moved to. */
+  moved_to?: string;
 }
 
 export interface Query {

@@ -1,0 +1,38 @@
+#include "scene/move_destination.h"
+
+#include <string>
+
+#include "absl/strings/cord.h"
+#include "absl/strings/str_cat.h"
+
+namespace collide {
+
+absl::Status ValidateMoveDestination(absl::string_view destination) {
+  if (destination.empty() || destination.size() > kMaxMoveDestinationLength) {
+    return absl::InvalidArgumentError(absl::StrCat("destination: an address has 1 to ",
+                                                   kMaxMoveDestinationLength, " characters, got ",
+                                                   destination.size()));
+  }
+  for (size_t i = 0; i < destination.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(destination[i]);
+    if (c <= 0x20 || c >= 0x7F) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "destination: character ", i, " is a space, a control character or not ASCII"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status MovedError(absl::string_view scene, absl::string_view destination) {
+  absl::Status status = absl::FailedPreconditionError(
+      absl::StrCat("scene: scene \"", scene, "\" moved to ", destination));
+  status.SetPayload(kMovedToPayload, absl::Cord(destination));
+  return status;
+}
+
+std::string MovedToOf(const absl::Status& status) {
+  const auto payload = status.GetPayload(kMovedToPayload);
+  return payload.has_value() ? std::string(*payload) : std::string();
+}
+
+}  // namespace collide
