@@ -192,8 +192,10 @@ TEST_F(SceneMoveTest, ResentBatchesAreDeduplicatedAtTheDestinationAndNewOnesAppl
   EXPECT_EQ(IdsOf(*destination_, kScene), ExpectedIds(kBodies, kSent));
   auto resender = destination_->OpenUpdateStream(kScene, kWriterId);
   ASSERT_TRUE(IsOk(resender));
+  // (SendAsIs: the batches keep their own sequences, as a writer's resends do.)
   for (uint64_t k = kSent - kResent + 1; k <= kSent; ++k) {
-    auto ack = (*resender)->Apply(WriterBatch(k));
+    ASSERT_TRUE(IsOk((*resender)->SendAsIs(WriterBatch(k))));
+    auto ack = (*resender)->ReadAck();
     ASSERT_TRUE(IsOk(ack));
     EXPECT_FALSE(ack->has_error()) << "batch " << k << ": " << ack->error().message();
     EXPECT_TRUE(ack->duplicate()) << "batch " << k;
@@ -204,7 +206,8 @@ TEST_F(SceneMoveTest, ResentBatchesAreDeduplicatedAtTheDestinationAndNewOnesAppl
   EXPECT_EQ(after_resend->stats().version(), moved_version);
   // New batches apply once each.
   for (uint64_t k = kSent + 1; k <= kSent + 3; ++k) {
-    auto ack = (*resender)->Apply(WriterBatch(k));
+    ASSERT_TRUE(IsOk((*resender)->SendAsIs(WriterBatch(k))));
+    auto ack = (*resender)->ReadAck();
     ASSERT_TRUE(IsOk(ack));
     EXPECT_FALSE(ack->has_error()) << ack->error().message();
     EXPECT_FALSE(ack->duplicate());
@@ -473,7 +476,7 @@ TEST_F(SceneMoveCliTest, SceneMovePrintsItsTranscript) {
   CommandResult back = RunCommand({CliPath(), "--address=" + destination_address(), "--json",
                                    "scene", "move", kScene, "--to", source_server_->address()});
   ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
-  EXPECT_TRUE(absl::StrContains(back.out, "\"bodies\": 300")) << back.out;
+  EXPECT_TRUE(absl::StrContains(back.out, "\"bodies\":300")) << back.out;
   EXPECT_TRUE(absl::StrContains(back.out, "\"pause_ms\"")) << back.out;
   EXPECT_TRUE(IsOk(source_->GetScene(kScene)));
 
