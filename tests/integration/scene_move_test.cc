@@ -274,7 +274,7 @@ TEST_F(SceneMoveTest, WhileMovingWritesNameTheDestinationAndQueriesAnswer) {
   EXPECT_EQ(ack->version(), version + 1);
 }
 
-TEST_F(SceneMoveTest, TheMarkSurvivesASigkillAndASnapshot) {
+TEST_F(SceneMoveTest, TheMarkAndItsClearingSurviveASigkill) {
   CreateScene(10);
   ASSERT_TRUE(IsOk(source_->SetSceneMoving(kScene, "shard-2:50051")));
   // Killed right after the answer: the mark was on disk before it.
