@@ -10,7 +10,8 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # dependencies computed by dpkg-shlibdeps and their check; prometheus-cpp-dev: the server's
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
-# server of the browser viewer, --viewer_address).
+# server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
+# the scale-out test, as docker/haproxy.cfg).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
@@ -21,6 +22,7 @@ COLLIDE_PACKAGES=(
   python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
+  haproxy
 )
 
 collide_log() { echo "[collide] $*" >&2; }

@@ -1,17 +1,22 @@
 #!/usr/bin/python3
-"""Checks docker/compose.yaml and docker/envoy.yaml: both parse as YAML, and they agree.
+"""Checks docker/compose.yaml and docker/haproxy.cfg: the YAML parses, HAProxy accepts its
+configuration (`haproxy -c`), and the two agree.
 
-No Envoy or Docker Compose runs on the build machines, and no Envoy config validator comes
-from Debian or npm, so this checks what the sharding depends on instead: the route hashes the
-x-collide-scene header, the cluster is a RING_HASH over HTTP/2 whose endpoints are exactly
-the compose shards (fixed addresses, the server's port), streams have no route or idle
-timeout, each shard keeps its data in its own volume, the arena client talks to Envoy's
-listener, and the images are built from stages of docker/Dockerfile (the server's from the
-package-only runtime stage). Usage: check_configs.py <repository root>. Exit 0 when all hold; 1 with the list of
-problems otherwise.
+No Docker Compose runs on the build machines; HAProxy does (tests/integration/scale_out_test.cc
+runs this configuration in front of real servers, its addresses replaced). This checks what the
+sharding depends on: the frontend speaks HTTP/2 in clear text, the routing backend hashes the
+x-collide-scene header with consistent hashing over HTTP/2 servers with fixed ids, nothing moves a
+scene to another shard (no health check, track or hash-balance-factor in it, no redispatch), the
+stream timeouts suit a game session, its servers are exactly the compose shards (fixed addresses,
+the server's port), the health backend checks the same servers and routes nothing, each shard keeps
+its data in its own volume, the arena client talks to HAProxy's frontend, and the images are built
+from stages of docker/Dockerfile (the server's from the package-only runtime stage). Usage:
+check_configs.py <repository root>. Exit 0 when all hold; 1 with the list of problems otherwise.
 """
 
 import re
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -21,6 +26,11 @@ import yaml
 SCENE_HEADER = "x-collide-scene"
 SERVER_PORT = 50051
 DATA_DIR = "/var/lib/collide"
+ROUTING_BACKEND = "collide_shards"
+HEALTH_BACKEND = "shards_health"
+# The least inactivity timeout for streams that live a game session.
+MIN_STREAM_TIMEOUT_S = 3600
+HAPROXY_CFG_IN_IMAGE = "/usr/local/etc/haproxy/haproxy.cfg"
 
 
 def load(path: Path) -> Any:
@@ -29,59 +39,127 @@ def load(path: Path) -> Any:
         return yaml.safe_load(stream)
 
 
-def check_envoy(envoy: dict[str, Any], problems: list[str]) -> tuple[int, set[str]]:
-    """Checks the listener, route and cluster; returns the listener port and endpoint IPs."""
-    resources = envoy["static_resources"]
-    (listener,) = resources["listeners"]
-    port = listener["address"]["socket_address"]["port_value"]
-    (chain,) = listener["filter_chains"]
-    (hcm_filter,) = chain["filters"]
-    hcm = hcm_filter["typed_config"]
-    if not hcm["@type"].endswith("http_connection_manager.v3.HttpConnectionManager"):
-        problems.append(f"envoy: unexpected network filter {hcm['@type']}")
-    if hcm.get("stream_idle_timeout") != "0s":
-        problems.append("envoy: stream_idle_timeout must be 0s (long-lived streams)")
-    if hcm["http_filters"][-1]["name"] != "envoy.filters.http.router":
-        problems.append("envoy: the last HTTP filter must be the router")
-    clusters = {cluster["name"]: cluster for cluster in resources["clusters"]}
-    for host in hcm["route_config"]["virtual_hosts"]:
-        for route in host["routes"]:
-            action = route["route"]
-            if action["cluster"] not in clusters:
-                problems.append(f"envoy: route to unknown cluster {action['cluster']}")
-            if action.get("timeout") != "0s":
-                problems.append("envoy: a route's timeout must be 0s (streams)")
-            headers = [policy.get("header", {}).get("header_name")
-                       for policy in action.get("hash_policy", [])]
-            if headers != [SCENE_HEADER]:
-                problems.append(f"envoy: hash_policy must hash {SCENE_HEADER} alone, got {headers}")
+def parse_haproxy(text: str) -> dict[str, list[list[str]]]:
+    """The sections of an HAProxy configuration ("global", "defaults", "frontend NAME",
+    "backend NAME") and their lines, split into words, comments dropped."""
+    sections: dict[str, list[list[str]]] = {}
+    current = None
+    for raw in text.splitlines():
+        line = raw.split("#", 1)[0].strip()
+        if not line:
+            continue
+        words = line.split()
+        if not raw[0].isspace():
+            current = " ".join(words[:2])
+            sections[current] = []
+        elif current is None:
+            raise ValueError(f"haproxy.cfg: a setting outside any section: {line}")
+        else:
+            sections[current].append(words)
+    return sections
 
-    (cluster,) = clusters.values()
-    if cluster["lb_policy"] != "RING_HASH":
-        problems.append("envoy: the cluster's lb_policy must be RING_HASH")
-    if cluster["type"] != "STATIC":
-        problems.append("envoy: the cluster must be STATIC (the ring is keyed by address)")
-    options = cluster["typed_extension_protocol_options"][
-        "envoy.extensions.upstreams.http.v3.HttpProtocolOptions"]
-    if "http2_protocol_options" not in options.get("explicit_http_config", {}):
-        problems.append("envoy: the upstream protocol must be HTTP/2 (gRPC)")
-    threshold = cluster.get("common_lb_config", {}).get("healthy_panic_threshold", {})
-    if cluster.get("health_checks") and threshold.get("value") != 100.0:
-        problems.append("envoy: with health checks, healthy_panic_threshold must be 100 "
-                        "(a failed check must not move scenes)")
+
+def seconds(value: str) -> float:
+    """An HAProxy time ("24h", "30s", "500ms", "10m", a bare number of milliseconds)."""
+    match = re.fullmatch(r"(\d+)(us|ms|s|m|h|d)?", value)
+    if not match:
+        raise ValueError(f"haproxy.cfg: not a time: {value}")
+    scale = {"us": 1e-6, "ms": 1e-3, None: 1e-3, "s": 1, "m": 60, "h": 3600, "d": 86400}
+    return int(match.group(1)) * scale[match.group(2)]
+
+
+def servers_of(lines: list[list[str]]) -> list[list[str]]:
+    """The `server NAME ADDRESS options...` lines of a section."""
+    return [words for words in lines if words[0] == "server"]
+
+
+def option_value(words: list[str], name: str) -> str | None:
+    """The value after the keyword `name` on a server line, or None."""
+    return words[words.index(name) + 1] if name in words[:-1] else None
+
+
+def check_haproxy(cfg: dict[str, list[list[str]]], problems: list[str]) -> tuple[int, set[str]]:
+    """Checks the frontend, the routing and health backends and the timeouts; returns the gRPC
+    frontend's port and the routing backend's server IPs."""
+    defaults = cfg.get("defaults", [])
+    timeouts = {words[1]: words[2] for words in defaults if words[0] == "timeout"}
+    if [words for words in defaults if words[:2] == ["mode", "http"]] == []:
+        problems.append("haproxy: defaults must be mode http (gRPC is HTTP/2)")
+    for name in ("client", "server", "tunnel"):
+        if name not in timeouts or seconds(timeouts[name]) < MIN_STREAM_TIMEOUT_S:
+            problems.append(f"haproxy: timeout {name} must be at least {MIN_STREAM_TIMEOUT_S} s "
+                            f"(streams live a game session), got {timeouts.get(name)}")
+
+    frontends = {name: lines for name, lines in cfg.items() if name.startswith("frontend ")}
+    routing = [name for name, lines in frontends.items()
+               if ["default_backend", ROUTING_BACKEND] in lines]
+    if len(routing) != 1:
+        problems.append(f"haproxy: exactly one frontend must route to {ROUTING_BACKEND}")
+        return 0, set()
+    (binds,) = [[words for words in frontends[routing[0]] if words[0] == "bind"]]
+    port = 0
+    if len(binds) != 1 or binds[0][-2:] != ["proto", "h2"]:
+        problems.append("haproxy: the gRPC frontend needs one bind ... proto h2 (clear-text HTTP/2)")
+    else:
+        port = int(binds[0][1].rsplit(":", 1)[1])
+    for name, lines in cfg.items():
+        for words in lines:
+            if words[0] in ("use_backend", "default_backend") and words[1] == HEALTH_BACKEND:
+                problems.append(f"haproxy: {name} routes to {HEALTH_BACKEND}, which only reports")
+
+    backend = cfg.get(f"backend {ROUTING_BACKEND}", [])
+    if ["balance", f"hdr({SCENE_HEADER})"] not in backend:
+        problems.append(f"haproxy: {ROUTING_BACKEND} must balance hdr({SCENE_HEADER})")
+    if ["hash-type", "consistent"] not in backend:
+        problems.append(f"haproxy: {ROUTING_BACKEND} must use hash-type consistent")
+    if ["no", "option", "redispatch"] not in backend:
+        problems.append(f"haproxy: {ROUTING_BACKEND} needs `no option redispatch` (a down shard's "
+                        "calls must fail, not reach another shard)")
+    if (any(words[0] == "hash-balance-factor" for words in backend)
+            or ["option", "redispatch"] in backend):
+        problems.append(f"haproxy: {ROUTING_BACKEND} must not set hash-balance-factor or "
+                        "option redispatch (both move scenes' calls to other shards)")
     endpoints = set()
-    for group in cluster["load_assignment"]["endpoints"]:
-        for entry in group["lb_endpoints"]:
-            address = entry["endpoint"]["address"]["socket_address"]
-            if address["port_value"] != SERVER_PORT:
-                problems.append(f"envoy: endpoint {address['address']} is not on {SERVER_PORT}")
-            endpoints.add(address["address"])
+    ids = []
+    for words in servers_of(backend):
+        if "check" in words or "track" in words:
+            problems.append(f"haproxy: server {words[1]} of {ROUTING_BACKEND} must not be health "
+                            "checked (a server marked down leaves the ring: its scenes move)")
+        if option_value(words, "proto") != "h2":
+            problems.append(f"haproxy: server {words[1]} needs proto h2 (gRPC)")
+        if option_value(words, "id") is None:
+            problems.append(f"haproxy: server {words[1]} needs a fixed id (its place on the ring)")
+        ids.append(option_value(words, "id"))
+        address, server_port = words[2].rsplit(":", 1)
+        if int(server_port) != SERVER_PORT:
+            problems.append(f"haproxy: server {words[1]} is not on port {SERVER_PORT}")
+        endpoints.add(address)
+    if len(set(ids)) != len(ids):
+        problems.append(f"haproxy: the servers' ids must differ, got {ids}")
+    health = {words[2].rsplit(":", 1)[0] for words in servers_of(
+        cfg.get(f"backend {HEALTH_BACKEND}", [])) if "check" in words}
+    if health != endpoints:
+        problems.append(f"haproxy: {HEALTH_BACKEND} must check exactly the shards {sorted(endpoints)}"
+                        f", got {sorted(health)}")
     return port, endpoints
 
 
-def check_compose(compose: dict[str, Any], envoy_port: int, endpoints: set[str],
+def validate_with_haproxy(path: Path, problems: list[str]) -> None:
+    """Runs `haproxy -c -f path` (scripts/lib/setup.sh installs Debian's haproxy)."""
+    binary = shutil.which("haproxy") or (
+        "/usr/sbin/haproxy" if Path("/usr/sbin/haproxy").exists() else None)
+    if binary is None:
+        problems.append("haproxy not found: install Debian's haproxy (scripts/lib/setup.sh does)")
+        return
+    result = subprocess.run([binary, "-c", "-f", str(path)], capture_output=True, text=True,
+                            check=False)
+    if result.returncode != 0:
+        problems.append(f"haproxy -c rejects {path}: {result.stdout}{result.stderr}")
+
+
+def check_compose(compose: dict[str, Any], router_port: int, endpoints: set[str],
                   stages: set[str], problems: list[str]) -> None:
-    """Checks the shards, Envoy's service and the arena client against envoy.yaml, and the
+    """Checks the shards, HAProxy's service and the arena client against haproxy.cfg, and the
     images' build targets against the Dockerfile's stages."""
     services = compose["services"]
     shards = {name: service for name, service in services.items()
@@ -101,8 +179,8 @@ def check_compose(compose: dict[str, Any], envoy_port: int, endpoints: set[str],
         else:
             volumes.add(mounts[0].split(":")[0])
     if addresses != endpoints:
-        problems.append(f"compose shard addresses {sorted(addresses)} differ from envoy's "
-                        f"endpoints {sorted(endpoints)}")
+        problems.append(f"compose shard addresses {sorted(addresses)} differ from haproxy's "
+                        f"servers {sorted(endpoints)}")
     if len(volumes) != len(shards) or not volumes <= set(compose.get("volumes", {})):
         problems.append(f"compose: each shard needs its own declared volume, got {volumes}")
     builders = [name for name, service in services.items() if "build" in service]
@@ -121,16 +199,19 @@ def check_compose(compose: dict[str, Any], envoy_port: int, endpoints: set[str],
     if built.get(services["arena"].get("image")) != "arena":
         problems.append("compose: the arena's image must be built from the arena stage")
 
-    envoy = services["envoy"]
-    if "./envoy.yaml:/etc/envoy/envoy.yaml:ro" not in envoy.get("volumes", []):
-        problems.append("compose: envoy must mount ./envoy.yaml at /etc/envoy/envoy.yaml")
-    if not any(str(port).endswith(f":{envoy_port}") for port in envoy.get("ports", [])):
-        problems.append(f"compose: envoy must publish its listener port {envoy_port}")
+    router = services["haproxy"]
+    if router.get("image") != "haproxy:2.6":
+        problems.append("compose: haproxy must run haproxy:2.6 (Debian 12's version, which the "
+                        "scale-out test runs)")
+    if f"./haproxy.cfg:{HAPROXY_CFG_IN_IMAGE}:ro" not in router.get("volumes", []):
+        problems.append(f"compose: haproxy must mount ./haproxy.cfg at {HAPROXY_CFG_IN_IMAGE}")
+    if not any(str(port).endswith(f":{router_port}") for port in router.get("ports", [])):
+        problems.append(f"compose: haproxy must publish its frontend port {router_port}")
 
     arena = services["arena"]
     command = arena["command"]
-    if command[0] != "collide-arena" or f"--address=envoy:{envoy_port}" not in command:
-        problems.append(f"compose: the arena must run collide-arena against envoy:{envoy_port}")
+    if command[0] != "collide-arena" or f"--address=haproxy:{router_port}" not in command:
+        problems.append(f"compose: the arena must run collide-arena against haproxy:{router_port}")
     if not any(arg.startswith("--scene=") for arg in command):
         problems.append("compose: the arena needs --scene")
 
@@ -140,9 +221,11 @@ def main() -> int:
     root = Path(sys.argv[1])
     problems: list[str] = []
     try:
-        envoy = load(root / "docker" / "envoy.yaml")
+        cfg_path = root / "docker" / "haproxy.cfg"
+        validate_with_haproxy(cfg_path, problems)
         compose = load(root / "docker" / "compose.yaml")
-        port, endpoints = check_envoy(envoy, problems)
+        port, endpoints = check_haproxy(parse_haproxy(cfg_path.read_text(encoding="utf-8")),
+                                        problems)
         stages = set(re.findall(r"^FROM \S+ AS (\S+)$",
                                 (root / "docker" / "Dockerfile").read_text(encoding="utf-8"),
                                 re.MULTILINE))
@@ -153,7 +236,7 @@ def main() -> int:
         print(problem)
     if problems:
         return 1
-    print("docker/envoy.yaml and docker/compose.yaml parse and agree")
+    print("docker/haproxy.cfg and docker/compose.yaml are valid and agree")
     return 0
 
 
