@@ -241,28 +241,32 @@ absl::Status Client::ExportScene(std::string_view scene, ExportSink sink,
 
 absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::string_view scene,
                                                   bool replace, const CallOptions& call) {
-  std::unique_ptr<grpc::ClientContext> context = NewContext(scene, false, call);
+  // The first message is read before the call opens: without `scene`, the scene is named by the
+  // export's header, and the x-collide-scene header (a router's key) must carry that name.
+  v1::ImportSceneRequest request;
+  absl::StatusOr<bool> more = source(request.mutable_message());
+  if (!more.ok()) return more.status();
+  const std::string name = scene.empty() ? request.message().header().scene() : std::string(scene);
+  std::unique_ptr<grpc::ClientContext> context = NewContext(name, false, call);
   v1::ImportSceneResponse response;
   std::unique_ptr<grpc::ClientWriter<v1::ImportSceneRequest>> writer =
       stub_->ImportScene(context.get(), &response);
-  v1::ImportSceneRequest request;
   request.set_scene(std::string(scene));
   request.set_replace(replace);
   absl::Status source_status;
   bool first = true;
-  while (true) {
-    absl::StatusOr<bool> more = source(request.mutable_message());
-    if (!more.ok()) {
-      source_status = more.status();
-      break;
-    }
-    if (!*more) break;
+  while (*more) {
     // A write fails once the server ended the call; Finish says why.
     if (!writer->Write(request)) break;
     if (first) {
       request.clear_scene();
       request.clear_replace();
       first = false;
+    }
+    more = source(request.mutable_message());
+    if (!more.ok()) {
+      source_status = more.status();
+      break;
     }
   }
   if (!source_status.ok()) {

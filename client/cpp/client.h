@@ -131,7 +131,8 @@ class Client {
                            uint32_t max_bodies_per_chunk = 0, const CallOptions& call = {});
   /// Creates a scene from the messages of `source` (ImportScene; admin), all or nothing, named
   /// `scene` (empty: the name in the header); `replace` replaces a scene of that name. Returns
-  /// the imported scene once the server made it durable.
+  /// the imported scene once the server made it durable. The first message is read before the
+  /// call opens, so that the x-collide-scene header names the scene either way.
   absl::StatusOr<v1::SceneInfo> ImportScene(ImportSource source, std::string_view scene = {},
                                             bool replace = false, const CallOptions& call = {});
 
