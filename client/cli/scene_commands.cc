@@ -1,8 +1,13 @@
 // collide scene create | delete | list | get.
 
+#include <memory>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "client/cli/command.h"
 
 namespace collide::cli {
@@ -73,7 +78,61 @@ absl::Status DeleteScene(CommandContext& c) {
   return absl::OkStatus();
 }
 
+// The addresses of --shards: comma-separated, none empty, no address twice.
+absl::StatusOr<std::vector<std::string>> ParseShards(absl::string_view list) {
+  std::vector<std::string> shards = absl::StrSplit(list, ',');
+  std::set<std::string> seen;
+  for (const std::string& shard : shards) {
+    if (shard.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--shards: expected comma-separated HOST:PORT addresses, got \"", list, "\""));
+    }
+    if (!seen.insert(shard).second) {
+      return absl::InvalidArgumentError(absl::StrCat("--shards: \"", shard, "\" is named twice"));
+    }
+  }
+  return shards;
+}
+
+// `collide scene list --shards A,B,C`: ListScenes on each shard directly (the global options but
+// the address), each scene named with its shard. A shard that fails fails the command, named.
+absl::Status ListShardScenes(CommandContext& c) {
+  absl::StatusOr<std::vector<std::string>> shards = ParseShards(c.args.String("shards"));
+  if (!shards.ok()) c.args.Fail(shards.status());
+  if (!c.args.ok()) return c.args.status();
+  std::string text;
+  std::vector<std::string> json;
+  size_t total = 0;
+  for (const std::string& shard : *shards) {
+    client::ClientOptions options = c.client.options();
+    options.address = shard;
+    absl::StatusOr<std::unique_ptr<client::Client>> client = client::Client::Connect(options);
+    absl::StatusOr<std::vector<v1::SceneInfo>> scenes =
+        client.ok() ? (*client)->ListScenes()
+                    : absl::StatusOr<std::vector<v1::SceneInfo>>(client.status());
+    if (!scenes.ok()) {
+      return absl::Status(scenes.status().code(),
+                          absl::StrCat("shard ", shard, ": ", scenes.status().message()));
+    }
+    v1::ListScenesResponse response;
+    for (const v1::SceneInfo& scene : *scenes) {
+      *response.add_scenes() = scene;
+      absl::StrAppend(&text, shard, "  ", FormatSceneLine(scene), "\n");
+    }
+    total += scenes->size();
+    json.push_back(
+        absl::StrCat("{\"shard\":", JsonString(shard), ",\"scenes\":", ToJson(response), "}"));
+  }
+  if (c.out.json()) {
+    c.out.PrintText(absl::StrCat("{\"shards\":[", absl::StrJoin(json, ","), "]}"));
+  } else {
+    c.out.PrintText(total == 0 ? "no scenes" : text);
+  }
+  return absl::OkStatus();
+}
+
 absl::Status ListScenes(CommandContext& c) {
+  if (c.args.Has("shards")) return ListShardScenes(c);
   absl::StatusOr<std::vector<v1::SceneInfo>> scenes = c.client.ListScenes();
   if (!scenes.ok()) return scenes.status();
   v1::ListScenesResponse response;
@@ -117,6 +176,10 @@ std::vector<Command> SceneCommands() {
        .run = DeleteScene},
       {.name = "scene list",
        .summary = "Lists the scenes the token may see (ListScenes).",
+       .flags = {{"shards", "HOST:PORT,...",
+                  "ask each of these servers directly instead of --address; every scene line "
+                  "starts with its shard (JSON: {\"shards\":[{\"shard\":..., \"scenes\":"
+                  "{ListScenesResponse}}]})"}},
        .run = ListScenes},
       {.name = "scene get",
        .positional = "SCENE",

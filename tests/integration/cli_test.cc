@@ -302,6 +302,16 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
            {{"stats", "--max_scenes=-1"}, 2, "--max_scenes"},
            {{"stats", "--max_scenes=4294967296"}, 2, "--max_scenes"},
            {{"stats", "--max_scenes=many"}, 2, "--max_scenes"},
+           {{"scene", "list", "--shards="}, 2, "--shards"},
+           {{"scene", "list", "--shards=,"}, 2, "--shards: expected comma-separated"},
+           {{"scene", "list", "--shards"}, 2, "--shards"},
+           {{"scene", "list", "--shards=" + server_->address() + ",,"}, 2, "--shards: expected"},
+           {{"scene", "list", "--shards=" + server_->address() + "," + server_->address()},
+            2,
+            "is named twice"},
+           {{"scene", "list", "--shards=" + server_->address() + ",127.0.0.1:1"},
+            1,
+            "UNAVAILABLE: shard 127.0.0.1:1: "},
        }) {
     CommandResult result = Cli(bad.words);
     std::string line = absl::StrJoin(bad.words, " ");
@@ -313,6 +323,23 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
   // A body id of 2^64-1 is an id like any other.
   EXPECT_TRUE(
       absl::StrContains(Ok({"body", "get", "arena", "--id=" + max64}), "missing: " + max64));
+}
+
+// scene list --shards asks each server named (here one) and starts every line with it.
+TEST_F(CliTest, SceneListShardsNamesTheShardOfEveryScene) {
+  const std::string shards = "--shards=" + server_->address();
+  EXPECT_EQ(Ok({"scene", "list", shards}), "no scenes\n");
+  Ok({"scene", "create", "b"});
+  Ok({"scene", "create", "a"});
+  std::string text = Ok({"scene", "list", shards});
+  std::vector<std::string> lines = absl::StrSplit(text, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 2u) << text;
+  EXPECT_TRUE(absl::StartsWith(lines[0], server_->address() + "  a  version ")) << text;
+  EXPECT_TRUE(absl::StartsWith(lines[1], server_->address() + "  b  version ")) << text;
+  std::string json = Ok({"--json", "scene", "list", shards});
+  EXPECT_TRUE(absl::StartsWith(json, "{\"shards\":[{\"shard\":\"" + server_->address() +
+                                         "\",\"scenes\":{\"scenes\":[{\"name\":\"a\""))
+      << json;
 }
 
 TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
