@@ -122,6 +122,8 @@ class UnaryDriver {
     call->intended = intended;
     call->closed = closed;
     if (!token_.empty()) call->context.AddMetadata("authorization", "Bearer " + token_);
+    // As the clients do, so that a router in front of shards sends the call to the scene's.
+    call->context.AddMetadata("x-collide-scene", w_.scene);
     const uint64_t n = next_.fetch_add(1, std::memory_order_relaxed);
     const v1::Query& q = w_.queries[n % w_.queries.size()];
     auto done = [this, call](grpc::Status status) { Done(call, status); };
@@ -199,6 +201,10 @@ class StreamDriver final : public grpc::ClientBidiReactor<Request, Response> {
   void Start(const std::string& token,
              const std::function<void(grpc::ClientContext*, StreamDriver*)>& start) {
     if (!token.empty()) context_.AddMetadata("authorization", "Bearer " + token);
+    // Every batch of a workload names the same scene: the header a router routes by.
+    if (!batches_.empty() && !batches_.front().scene().empty()) {
+      context_.AddMetadata("x-collide-scene", batches_.front().scene());
+    }
     start(&context_, this);
     this->StartRead(&response_);
     this->StartCall();

@@ -10,8 +10,8 @@
 namespace collide {
 
 /// The gRPC metadata key a client sets, on every call that names a scene, to that scene's name,
-/// so that a router in front of several servers (Envoy's ring hash, docs/SCALING.md) can send
-/// every call of one scene to the same server. Streams are opened for one scene.
+/// so that a router in front of several servers (HAProxy's consistent hash, docs/SCALING.md) can
+/// send every call of one scene to the same server. Streams are opened for one scene.
 inline constexpr absl::string_view kSceneHeader = "x-collide-scene";
 
 /// The value of the call's x-collide-scene metadata; nullopt when the call has none (an old

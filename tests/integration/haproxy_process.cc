@@ -1,0 +1,185 @@
+#include "integration/haproxy_process.h"
+
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_replace.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
+
+namespace collide::integration {
+namespace {
+
+constexpr auto kStartTimeout = std::chrono::seconds(20);
+
+bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
+
+bool Accepts(int port) {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
+  close(fd);
+  return ok;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+}  // namespace
+
+std::string FindHaproxy() {
+  const char* path = std::getenv("PATH");
+  for (absl::string_view dir : absl::StrSplit(path == nullptr ? "" : path, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = absl::StrCat(dir, "/haproxy");
+    if (Executable(candidate)) return candidate;
+  }
+  // Debian installs it in /usr/sbin, which an ordinary user's PATH may lack.
+  return Executable("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : "";
+}
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text, int port,
+                                             int stats_port,
+                                             const std::vector<std::string>& shards) {
+  std::vector<std::string> out;
+  int grpc_binds = 0;
+  int stats_binds = 0;
+  int server_groups = 0;
+  for (absl::string_view line : absl::StrSplit(template_text, '\n')) {
+    absl::string_view body = absl::StripLeadingAsciiWhitespace(line);
+    const std::string indent(line.substr(0, line.size() - body.size()));
+    if (absl::StartsWith(body, "bind 0.0.0.0:8080 ")) {
+      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", port,
+                                 body.substr(std::string_view("bind 0.0.0.0:8080").size())));
+      ++grpc_binds;
+    } else if (body == "bind 0.0.0.0:8404") {
+      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", stats_port));
+      ++stats_binds;
+    } else if (absl::StartsWith(body, "server shard-1 ")) {
+      std::vector<std::string> words = absl::StrSplit(body, ' ', absl::SkipEmpty());
+      for (size_t i = 0; i < shards.size(); ++i) {
+        std::vector<std::string> mine = words;
+        mine[1] = absl::StrCat("shard-", i + 1);
+        mine[2] = shards[i];
+        for (size_t w = 3; w + 1 < mine.size(); ++w) {
+          if (mine[w] == "id") mine[w + 1] = absl::StrCat(i + 1);
+        }
+        out.push_back(absl::StrCat(indent, absl::StrJoin(mine, " ")));
+      }
+      ++server_groups;
+    } else if (absl::StartsWith(body, "server shard-")) {
+      continue;
+    } else {
+      out.push_back(std::string(line));
+    }
+  }
+  if (grpc_binds != 1 || stats_binds != 1 || server_groups != 2) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "haproxy.cfg: expected one `bind 0.0.0.0:8080 ...`, one `bind 0.0.0.0:8404` and a "
+        "`server shard-1 ...` line in two backends; found ",
+        grpc_binds, ", ", stats_binds, " and ", server_groups));
+  }
+  return absl::StrJoin(out, "\n");
+}
+
+absl::StatusOr<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(
+    const std::string& binary, const std::string& template_path,
+    const std::vector<std::string>& shards, int port) {
+  std::ifstream in(template_path);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", template_path));
+  std::stringstream text;
+  text << in.rdbuf();
+  if (port == 0) port = FreePort();
+  absl::StatusOr<std::string> config = HaproxyConfigFor(text.str(), port, FreePort(), shards);
+  if (!config.ok()) return config.status();
+  auto dir = std::make_unique<testing::TempDir>("haproxy");
+  const std::string config_path = dir->File("haproxy.cfg");
+  std::ofstream(config_path) << *config << "\n";
+  const std::string log_path = dir->File("haproxy.log");
+  std::unique_ptr<HaproxyProcess> process(new HaproxyProcess(port, std::move(dir)));
+
+  // -db: stay in the foreground, the log on stdout.
+  std::vector<std::string> words = {binary, "-db", "-f", config_path};
+  std::vector<char*> argv;
+  for (std::string& word : words) argv.push_back(word.data());
+  argv.push_back(nullptr);
+  process->pid_ = fork();
+  if (process->pid_ < 0) return absl::InternalError("fork failed");
+  if (process->pid_ == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+      close(log);
+    }
+    execv(argv[0], argv.data());
+    _exit(127);
+  }
+  const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    int status = 0;
+    if (waitpid(process->pid_, &status, WNOHANG) == process->pid_) {
+      process->pid_ = -1;
+      return absl::InternalError(
+          absl::StrCat("haproxy exited at start (status ", status, "): ", process->Logs()));
+    }
+    if (Accepts(port)) return process;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return absl::DeadlineExceededError(
+      absl::StrCat("haproxy does not accept connections on port ", port, ": ", process->Logs()));
+}
+
+HaproxyProcess::~HaproxyProcess() {
+  if (pid_ <= 0) return;
+  kill(pid_, SIGTERM);
+  for (int i = 0; i < 100; ++i) {
+    int status = 0;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  kill(pid_, SIGKILL);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+}
+
+std::string HaproxyProcess::address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+std::string HaproxyProcess::Logs() const { return ReadFile(dir_->File("haproxy.log")); }
+
+}  // namespace collide::integration
