@@ -7,6 +7,7 @@
 // x-collide-shard response header (haproxy.cfg), which tells where the router sends a scene.
 
 #include <csignal>
+#include <cstdio>
 #include <map>
 #include <memory>
 #include <set>
@@ -499,6 +500,132 @@ TEST(ScaleOut, AKilledShardsScenesAreUnavailableUntilItIsBackAndNoOtherShardNoti
       EXPECT_EQ(held[s].count(SceneName(i)), s == routed[i] ? 1u : 0u) << SceneName(i);
     }
   }
+}
+
+// A fourth shard joins: HAProxy restarted with four servers sends a part of the scenes to the
+// new one; each of those is moved there with `collide scene move` (from the shard that holds it
+// to the shard the router now names), the others stay. Afterwards every scene answers through
+// the router with exactly its state (version and bodies), lives on one shard only, and a
+// writer that resends through the router batches the old shard applied gets them back as
+// duplicates while its new batches apply once.
+TEST(ScaleOut, AFourthShardTakesTheScenesWhoseHashMovedByLiveMoves) {
+  REQUIRE_HAPROXY(haproxy);
+  auto cluster = ShardedCluster::Start(haproxy, kShards);
+  ASSERT_NE(cluster, nullptr);
+  constexpr uint64_t kWriterId = 77;
+  constexpr uint64_t kSent = 3;
+  // Batch k of the writer on scene i: one body more (id 100 + k).
+  auto writer_batch = [](int i, uint64_t k) {
+    v1::UpdateBatch batch;
+    batch.set_scene(SceneName(i));
+    batch.set_client_id(kWriterId);
+    batch.set_client_sequence(k);
+    *batch.add_ops() = client::MakeUpsertOp(
+        MakeBody(100 + k, MakeSphere(0.5f),
+                 MakePose(MakeVec3(static_cast<float>(k) * 3.0f, static_cast<float>(i), 20.0f))));
+    return batch;
+  };
+  Written written;
+  std::vector<int> before(kScenes);
+  for (int i = 0; i < kScenes; ++i) {
+    const std::string scene = SceneName(i);
+    ASSERT_TRUE(IsOk(cluster->router().CreateScene(scene)));
+    std::vector<v1::Body> bodies = BodiesFor(i);
+    ASSERT_TRUE(IsOk(cluster->router().UpsertBodies(scene, bodies)));
+    // The writer's batches through the router, each acknowledged.
+    auto writer = cluster->router().OpenUpdateStream(scene, kWriterId);
+    ASSERT_TRUE(IsOk(writer));
+    for (uint64_t k = 1; k <= kSent; ++k) {
+      v1::UpdateBatch batch = writer_batch(i, k);
+      auto ack = (*writer)->Apply(batch);
+      ASSERT_TRUE(IsOk(ack));
+      ASSERT_TRUE(IsOk(client::AckStatus(*ack)));
+      bodies.push_back(batch.ops(0).upsert());
+      written.version[scene] = ack->version();
+    }
+    ASSERT_TRUE(IsOk((*writer)->Finish()));
+    written.bodies[scene] = bodies;
+    before[i] = cluster->RoutedShard(scene);
+  }
+
+  ASSERT_TRUE(cluster->AddShard());
+  ASSERT_TRUE(cluster->StartRouter(0));
+  const int added = kShards;
+  std::vector<int> after(kScenes);
+  std::vector<int> moved;
+  for (int i = 0; i < kScenes; ++i) {
+    after[i] = cluster->RoutedShard(SceneName(i));
+    // Consistent hashing: a scene either stays or goes to the new shard.
+    EXPECT_TRUE(after[i] == before[i] || after[i] == added)
+        << SceneName(i) << ": shard " << before[i] << " -> " << after[i];
+    if (after[i] != before[i]) moved.push_back(i);
+  }
+  ASSERT_FALSE(moved.empty()) << "no scene hashes to the fourth shard";
+  EXPECT_LT(moved.size(), static_cast<size_t>(kScenes));
+  // Until moved, a scene the router sends to the new shard is not found there.
+  EXPECT_TRUE(HasError(cluster->router().GetScene(SceneName(moved[0])).status(),
+                       absl::StatusCode::kNotFound, "scene"));
+  for (int i : moved) {
+    CommandResult result = RunCommand(
+        {CliPath(), absl::StrCat("--address=", cluster->shard(before[i]).address()), "--timeout=60",
+         "scene", "move", SceneName(i), "--to", cluster->shard(after[i]).address()});
+    ASSERT_EQ(result.exit_code, 0) << SceneName(i) << ": " << result.err << result.out;
+    EXPECT_TRUE(absl::StrContains(result.out, absl::StrCat("moved scene ", SceneName(i))))
+        << result.out;
+    if (i == moved[0]) std::printf("%s", result.out.c_str());
+  }
+  std::printf("fourth shard: %zu of %d scenes moved to it\n", moved.size(), kScenes);
+
+  // Every scene answers through the router with exactly what was acknowledged.
+  for (int i = 0; i < kScenes; ++i) {
+    const std::string scene = SceneName(i);
+    auto info = cluster->router().GetScene(scene);
+    ASSERT_TRUE(IsOk(info)) << scene;
+    EXPECT_EQ(info->stats().version(), written.version[scene]) << scene;
+    auto bodies = cluster->router().GetBodies(scene);
+    ASSERT_TRUE(IsOk(bodies)) << scene;
+    EXPECT_TRUE(SameBodies(BodiesOf(*bodies), written.bodies[scene])) << scene;
+  }
+  std::vector<std::set<std::string>> held = cluster->ScenesByShard();
+  for (int i = 0; i < kScenes; ++i) {
+    for (int s = 0; s < cluster->shard_count(); ++s) {
+      EXPECT_EQ(held[s].count(SceneName(i)), s == after[i] ? 1u : 0u) << SceneName(i);
+    }
+  }
+
+  // The writer of a moved scene reconnects through the router and resends its batches (as a
+  // writer that lost their acknowledgements would): duplicates at the new shard; then a new
+  // batch applies once.
+  const int i = moved[0];
+  const std::string scene = SceneName(i);
+  auto writer = cluster->router().OpenUpdateStream(scene, kWriterId);
+  ASSERT_TRUE(IsOk(writer));
+  for (uint64_t k = 1; k <= kSent; ++k) {
+    ASSERT_TRUE(IsOk((*writer)->SendAsIs(writer_batch(i, k))));
+    auto ack = (*writer)->ReadAck();
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_FALSE(ack->has_error()) << ack->error().message();
+    EXPECT_TRUE(ack->duplicate()) << "batch " << k;
+  }
+  v1::UpdateBatch next = writer_batch(i, kSent + 1);
+  ASSERT_TRUE(IsOk((*writer)->SendAsIs(next)));
+  auto ack = (*writer)->ReadAck();
+  ASSERT_TRUE(IsOk(ack));
+  ASSERT_TRUE(IsOk(client::AckStatus(*ack)));
+  EXPECT_FALSE(ack->duplicate());
+  EXPECT_EQ(ack->version(), written.version[scene] + 1);
+  ASSERT_TRUE(IsOk((*writer)->Finish()));
+  written.bodies[scene].push_back(next.ops(0).upsert());
+  auto bodies = cluster->router().GetBodies(scene);
+  ASSERT_TRUE(IsOk(bodies));
+  EXPECT_TRUE(SameBodies(BodiesOf(*bodies), written.bodies[scene]));
+  // The old shard no longer takes its writes: it names where the scene went.
+  auto stale = cluster->shard(before[i]).NewClient()->UpsertBodies(
+      scene, std::vector<v1::Body>{MakeBody(999, MakeSphere(1), MakePose(MakeVec3(0, 0, 0)))});
+  EXPECT_TRUE(HasError(
+      stale.status(), absl::StatusCode::kFailedPrecondition,
+      absl::StrCat("scene: scene \"", scene, "\" moved to ", cluster->shard(after[i]).address())))
+      << stale.status();
 }
 
 }  // namespace
