@@ -22,6 +22,7 @@
 #include "absl/strings/str_replace.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "integration/test_util.h"
 
 namespace collide::integration {
 namespace {
@@ -58,18 +59,6 @@ std::string FindHaproxy() {
   }
   // Debian installs it in /usr/sbin, which an ordinary user's PATH may lack.
   return Executable("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : "";
-}
-
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
 }
 
 absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text, int port,

@@ -17,9 +17,6 @@ namespace collide::integration {
 /// installs); empty when there is none.
 std::string FindHaproxy();
 
-/// A port no one listens on now (the kernel's pick for port 0 on 127.0.0.1).
-int FreePort();
-
 /// docker/haproxy.cfg (`template_text`) made to run here: its gRPC frontend bound to
 /// 127.0.0.1:`port`, the stats frontend to 127.0.0.1:`stats_port`, and the `server shard-1` line
 /// of each backend repeated once per address of `shards` as `shard-<i>` (1-based) with that

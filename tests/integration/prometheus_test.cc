@@ -33,19 +33,6 @@ namespace {
 constexpr auto kReadyTimeout = std::chrono::seconds(60);
 constexpr auto kScrapeTimeout = std::chrono::seconds(60);
 
-// A port no one listens on now (the kernel's pick for port 0).
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
-
 std::string UrlEncode(absl::string_view text) {
   std::string out;
   for (char c : text) {

@@ -42,28 +42,6 @@ std::unique_ptr<ServerProcess> StartServer(std::vector<std::string> flags, bool 
   return server.ok() ? *std::move(server) : nullptr;
 }
 
-v1::GetServerStatsResponse Stats(client::Client& client) {
-  auto stub = v1::Collide::NewStub(client.channel());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(10));
-  v1::GetServerStatsResponse stats;
-  grpc::Status status = stub->GetServerStats(&context, v1::GetServerStatsRequest(), &stats);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return stats;
-}
-
-// Polls until `done(stats)` holds (up to 30 s); returns the last stats.
-template <typename F>
-v1::GetServerStatsResponse WaitForStats(client::Client& client, F done) {
-  v1::GetServerStatsResponse stats = Stats(client);
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (!done(stats) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(20));
-    stats = Stats(client);
-  }
-  return stats;
-}
-
 // A channel with its own HTTP/2 connection whose flow-control windows stay at 64 KiB (no BDP
 // probing to grow them), so that a client that stops reading stops the server's writes soon.
 std::shared_ptr<grpc::Channel> NewSmallWindowConnection(const std::string& address, int id) {
@@ -161,13 +139,13 @@ TEST(SceneTransferLimits, ImportsPastMaxConcurrentImportsAreRefusedUntilOneEnds)
     ASSERT_TRUE(open.back()->writer->Write(header));
   }
   v1::GetServerStatsResponse stats =
-      WaitForStats(*client, [](const auto& s) { return s.import_streams() == 2; });
+      WaitForServerStats(*client, [](const auto& s) { return s.import_streams() == 2; });
   ASSERT_EQ(stats.import_streams(), 2u);
   // The third is refused at once, before it takes any memory.
   absl::StatusOr<v1::SceneInfo> third = Import(*client, *messages, "third");
   EXPECT_TRUE(IsRefused(third.status(), "--max_concurrent_imports")) << third.status();
   EXPECT_TRUE(HasError(client->GetScene("third").status(), absl::StatusCode::kNotFound, "scene"));
-  stats = Stats(*client);
+  stats = ServerStats(*client);
   EXPECT_EQ(stats.import_streams(), 2u);
   EXPECT_GE(stats.streams_refused(), 1u);
   // Exports are not imports: one runs meanwhile.
@@ -184,7 +162,7 @@ TEST(SceneTransferLimits, ImportsPastMaxConcurrentImportsAreRefusedUntilOneEnds)
   // its slot is free again.
   grpc::Status ended = open[0]->Finish();
   EXPECT_EQ(ended.error_code(), grpc::StatusCode::DATA_LOSS) << ended.error_message();
-  stats = WaitForStats(*client, [](const auto& s) { return s.import_streams() == 1; });
+  stats = WaitForServerStats(*client, [](const auto& s) { return s.import_streams() == 1; });
   ASSERT_EQ(stats.import_streams(), 1u);
   auto fourth = Import(*client, *messages, "fourth");
   ASSERT_TRUE(IsOk(fourth));
@@ -198,7 +176,7 @@ TEST(SceneTransferLimits, ImportsPastMaxConcurrentImportsAreRefusedUntilOneEnds)
   EXPECT_TRUE(open[1]->Finish().ok());
   EXPECT_TRUE(IsOk(client->GetScene("held1")));
   EXPECT_TRUE(HasError(client->GetScene("held0").status(), absl::StatusCode::kNotFound, "scene"));
-  stats = WaitForStats(*client, [](const auto& s) { return s.import_streams() == 0; });
+  stats = WaitForServerStats(*client, [](const auto& s) { return s.import_streams() == 0; });
   EXPECT_EQ(stats.import_streams(), 0u);
   EXPECT_EQ(stats.export_streams(), 0u);
 }
@@ -253,9 +231,9 @@ TEST(SceneTransferLimits, ExportsAndImportsCountTowardMaxStreams) {
   ASSERT_TRUE(IsOk(messages));
   std::vector<std::unique_ptr<OpenImport>> open;
   for (int i = 0; i < 2; ++i) open.push_back(std::make_unique<OpenImport>(client->channel()));
-  ASSERT_EQ(
-      WaitForStats(*client, [](const auto& s) { return s.import_streams() == 2; }).import_streams(),
-      2u);
+  ASSERT_EQ(WaitForServerStats(*client, [](const auto& s) { return s.import_streams() == 2; })
+                .import_streams(),
+            2u);
   // Both kinds are refused while the two streams are open.
   EXPECT_TRUE(IsRefused(Export(*client, "src").status(), "--max_streams"));
   EXPECT_TRUE(IsRefused(Import(*client, *messages, "copy").status(), "--max_streams"));
@@ -268,9 +246,9 @@ TEST(SceneTransferLimits, ExportsAndImportsCountTowardMaxStreams) {
   for (auto& import : open) {
     EXPECT_EQ(import->Finish().error_code(), grpc::StatusCode::DATA_LOSS);
   }
-  ASSERT_EQ(
-      WaitForStats(*client, [](const auto& s) { return s.import_streams() == 0; }).import_streams(),
-      0u);
+  ASSERT_EQ(WaitForServerStats(*client, [](const auto& s) { return s.import_streams() == 0; })
+                .import_streams(),
+            0u);
   EXPECT_TRUE(IsOk(Import(*client, *messages, "copy")));
   EXPECT_TRUE(IsOk(Export(*client, "copy")));
 }
@@ -291,7 +269,7 @@ TEST(SceneTransferLimits, AnExportWhoseClientStopsReadingIsCut) {
   ASSERT_TRUE(stalled->Read(&message));
   ASSERT_TRUE(message.has_header());
   // The client reads nothing more: the watchdog ends the export.
-  v1::GetServerStatsResponse stats = WaitForStats(
+  v1::GetServerStatsResponse stats = WaitForServerStats(
       *client, [](const auto& s) { return s.streams_stalled() == 1 && s.export_streams() == 0; });
   EXPECT_EQ(stats.streams_stalled(), 1u);
   EXPECT_EQ(stats.export_streams(), 0u);
@@ -326,7 +304,7 @@ TEST(SceneTransferLimits, AnImportWhoseClientStopsSendingIsCutAndLeavesNothing) 
     if (i == 0) request.set_scene("copy");
     ASSERT_TRUE(stalled.writer->Write(request));
   }
-  v1::GetServerStatsResponse stats = WaitForStats(
+  v1::GetServerStatsResponse stats = WaitForServerStats(
       *client, [](const auto& s) { return s.streams_stalled() == 1 && s.import_streams() == 0; });
   EXPECT_EQ(stats.streams_stalled(), 1u);
   EXPECT_EQ(stats.import_streams(), 0u);

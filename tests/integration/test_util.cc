@@ -1,6 +1,8 @@
 #include "integration/test_util.h"
 
 #include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -10,7 +12,9 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "collide/v1/collide.grpc.pb.h"
 #include "google/protobuf/util/message_differencer.h"
+#include "grpcpp/grpcpp.h"
 
 #ifndef COLLIDE_CLI_PATH
 #error "COLLIDE_CLI_PATH must name the collide binary"
@@ -141,5 +145,27 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 }
 
 const char* CliPath() { return COLLIDE_CLI_PATH; }
+
+int FreePort() {
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
+  socklen_t length = sizeof(address);
+  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
+  close(fd);
+  return ntohs(address.sin_port);
+}
+
+v1::GetServerStatsResponse ServerStats(client::Client& client) {
+  auto stub = v1::Collide::NewStub(client.channel());
+  grpc::ClientContext context;
+  context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(10));
+  v1::GetServerStatsResponse stats;
+  grpc::Status status = stub->GetServerStats(&context, v1::GetServerStatsRequest(), &stats);
+  EXPECT_TRUE(status.ok()) << status.error_message();
+  return stats;
+}
 
 }  // namespace collide::integration

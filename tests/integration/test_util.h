@@ -1,11 +1,14 @@
 #pragma once
 
+#include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "client/cpp/client.h"
 #include "collide/v1/collide.pb.h"
 #include "gtest/gtest.h"
 #include "support/server_process.h"
@@ -58,5 +61,23 @@ struct CommandResult {
 /// (`NAME=value` each), and collects its output.
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env = {});
+
+/// A port no one listens on now (the kernel's pick for port 0 on 127.0.0.1).
+int FreePort();
+
+/// GetServerStats of the server `client` talks to (a test failure when the call fails).
+v1::GetServerStatsResponse ServerStats(client::Client& client);
+
+/// Polls ServerStats until `done(stats)` holds (up to 30 s); returns the last stats.
+template <typename F>
+v1::GetServerStatsResponse WaitForServerStats(client::Client& client, F done) {
+  v1::GetServerStatsResponse stats = ServerStats(client);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!done(stats) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    stats = ServerStats(client);
+  }
+  return stats;
+}
 
 }  // namespace collide::integration

@@ -65,28 +65,6 @@ std::unique_ptr<ServerProcess> StartServer(std::vector<std::string> flags) {
   return server.ok() ? *std::move(server) : nullptr;
 }
 
-v1::GetServerStatsResponse Stats(client::Client& client) {
-  auto stub = v1::Collide::NewStub(client.channel());
-  grpc::ClientContext context;
-  context.set_deadline(std::chrono::system_clock::now() + seconds(10));
-  v1::GetServerStatsResponse stats;
-  grpc::Status status = stub->GetServerStats(&context, v1::GetServerStatsRequest(), &stats);
-  EXPECT_TRUE(status.ok()) << status.error_message();
-  return stats;
-}
-
-// Polls until `done(stats)` holds (up to 30 s); returns the last stats.
-template <typename F>
-v1::GetServerStatsResponse WaitForStats(client::Client& client, F done) {
-  v1::GetServerStatsResponse stats = Stats(client);
-  const auto deadline = std::chrono::steady_clock::now() + seconds(30);
-  while (!done(stats) && std::chrono::steady_clock::now() < deadline) {
-    std::this_thread::sleep_for(milliseconds(20));
-    stats = Stats(client);
-  }
-  return stats;
-}
-
 v1::Fence MakeFence(uint64_t id, const v1::Shape& shape, const v1::Pose& pose) {
   v1::Fence fence;
   fence.set_id(id);
@@ -211,7 +189,7 @@ TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
     ASSERT_TRUE(first->has_snapshot());
     watches.push_back(*std::move(watch));
   }
-  v1::GetServerStatsResponse stats = Stats(*client);
+  v1::GetServerStatsResponse stats = ServerStats(*client);
   EXPECT_EQ(stats.watch_streams(), 100u);
   EXPECT_EQ(stats.watch_fences(), 100u * request.fences_size());
   EXPECT_EQ(stats.streams_refused(), 0u);
@@ -223,7 +201,7 @@ TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
   ASSERT_TRUE(IsOk(writer));
   EXPECT_TRUE(HasError((*writer)->Apply(Sweep(10, 10)).status(),
                        absl::StatusCode::kResourceExhausted, "streams: "));
-  stats = Stats(*client);
+  stats = ServerStats(*client);
   EXPECT_EQ(stats.streams_refused(), 2u);
   EXPECT_EQ(stats.watch_streams(), 100u);
 
@@ -231,12 +209,12 @@ TEST(WatchLimits, MaxStreamsCountsWatchStreamsAndRefusesTheOneBeyondIt) {
   watches.back()->Cancel();
   EXPECT_EQ(watches.back()->Finish().code(), absl::StatusCode::kCancelled);
   watches.pop_back();
-  stats = WaitForStats(*client, [](const auto& s) { return s.watch_streams() == 99; });
+  stats = WaitForServerStats(*client, [](const auto& s) { return s.watch_streams() == 99; });
   EXPECT_EQ(stats.watch_streams(), 99u);
   auto again = client->Watch(request);
   ASSERT_TRUE(IsOk(again));
   EXPECT_TRUE(IsOk((*again)->Read()));
-  EXPECT_EQ(Stats(*client).watch_streams(), 100u);
+  EXPECT_EQ(ServerStats(*client).watch_streams(), 100u);
 }
 
 // A cancel that reaches the server while a watch's last message is being written (or written but
@@ -274,7 +252,7 @@ TEST(WatchLimits, ACancelDuringTheLastUpdateStillEndsTheWatch) {
     }
     watches.clear();
   }
-  const v1::GetServerStatsResponse stats = WaitForStats(
+  const v1::GetServerStatsResponse stats = WaitForServerStats(
       *client, [](const auto& s) { return s.watch_streams() == 0 && s.watch_fences() == 0; });
   EXPECT_EQ(stats.watch_streams(), 0u);
   EXPECT_EQ(stats.watch_fences(), 0u);
@@ -300,7 +278,7 @@ TEST(WatchLimits, MaxWatchStreamsLeavesTheOtherStreamsToWriters) {
   auto ack = (*writer)->Apply(Sweep(10, 10));
   ASSERT_TRUE(IsOk(ack));
   EXPECT_FALSE(ack->has_error());
-  const v1::GetServerStatsResponse stats = Stats(*client);
+  const v1::GetServerStatsResponse stats = ServerStats(*client);
   EXPECT_EQ(stats.watch_streams(), 3u);
   EXPECT_EQ(stats.update_streams(), 1u);
   EXPECT_EQ(stats.streams_refused(), 1u);
@@ -335,7 +313,7 @@ TEST(WatchLimits, MaxWatchFencesRefusesTheWatchThatWouldPassIt) {
   auto four = client->Watch(request_of(2, 2));
   ASSERT_TRUE(IsOk(four));
   ASSERT_TRUE(IsOk((*four)->Read()));
-  EXPECT_EQ(Stats(*client).watch_fences(), 10u);
+  EXPECT_EQ(ServerStats(*client).watch_fences(), 10u);
   // A watch with nothing to watch takes nothing.
   auto empty = client->Watch(request_of(0, 0));
   ASSERT_TRUE(IsOk(empty));
@@ -344,7 +322,7 @@ TEST(WatchLimits, MaxWatchFencesRefusesTheWatchThatWouldPassIt) {
   (*six)->Cancel();
   EXPECT_EQ((*six)->Finish().code(), absl::StatusCode::kCancelled);
   const v1::GetServerStatsResponse stats =
-      WaitForStats(*client, [](const auto& s) { return s.watch_fences() == 4; });
+      WaitForServerStats(*client, [](const auto& s) { return s.watch_fences() == 4; });
   EXPECT_EQ(stats.watch_fences(), 4u);
   auto five = client->Watch(request_of(5, 0));
   ASSERT_TRUE(IsOk(five));
@@ -365,7 +343,7 @@ TEST(WatchLimits, MaxWatchContentsEndsTheWatchWhoseStateWouldPassIt) {
   auto snapshot = (*first)->Read();
   ASSERT_TRUE(IsOk(snapshot));
   EXPECT_EQ(snapshot->snapshot().fences(0).body_ids_size(), 50);
-  EXPECT_EQ(Stats(*client).watch_contents(), 50u);
+  EXPECT_EQ(ServerStats(*client).watch_contents(), 50u);
 
   // Two such fences hold 100 more: the watch ends at its start.
   v1::WatchRequest two = one;
@@ -373,7 +351,7 @@ TEST(WatchLimits, MaxWatchContentsEndsTheWatchWhoseStateWouldPassIt) {
   const absl::Status ended = FirstReadStatus(*client, two);
   EXPECT_TRUE(HasError(ended, absl::StatusCode::kResourceExhausted, "fences: ")) << ended;
   EXPECT_TRUE(absl::StrContains(ended.message(), "--max_watch_contents")) << ended;
-  v1::GetServerStatsResponse stats = Stats(*client);
+  v1::GetServerStatsResponse stats = ServerStats(*client);
   EXPECT_EQ(stats.watch_exhausted(), 1u);
   EXPECT_EQ(stats.watch_contents(), 50u);
 
@@ -387,7 +365,7 @@ TEST(WatchLimits, MaxWatchContentsEndsTheWatchWhoseStateWouldPassIt) {
   ASSERT_TRUE(update->has_update());
   EXPECT_EQ(update->update().version(), ack->version());
   EXPECT_EQ(update->update().events_size(), 10);
-  EXPECT_EQ(Stats(*client).watch_contents(), 40u);
+  EXPECT_EQ(ServerStats(*client).watch_contents(), 40u);
   EXPECT_TRUE(IsOk((*writer)->Finish()));
 }
 
@@ -429,7 +407,7 @@ TEST(WatchLimits, AClientThatStopsReadingBlocksNoWriterAndIsEndedByTheStallWatch
     last = ack->version();
     // The reading watcher keeps up.
     ASSERT_TRUE(replica.ReadUpTo(**reading, last));
-    if (b % 5 == 0) most_queued = std::max(most_queued, Stats(*client).watch_queued_bytes());
+    if (b % 5 == 0) most_queued = std::max(most_queued, ServerStats(*client).watch_queued_bytes());
   }
   auto room = (*writer)->Apply(Sweep(kBodies, 40.0f));
   ASSERT_TRUE(IsOk(room));
@@ -441,7 +419,7 @@ TEST(WatchLimits, AClientThatStopsReadingBlocksNoWriterAndIsEndedByTheStallWatch
   EXPECT_LE(most_queued, 128u << 20);
 
   // The watchdog ends the stalled stream; the reading one stays.
-  v1::GetServerStatsResponse stats = WaitForStats(
+  v1::GetServerStatsResponse stats = WaitForServerStats(
       *client, [](const auto& s) { return s.streams_stalled() == 1 && s.watch_streams() == 1; });
   EXPECT_EQ(stats.streams_stalled(), 1u);
   EXPECT_EQ(stats.watch_streams(), 1u);
@@ -486,7 +464,7 @@ TEST(WatchLimits, ABacklogWithNoRoomResyncsEveryWatcherWhileTheWriterGoesOn) {
     EXPECT_GT(replicas[i].resyncs, 0) << i;
     EXPECT_EQ(replicas[i].inside, truth) << i;
   }
-  const v1::GetServerStatsResponse stats = Stats(*client);
+  const v1::GetServerStatsResponse stats = ServerStats(*client);
   EXPECT_GE(stats.watch_resyncs(), 10u);
   EXPECT_EQ(stats.watch_backlog_bytes(), 0u);
 }
@@ -538,7 +516,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
         MakeFence(9, MakeBox(half, 1, 1), MakePose(MakeVec3(from + half, 0, 0)));
     return request;
   };
-  const uint64_t opened_before = Stats(*client).streams_opened();
+  const uint64_t opened_before = ServerStats(*client).streams_opened();
   std::vector<std::unique_ptr<client::WatchStream>> watches;
   int started = 0, ended = 0;
   for (uint64_t w = 0; w < kStreams; ++w) {
@@ -568,7 +546,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
   // fence that holds no body, now or after the writer's batches, take those slots, so that the
   // server holds exactly --max_watch_streams Watch streams while the extras come: no watch
   // ends meanwhile (nothing is written until the writer starts).
-  v1::GetServerStatsResponse storm = WaitForStats(
+  v1::GetServerStatsResponse storm = WaitForServerStats(
       *client, [&](const auto& s) { return s.watch_streams() == static_cast<uint32_t>(started); });
   EXPECT_EQ(storm.streams_opened() - opened_before, kStreams);
   ASSERT_EQ(storm.watch_streams(), static_cast<uint32_t>(started));
@@ -582,7 +560,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
     ASSERT_TRUE(IsOk((*filler)->Read())) << w;
     fillers.push_back(*std::move(filler));
   }
-  storm = Stats(*client);
+  storm = ServerStats(*client);
   ASSERT_EQ(storm.watch_streams(), kStreams);
   const uint64_t refused_before = storm.streams_refused();
   // 200 more than --max_watch_streams allows.
@@ -595,7 +573,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
     refused += streams_refused;
   }
   EXPECT_EQ(refused, 200);
-  storm = Stats(*client);
+  storm = ServerStats(*client);
   EXPECT_EQ(storm.watch_streams(), kStreams);
   EXPECT_EQ(storm.streams_refused() - refused_before, 200u);
 
@@ -619,7 +597,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
     ASSERT_FALSE(ack->has_error()) << ack->error().message();
     last = ack->version();
     most_rss = std::max(most_rss, server->RssBytes());
-    const v1::GetServerStatsResponse stats = Stats(*client);
+    const v1::GetServerStatsResponse stats = ServerStats(*client);
     EXPECT_LE(stats.watch_streams(), kStreams);
     EXPECT_LE(stats.watch_fences(), kMaxFences);
     EXPECT_LE(stats.watch_contents(), kMaxContents);
@@ -646,7 +624,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
   }
   EXPECT_GT(reached, 500);
   most_rss = std::max(most_rss, server->RssBytes());
-  const v1::GetServerStatsResponse during = Stats(*client);
+  const v1::GetServerStatsResponse during = ServerStats(*client);
   // The server serves meanwhile.
   EXPECT_TRUE(IsOk(client->GetScene("arena")));
   v1::RaycastRequest ray;
@@ -660,7 +638,7 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
   for (auto& watch : fillers) (void)watch->Finish();
   watches.clear();
   fillers.clear();
-  const v1::GetServerStatsResponse after_stats = WaitForStats(*client, [](const auto& s) {
+  const v1::GetServerStatsResponse after_stats = WaitForServerStats(*client, [](const auto& s) {
     return s.watch_streams() == 0 && s.watch_fences() == 0 && s.watch_contents() == 0 &&
            s.watch_queued_bytes() == 0;
   });
@@ -817,8 +795,8 @@ TEST(WatchLimits, EveryWatchFlagAtItsExtremes) {
       request.set_scene("arena");
       *request.add_fences() = MakeFence(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 0)));
       // The scenario's watch has ended; wait until the server has given back what it held.
-      WaitForStats(*client,
-                   [](const auto& s) { return s.watch_streams() == 0 && s.watch_fences() == 0; });
+      WaitForServerStats(
+          *client, [](const auto& s) { return s.watch_streams() == 0 && s.watch_fences() == 0; });
       auto open = client->Watch(request);
       ASSERT_TRUE(IsOk(open));
       ASSERT_TRUE(IsOk((*open)->Read())) << c.flag;
@@ -969,7 +947,7 @@ TEST(WatchLimits, WatchRequestNumericFieldsAtTheirExtremes) {
   EXPECT_TRUE(HasError(FirstReadStatus(*client, duplicate), absl::StatusCode::kInvalidArgument,
                        "fences[1].id: "));
   // Nothing leaked: every watch above has ended or is ending.
-  const v1::GetServerStatsResponse stats = WaitForStats(
+  const v1::GetServerStatsResponse stats = WaitForServerStats(
       *client, [](const auto& s) { return s.watch_streams() == 0 && s.watch_fences() == 0; });
   EXPECT_EQ(stats.watch_streams(), 0u);
   EXPECT_EQ(stats.watch_fences(), 0u);
