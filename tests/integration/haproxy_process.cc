@@ -122,23 +122,8 @@ absl::StatusOr<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(
   std::unique_ptr<HaproxyProcess> process(new HaproxyProcess(port, std::move(dir)));
 
   // -db: stay in the foreground, the log on stdout.
-  std::vector<std::string> words = {binary, "-db", "-f", config_path};
-  std::vector<char*> argv;
-  for (std::string& word : words) argv.push_back(word.data());
-  argv.push_back(nullptr);
-  process->pid_ = fork();
+  process->pid_ = SpawnWithLog({binary, "-db", "-f", config_path}, log_path);
   if (process->pid_ < 0) return absl::InternalError("fork failed");
-  if (process->pid_ == 0) {
-    prctl(PR_SET_PDEATHSIG, SIGKILL);
-    const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (log >= 0) {
-      dup2(log, STDOUT_FILENO);
-      dup2(log, STDERR_FILENO);
-      close(log);
-    }
-    execv(argv[0], argv.data());
-    _exit(127);
-  }
   const auto deadline = std::chrono::steady_clock::now() + kStartTimeout;
   while (std::chrono::steady_clock::now() < deadline) {
     int status = 0;

@@ -73,25 +73,10 @@ class PrometheusProcess {
     std::ofstream(config) << "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
                           << "scrape_configs:\n  - job_name: collide\n"
                           << "    static_configs:\n      - targets: ['" << target << "']\n";
-    std::vector<std::string> words = {binary, absl::StrCat("--config.file=", config),
-                                      absl::StrCat("--storage.tsdb.path=", dir.File("tsdb")),
-                                      absl::StrCat("--web.listen-address=127.0.0.1:", port),
-                                      "--log.level=warn"};
-    std::vector<char*> argv;
-    for (std::string& word : words) argv.push_back(word.data());
-    argv.push_back(nullptr);
-    pid_ = fork();
-    if (pid_ == 0) {
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      const int log = open(log_.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-      if (log >= 0) {
-        dup2(log, STDOUT_FILENO);
-        dup2(log, STDERR_FILENO);
-        close(log);
-      }
-      execv(argv[0], argv.data());
-      _exit(127);
-    }
+    pid_ = SpawnWithLog({binary, absl::StrCat("--config.file=", config),
+                         absl::StrCat("--storage.tsdb.path=", dir.File("tsdb")),
+                         absl::StrCat("--web.listen-address=127.0.0.1:", port), "--log.level=warn"},
+                        log_);
   }
   ~PrometheusProcess() {
     if (pid_ <= 0) return;

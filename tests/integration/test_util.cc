@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -145,6 +147,25 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 }
 
 const char* CliPath() { return COLLIDE_CLI_PATH; }
+
+pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path) {
+  std::vector<char*> args;
+  for (std::string& word : argv) args.push_back(word.data());
+  args.push_back(nullptr);
+  const pid_t pid = fork();
+  if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    const int log = open(log_path.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (log >= 0) {
+      dup2(log, STDOUT_FILENO);
+      dup2(log, STDERR_FILENO);
+      close(log);
+    }
+    execv(args[0], args.data());
+    _exit(127);
+  }
+  return pid;
+}
 
 int FreePort() {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);

@@ -1,5 +1,7 @@
 #pragma once
 
+#include <sys/types.h>
+
 #include <chrono>
 #include <string>
 #include <thread>
@@ -61,6 +63,10 @@ struct CommandResult {
 /// (`NAME=value` each), and collects its output.
 CommandResult RunCommand(const std::vector<std::string>& argv,
                          const std::vector<std::string>& env = {});
+
+/// Starts `argv` (argv[0] a path) as a child process with stdout and stderr appended to
+/// `log_path`, killed (SIGKILL) if the test process dies; returns its pid, or -1 when fork fails.
+pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path);
 
 /// A port no one listens on now (the kernel's pick for port 0 on 127.0.0.1).
 int FreePort();
