@@ -21,12 +21,15 @@ class CollideError(Exception):
         code: the gRPC status code (grpc.StatusCode).
         message: the server's message, "<field path>: <reason>" for bad input
             (for example "bodies[2].shape.sphere.radius: must be finite and >= 0").
+        moved_to: when a write was refused because its scene moved to another server
+            (FAILED_PRECONDITION), that server's address; empty otherwise.
     """
 
-    def __init__(self, code: grpc.StatusCode, message: str) -> None:
+    def __init__(self, code: grpc.StatusCode, message: str, moved_to: str = "") -> None:
         super().__init__(f"{code.name}: {message}")
         self.code = code
         self.message = message
+        self.moved_to = moved_to
 
     @property
     def field_path(self) -> Optional[str]:
@@ -41,12 +44,30 @@ class CollideError(Exception):
         """Converts an error raised by a gRPC call."""
         code = error.code() if hasattr(error, "code") else grpc.StatusCode.UNKNOWN
         details = error.details() if hasattr(error, "details") else str(error)
-        return cls(code or grpc.StatusCode.UNKNOWN, details or "")
+        return cls(code or grpc.StatusCode.UNKNOWN, details or "", _moved_to(error))
 
     @classmethod
     def from_proto(cls, error) -> "CollideError":
         """Converts a collide.v1.Error found inside a stream's answer."""
-        return cls(status_code_from_int(error.code), error.message)
+        return cls(status_code_from_int(error.code), error.message, error.moved_to)
+
+
+_MOVED_TO_KEY = "x-collide-moved-to"
+
+
+def _moved_to(error) -> str:
+    """The `x-collide-moved-to` trailer of a failed call, empty without one."""
+    trailing = getattr(error, "trailing_metadata", None)
+    if trailing is None:
+        return ""
+    try:
+        metadata = trailing()
+    except Exception:  # A transport error may carry no metadata at all.
+        return ""
+    for key, value in metadata or ():
+        if key == _MOVED_TO_KEY:
+            return value.decode("utf-8", "replace") if isinstance(value, bytes) else value
+    return ""
 
 
 class BatchRejectedError(CollideError):
@@ -56,7 +77,8 @@ class BatchRejectedError(CollideError):
         sequence: the batch's client_sequence.
     """
 
-    def __init__(self, code: grpc.StatusCode, message: str, sequence: int) -> None:
-        super().__init__(code, message)
+    def __init__(self, code: grpc.StatusCode, message: str, sequence: int,
+                 moved_to: str = "") -> None:
+        super().__init__(code, message, moved_to)
         self.sequence = sequence
         self.args = (f"batch {sequence}: {code.name}: {message}",)

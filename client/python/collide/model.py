@@ -150,6 +150,9 @@ class SceneInfo:
     name: str
     options: SceneOptions
     stats: SceneStats
+    # Where the scene is moving (`collide scene move`); empty when it is not. While set, writes
+    # to it fail with FAILED_PRECONDITION and CollideError.moved_to naming this address.
+    moved_to: str = ""
 
 
 @dataclass(frozen=True)

@@ -54,7 +54,7 @@ def read_ack(ack, expected: Optional[int]) -> Union[t.UpdateAck, BatchRejectedEr
                            f"expected {expected}")
     if ack.HasField("error"):
         return BatchRejectedError(CollideError.from_proto(ack.error).code, ack.error.message,
-                                  expected)
+                                  expected, ack.error.moved_to)
     return convert.update_ack(ack)
 
 

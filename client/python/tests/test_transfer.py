@@ -264,5 +264,53 @@ class AioExportImportTest(TransferTestCase):
             self.assert_no_scene("aio-bad")
 
 
+class MovedSceneTest(TransferTestCase):
+    """A scene marked as moving (the mark `collide scene move` sets) shows where it goes in
+    SceneInfo.moved_to, and every kind of write names that address in CollideError.moved_to."""
+
+    def mark(self, scene: str, destination: str = "", clear: bool = False) -> None:
+        from collide._pb import pb, pb_grpc
+        with grpc.insecure_channel(self.server.address) as channel:
+            pb_grpc.CollideStub(channel).SetSceneMoving(
+                pb.SetSceneMovingRequest(scene=scene, destination=destination, clear=clear),
+                timeout=10)
+
+    def test_writes_to_a_moving_scene_name_its_destination(self) -> None:
+        self.client.create_scene("moving")
+        self.client.upsert_bodies("moving", [Body(1, Sphere(1), Pose((0, 0, 0)))])
+        self.assertEqual(self.client.get_scene("moving").moved_to, "")
+        self.mark("moving", "10.0.0.4:50051")
+        self.assertEqual(self.client.get_scene("moving").moved_to, "10.0.0.4:50051")
+        self.assertIn("10.0.0.4:50051",
+                      [s.moved_to for s in self.client.list_scenes() if s.name == "moving"])
+        with self.assertRaises(CollideError) as caught:
+            self.client.upsert_bodies("moving", [Body(2, Sphere(1), Pose((3, 0, 0)))])
+        self.assertEqual(caught.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(caught.exception.moved_to, "10.0.0.4:50051")
+        self.assertIn("moved to 10.0.0.4:50051", caught.exception.message)
+        with self.assertRaises(collide.BatchRejectedError) as rejected:
+            with self.client.update_writer("moving") as writer:
+                writer.send([collide.SetPose(1, Pose((1, 2, 3)))]).result(10)
+        self.assertEqual(rejected.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(rejected.exception.moved_to, "10.0.0.4:50051")
+        asyncio.run(self.asyncio_write_is_refused())
+        # Reads go on; a cleared mark takes writes again, and errors then name no server.
+        self.assertEqual(self.client.get_scene("moving").stats.body_count, 1)
+        self.mark("moving", clear=True)
+        self.assertEqual(self.client.get_scene("moving").moved_to, "")
+        self.client.upsert_bodies("moving", [Body(2, Sphere(1), Pose((3, 0, 0)))])
+        with self.assertRaises(CollideError) as caught:
+            self.client.get_scene("no-such-scene")
+        self.assertEqual(caught.exception.moved_to, "")
+
+    async def asyncio_write_is_refused(self) -> None:
+        async with collide.aio.Client(self.server.address) as client:
+            self.assertEqual((await client.get_scene("moving")).moved_to, "10.0.0.4:50051")
+            with self.assertRaises(CollideError) as caught:
+                await client.upsert_bodies("moving", [Body(3, Sphere(1), Pose((6, 0, 0)))])
+            self.assertEqual(caught.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+            self.assertEqual(caught.exception.moved_to, "10.0.0.4:50051")
+
+
 if __name__ == "__main__":
     unittest.main()
