@@ -165,7 +165,9 @@ TEST_F(ServerLogsTest, AThresholdNoQueryReachesLogsNothing) {
 }
 
 TEST(ServerLogsSnapshot, ASnapshotIsLoggedWithItsSceneAndSize) {
-  auto server = ServerProcess::Start(ServerConfig{.extra_flags = {"--log_level=info"}});
+  ServerConfig config;
+  config.extra_flags = {"--log_level=info"};
+  auto server = ServerProcess::Start(config);
   ASSERT_TRUE(IsOk(server));
   std::unique_ptr<client::Client> client = (*server)->NewClient();
   ASSERT_TRUE(IsOk(client->CreateScene("bulk")));

@@ -247,7 +247,9 @@ TEST(WatchLimits, ACancelDuringTheLastUpdateStillEndsTheWatch) {
     // Each watch is cancelled as soon as its update arrives, when the server may not yet have
     // seen that write complete; half of them without reading it (cancel while writing).
     for (int i = 0; i < kWatches; ++i) {
-      if (i % 2 == 0) ASSERT_TRUE(IsOk(watches[i]->Read()));
+      if (i % 2 == 0) {
+        ASSERT_TRUE(IsOk(watches[i]->Read()));
+      }
       watches[i]->Cancel();
     }
     watches.clear();

@@ -55,8 +55,12 @@ TEST(MoveMark, RefusesWritesAndSurvivesRestartsFromTheLogAndFromASnapshot) {
     EXPECT_EQ(scene->version(), version);
     EXPECT_EQ(Write(*db, "arena").code(), absl::StatusCode::kFailedPrecondition);
     // The second round starts from a snapshot that covers the mark.
-    if (round == 0) ASSERT_TRUE(db->Checkpoint().ok());
-    if (round == 1) EXPECT_EQ(db->recovery_report().snapshots_loaded, 1);
+    if (round == 0) {
+      ASSERT_TRUE(db->Checkpoint().ok());
+    }
+    if (round == 1) {
+      EXPECT_EQ(db->recovery_report().snapshots_loaded, 1);
+    }
   }
   {
     auto db = MustOpen(dir.path());
