@@ -131,6 +131,15 @@ void LogRecovery(const RecoveryReport& report, size_t scenes,
                  report.torn_tail->bytes_cut, report.torn_tail->file, report.torn_tail->offset,
                  report.torn_tail->problem);
   }
+  if (!report.moved_scenes_problem.empty()) {
+    spdlog::warn(
+        "recovery: ignored the list of scenes moved away ({}): writes to them get NOT_FOUND "
+        "instead of their destination",
+        report.moved_scenes_problem);
+  } else if (report.moved_scenes > 0) {
+    spdlog::info("recovery: {} scenes moved away are remembered with their destinations",
+                 report.moved_scenes);
+  }
   for (const SkippedRecord& skipped : report.skipped) {
     spdlog::error(
         "recovery: dropped record {} of scene \"{}\" ({} offset {}): it no longer applies: {}",

@@ -117,6 +117,14 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     }
   }
   db->recovery_report_ = std::move(state.report);
+  // Scenes moved away; a name that exists here again (a crash between a creation and the
+  // file's rewrite) is this server's scene.
+  db->moved_away_ = std::make_unique<MovedScenes>(fs, dir);
+  for (const auto& [name, entry] : db->entries_) {
+    COLLIDE_RETURN_IF_ERROR(db->moved_away_->Forget(name));
+  }
+  db->recovery_report_.moved_scenes = db->moved_away_->size();
+  db->recovery_report_.moved_scenes_problem = db->moved_away_->problem();
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
   if (!db->recovery_report_.skipped.empty()) COLLIDE_RETURN_IF_ERROR(db->Checkpoint());
   db->recovery_duration_ = std::chrono::steady_clock::now() - started;
@@ -265,6 +273,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   if (closed_) return done(Closed());
   std::shared_ptr<Entry> entry;
   uint64_t sequence = 0;
+  std::string moved_to;
   const absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     auto it = entries_.find(name);
@@ -277,20 +286,17 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
       return absl::OkStatus();
     }));
     entries_.erase(it);
-    const std::string moved_to = entry->scene->moved_to();
+    moved_to = entry->scene->moved_to();
     MutexLock state(&state_mu_);
     zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
-    if (!moved_to.empty()) {
-      auto [place, inserted] = moved_away_.insert_or_assign(std::string(name), moved_to);
-      if (inserted) moved_order_.push_back(std::string(name));
-      while (moved_order_.size() > kMaxMovedScenes) {
-        moved_away_.erase(moved_order_.front());
-        moved_order_.pop_front();
-      }
-    }
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
+  // Written before the deletion is acknowledged: a mover that saw the deletion knows the
+  // destination is remembered here. A write error does not undo the deletion (the scene is
+  // whole at its destination); the destination is then remembered until a restart, and the
+  // error shows in stats().moved_scenes_error.
+  if (!moved_to.empty()) NoteStoreError(moved_away_->Add(name, moved_to));
   AcknowledgeStatus(entry->policy, sequence, std::move(done));
   Wake();
 }
@@ -368,23 +374,20 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
 absl::Status Database::SetSceneMoving(absl::string_view name, absl::string_view destination) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  SetSceneMoving(name, destination,
-                 [&promise](absl::Status status) { promise.set_value(status); });
+  SetSceneMoving(name, destination, [&promise](absl::Status status) { promise.set_value(status); });
   return future.get();
 }
 
-std::string Database::MovedAway(absl::string_view name) const {
-  MutexLock lock(&state_mu_);
-  auto it = moved_away_.find(name);
-  return it == moved_away_.end() ? std::string() : it->second;
-}
+std::string Database::MovedAway(absl::string_view name) const { return moved_away_->Find(name); }
 
 void Database::ForgetMovedAway(absl::string_view name) {
+  NoteStoreError(moved_away_->Forget(name));
+}
+
+void Database::NoteStoreError(const absl::Status& status) {
+  if (status.ok()) return;
   MutexLock lock(&state_mu_);
-  auto it = moved_away_.find(name);
-  if (it == moved_away_.end()) return;
-  moved_away_.erase(it);
-  moved_order_.erase(std::find(moved_order_.begin(), moved_order_.end(), name));
+  moved_scenes_error_ = status;
 }
 
 absl::Status Database::NoSceneForWriter(absl::string_view name) const {
@@ -538,6 +541,7 @@ StoreStats Database::stats() const {
   stats.recovery_duration = recovery_duration_;
   MutexLock lock(&state_mu_);
   stats.maintenance_error = maintenance_error_;
+  stats.moved_scenes_error = moved_scenes_error_;
   return stats;
 }
 
@@ -651,10 +655,9 @@ absl::Status Database::Snapshot(Entry* entry) {
   entry->log_bytes.fetch_sub(counted);
   ++snapshots_written_;
   snapshot_bytes_written_ += written.bytes;
-  histograms_.snapshot_ns.Observe(
-      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                std::chrono::steady_clock::now() - start)
-                                .count()));
+  histograms_.snapshot_ns.Observe(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count()));
   if (options_.on_snapshot) {
     options_.on_snapshot(
         SnapshotEvent{.scene = entry->scene->name(),

@@ -24,6 +24,7 @@
 #include "scene/update_batch.h"
 #include "store/commit_log.h"
 #include "store/file_system.h"
+#include "store/moved_scenes.h"
 #include "store/recovery.h"
 #include "store/store_histograms.h"
 
@@ -111,10 +112,6 @@ struct DatabaseOptions {
   std::function<void(const SnapshotEvent&)> on_snapshot;
 };
 
-/// How many scenes deleted after a move a database remembers the destination of
-/// (Database::MovedAway).
-inline constexpr size_t kMaxMovedScenes = 1024;
-
 /// An acknowledgement of an applied batch.
 struct ApplyAck {
   /// The scene version that holds the batch (see ApplyResult::version).
@@ -155,6 +152,8 @@ struct StoreStats {
   std::chrono::nanoseconds recovery_duration{0};
   /// The last error of the maintenance thread (snapshot or segment deletion; retried), if any.
   absl::Status maintenance_error;
+  /// The last failed write of the `moved-scenes` file (Database::MovedAway), if any.
+  absl::Status moved_scenes_error;
 };
 
 /// One live scene as the store sees it (Database::SceneFigures).
@@ -221,8 +220,9 @@ class Database {
   /// Blocking form of the above.
   absl::Status SetSceneMoving(absl::string_view name, absl::string_view destination);
   /// Where scene `name` went if it was deleted while marked as moving (one of the last
-  /// kMaxMovedScenes such deletions since Open, and no scene of that name was created since);
-  /// empty otherwise. Not durable: after a restart, writes to a scene moved away get NOT_FOUND.
+  /// kMaxMovedScenes such deletions, and no scene of that name was created since); empty
+  /// otherwise. Durable: kept in the data directory's `moved-scenes` file (MovedScenes) before
+  /// the deletion is acknowledged, so it holds across restarts.
   std::string MovedAway(absl::string_view name) const;
 
   /// Applies `batch` to `scene` all-or-nothing and logs it. `done` receives the version once the
@@ -300,6 +300,8 @@ class Database {
 
   // A scene name is created again (CreateScene, ImportScene): it no longer points elsewhere.
   void ForgetMovedAway(absl::string_view name);
+  // Keeps a failed write of the moved-scenes file for stats().moved_scenes_error.
+  void NoteStoreError(const absl::Status& status);
   // NOT_FOUND `scene: no scene "x"`, or FAILED_PRECONDITION naming where it went when it was
   // deleted after a move (writers only).
   absl::Status NoSceneForWriter(absl::string_view name) const;
@@ -353,12 +355,11 @@ class Database {
   mutable Mutex state_mu_;
   std::vector<Zombie> zombies_ ABSL_GUARDED_BY(state_mu_);
   absl::Status maintenance_error_ ABSL_GUARDED_BY(state_mu_);
+  absl::Status moved_scenes_error_ ABSL_GUARDED_BY(state_mu_);
   std::vector<absl::AnyInvocable<void()>> deferred_acks_ ABSL_GUARDED_BY(state_mu_);
   bool acks_final_ ABSL_GUARDED_BY(state_mu_) = false;
-  // Scenes deleted while marked as moving: name -> destination, the oldest first in
-  // `moved_order_` (at most kMaxMovedScenes; see MovedAway).
-  absl::flat_hash_map<std::string, std::string> moved_away_ ABSL_GUARDED_BY(state_mu_);
-  std::deque<std::string> moved_order_ ABSL_GUARDED_BY(state_mu_);
+  // Scenes deleted while marked as moving, with their destinations (see MovedAway).
+  std::unique_ptr<MovedScenes> moved_away_;
 
   // Wakes the maintenance thread.
   Mutex wake_mu_;

@@ -63,6 +63,10 @@ struct RecoveryReport {
   int temp_files_deleted = 0;
   /// The sequence number the next log record gets.
   uint64_t next_sequence = 1;
+  /// Scenes remembered as moved away (the `moved-scenes` file, Database::MovedAway), and what
+  /// was wrong with that file when it could not be read (the list then starts empty).
+  size_t moved_scenes = 0;
+  std::string moved_scenes_problem;
 };
 
 /// One scene as recovery rebuilt it.

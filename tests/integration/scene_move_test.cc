@@ -214,12 +214,17 @@ TEST_F(SceneMoveTest, ResentBatchesAreDeduplicatedAtTheDestinationAndNewOnesAppl
     EXPECT_EQ(ack->version(), moved_version + (k - kSent));
   }
   EXPECT_EQ(IdsOf(*destination_, kScene), ExpectedIds(kBodies, kSent + 3));
-  // A restart of the source forgets where the scene went: NOT_FOUND then.
-  ASSERT_TRUE(IsOk(source_server_->Stop(SIGTERM)));
-  ASSERT_TRUE(IsOk(source_server_->Restart())) << source_server_->Logs();
-  source_ = source_server_->NewClient();
-  EXPECT_TRUE(HasError(source_->UpsertBodies(kScene, std::vector<v1::Body>{}).status(),
-                       absl::StatusCode::kNotFound, "scene"));
+  // The source still names the destination after a restart, and after a SIGKILL.
+  for (int signal : {SIGTERM, SIGKILL}) {
+    ASSERT_TRUE(IsOk(source_server_->Stop(signal)));
+    ASSERT_TRUE(IsOk(source_server_->Restart())) << source_server_->Logs();
+    source_ = source_server_->NewClient();
+    EXPECT_TRUE(
+        HasError(source_->UpsertBodies(kScene, std::vector<v1::Body>{}).status(),
+                 absl::StatusCode::kFailedPrecondition,
+                 absl::StrCat("scene: scene \"", kScene, "\" moved to ", destination_address())))
+        << "after signal " << signal;
+  }
 }
 
 TEST_F(SceneMoveTest, WhileMovingWritesNameTheDestinationAndQueriesAnswer) {

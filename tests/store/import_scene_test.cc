@@ -55,8 +55,12 @@ TEST(ImportScene, AnImportedSceneSurvivesRestartsFromTheLogAndFromASnapshot) {
     EXPECT_TRUE(copy->Validate());
     EXPECT_EQ(copy->tick(), source.tick);
     // The second round starts from a snapshot that covers the import record.
-    if (round == 0) ASSERT_TRUE(db->Checkpoint().ok());
-    if (round == 1) EXPECT_EQ(db->recovery_report().snapshots_loaded, 1);
+    if (round == 0) {
+      ASSERT_TRUE(db->Checkpoint().ok());
+    }
+    if (round == 1) {
+      EXPECT_EQ(db->recovery_report().snapshots_loaded, 1);
+    }
   }
   auto db = MustOpen(dir.path());
   // The client's marks came along: its last batch is a duplicate, the next one applies.

@@ -1,14 +1,21 @@
 // Database::SetSceneMoving: the move mark refuses writes (naming the destination) and lets
 // reads go on; it survives restarts from the log alone and from a snapshot that covers it, and
-// so does its clearing; a scene deleted while marked keeps telling writers where it went until
-// the database is reopened or the name is created again.
+// so does its clearing; a scene deleted while marked keeps telling writers where it went, across
+// restarts and crashes (the moved-scenes file), until the name is created again; the list is
+// bounded, and a damaged or unwritable list never stops a start-up or a deletion.
 
+#include <cstdio>
+#include <fstream>
 #include <string>
 
+#include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "scene/move_destination.h"
 #include "store/batch_stream.h"
 #include "store/database.h"
+#include "store/fault_file_system.h"
+#include "store/moved_scenes.h"
+#include "store/store_files.h"
 #include "store/store_testing.h"
 
 namespace collide {
@@ -97,8 +104,152 @@ TEST(MoveMark, ADeletedSceneTellsWritersWhereItWentUntilItsNameIsReused) {
     ASSERT_TRUE(db->DeleteScene("arena").ok());
     EXPECT_EQ(db->MovedAway("arena"), "shard-3:50051");
   }
-  // Not durable: after a restart the name is unknown.
+  // Durable: after a restart writers are still told where it went; the other is just gone.
+  {
+    auto db = MustOpen(dir.path());
+    EXPECT_EQ(db->recovery_report().moved_scenes, 1u);
+    EXPECT_EQ(db->recovery_report().moved_scenes_problem, "");
+    const absl::Status moved = Write(*db, "arena");
+    EXPECT_EQ(moved.code(), absl::StatusCode::kFailedPrecondition) << moved;
+    EXPECT_EQ(MovedToOf(moved), "shard-3:50051");
+    EXPECT_EQ(Write(*db, "other").code(), absl::StatusCode::kNotFound);
+    // Created again: forgotten, and that too survives a restart.
+    ASSERT_TRUE(db->CreateScene("arena", SceneOptions{}).ok());
+  }
   auto db = MustOpen(dir.path());
+  EXPECT_EQ(db->recovery_report().moved_scenes, 0u);
+  EXPECT_EQ(db->MovedAway("arena"), "");
+  ASSERT_TRUE(db->DeleteScene("arena").ok());
+  EXPECT_EQ(Write(*db, "arena").code(), absl::StatusCode::kNotFound);
+}
+
+// Marks `name` as moving to `destination` and deletes it, as the last steps of a move do.
+void MoveAway(Database& db, const std::string& name, const std::string& destination) {
+  ASSERT_TRUE(db.CreateScene(name, SceneOptions{}).ok());
+  ASSERT_TRUE(db.SetSceneMoving(name, destination).ok());
+  ASSERT_TRUE(db.DeleteScene(name).ok());
+}
+
+TEST(MoveMark, TheMovedListKeepsTheNewestScenesAcrossRestarts) {
+  // In memory: a thousand moves rewrite the list a thousand times, each with its syncs.
+  FaultFileSystem fs;
+  DatabaseOptions options;
+  options.file_system = &fs;
+  const int kMoved = static_cast<int>(kMaxMovedScenes) + 3;
+  {
+    auto db = Database::Open("/data", options);
+    ASSERT_TRUE(db.ok()) << db.status();
+    for (int i = 0; i < kMoved; ++i) {
+      MoveAway(**db, absl::StrCat("s", i), absl::StrCat("shard-", i % 7, ":5005", i % 10));
+    }
+    // Moved twice: the newer destination counts, in the older one's place in the order.
+    MoveAway(**db, "s1000", "elsewhere:1");
+  }
+  auto reopened = Database::Open("/data", options);
+  ASSERT_TRUE(reopened.ok()) << reopened.status();
+  Database* db = reopened->get();
+  EXPECT_EQ(db->recovery_report().moved_scenes, kMaxMovedScenes);
+  for (int i = 0; i < kMoved; ++i) {
+    const std::string name = absl::StrCat("s", i);
+    const std::string expected = i < kMoved - static_cast<int>(kMaxMovedScenes) ? ""
+                                 : i == 1000                                    ? "elsewhere:1"
+                                             : absl::StrCat("shard-", i % 7, ":5005", i % 10);
+    EXPECT_EQ(db->MovedAway(name), expected) << name;
+  }
+}
+
+TEST(MoveMark, AMoveAcknowledgedBeforeAMachineCrashIsRemembered) {
+  FaultFileSystem fs;
+  DatabaseOptions options;
+  options.file_system = &fs;
+  options.durability = DurabilityPolicy::kAlways;
+  const std::string kDir = "/data";
+  {
+    auto opened = Database::Open(kDir, options);
+    ASSERT_TRUE(opened.ok()) << opened.status();
+    MoveAway(**opened, "arena", "10.0.0.4:50051");
+    // What a machine crash right after the deletion's acknowledgement leaves.
+    std::unique_ptr<FaultFileSystem> image = fs.CrashImage();
+    DatabaseOptions crashed = options;
+    crashed.file_system = image.get();
+    (*opened)->Close().IgnoreError();
+    auto reopened = Database::Open(kDir, crashed);
+    ASSERT_TRUE(reopened.ok()) << reopened.status();
+    EXPECT_EQ((*reopened)->MovedAway("arena"), "10.0.0.4:50051");
+    EXPECT_FALSE((*reopened)->GetScene("arena").ok());
+  }
+}
+
+TEST(MoveMark, AnUnwritableListNeverFailsTheDeletion) {
+  FaultFileSystem fs;
+  DatabaseOptions options;
+  options.file_system = &fs;
+  options.durability = DurabilityPolicy::kNone;
+  // Every sync from here on fails (the list's among them); a log the database cannot sync at
+  // its close is not what this test is about.
+  options.on_fatal_error = [](const absl::Status&) {};
+  auto opened = Database::Open("/data", options);
+  ASSERT_TRUE(opened.ok()) << opened.status();
+  Database& db = **opened;
+  ASSERT_TRUE(db.CreateScene("arena", SceneOptions{}).ok());
+  ASSERT_TRUE(db.SetSceneMoving("arena", "10.0.0.4:50051").ok());
+  fs.FailSyncs(1 << 20);
+  EXPECT_TRUE(db.DeleteScene("arena").ok());
+  // Still known until the process ends; the failure is in the stats.
+  EXPECT_EQ(db.MovedAway("arena"), "10.0.0.4:50051");
+  EXPECT_FALSE(db.stats().moved_scenes_error.ok());
+  EXPECT_EQ(MovedToOf(Write(db, "arena")), "10.0.0.4:50051");
+}
+
+TEST(MoveMark, ADamagedListNeverStopsAStartUp) {
+  TempDir dir;
+  {
+    auto db = MustOpen(dir.path());
+    MoveAway(*db, "arena", "10.0.0.4:50051");
+  }
+  const std::string path = JoinPath(dir.path(), MovedScenes::kFileName);
+  for (const std::string& damage :
+       {std::string("garbage"), std::string(), std::string(64, '\xff')}) {
+    std::ofstream(path, std::ios::binary | std::ios::trunc) << damage;
+    auto db = MustOpen(dir.path());
+    ASSERT_NE(db, nullptr);
+    EXPECT_NE(db->recovery_report().moved_scenes_problem, "");
+    EXPECT_EQ(db->recovery_report().moved_scenes, 0u);
+    EXPECT_EQ(Write(*db, "arena").code(), absl::StatusCode::kNotFound);
+  }
+  // A well-framed list with an entry no server writes is dropped whole.
+  {
+    FileSystem* fs = PosixFileSystem();
+    std::remove(path.c_str());
+    MovedScenes list(fs, dir.path());
+    ASSERT_TRUE(list.Add("bad name", "10.0.0.4:50051").ok());
+  }
+  {
+    auto db = MustOpen(dir.path());
+    EXPECT_NE(db->recovery_report().moved_scenes_problem.find("no server writes"),
+              std::string::npos)
+        << db->recovery_report().moved_scenes_problem;
+    // The next move rewrites the list whole.
+    MoveAway(*db, "next", "10.0.0.5:50051");
+  }
+  auto db = MustOpen(dir.path());
+  EXPECT_EQ(db->recovery_report().moved_scenes_problem, "");
+  EXPECT_EQ(db->MovedAway("next"), "10.0.0.5:50051");
+  EXPECT_EQ(db->MovedAway("bad name"), "");
+}
+
+TEST(MoveMark, AListedNameThatExistsAgainIsThisServersScene) {
+  TempDir dir;
+  {
+    auto db = MustOpen(dir.path());
+    ASSERT_TRUE(db->CreateScene("arena", SceneOptions{}).ok());
+  }
+  // A list naming a live scene: what a crash between a re-creation and the list's rewrite leaves.
+  ASSERT_TRUE(MovedScenes(PosixFileSystem(), dir.path()).Add("arena", "10.0.0.4:50051").ok());
+  auto db = MustOpen(dir.path());
+  EXPECT_EQ(db->MovedAway("arena"), "");
+  EXPECT_TRUE(Write(*db, "arena").ok());
+  ASSERT_TRUE(db->DeleteScene("arena").ok());
   EXPECT_EQ(Write(*db, "arena").code(), absl::StatusCode::kNotFound);
 }
 
