@@ -106,14 +106,19 @@ void AppendQuat(const Quat& q, std::string* out) {
   out->push_back(']');
 }
 
-// A pose as the stream sends a move: ["id", px, py, pz, qx, qy, qz, qw].
-void AppendPoseJson(uint64_t id, const Pose& pose, std::string* out) {
+// A pose as the stream sends a move: ["id", px, py, pz, qx, qy, qz, qw], or ["id", px, py, pz]
+// when the rotation is the one the viewer has (`with_rotation` false).
+void AppendPoseJson(uint64_t id, const Pose& pose, bool with_rotation, std::string* out) {
   absl::StrAppend(out, "[\"", id, "\",");
   AppendFloat(pose.position.x, out);
   out->push_back(',');
   AppendFloat(pose.position.y, out);
   out->push_back(',');
   AppendFloat(pose.position.z, out);
+  if (!with_rotation) {
+    out->push_back(']');
+    return;
+  }
   out->push_back(',');
   AppendFloat(pose.rotation.x, out);
   out->push_back(',');
@@ -505,7 +510,7 @@ std::string SceneStream::Poll() {
       if (reshaped) {
         AppendBodyJson(body, &item);
       } else {
-        AppendPoseJson(body.id, body.pose, &item);
+        AppendPoseJson(body.id, body.pose, sent.pose.rotation != body.pose.rotation, &item);
       }
     }
     if (full || used + item.size() + 1 > budget) {

@@ -86,9 +86,10 @@ class ViewerApi {
 };
 
 /// One viewer's live stream of a scene: remembers what it has sent of each body and, on each
-/// Poll, sends what changed since (new or reshaped bodies in full, moved ones as poses, removed
-/// ids), at most `max_event_bytes` per event; what did not fit goes in the next one. Changes
-/// between two polls are coalesced: a body that moved ten times is sent once, where it is now.
+/// Poll, sends what changed since (new or reshaped bodies in full, moved ones as poses, without
+/// the rotation when it did not change, removed ids), at most `max_event_bytes` per event; what
+/// did not fit goes in the next one. Changes between two polls are coalesced: a body that moved
+/// ten times is sent once, where it is now.
 class SceneStream {
  public:
   /// Starts from the scene as it is now: nothing of it is sent (the page reads it with

@@ -95,6 +95,27 @@ TEST(SceneStreamTest, SendsNothingUntilAChangeThenTheChangeCoalesced) {
   EXPECT_EQ(stream.Poll(), "");
 }
 
+TEST(SceneStreamTest, SendsTheRotationOfAMoveOnlyWhenItChanged) {
+  std::shared_ptr<Scene> scene = MakeScene(3);
+  SceneStream stream(scene, 64 * 1024);
+  const Quat turned{0, 0, 0.6f, 0.8f};
+  UpdateBatch batch;
+  batch.ops.push_back(SetPoseOp(2, Pose{turned, Vec3{2, 1, 0}}));
+  ASSERT_TRUE(scene->Apply(batch).ok());
+  std::string event = stream.Poll();
+  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,1,0,0,0,0.6,0.8]]")) << event;
+  // The same rotation again: the position only.
+  batch.ops.clear();
+  batch.ops.push_back(SetPoseOp(2, Pose{turned, Vec3{2, 5, 0}}));
+  ASSERT_TRUE(scene->Apply(batch).ok());
+  event = stream.Poll();
+  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,5,0]]")) << event;
+  // Back to no rotation: sent in full.
+  Move(*scene, 2, 6);
+  event = stream.Poll();
+  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,6,0,0,0,0,1]]")) << event;
+}
+
 TEST(SceneStreamTest, BoundsEachEventAndLosesNothingAcrossEvents) {
   constexpr int kBodies = 5000;
   std::shared_ptr<Scene> scene = MakeScene(kBodies);

@@ -2,9 +2,13 @@
 // Measures the viewer on a large scene: a collide-server with N bodies (default 100,000: spheres,
 // boxes and capsules on a grid), a writer moving 10% of them per tick at TICK_HZ, and
 //   - the live stream's bytes per second for one viewer (read raw over HTTP),
-//   - the page's frame rate in headless Chromium (software WebGL) while following the scene,
-//     and with no updates.
+//   - the page in headless Chromium (software WebGL) while following the scene and with no
+//     updates: drawn frames per second (the page draws when something changed; then forced to
+//     draw every animation frame, which measures what a frame costs), the stream's bytes per
+//     second as the page received them, and where the main thread's time went.
+// Figures are medians of one-second windows.
 // Usage: node bench/viewer_100k.js [--bodies N] [--tick_hz H] [--seconds S]
+//   [--detail high|medium|low|coarse] (default: the page's choice by scene size)
 // Needs collide-server ($COLLIDE_SERVER or build/server/collide-server) and Chromium.
 
 import path from 'node:path';
@@ -18,6 +22,7 @@ const { values } = parseArgs({
     bodies: { type: 'string', default: '100000' },
     tick_hz: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '10' },
+    detail: { type: 'string', default: '' },
   },
 });
 const N = Number(values.bodies);
@@ -107,30 +112,106 @@ console.log(`stream (one viewer): ${(stream.bytesPerSecond / 1024).toFixed(1)} K
 const browser = await launchBrowser({ width: 1280, height: 720 });
 const page = await browser.newPage();
 const loadStart = Date.now();
-await page.goto(`${server.viewer}/viewer/?scene=big`);
+await page.goto(`${server.viewer}/viewer/?scene=big${values.detail ? `&detail=${values.detail}` : ''}`);
 await page.waitForFunction(() => window.viewer?.ready, { timeout: 300000, polling: 500 });
 console.log(`page: loaded ${N} bodies in ${((Date.now() - loadStart) / 1000).toFixed(1)} s`);
-async function frameRate() {
-  const a = await page.evaluate(() => ({ frames: window.viewer.frames, t: performance.now(),
-    bytes: window.viewer.eventBytes, events: window.viewer.events }));
-  await sleep(SECONDS * 1000);
-  const b = await page.evaluate(() => ({ frames: window.viewer.frames, t: performance.now(),
-    bytes: window.viewer.eventBytes, events: window.viewer.events }));
-  const s = (b.t - a.t) / 1000;
-  return { fps: (b.frames - a.frames) / s, bytesPerSecond: (b.bytes - a.bytes) / s,
-    eventsPerSecond: (b.events - a.events) / s };
+
+// The page's counters (a page without `renders` draws every animation frame).
+const counters = () => page.evaluate(() => {
+  const v = window.viewer;
+  return { t: performance.now(), frames: v.frames, renders: v.renders ?? v.frames,
+    bytes: v.eventBytes, events: v.events, timing: { ...(v.timing ?? {}) },
+    triangles: v.triangles ?? null, detail: v.detail ?? null };
+});
+const median = (xs) => {
+  if (xs.length === 0) return 0;
+  const sorted = [...xs].sort((a, b) => a - b);
+  const mid = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[mid] : (sorted[mid - 1] + sorted[mid]) / 2;
+};
+// One-second windows over SECONDS: medians of drawn frames/s, stream bytes/s and events/s, and
+// per second the main thread's milliseconds (Chrome's TaskDuration: all of it, ScriptDuration:
+// JavaScript) and the viewer's own (JSON parse, applying updates, the renderer.render call).
+async function measure() {
+  const rows = [];
+  let a = await counters();
+  const first = a;
+  let ma = await page.metrics();
+  for (let i = 0; i < SECONDS; i++) {
+    await sleep(1000);
+    const b = await counters();
+    const mb = await page.metrics();
+    const s = (b.t - a.t) / 1000;
+    const per = (key) => ((b.timing[key] ?? 0) - (a.timing[key] ?? 0)) / s;
+    rows.push({
+      fps: (b.renders - a.renders) / s,
+      bytes: (b.bytes - a.bytes) / s,
+      events: (b.events - a.events) / s,
+      task: ((mb.TaskDuration - ma.TaskDuration) * 1000) / s,
+      script: ((mb.ScriptDuration - ma.ScriptDuration) * 1000) / s,
+      parse: per('parseMs'),
+      apply: per('applyMs'),
+      render: per('renderMs'),
+      renders: b.renders - a.renders,
+    });
+    a = b;
+    ma = mb;
+  }
+  const m = {};
+  for (const key of Object.keys(rows[0])) m[key] = median(rows.map((r) => r[key]));
+  // Drawn frames/s over the whole run (a window of a slow page may hold no frame), and the median
+  // time from one drawn frame to the next (the page's render times; else the mean).
+  const total = rows.reduce((sum, r) => sum + r.renders, 0);
+  m.fps = total / ((a.t - first.t) / 1000);
+  const times = await page.evaluate((since) =>
+    (window.viewer.renderTimes ?? []).filter((t) => t >= since), first.t);
+  const gaps = times.slice(1).map((t, i) => t - times[i]);
+  m.frameMs = gaps.length > 2 ? median(gaps) : total > 0 ? 1000 / m.fps : Infinity;
+  m.triangles = a.triangles;
+  m.detail = a.detail;
+  return m;
 }
-const live = await frameRate();
-console.log(`page, following 10%/tick: ${live.fps.toFixed(1)} fps, stream ` +
-  `${(live.bytesPerSecond / 1024).toFixed(1)} KiB/s, ${live.eventsPerSecond.toFixed(1)} events/s`);
+const f1 = (x) => x.toFixed(1);
+function report(label, m) {
+  console.log(`${label}: ${f1(m.fps)} frames/s (${Number.isFinite(m.frameMs) ? f1(m.frameMs) : '-'} ms/frame), ` +
+    `stream ${f1(m.bytes / 1024)} KiB/s, ${f1(m.events)} events/s; main thread per s: ` +
+    `${f1(m.task)} ms busy, ${f1(m.script)} ms JS (parse ${f1(m.parse)}, apply ` +
+    `${f1(m.apply)}, render call ${f1(m.render)})`);
+}
+const setContinuous = (on) => page.evaluate((c) => { window.viewer.continuous = c; }, on);
+
+const live = await measure();
+console.log(`detail: ${live.detail ?? 'n/a'}, triangles per frame: ` +
+  `${live.triangles === null ? 'n/a' : live.triangles.toLocaleString('en')}`);
+report('following 10%/tick, drawn on change', live);
+await setContinuous(true);
+const liveContinuous = await measure();
+report('following 10%/tick, drawn every frame', liveContinuous);
+await setContinuous(false);
 const file = path.join(artifactDir(), `viewer-${N}.png`);
 await page.screenshot({ path: file });
 console.log(`screenshot: ${file}`);
 ticking = false;
 await mover;
 await sleep(1500);
-const still = await frameRate();
-console.log(`page, no updates: ${still.fps.toFixed(1)} fps`);
+const still = await measure();
+report('no updates, drawn on change', still);
+await setContinuous(true);
+const stillContinuous = await measure();
+report('no updates, drawn every frame (the renderer alone)', stillContinuous);
+
+console.log(`\nsummary (${N} bodies, 10% moving per tick at ${TICK_HZ} ticks/s, medians of ` +
+  `${SECONDS} one-second windows):`);
+console.log(`  frames/s while streaming: ${f1(live.fps)} drawn on change, ` +
+  `${f1(liveContinuous.fps)} drawing every frame (${f1(liveContinuous.frameMs)} ms/frame)`);
+console.log(`  renderer alone: ${f1(stillContinuous.fps)} frames/s ` +
+  `(${f1(stillContinuous.frameMs)} ms/frame, of which ` +
+  `${f1(stillContinuous.renders ? stillContinuous.render / stillContinuous.fps : 0)} ms in ` +
+  `the renderer.render call)`);
+console.log(`  stream per viewer: ${f1(stream.bytesPerSecond / 1024)} KiB/s raw, ` +
+  `${f1(live.bytes / 1024)} KiB/s as the page received it`);
+console.log(`  JS per second while streaming: parse ${f1(live.parse)} ms, apply ` +
+  `${f1(live.apply)} ms, render calls ${f1(live.render)} ms; main thread busy ${f1(live.task)} ms`);
 
 await browser.close();
 await writer.close();

@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 /**
  * Writes the C++ source that embeds the viewer's page into collide-server:
- * `node embed.js OUT.cc` reads src/ (index.html, viewer.js, viewer.css) and three.js's module
+ * `node embed.js OUT.cc` reads src/ (index.html, viewer.js, draw.js, viewer.css) and three.js's
+ * module
  * build from node_modules (npm ci in client/viewer), and emits FindViewerAsset over them.
  * Without node_modules/three the page says how to build it.
  */
@@ -28,6 +29,7 @@ if (built) {
   add('index.html', path.join(root, 'src', 'index.html'), 'text/html; charset=utf-8');
   add('viewer.js', path.join(root, 'src', 'viewer.js'), 'text/javascript; charset=utf-8');
   add('viewer.css', path.join(root, 'src', 'viewer.css'), 'text/css; charset=utf-8');
+  add('draw.js', path.join(root, 'src', 'draw.js'), 'text/javascript; charset=utf-8');
   add('three/three.module.js', path.join(three, 'build', 'three.module.js'),
     'text/javascript; charset=utf-8');
   add('three/three.core.js', path.join(three, 'build', 'three.core.js'),

@@ -3,10 +3,17 @@
 // through /viewer/api/raycast. Read-only: the page never writes to a scene.
 //
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
-// camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies).
+// camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
+// detail=high|medium|low|coarse (triangles per round shape; by default by the scene's size).
+//
+// A frame is drawn only when something changed (data arrived, the camera moved, the window was
+// resized). window.viewer counts animation frames (`frames`), drawn frames (`renders`) and the
+// milliseconds spent parsing and applying events and in renderer.render (`timing`).
 
 import * as THREE from 'three';
 import { OrbitControls } from 'three/addons/controls/OrbitControls.js';
+
+import { BodyDrawing } from './draw.js';
 
 const params = new URLSearchParams(window.location.search);
 const token = params.get('token');
@@ -16,8 +23,9 @@ const STATIC_COLOR = 0x808080;
 
 const $ = (id) => document.getElementById(id);
 const state = {
-  scene: null, version: 0, tick: 0, ready: false, frames: 0, fps: 0, events: 0, eventBytes: 0,
-  lastRay: null,
+  scene: null, version: 0, tick: 0, ready: false, frames: 0, renders: 0, fps: 0, events: 0,
+  eventBytes: 0, lastRay: null, continuous: false, triangles: 0, detail: null, renderTimes: [],
+  timing: { parseMs: 0, applyMs: 0, renderMs: 0 },
 };
 window.viewer = state;
 
@@ -51,123 +59,27 @@ const sun = new THREE.DirectionalLight(0xffffff, 1.5);
 sun.position.set(0.3, 0.5, 1);
 scene3.add(sun);
 
-const material = new THREE.MeshLambertMaterial({ color: 0xffffff });
-const identity = new THREE.Matrix4();
+let drawing = null;
+let dirty = true;  // something changed since the last drawn frame
+const redraw = () => { dirty = true; };
+controls.addEventListener('change', redraw);
 
-class ShapeGroup {
-  // parts: [{geometry, local(body) -> Matrix4 in the body's frame}]
-  constructor(parts) {
-    this.parts = parts;
-    this.capacity = 0;
-    this.meshes = [];
-    this.ids = [];
-    this.grow(1024);
-  }
-
-  grow(capacity) {
-    const old = this.meshes;
-    this.meshes = this.parts.map((part, i) => {
-      const mesh = new THREE.InstancedMesh(part.geometry, material, capacity);
-      mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
-      mesh.setColorAt(0, new THREE.Color());
-      mesh.frustumCulled = false;
-      if (old[i]) {
-        mesh.instanceMatrix.array.set(old[i].instanceMatrix.array);
-        mesh.instanceColor.array.set(old[i].instanceColor.array);
-        scene3.remove(old[i]);
-        old[i].dispose();
-      }
-      mesh.count = this.ids.length;
-      scene3.add(mesh);
-      return mesh;
-    });
-    this.capacity = capacity;
-  }
-
-  add(id) {
-    if (this.ids.length === this.capacity) this.grow(this.capacity * 2);
-    this.ids.push(id);
-    for (const mesh of this.meshes) mesh.count = this.ids.length;
-    return this.ids.length - 1;
-  }
-
-  // Moves the last slot into `slot`; returns the id that moved (or null).
-  remove(slot) {
-    const last = this.ids.length - 1;
-    let moved = null;
-    if (slot !== last) {
-      moved = this.ids[last];
-      this.ids[slot] = moved;
-      for (const mesh of this.meshes) {
-        mesh.instanceMatrix.array.copyWithin(slot * 16, last * 16, last * 16 + 16);
-        mesh.instanceColor.array.copyWithin(slot * 3, last * 3, last * 3 + 3);
-      }
-    }
-    this.ids.pop();
-    for (const mesh of this.meshes) {
-      mesh.count = this.ids.length;
-      mesh.instanceMatrix.needsUpdate = true;
-      mesh.instanceColor.needsUpdate = true;
-    }
-    return moved;
-  }
-
-  set(slot, body, world) {
-    const m = new THREE.Matrix4();
-    this.parts.forEach((part, i) => {
-      m.multiplyMatrices(world, part.local(body));
-      this.meshes[i].setMatrixAt(slot, m);
-      this.meshes[i].setColorAt(slot, colorOf(body));
-      this.meshes[i].instanceMatrix.needsUpdate = true;
-      this.meshes[i].instanceColor.needsUpdate = true;
-    });
-  }
-}
-
-const scaled = (x, y, z, ty = 0) => new THREE.Matrix4().makeScale(x, y, z).setPosition(0, ty, 0);
-// Triangles per round shape by scene size (detail=high|medium|low in the URL overrides): a
-// large scene is drawn with coarse balls so that it stays interactive.
-const DETAIL = { high: [24, 16], medium: [12, 8], low: [8, 5] };
-let groups = null;
-function makeGroups(bodyCount) {
-  const level = DETAIL[params.get('detail')] ??
-    (bodyCount > 20000 ? DETAIL.low : bodyCount > 2000 ? DETAIL.medium : DETAIL.high);
-  const [segments, rings] = level;
-  const ball = new THREE.SphereGeometry(1, segments, rings);
-  groups = {
-    sphere: new ShapeGroup([{ geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius) }]),
-    box: new ShapeGroup([
-      { geometry: new THREE.BoxGeometry(2, 2, 2), local: (b) => scaled(...b.half_extents) },
-    ]),
-    // A capsule: a cylinder along local Y and a ball at each end of its segment.
-    capsule: new ShapeGroup([
-      { geometry: new THREE.CylinderGeometry(1, 1, 2, segments, 1, true), local: (b) => scaled(b.radius, b.half_height, b.radius) },
-      { geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius, b.half_height) },
-      { geometry: ball, local: (b) => scaled(b.radius, b.radius, b.radius, -b.half_height) },
-    ]),
-  };
+function makeDrawing(bodyCount) {
+  drawing = new BodyDrawing(scene3, { bodyCount, detail: params.get('detail'), colorOf });
+  state.detail = drawing.level;
 }
 
 function colorOf(body) {
-  if (body.static) return new THREE.Color(STATIC_COLOR);
+  if (body.static) return STATIC_COLOR;
   const category = body.category >>> 0;
-  if (category === 0) return new THREE.Color(0xb0b0b0);
+  if (category === 0) return 0xb0b0b0;
   const bit = 31 - Math.clz32(category & -category);
-  return new THREE.Color(PALETTE[bit % PALETTE.length]);
-}
-
-function worldMatrix(position, rotation) {
-  return new THREE.Matrix4().compose(
-    new THREE.Vector3(...position),
-    new THREE.Quaternion(...rotation),
-    new THREE.Vector3(1, 1, 1),
-  );
+  return PALETTE[bit % PALETTE.length];
 }
 
 // ---------------------------------------------------------------------------------------------
-// The scene's bodies: id -> {body, group, slot}; the DOM list holds the first LIST_CAP by id.
+// The scene's bodies are drawing's; the DOM list holds the first LIST_CAP by id.
 
-const bodies = new Map();
 const listed = new Map();
 $('list-cap').textContent = String(LIST_CAP);
 
@@ -193,38 +105,16 @@ function listBody(body) {
 }
 
 function upsert(body) {
-  const entry = bodies.get(body.id);
-  const group = groups[body.shape];
-  if (entry && entry.group !== group) removeBody(body.id);
-  let current = bodies.get(body.id);
-  if (!current) {
-    current = { body, group, slot: group.add(body.id) };
-    bodies.set(body.id, current);
-  }
-  current.body = body;
-  group.set(current.slot, body, worldMatrix(body.position, body.rotation));
-  listBody(body);
+  listBody(drawing.upsert(body));
 }
 
 function move(pose) {
-  const [id, px, py, pz, qx, qy, qz, qw] = pose;
-  const entry = bodies.get(id);
-  if (!entry) return;
-  entry.body.position = [px, py, pz];
-  entry.body.rotation = [qx, qy, qz, qw];
-  entry.group.set(entry.slot, entry.body, worldMatrix(entry.body.position, entry.body.rotation));
-  if (listed.has(id)) listBody(entry.body);
+  const body = drawing.move(...pose);
+  if (body && listed.has(body.id)) listBody(body);
 }
 
 function removeBody(id) {
-  const entry = bodies.get(id);
-  if (!entry) return;
-  const moved = entry.group.remove(entry.slot);
-  if (moved !== null) {
-    const other = bodies.get(moved);
-    other.slot = entry.slot;
-  }
-  bodies.delete(id);
+  if (!drawing.remove(id)) return;
   const item = listed.get(id);
   if (item) {
     item.remove();
@@ -235,7 +125,7 @@ function removeBody(id) {
 function showVersion() {
   $('version').textContent = String(state.version);
   $('tick').textContent = String(state.tick);
-  $('body-count').textContent = String(bodies.size);
+  $('body-count').textContent = String(drawing.size);
 }
 
 function fitCamera() {
@@ -245,16 +135,19 @@ function fitCamera() {
     camera.position.set(...fixed.split(',').map(Number));
     controls.target.set(...(target ? target.split(',').map(Number) : [0, 0, 0]));
     controls.update();
+    redraw();
     return;
   }
   const box = new THREE.Box3();
-  for (const { body } of bodies.values()) box.expandByPoint(new THREE.Vector3(...body.position));
+  const point = new THREE.Vector3();
+  for (const body of drawing.bodies()) box.expandByPoint(point.fromArray(body.position));
   if (box.isEmpty()) return;
   const center = box.getCenter(new THREE.Vector3());
   const size = Math.max(box.getSize(new THREE.Vector3()).length(), 10);
   camera.position.copy(center).add(new THREE.Vector3(0, size * 0.3, size));
   controls.target.copy(center);
   controls.update();
+  redraw();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -279,9 +172,11 @@ function follow() {
   state.source = source;
   const apply = (update) => {
     if (update.version < state.version) return;
+    const start = performance.now();
     for (const body of update.bodies) upsert(body);
     for (const pose of update.poses) move(pose);
     for (const id of update.removed) removeBody(id);
+    state.timing.applyMs += performance.now() - start;
     state.version = update.version;
     state.tick = update.tick;
     showVersion();
@@ -303,7 +198,9 @@ function follow() {
   source.addEventListener('update', (event) => {
     state.events += 1;
     state.eventBytes += event.data.length;
+    const start = performance.now();
     const update = JSON.parse(event.data);
+    state.timing.parseMs += performance.now() - start;
     if (loaded) apply(update);
     else pending.push(update);
   });
@@ -326,7 +223,7 @@ async function start() {
       $('status').textContent = 'no scenes';
       return;
     }
-    makeGroups(scenes.find((s) => s.name === state.scene)?.bodies ?? 0);
+    makeDrawing(scenes.find((s) => s.name === state.scene)?.bodies ?? 0);
     select.value = state.scene;
     select.addEventListener('change', () => {
       params.set('scene', select.value);
@@ -377,6 +274,7 @@ async function fireRay() {
     }
     result.dataset.version = String(answer.version);
     state.lastRay = answer;
+    redraw();
   } catch (error) {
     result.dataset.hitId = '';
     result.textContent = `error: ${error.message}`;
@@ -385,20 +283,31 @@ async function fireRay() {
 $('ray-fire').addEventListener('click', fireRay);
 
 // ---------------------------------------------------------------------------------------------
-// Render loop; frames per second measured over each second.
+// Render loop: draws a frame when something changed (every frame with `continuous`, for
+// measuring); drawn frames per second measured over each second.
 
 let frameCount = 0;
 let frameStart = performance.now();
 function frame(now) {
   controls.update();
-  renderer.render(scene3, camera);
+  if (drawing?.flush()) dirty = true;
+  if (dirty || state.continuous) {
+    dirty = false;
+    const start = performance.now();
+    renderer.render(scene3, camera);
+    state.timing.renderMs += performance.now() - start;
+    state.renders += 1;
+    state.renderTimes.push(start);
+    if (state.renderTimes.length > 1000) state.renderTimes.splice(0, 500);
+    frameCount += 1;
+  }
   state.frames += 1;
-  frameCount += 1;
   if (now - frameStart >= 1000) {
     state.fps = (frameCount * 1000) / (now - frameStart);
     $('fps').textContent = state.fps.toFixed(1);
     frameCount = 0;
     frameStart = now;
+    if (drawing) state.triangles = drawing.triangles();
   }
   requestAnimationFrame(frame);
 }
@@ -408,6 +317,7 @@ window.addEventListener('resize', () => {
   camera.aspect = window.innerWidth / window.innerHeight;
   camera.updateProjectionMatrix();
   renderer.setSize(window.innerWidth, window.innerHeight);
+  redraw();
 });
 
 // Where a world point is drawn, in CSS pixels of the page (for tests).

@@ -261,6 +261,10 @@ describe('viewer API', () => {
     // Coalesced: fewer events than the twelve writes.
     assert.ok(updates.length < 12, `${updates.length} events`);
     for (const u of updates) assert.ok(u.bytes <= 256 * 1024);
+    // Body 1 moved without turning: its poses leave the rotation out, [id, x, y, z].
+    const moves = updates.flatMap((u) => u.json.poses).filter((p) => p[0] === '1');
+    assert.ok(moves.length > 0);
+    for (const pose of moves) assert.deepEqual(pose.slice(2), [0, 0], JSON.stringify(pose));
   });
 
   test('caps concurrent streams with 503 naming the limit', async () => {
