@@ -2,8 +2,7 @@
 /**
  * Writes the C++ source that embeds the viewer's page into collide-server:
  * `node embed.js OUT.cc` reads src/ (index.html, viewer.js, draw.js, viewer.css) and three.js's
- * module
- * build from node_modules (npm ci in client/viewer), and emits FindViewerAsset over them.
+ * module build from node_modules (npm ci in client/viewer), and emits FindViewerAsset over them.
  * Without node_modules/three the page says how to build it.
  */
 
