@@ -9,6 +9,7 @@
 // Figures are medians of one-second windows.
 // Usage: node bench/viewer_100k.js [--bodies N] [--tick_hz H] [--seconds S]
 //   [--detail high|medium|low|coarse] (default: the page's choice by scene size)
+//   [--width W --height H] (the page's size, default 1280x720)
 // Needs collide-server ($COLLIDE_SERVER or build/server/collide-server) and Chromium.
 
 import path from 'node:path';
@@ -23,6 +24,8 @@ const { values } = parseArgs({
     tick_hz: { type: 'string', default: '20' },
     seconds: { type: 'string', default: '10' },
     detail: { type: 'string', default: '' },
+    width: { type: 'string', default: '1280' },
+    height: { type: 'string', default: '720' },
   },
 });
 const N = Number(values.bodies);
@@ -109,7 +112,7 @@ console.log(`writer: ${tickRate.toFixed(1)} ticks/s, ${(tickRate * N / 10).toFix
 console.log(`stream (one viewer): ${(stream.bytesPerSecond / 1024).toFixed(1)} KiB/s, ` +
   `${stream.eventsPerSecond.toFixed(1)} events/s`);
 
-const browser = await launchBrowser({ width: 1280, height: 720 });
+const browser = await launchBrowser({ width: Number(values.width), height: Number(values.height) });
 const page = await browser.newPage();
 const loadStart = Date.now();
 await page.goto(`${server.viewer}/viewer/?scene=big${values.detail ? `&detail=${values.detail}` : ''}`);

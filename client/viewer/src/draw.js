@@ -11,8 +11,8 @@ const DETAIL = { high: [24, 16], medium: [12, 8], low: [8, 5], coarse: null };
 /** The level for a scene of `bodyCount` bodies, or the one named by `name` (URL `detail=`). */
 export function detailFor(bodyCount, name) {
   if (name && name in DETAIL) return name;
-  if (bodyCount > 20000) return 'coarse';
-  if (bodyCount > 2000) return 'medium';
+  if (bodyCount > 5000) return 'coarse';
+  if (bodyCount > 1000) return 'medium';
   return 'high';
 }
 
