@@ -1,6 +1,7 @@
-// The viewer's drawing of bodies: one InstancedMesh per shape part (a capsule is a cylinder and
-// two caps), instance matrices and colours written straight into their typed arrays, and only
-// the changed slots uploaded. Triangles per round shape depend on the scene's size: a scene of
+// The viewer's drawing of bodies: one instanced mesh per shape part (a capsule is a cylinder and
+// two caps) over per-instance attributes (position, rotation, dimensions, colour) that the parts
+// of a shape share, written straight into their typed arrays; only the changed slots are
+// uploaded. Triangles per round shape depend on the scene's size: a scene of
 // many bodies is drawn with coarse balls so that a frame stays cheap.
 
 import * as THREE from 'three';
@@ -60,89 +61,139 @@ function geometries(level) {
   };
 }
 
-// Writes T(p) R(q) S(sx, sy, sz) moved by `ty` along the body's Y into `m` at `o` (column-major,
-// as three's Matrix4.compose followed by a local translation).
-function writeMatrix(m, o, p, q, sx, sy, sz, ty) {
-  const [x, y, z, w] = q;
-  const x2 = x + x, y2 = y + y, z2 = z + z;
-  const xx = x * x2, xy = x * y2, xz = x * z2;
-  const yy = y * y2, yz = y * z2, zz = z * z2;
-  const wx = w * x2, wy = w * y2, wz = w * z2;
-  const r10 = xy - wz, r11 = 1 - (xx + zz), r12 = yz + wx;  // the body's Y axis
-  m[o] = (1 - (yy + zz)) * sx;
-  m[o + 1] = (xy + wz) * sx;
-  m[o + 2] = (xz - wy) * sx;
-  m[o + 3] = 0;
-  m[o + 4] = r10 * sy;
-  m[o + 5] = r11 * sy;
-  m[o + 6] = r12 * sy;
-  m[o + 7] = 0;
-  m[o + 8] = (xz + wy) * sz;
-  m[o + 9] = (yz - wx) * sz;
-  m[o + 10] = (1 - (xx + yy)) * sz;
-  m[o + 11] = 0;
-  m[o + 12] = p[0] + r10 * ty;
-  m[o + 13] = p[1] + r11 * ty;
-  m[o + 14] = p[2] + r12 * ty;
-  m[o + 15] = 1;
+// The vertex shader's part of drawing a body: a body is its position, rotation (a quaternion) and
+// three dimensions, per instance; each part of a shape turns the dimensions into a scale and an
+// offset along the body's Y (`PARTS`). Normals are scaled by the inverse scale, then rotated.
+const PARTS = {
+  ball: { scale: 'vec3(instanceDims.x)', offset: '0.0' },
+  box: { scale: 'instanceDims', offset: '0.0' },
+  cylinder: { scale: 'instanceDims.xyx', offset: '0.0' },  // (radius, half height)
+  top: { scale: 'vec3(instanceDims.x)', offset: 'instanceDims.y' },
+  bottom: { scale: 'vec3(instanceDims.x)', offset: '-instanceDims.y' },
+};
+
+function partMaterial(kind) {
+  const { scale, offset } = PARTS[kind];
+  const material = new THREE.MeshLambertMaterial({ color: 0xffffff, vertexColors: true });
+  material.onBeforeCompile = (shader) => {
+    shader.vertexShader = shader.vertexShader
+      .replace('#include <common>', `#include <common>
+attribute vec3 instancePosition;
+attribute vec4 instanceRotation;
+attribute vec3 instanceDims;
+vec3 rotateByQuaternion(vec4 q, vec3 v) {
+  vec3 t = 2.0 * cross(q.xyz, v);
+  return v + q.w * t + cross(q.xyz, t);
+}`)
+      .replace('#include <beginnormal_vertex>', `vec3 partScale = ${scale};
+vec3 objectNormal = rotateByQuaternion(instanceRotation,
+                                       normalize(normal / max(partScale, vec3(1e-6))));`)
+      .replace('#include <begin_vertex>', `vec3 transformed = instancePosition +
+    rotateByQuaternion(instanceRotation, position * partScale + vec3(0.0, ${offset}, 0.0));`);
+  };
+  material.customProgramCacheKey = () => `collide-body-${kind}`;
+  return material;
 }
 
-// One shape kind: parts sharing slots (slot i of every part is the same body) and one colour
-// attribute. `dims` holds each slot's three dimensions; a part turns them into a scale and an
-// offset along the body's Y.
+// A per-instance attribute with the range of slots changed since its last upload.
+class SlotAttribute {
+  constructor(itemSize) {
+    this.itemSize = itemSize;
+    this.attribute = null;
+    this.low = Infinity;
+    this.high = -1;
+  }
+
+  grow(capacity) {
+    const next = new THREE.InstancedBufferAttribute(new Float32Array(capacity * this.itemSize),
+      this.itemSize);
+    next.setUsage(THREE.DynamicDrawUsage);
+    if (this.attribute) next.array.set(this.attribute.array);
+    this.attribute = next;  // uploaded whole when first drawn
+    this.low = Infinity;
+    this.high = -1;
+  }
+
+  get array() { return this.attribute.array; }
+
+  touch(slot) {
+    if (slot < this.low) this.low = slot;
+    if (slot > this.high) this.high = slot;
+  }
+
+  copy(to, from) {
+    const n = this.itemSize;
+    this.attribute.array.copyWithin(to * n, from * n, from * n + n);
+    this.touch(to);
+  }
+
+  flush() {
+    if (this.high < 0) return;
+    const n = this.itemSize;
+    this.attribute.clearUpdateRanges();
+    this.attribute.addUpdateRange(this.low * n, (this.high - this.low + 1) * n);
+    this.attribute.needsUpdate = true;
+    this.low = Infinity;
+    this.high = -1;
+  }
+}
+
+const scratchColor = new THREE.Color();
+
+// One shape kind: parts (meshes) drawing the same instances, whose attributes they share: per
+// body 7 floats of pose, 3 of dimensions and 3 of colour (a 4x4 matrix per part was 16 each).
 class ShapeGroup {
-  constructor(scene3, material, parts) {
+  constructor(scene3, parts) {
     this.scene3 = scene3;
-    this.material = material;
-    this.parts = parts;  // [{geometry, transform(d0, d1, d2) -> [sx, sy, sz, ty]}]
+    this.parts = parts;  // [{geometry, kind (of PARTS)}]
+    this.materials = parts.map((part) => partMaterial(part.kind));
     this.meshes = [];
     this.ids = [];
     this.capacity = 0;
-    this.dims = new Float32Array(0);
-    this.dirtyLow = Infinity;  // slots changed since the last upload
-    this.dirtyHigh = -1;
+    this.position = new SlotAttribute(3);
+    this.rotation = new SlotAttribute(4);
+    this.dims = new SlotAttribute(3);
+    this.color = new SlotAttribute(3);
+    this.attributes = [this.position, this.rotation, this.dims, this.color];
     this.changed = false;  // slots added, removed or written since the last upload
     this.grow(1024);
   }
 
   grow(capacity) {
+    for (const a of this.attributes) a.grow(capacity);
     const old = this.meshes;
-    const color = new THREE.InstancedBufferAttribute(new Float32Array(capacity * 3), 3);
-    if (old[0]) color.array.set(old[0].instanceColor.array);
     this.meshes = this.parts.map((part, i) => {
-      const mesh = new THREE.InstancedMesh(part.geometry, this.material, capacity);
-      mesh.instanceMatrix.setUsage(THREE.DynamicDrawUsage);
-      mesh.instanceColor = color;  // one colour per body, shared by its parts
+      const geometry = new THREE.InstancedBufferGeometry();
+      geometry.setIndex(part.geometry.getIndex());
+      geometry.setAttribute('position', part.geometry.getAttribute('position'));
+      geometry.setAttribute('normal', part.geometry.getAttribute('normal'));
+      geometry.setAttribute('instancePosition', this.position.attribute);
+      geometry.setAttribute('instanceRotation', this.rotation.attribute);
+      geometry.setAttribute('instanceDims', this.dims.attribute);
+      geometry.setAttribute('color', this.color.attribute);
+      geometry.instanceCount = this.ids.length;
+      const mesh = new THREE.Mesh(geometry, this.materials[i]);
       mesh.frustumCulled = false;
       if (old[i]) {
-        mesh.instanceMatrix.array.set(old[i].instanceMatrix.array);
         this.scene3.remove(old[i]);
-        old[i].dispose();
+        old[i].geometry.dispose();  // frees the old instance buffers (the shape's are re-sent)
       }
-      mesh.count = this.ids.length;
       this.scene3.add(mesh);
       return mesh;
     });
-    const dims = new Float32Array(capacity * 3);
-    dims.set(this.dims);
-    this.dims = dims;
     this.capacity = capacity;
-    // New attributes are uploaded whole.
-    this.dirtyLow = Infinity;
-    this.dirtyHigh = -1;
     this.changed = true;
   }
 
-  touch(slot) {
+  setCount() {
+    for (const mesh of this.meshes) mesh.geometry.instanceCount = this.ids.length;
     this.changed = true;
-    if (slot < this.dirtyLow) this.dirtyLow = slot;
-    if (slot > this.dirtyHigh) this.dirtyHigh = slot;
   }
 
   add(id) {
     if (this.ids.length === this.capacity) this.grow(this.capacity * 2);
     this.ids.push(id);
-    for (const mesh of this.meshes) mesh.count = this.ids.length;
+    this.setCount();
     return this.ids.length - 1;
   }
 
@@ -153,65 +204,57 @@ class ShapeGroup {
     if (slot !== last) {
       moved = this.ids[last];
       this.ids[slot] = moved;
-      for (const mesh of this.meshes) {
-        mesh.instanceMatrix.array.copyWithin(slot * 16, last * 16, last * 16 + 16);
-      }
-      this.meshes[0].instanceColor.array.copyWithin(slot * 3, last * 3, last * 3 + 3);
-      this.dims.copyWithin(slot * 3, last * 3, last * 3 + 3);
-      this.touch(slot);
+      for (const a of this.attributes) a.copy(slot, last);
     }
     this.ids.pop();
-    for (const mesh of this.meshes) mesh.count = this.ids.length;
-    this.changed = true;
+    this.setCount();
     return moved;
   }
 
   shape(slot, d0, d1, d2, color) {
-    this.dims[slot * 3] = d0;
-    this.dims[slot * 3 + 1] = d1;
-    this.dims[slot * 3 + 2] = d2;
-    const c = this.meshes[0].instanceColor.array;
-    c[slot * 3] = ((color >> 16) & 0xff) / 255;
-    c[slot * 3 + 1] = ((color >> 8) & 0xff) / 255;
-    c[slot * 3 + 2] = (color & 0xff) / 255;
+    const d = this.dims.array;
+    d[slot * 3] = d0;
+    d[slot * 3 + 1] = d1;
+    d[slot * 3 + 2] = d2;
+    this.dims.touch(slot);
+    scratchColor.setHex(color);  // to the renderer's linear colour space
+    const c = this.color.array;
+    c[slot * 3] = scratchColor.r;
+    c[slot * 3 + 1] = scratchColor.g;
+    c[slot * 3 + 2] = scratchColor.b;
+    this.color.touch(slot);
+    this.changed = true;
   }
 
   pose(slot, position, rotation) {
-    const d = this.dims;
-    const d0 = d[slot * 3], d1 = d[slot * 3 + 1], d2 = d[slot * 3 + 2];
-    for (let i = 0; i < this.parts.length; i++) {
-      const [sx, sy, sz, ty] = this.parts[i].transform(d0, d1, d2);
-      writeMatrix(this.meshes[i].instanceMatrix.array, slot * 16, position, rotation, sx, sy, sz, ty);
-    }
-    this.touch(slot);
+    const p = this.position.array;
+    p[slot * 3] = position[0];
+    p[slot * 3 + 1] = position[1];
+    p[slot * 3 + 2] = position[2];
+    this.position.touch(slot);
+    const q = this.rotation.array;
+    q[slot * 4] = rotation[0];
+    q[slot * 4 + 1] = rotation[1];
+    q[slot * 4 + 2] = rotation[2];
+    q[slot * 4 + 3] = rotation[3];
+    this.rotation.touch(slot);
+    this.changed = true;
   }
 
-  // Marks the changed slots for upload (one range each); false when nothing changed.
+  // Marks the changed slots of each attribute for upload (one range each); false when nothing
+  // changed.
   flush() {
     const changed = this.changed;
     this.changed = false;
-    if (this.dirtyHigh < 0) return changed;
-    const low = this.dirtyLow === Infinity ? 0 : this.dirtyLow;
-    const count = this.dirtyHigh - low + 1;
-    for (const mesh of this.meshes) {
-      mesh.instanceMatrix.clearUpdateRanges();
-      mesh.instanceMatrix.addUpdateRange(low * 16, count * 16);
-      mesh.instanceMatrix.needsUpdate = true;
-    }
-    const color = this.meshes[0].instanceColor;
-    color.clearUpdateRanges();
-    color.addUpdateRange(low * 3, count * 3);
-    color.needsUpdate = true;
-    this.dirtyLow = Infinity;
-    this.dirtyHigh = -1;
-    return true;
+    for (const a of this.attributes) a.flush();
+    return changed;
   }
 
   triangles() {
     let sum = 0;
-    for (const mesh of this.meshes) {
-      const g = mesh.geometry;
-      sum += (g.index ? g.index.count : g.getAttribute('position').count) / 3 * mesh.count;
+    for (const part of this.parts) {
+      const g = part.geometry;
+      sum += (g.index ? g.index.count : g.getAttribute('position').count) / 3 * this.ids.length;
     }
     return sum;
   }
@@ -226,19 +269,15 @@ export class BodyDrawing {
   constructor(scene3, { bodyCount = 0, detail = null, colorOf }) {
     this.level = detailFor(bodyCount, detail);
     this.colorOf = colorOf;
-    const material = new THREE.MeshLambertMaterial({ color: 0xffffff });
     const g = geometries(this.level);
-    const ball = (r) => [r, r, r, 0];
     this.groups = {
-      sphere: new ShapeGroup(scene3, material, [{ geometry: g.ball, transform: ball }]),
-      box: new ShapeGroup(scene3, material, [
-        { geometry: g.box, transform: (x, y, z) => [x, y, z, 0] },
-      ]),
+      sphere: new ShapeGroup(scene3, [{ geometry: g.ball, kind: 'ball' }]),
+      box: new ShapeGroup(scene3, [{ geometry: g.box, kind: 'box' }]),
       // Dimensions (radius, half height): a cylinder along Y and a cap at each end.
-      capsule: new ShapeGroup(scene3, material, [
-        { geometry: g.cylinder, transform: (r, h) => [r, h, r, 0] },
-        { geometry: g.top, transform: (r, h) => [r, r, r, h] },
-        { geometry: g.bottom, transform: (r, h) => [r, r, r, -h] },
+      capsule: new ShapeGroup(scene3, [
+        { geometry: g.cylinder, kind: 'cylinder' },
+        { geometry: g.top, kind: 'top' },
+        { geometry: g.bottom, kind: 'bottom' },
       ]),
     };
     this.entries = new Map();  // id -> {body, group, slot}
