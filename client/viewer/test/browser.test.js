@@ -137,4 +137,30 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     assert.ok(red(moved.pixel(now.x, now.y)), `moved to: ${moved.pixel(now.x, now.y)}`);
     assert.ok(dark(moved.pixel(off.x, off.y)), `moved from: ${moved.pixel(off.x, off.y)}`);
   });
+
+  test('a new capsule turned 90 degrees about Z lies along x, caps included', async () => {
+    await client.upsertBodies({
+      scene: 'known',
+      bodies: [{
+        id: 5,
+        shape: { capsule: { radius: 1.5, half_height: 3 } },
+        pose: {
+          position: { x: 20, y: -25, z: 0 },
+          rotation: { x: 0, y: 0, z: Math.SQRT1_2, w: Math.SQRT1_2 },
+        },
+        category: 4,
+      }],
+    });
+    await page.waitForFunction(() => document.querySelector('#body-5') !== null, { timeout: 10000 });
+    const image = await screenshot('viewer-turned-capsule');
+    // Its segment runs from x = 17 to 23 at y = -25; the caps reach x = 15.5 and 24.5.
+    for (const [x, y] of [[20, -25], [22.5, -25], [24, -25], [16, -25]]) {
+      const at = await project(x, y, 0);
+      assert.ok(blue(image.pixel(at.x, at.y)), `(${x}, ${y}): ${image.pixel(at.x, at.y)}`);
+    }
+    for (const [x, y] of [[20, -22], [20, -28], [25.5, -25]]) {
+      const at = await project(x, y, 0);
+      assert.ok(dark(image.pixel(at.x, at.y)), `(${x}, ${y}): ${image.pixel(at.x, at.y)}`);
+    }
+  });
 });
