@@ -178,4 +178,10 @@ size_t BinnedSahBuilder::MemoryBytes() const {
          tasks_.capacity() * sizeof(Task);
 }
 
+void BinnedSahBuilder::Release() {
+  std::vector<int32_t>().swap(items_);
+  std::vector<Vec3>().swap(centroids_);
+  std::vector<Task>().swap(tasks_);
+}
+
 }  // namespace collide

@@ -24,6 +24,9 @@ int32_t DynamicTree::AllocateNode() {
     // Grow by half again and thread the new slots onto the free list in ascending order.
     int32_t old_size = static_cast<int32_t>(nodes_.size());
     int32_t new_size = std::max<int32_t>(16, old_size + old_size / 2);
+    // reserve first: resize alone would double the capacity, not grow it by half.
+    nodes_.reserve(new_size);
+    info_.reserve(new_size);
     nodes_.resize(new_size);
     info_.resize(new_size);
     for (int32_t i = new_size - 1; i >= old_size; --i) {
@@ -62,6 +65,10 @@ int32_t DynamicTree::AllocateLeaf() {
   if (free_leaf_ == kNullProxy) {
     int32_t old_size = static_cast<int32_t>(leaf_parent_.size());
     int32_t new_size = std::max<int32_t>(16, old_size + old_size / 2);
+    leaf_box_.reserve(new_size);
+    leaf_user_.reserve(new_size);
+    leaf_category_.reserve(new_size);
+    leaf_parent_.reserve(new_size);
     leaf_box_.resize(new_size);
     leaf_user_.resize(new_size);
     leaf_category_.resize(new_size);
@@ -494,6 +501,17 @@ void DynamicTree::BuildFromItems() {
     }
     info_[index].height = height + 1;
   }
+  ReleaseBuildScratch();
+}
+
+void DynamicTree::ReleaseBuildScratch() {
+  // A build's scratch (about 100 bytes per item) is idle until the next build, which may never
+  // come: free it rather than keep it per tree.
+  builder_.Release();
+  std::vector<int32_t>().swap(item_refs_);
+  std::vector<Aabb>().swap(item_boxes_);
+  std::vector<BuiltNode>().swap(built_);
+  std::vector<int32_t>().swap(scratch_);
 }
 
 void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> user,

@@ -23,6 +23,33 @@ inline constexpr int32_t kNullProxy = -1;
 /// the heap (see TraversalStack).
 inline constexpr size_t kDefaultInlineStack = 128;
 
+/// The bytes a DynamicTree holds, by part (each a capacity, not a size).
+struct TreeMemory {
+  /// Internal nodes: the hot 64-byte nodes and their cold links (parent, height, marks).
+  size_t nodes = 0;
+  /// The leaf pool: fat boxes, user data, categories, parents.
+  size_t leaves = 0;
+  /// The 4-wide query form's nodes.
+  size_t wide = 0;
+  /// Where each leaf and wide node sits in the 4-wide form, and the refit's scratch.
+  size_t wide_maps = 0;
+  /// Build and refit scratch kept between calls (the binned SAH builder's arrays and items).
+  size_t scratch = 0;
+  /// The tree object itself.
+  size_t fixed = 0;
+
+  size_t Total() const { return nodes + leaves + wide + wide_maps + scratch + fixed; }
+  TreeMemory& operator+=(const TreeMemory& o) {
+    nodes += o.nodes;
+    leaves += o.leaves;
+    wide += o.wide;
+    wide_maps += o.wide_maps;
+    scratch += o.scratch;
+    fixed += o.fixed;
+    return *this;
+  }
+};
+
 /// Options of a DynamicTree.
 struct DynamicTreeOptions {
   /// Margin added on every side of a proxy's tight box to make its fat box, in length units.
@@ -188,7 +215,9 @@ class DynamicTree {
   /// The number of internal nodes in use (ProxyCount() - 1 for a non-empty tree).
   int32_t InternalNodeCount() const { return node_count_; }
   /// Bytes held by the tree (pools, including their free capacity, and build scratch).
-  size_t MemoryBytes() const;
+  size_t MemoryBytes() const { return Memory().Total(); }
+  /// MemoryBytes() by part.
+  TreeMemory Memory() const;
   /// The SAH cost: the sum of the areas of all node and leaf boxes over the root's area, i.e.
   /// the expected number of boxes a random line through the root box enters. Compare it with
   /// the value right after a `Rebuild` to decide when to rebuild.
@@ -280,6 +309,8 @@ class DynamicTree {
 
   // Builds over items (child references with their boxes) and makes the result the root.
   void BuildFromItems();
+  // Frees the builder's scratch and the item arrays (after a build).
+  void ReleaseBuildScratch();
   // Collapses the binary tree into `out` (see Optimize); fills `leaf_at` (sized to the leaf
   // pool) and `parent_at` (appended to) when not null.
   void Collapse(WideTree* out, std::vector<int32_t>* leaf_at,

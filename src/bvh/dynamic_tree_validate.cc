@@ -18,13 +18,23 @@ int DynamicTree::Height() const {
   return info_[root_].height;
 }
 
-size_t DynamicTree::MemoryBytes() const {
-  return sizeof(*this) + nodes_.capacity() * sizeof(Node) + info_.capacity() * sizeof(NodeInfo) +
-         leaf_box_.capacity() * sizeof(Aabb) + leaf_user_.capacity() * sizeof(uint32_t) +
-         leaf_category_.capacity() * sizeof(uint32_t) + leaf_parent_.capacity() * sizeof(int32_t) +
-         builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
-         item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
-         scratch_.capacity() * sizeof(int32_t) + wide_.MemoryBytes();
+TreeMemory DynamicTree::Memory() const {
+  TreeMemory m;
+  m.nodes = nodes_.capacity() * sizeof(Node) + info_.capacity() * sizeof(NodeInfo);
+  m.leaves = leaf_box_.capacity() * sizeof(Aabb) + leaf_user_.capacity() * sizeof(uint32_t) +
+             leaf_category_.capacity() * sizeof(uint32_t) +
+             leaf_parent_.capacity() * sizeof(int32_t);
+  m.wide = wide_.MemoryBytes();
+  m.wide_maps = wide_leaf_at_.capacity() * sizeof(int32_t) +
+                wide_parent_at_.capacity() * sizeof(int32_t) +
+                wide_dirty_.capacity() * sizeof(int32_t) +
+                wide_node_marked_.capacity() * sizeof(uint8_t) +
+                wide_node_queue_.capacity() * sizeof(int32_t);
+  m.scratch = builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
+              item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
+              scratch_.capacity() * sizeof(int32_t);
+  m.fixed = sizeof(*this);
+  return m;
 }
 
 float DynamicTree::SahCost() const {

@@ -41,9 +41,13 @@ void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const
 
 void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
                            std::vector<int32_t>* parent_at) const {
+  // The last collapse's node count is the best guess of this one's (a good collapse makes about
+  // n/3 nodes, a bad one up to n/2); the capacity is trimmed at the end when it was far off.
+  const size_t previous = static_cast<size_t>(out->NodeCount());
   out->Clear();
   if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
-  out->Reserve(static_cast<size_t>(node_count_ / 2 + 1));
+  const size_t most = static_cast<size_t>(node_count_ / 2 + 1);
+  out->Reserve(previous > 0 ? std::min(most, previous + previous / 16 + 16) : most);
 
   // Leaves under each binary node (post-order over an explicit stack).
   std::vector<int32_t> leaves(nodes_.size(), 0);
@@ -137,6 +141,7 @@ void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
     }
   }
   out->SetRoot(0);
+  out->TrimCapacity();
 }
 
 void DynamicTree::RefitWide() {

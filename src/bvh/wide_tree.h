@@ -95,6 +95,10 @@ class WideTree {
   int32_t NodeCount() const { return static_cast<int32_t>(nodes_.size()); }
   /// Reserves room for `count` nodes.
   void Reserve(size_t count) { nodes_.reserve(count); }
+  /// Gives back the capacity beyond the nodes when it is more than an eighth of them.
+  void TrimCapacity() {
+    if (nodes_.capacity() - nodes_.size() > nodes_.size() / 8 + 16) nodes_.shrink_to_fit();
+  }
   /// Bytes held.
   size_t MemoryBytes() const { return nodes_.capacity() * sizeof(Node); }
 

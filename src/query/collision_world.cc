@@ -130,8 +130,13 @@ void CollisionWorld::Optimize() {
 }
 
 size_t CollisionWorld::MemoryBytes() const {
-  return bodies_.capacity() * sizeof(Body) + free_slots_.capacity() * sizeof(BodyHandle) +
-         trees_[0].MemoryBytes() + trees_[1].MemoryBytes();
+  return BodyBytes() + trees_[0].MemoryBytes() + trees_[1].MemoryBytes();
+}
+
+size_t CollisionWorld::BodyBytes() const {
+  // The trees' own objects are counted by their MemoryBytes().
+  return sizeof(*this) - sizeof(trees_) + bodies_.capacity() * sizeof(Body) +
+         free_slots_.capacity() * sizeof(BodyHandle);
 }
 
 bool CollisionWorld::Validate() const {

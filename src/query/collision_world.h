@@ -74,6 +74,9 @@ class CollisionWorld {
   float magnitude() const { return magnitude_; }
   /// Bytes held by bodies and trees.
   size_t MemoryBytes() const;
+  /// Bytes of MemoryBytes() held by the world itself, its body table and its free slots (the
+  /// rest is the trees').
+  size_t BodyBytes() const;
   /// Checks both trees and the body table against each other (tests).
   bool Validate() const;
 

@@ -140,6 +140,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   {
     WriterLock lock(&mu_);
     ApplyLocked(batch, resolved_);
+    write_scratch_bytes_ = WriteScratchBytes();
     version_ = new_version;
     log_position_ = position;
     if (client.client_id != 0) {
@@ -463,16 +464,45 @@ SceneStats Scene::Stats() const {
   stats.static_body_count = world_.tree(BodyKind::kStatic).ProxyCount();
   stats.tree_height =
       std::max(world_.tree(BodyKind::kDynamic).Height(), world_.tree(BodyKind::kStatic).Height());
-  // flat_hash_map keeps one control byte per slot beside each slot.
-  stats.memory_bytes = world_.MemoryBytes() +
-                       handles_.capacity() * (sizeof(std::pair<const uint64_t, BodyHandle>) + 1) +
-                       extra_.capacity() * sizeof(BodyExtra) +
-                       clients_.capacity() * (sizeof(std::pair<const uint64_t, ClientMark>) + 1) +
-                       history_.MemoryBytes() + sizeof(*this);
+  stats.memory_bytes = MemoryLocked().Total();
   stats.tick = history_.tick();
   stats.oldest_tick = history_.oldest_tick();
   stats.history_bytes = history_.MemoryBytes();
   return stats;
+}
+
+SceneMemory Scene::Memory() const {
+  ReaderLock lock(&mu_);
+  return MemoryLocked();
+}
+
+size_t Scene::WriteScratchBytes() const {
+  return resolved_.capacity() * sizeof(BodyHandle) + changes_.capacity() * sizeof(BodyChange) +
+         change_order_.capacity() * sizeof(std::pair<uint64_t, size_t>) +
+         change_handles_.capacity() * sizeof(BodyHandle) +
+         observers_.capacity() * sizeof(SceneObserver*);
+}
+
+SceneMemory Scene::MemoryLocked() const {
+  // flat_hash_map keeps one control byte per slot beside each slot, plus a group's worth of
+  // cloned control bytes.
+  auto map_bytes = [](size_t capacity, size_t slot) {
+    return capacity == 0 ? 0 : capacity * (slot + 1) + 16;
+  };
+  SceneMemory m;
+  m.bodies = world_.BodyBytes();
+  m.trees = world_.tree(BodyKind::kDynamic).Memory();
+  m.trees += world_.tree(BodyKind::kStatic).Memory();
+  m.id_map = map_bytes(handles_.capacity(), sizeof(std::pair<const uint64_t, BodyHandle>));
+  m.extra = extra_.capacity() * sizeof(BodyExtra);
+  m.client_marks = map_bytes(clients_.capacity(), sizeof(std::pair<const uint64_t, ClientMark>));
+  m.history = history_.MemoryBytes();
+  // As of the last applied batch (the scratch itself is the writer's, under write_mu_ alone).
+  m.write_scratch = write_scratch_bytes_;
+  // The world and history objects are counted by their own MemoryBytes().
+  m.fixed = sizeof(*this) - sizeof(world_) - sizeof(history_) + name_.capacity() +
+            moved_to_.capacity();
+  return m;
 }
 
 BodyState Scene::StateOf(BodyHandle handle) const {

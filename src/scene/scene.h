@@ -115,6 +115,32 @@ struct SceneStats {
   size_t history_bytes = 0;
 };
 
+/// The bytes a scene holds, by part (capacities, not sizes); SceneStats::memory_bytes is their
+/// sum.
+struct SceneMemory {
+  /// The body table (shape, pose, id, filter, leaf per body) and its free slots.
+  size_t bodies = 0;
+  /// Both trees (static and dynamic), by part.
+  TreeMemory trees;
+  /// The map from body id to the body's slot.
+  size_t id_map = 0;
+  /// Per body slot, what the world does not keep (the client's user data).
+  size_t extra = 0;
+  /// The clients' dedup marks (client id to latest sequence and version).
+  size_t client_marks = 0;
+  /// The tick history and its segment index.
+  size_t history = 0;
+  /// The writer's scratch kept between batches (resolved handles, change records).
+  size_t write_scratch = 0;
+  /// The scene object, its name and whatever else it holds by value.
+  size_t fixed = 0;
+
+  size_t Total() const {
+    return bodies + trees.Total() + id_map + extra + client_marks + history + write_scratch +
+           fixed;
+  }
+};
+
 /// How long a bounded read may hold the reader lock before letting writers in.
 struct ReadBudget {
   /// Items handed to the callable per call (>= 1).
@@ -269,6 +295,8 @@ class Scene {
   bool deleted() const;
   /// Counters at the current version.
   SceneStats Stats() const;
+  /// The bytes the scene holds, by part (Stats().memory_bytes is their total).
+  SceneMemory Memory() const;
   /// The body with `id`, if it exists at the current version.
   std::optional<BodyState> GetBody(uint64_t id) const;
   /// The high-water mark of `client_id` (the latest sequence applied for it), if it has one.
@@ -292,6 +320,8 @@ class Scene {
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
   BodyHandle AddBody(const UpdateOp& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   BodyState StateOf(BodyHandle handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  SceneMemory MemoryLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
+  size_t WriteScratchBytes() const ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
   // With observers: the touched bodies' states before the batch, then after it, then the
   // callbacks.
   void CaptureBefore(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
@@ -334,6 +364,8 @@ class Scene {
   std::vector<std::pair<uint64_t, size_t>> change_order_ ABSL_GUARDED_BY(write_mu_);
   std::vector<BodyHandle> change_handles_ ABSL_GUARDED_BY(write_mu_);
   bool change_structural_ ABSL_GUARDED_BY(write_mu_) = false;
+  // WriteScratchBytes() after the last applied batch, for Memory().
+  size_t write_scratch_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 template <typename F>
