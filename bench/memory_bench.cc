@@ -6,16 +6,16 @@
 //
 //   collide-bench-memory [--bodies 100000,1000000] [--no_server] [--settle_seconds 3]
 //
-// Prints a table per size; the last lines are `memory_per_body_scene_stat_<n>` and
+// Prints tables per size and the lines `memory_per_body_scene_stat_<n>` and
 // `memory_per_body_rss_<n>` (bytes per body of the server's own stat and of its resident set
-// after the load), which scripts/bench reports.
+// after the load, settled), which scripts/bench reports.
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <csignal>
-#include <chrono>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -215,25 +215,14 @@ bool ThroughServer(const ReferenceScene& ref, int n, const Config& config) {
   };
   std::printf("\n-- collide-server, %d bodies (empty server: VmRSS %.0f bytes) --\n", n,
               static_cast<double>(rss_empty));
-  std::printf("%-26s %14s %9s %14s %9s %14s %9s\n", "when", "scene stat", "/body", "VmRSS",
-              "/body", "stats RSS", "/body");
-  const auto [stat_loaded, rss_loaded] = read("after the load");
+  std::printf("%-26s %14s %9s %14s %9s %14s %9s\n", "when", "scene stat", "/body", "VmRSS", "/body",
+              "stats RSS", "/body");
+  read("after the load");
   settle();
   const auto [stat_settled, rss_settled] = read("settled");
   std::printf("peak VmHWM %.0f bytes (%.1f per body)\n",
               static_cast<double>((*server)->PeakRssBytes()),
               static_cast<double>((*server)->PeakRssBytes()) / n);
-  if (auto code = (*server)->Stop(SIGTERM); !code.ok()) return false;
-  if (auto s = (*server)->Restart(); !s.ok()) {
-    std::fprintf(stderr, "restart: %s\n", s.ToString().c_str());
-    return false;
-  }
-  settle();
-  const auto [stat_restart, rss_restart] = read("after a restart");
-  (void)stat_loaded;
-  (void)rss_loaded;
-  (void)stat_restart;
-  (void)rss_restart;
   if (stat_settled < 0) return false;
   const std::string suffix = n % 1000000 == 0 ? std::to_string(n / 1000000) + "m"
                              : n % 1000 == 0  ? std::to_string(n / 1000) + "k"
@@ -241,7 +230,14 @@ bool ThroughServer(const ReferenceScene& ref, int n, const Config& config) {
   std::printf("memory_per_body_scene_stat_%s %.1f\n", suffix.c_str(), stat_settled / n);
   // The whole resident set over the bodies (the empty server's share included).
   std::printf("memory_per_body_rss_%s %.1f\n", suffix.c_str(), rss_settled / n);
-  return true;
+  std::fflush(stdout);
+  if (auto code = (*server)->Stop(SIGTERM); !code.ok()) return false;
+  if (auto s = (*server)->Restart(); !s.ok()) {
+    std::fprintf(stderr, "restart: %s\n", s.ToString().c_str());
+    return false;
+  }
+  settle();
+  return read("after a restart").first >= 0;
 }
 
 }  // namespace

@@ -801,6 +801,26 @@ TEST(DynamicTree, StatsDescribeTheTree) {
   EXPECT_TRUE(std::isfinite(tree.SahCost()));
 }
 
+TEST(DynamicTree, MemoryPartsAddUpAndBuildScratchIsFreed) {
+  Harness h(62, 100.0f, 1.0f);
+  for (int i = 0; i < 5000; ++i) h.Create();
+  DynamicTree& tree = h.tree();
+  tree.Rebuild();
+  tree.Optimize();
+  const TreeMemory m = tree.Memory();
+  EXPECT_EQ(m.Total(), tree.MemoryBytes());
+  // A build's scratch (about 100 bytes per proxy) is not kept once the build is done.
+  EXPECT_EQ(m.scratch, 0u);
+  // The pools grow by half, not double: at most 1.5 x the slots in use (plus the first 16).
+  EXPECT_LE(m.nodes, (4999u * 3 / 2 + 16) * (64u + 12u));
+  EXPECT_LE(m.leaves, (5000u * 3 / 2 + 16) * (sizeof(Aabb) + 12u));
+  EXPECT_GE(m.nodes, 4999u * 64u);
+  // The 4-wide form is about a third of the binary nodes, and its capacity is not reserved for
+  // half of them.
+  EXPECT_GT(m.wide, 0u);
+  EXPECT_LE(m.wide, (4999u * 2 / 5 + 16) * sizeof(WideTree::Node));
+}
+
 }  // namespace
 }  // namespace collide
 

@@ -467,5 +467,27 @@ TEST(SceneStats, CountsBodiesHeightAndMemory) {
   EXPECT_TRUE(scene.Validate());
 }
 
+TEST(SceneStats, MemoryIsTheSumOfItsParts) {
+  Scene scene("parts", SceneOptions{});
+  for (int b = 0; b < 4; ++b) {
+    std::vector<UpdateOp> ops;
+    for (int i = 0; i < 2500; ++i) {
+      const int id = b * 2500 + i;
+      ops.push_back(Ball(id, static_cast<float>(id)));
+    }
+    ASSERT_TRUE(scene.Apply(Batch(ops)).ok());
+  }
+  const SceneMemory m = scene.Memory();
+  EXPECT_EQ(scene.Stats().memory_bytes, m.Total());
+  EXPECT_GE(m.bodies, 10000 * sizeof(Body));
+  EXPECT_GT(m.trees.nodes, 0u);
+  EXPECT_GT(m.trees.leaves, 0u);
+  EXPECT_GT(m.id_map, 10000 * (sizeof(uint64_t) + sizeof(BodyHandle)));
+  EXPECT_GE(m.extra, 10000 * sizeof(uint64_t));
+  EXPECT_GT(m.history, 0u);  // the load's records at the current tick
+  EXPECT_EQ(m.trees.scratch, 0u);
+  EXPECT_EQ(m.client_marks, 0u);
+}
+
 }  // namespace
 }  // namespace collide
