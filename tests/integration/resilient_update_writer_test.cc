@@ -74,14 +74,19 @@ v1::UpdateBatch MoveBatch(int b, std::map<uint64_t, v1::Vec3>* expected) {
 }
 
 // The client of a test: reconnects fast (the server is down for a fraction of a second).
-std::unique_ptr<client::Client> FastReconnectingClient(const ServerProcess& server,
+std::unique_ptr<client::Client> FastReconnectingClient(const std::string& address,
                                                        const std::string& token = "") {
   client::ClientOptions options;
-  options.address = server.address();
+  options.address = address;
   options.bearer_token = token;
   options.enable_http_proxy = false;
   options.max_reconnect_backoff = absl::Milliseconds(200);
   return *client::Client::Connect(options);
+}
+
+std::unique_ptr<client::Client> FastReconnectingClient(const ServerProcess& server,
+                                                       const std::string& token = "") {
+  return FastReconnectingClient(server.address(), token);
 }
 
 TEST(ResilientUpdateWriter, AppliesEveryBatchExactlyOnceAcrossServerRestarts) {
@@ -429,7 +434,10 @@ TEST(ResilientUpdateWriter, GivesUpAfterTheLimitAndHandsBackWhatIsUnacknowledged
   ASSERT_NE(server, nullptr);
   MakeScene(*server->NewClient(), "arena");
   ASSERT_TRUE(IsOk(server->Stop(SIGKILL)));
-  auto client = FastReconnectingClient(*server);
+  // The killed server's port could be taken by another test's server (with its own "arena")
+  // before the writer gives up; a port that refuses for as long as the test runs cannot.
+  RefusingPort dead;
+  auto client = FastReconnectingClient(dead.address());
   ResilientUpdateWriterOptions options;
   // 3 s from Open: the Send right after Open must come before the writer gives up, even on a
   // loaded machine (sanitizers, ctest -j); the test waits that long for the give-up.

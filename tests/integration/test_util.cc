@@ -179,6 +179,18 @@ int FreePort() {
   return ntohs(address.sin_port);
 }
 
+RefusingPort::RefusingPort() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
+  socklen_t length = sizeof(address);
+  getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);
+  address_ = absl::StrCat("127.0.0.1:", ntohs(address.sin_port));
+}
+
+RefusingPort::~RefusingPort() { close(fd_); }
+
 v1::GetServerStatsResponse ServerStats(client::Client& client) {
   auto stub = v1::Collide::NewStub(client.channel());
   grpc::ClientContext context;

@@ -71,6 +71,23 @@ pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path);
 /// A port no one listens on now (the kernel's pick for port 0 on 127.0.0.1).
 int FreePort();
 
+/// A port on 127.0.0.1 that refuses every connection for as long as this object lives: it is
+/// bound (without SO_REUSEADDR) and never listened on, so no other process can take it, as one
+/// could take a killed server's port and answer in its place.
+class RefusingPort {
+ public:
+  RefusingPort();
+  ~RefusingPort();
+  RefusingPort(const RefusingPort&) = delete;
+  RefusingPort& operator=(const RefusingPort&) = delete;
+  /// `127.0.0.1:<port>`.
+  const std::string& address() const { return address_; }
+
+ private:
+  int fd_ = -1;
+  std::string address_;
+};
+
 /// GetServerStats of the server `client` talks to (a test failure when the call fails).
 v1::GetServerStatsResponse ServerStats(client::Client& client);
 
