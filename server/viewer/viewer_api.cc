@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <span>
 #include <utility>
 
@@ -212,6 +213,54 @@ bool SameShape(const Shape& a, const Shape& b) {
   }
 }
 
+// The bodies of a scene at one read: now, or at the end of a retained past tick.
+struct PastScene {
+  uint64_t version = 0;
+  uint64_t tick = 0;
+  uint64_t oldest_tick = 0;
+  uint32_t retained_ticks = 0;
+  // Sorted by id.
+  std::vector<BodyState> bodies;
+};
+
+// The tick check of a query's `at_tick`, worded as CheckQueryTick words it.
+absl::Status CheckTick(const PoseHistory& history, uint64_t t) {
+  if (history.Retains(t)) return absl::OkStatus();
+  return absl::OutOfRangeError(absl::StrCat("at_tick: tick ", t, " is not retained (retained: ",
+                                            history.oldest_tick(), "..", history.tick(), ")"));
+}
+
+// The scene's bodies now (`at_tick` empty) or at the end of tick `*at_tick`, under one read.
+absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t> at_tick) {
+  PastScene out;
+  const absl::Status status = scene.ReadWithHistory(
+      [&](const CollisionWorld& world, const PoseHistory& history, uint64_t version) {
+        out.version = version;
+        out.tick = history.tick();
+        out.oldest_tick = history.oldest_tick();
+        out.retained_ticks = history.retained_ticks();
+        const uint64_t t = at_tick.value_or(history.tick());
+        if (absl::Status s = CheckTick(history, t); !s.ok()) return s;
+        out.bodies.reserve(world.body_count());
+        for (BodyHandle slot = 0; slot < world.slot_count(); ++slot) {
+          // At the current tick StateAt reads the world as it is (no record is newer).
+          const PastBody past = history.StateAt(world, slot, t);
+          if (!past.alive) continue;
+          out.bodies.push_back(BodyState{.id = past.body.id,
+                                         .shape = past.body.shape,
+                                         .pose = past.body.pose,
+                                         .category = past.body.category,
+                                         .mask = past.body.mask,
+                                         .kind = past.body.kind});
+        }
+        return absl::OkStatus();
+      });
+  if (!status.ok()) return status;
+  std::sort(out.bodies.begin(), out.bodies.end(),
+            [](const BodyState& a, const BodyState& b) { return a.id < b.id; });
+  return out;
+}
+
 }  // namespace
 
 absl::StatusOr<QueryParams> ParseQueryParams(absl::string_view query,
@@ -344,7 +393,7 @@ ViewerReply ViewerApi::Scenes(const Principal& principal) const {
     out.append("{\"name\":");
     AppendJsonString(name, &out);
     absl::StrAppend(&out, ",\"version\":", stats.version, ",\"tick\":", stats.tick,
-                    ",\"bodies\":", stats.body_count, "}");
+                    ",\"oldest_tick\":", stats.oldest_tick, ",\"bodies\":", stats.body_count, "}");
     ++listed;
   }
   absl::StrAppend(&out, "],\"truncated\":", truncated ? "true" : "false", "}\n");
@@ -383,7 +432,15 @@ ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams
     }
     limit = *value;
   }
-  const SceneState state = (*scene)->CaptureState();
+  std::optional<uint64_t> at_tick;
+  if (const std::string* text = Find(params, "at_tick"); text != nullptr) {
+    absl::StatusOr<uint64_t> value = ParseU64("at_tick", *text);
+    if (!value.ok()) return ErrorReply(value.status());
+    at_tick = *value;
+  }
+  absl::StatusOr<PastScene> read = ReadBodies(**scene, at_tick);
+  if (!read.ok()) return ErrorReply(read.status());
+  const PastScene& state = *read;
   auto first = state.bodies.begin();
   if (has_after) {
     first = std::upper_bound(state.bodies.begin(), state.bodies.end(), after,
@@ -392,7 +449,14 @@ ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams
   std::string out = "{\"name\":";
   AppendJsonString((*scene)->name(), &out);
   absl::StrAppend(&out, ",\"version\":", state.version, ",\"tick\":", state.tick,
-                  ",\"body_count\":", state.bodies.size(), ",\"bodies\":[");
+                  ",\"oldest_tick\":", state.oldest_tick,
+                  ",\"retained_ticks\":", state.retained_ticks, ",\"at_tick\":");
+  if (at_tick.has_value()) {
+    absl::StrAppend(&out, *at_tick);
+  } else {
+    out.append("null");
+  }
+  absl::StrAppend(&out, ",\"body_count\":", state.bodies.size(), ",\"bodies\":[");
   uint64_t count = 0;
   auto it = first;
   for (; it != state.bodies.end() && count < limit; ++it, ++count) {
@@ -410,6 +474,15 @@ ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams
 }
 
 ViewerReply ViewerApi::Raycast(const Principal& principal, const QueryParams& params) const {
+  return Cast(principal, params, /*sphere=*/false);
+}
+
+ViewerReply ViewerApi::SphereCast(const Principal& principal, const QueryParams& params) const {
+  return Cast(principal, params, /*sphere=*/true);
+}
+
+ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& params,
+                            bool sphere) const {
   absl::StatusOr<std::shared_ptr<const Scene>> scene = FindScene(principal, params);
   if (!scene.ok()) return ErrorReply(scene.status());
   absl::StatusOr<Vec3> origin = ParseVec3("origin", Find(params, "origin"));
@@ -428,20 +501,44 @@ ViewerReply ViewerApi::Raycast(const Principal& principal, const QueryParams& pa
     if (*value < 0) return ErrorReply(Invalid("max_distance", "must be >= 0"));
     max_distance = std::min(*value, kMaxCastDistance);
   }
+  float radius = 0.0f;
+  if (sphere) {
+    const std::string* text = Find(params, "radius");
+    if (text == nullptr) return ErrorReply(Invalid("radius", "missing (the sphere's radius)"));
+    absl::StatusOr<float> value = ParseFloat("radius", *text, kMaxCoordinate);
+    if (!value.ok()) return ErrorReply(value.status());
+    if (*value < 0) return ErrorReply(Invalid("radius", "must be >= 0"));
+    radius = *value;
+  }
   Query query;
-  query.shape_query = RaycastQuery{
-      Ray{.origin = *origin,
-          .direction = Vec3{static_cast<float>(dx / length), static_cast<float>(dy / length),
-                            static_cast<float>(dz / length)},
-          .max_distance = max_distance}};
+  const Ray ray{.origin = *origin,
+                .direction = Vec3{static_cast<float>(dx / length), static_cast<float>(dy / length),
+                                  static_cast<float>(dz / length)},
+                .max_distance = max_distance};
+  if (sphere) {
+    query.shape_query = SphereCastQuery{ray, radius};
+  } else {
+    query.shape_query = RaycastQuery{ray};
+  }
   query.mode = CollectMode::kClosest;
+  if (const std::string* text = Find(params, "at_tick"); text != nullptr) {
+    absl::StatusOr<uint64_t> value = ParseU64("at_tick", *text);
+    if (!value.ok()) return ErrorReply(value.status());
+    query.at_tick = *value;
+  }
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;
   std::vector<QueryHit> hits;
   const uint64_t version =
       AnswerQueries(**scene, std::span<const Query>(&query, 1), {}, &status, &results, &hits);
   if (!status.empty() && !status[0].ok()) return ErrorReply(status[0]);
-  std::string out = absl::StrCat("{\"version\":", version, ",\"hit\":");
+  std::string out = absl::StrCat("{\"version\":", version, ",\"at_tick\":");
+  if (query.at_tick.has_value()) {
+    absl::StrAppend(&out, *query.at_tick);
+  } else {
+    out.append("null");
+  }
+  out.append(",\"hit\":");
   if (results.empty() || results[0].hit_count == 0) {
     out.append("null");
   } else {

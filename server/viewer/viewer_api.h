@@ -60,15 +60,22 @@ class ViewerApi {
   absl::StatusOr<const Principal*> Authenticate(absl::string_view authorization,
                                                 const QueryParams& params) const;
 
-  /// /viewer/api/scenes: `{"scenes": [{"name", "version", "tick", "bodies"}], "truncated"}`,
+  /// /viewer/api/scenes: `{"scenes": [{"name", "version", "tick", "oldest_tick", "bodies"}],
+  /// "truncated"}`,
   /// the scenes `principal` may see, by name.
   ViewerReply Scenes(const Principal& principal) const;
-  /// /viewer/api/scene?name=N[&after=ID][&limit=K]: the scene's bodies with ids above `after`
-  /// (all when absent), at most `limit` (<= max_page_bodies), by id, with `next_after` when more
-  /// follow.
+  /// /viewer/api/scene?name=N[&after=ID][&limit=K][&at_tick=T]: the scene's bodies with ids
+  /// above `after` (all when absent), at most `limit` (<= max_page_bodies), by id, with
+  /// `next_after` when more follow; with `at_tick`, the bodies as they were at the end of that
+  /// retained tick (400 `at_tick: ...` naming the retained range otherwise). The answer carries
+  /// the retained range (`oldest_tick`..`tick`) and `retained_ticks`.
   ViewerReply SceneBodies(const Principal& principal, const QueryParams& params) const;
-  /// /viewer/api/raycast?name=N&origin=x,y,z&direction=x,y,z[&max_distance=d]: the closest hit.
+  /// /viewer/api/raycast?name=N&origin=x,y,z&direction=x,y,z[&max_distance=d][&at_tick=T]: the
+  /// closest hit, as the gRPC Raycast answers it (at the past tick `at_tick` when given).
   ViewerReply Raycast(const Principal& principal, const QueryParams& params) const;
+  /// /viewer/api/spherecast?name=N&origin=x,y,z&direction=x,y,z&radius=r[&max_distance=d]
+  /// [&at_tick=T]: the closest hit of the swept sphere, as the gRPC SphereCast answers it.
+  ViewerReply SphereCast(const Principal& principal, const QueryParams& params) const;
 
   /// The scene a live stream follows: checks `name` and the principal's prefixes.
   absl::StatusOr<std::shared_ptr<const Scene>> StreamScene(const Principal& principal,
@@ -77,6 +84,8 @@ class ViewerApi {
   const ViewerLimits& limits() const { return limits_; }
 
  private:
+  // A ray or sphere cast (`sphere`: the radius parameter is required).
+  ViewerReply Cast(const Principal& principal, const QueryParams& params, bool sphere) const;
   absl::StatusOr<std::shared_ptr<const Scene>> FindScene(const Principal& principal,
                                                          const QueryParams& params) const;
 

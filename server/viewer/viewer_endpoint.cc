@@ -129,15 +129,17 @@ class ApiHandler : public ReadOnlyHandler {
     if (uri == "scenes") {
       allowed = {"token"};
     } else if (uri == "scene") {
-      allowed = {"token", "name", "after", "limit"};
+      allowed = {"token", "name", "after", "limit", "at_tick"};
     } else if (uri == "raycast") {
-      allowed = {"token", "name", "origin", "direction", "max_distance"};
+      allowed = {"token", "name", "origin", "direction", "max_distance", "at_tick"};
+    } else if (uri == "spherecast") {
+      allowed = {"token", "name", "origin", "direction", "radius", "max_distance", "at_tick"};
     } else if (uri == "stream") {
       allowed = {"token", "name"};
     } else {
       SendReply(conn, ViewerReply{404,
                                   "{\"error\":\"path: no such API call (scenes, scene, "
-                                  "raycast, stream)\"}\n"});
+                                  "raycast, spherecast, stream)\"}\n"});
       return true;
     }
     std::vector<absl::string_view> names(allowed.begin(), allowed.end());
@@ -159,6 +161,8 @@ class ApiHandler : public ReadOnlyHandler {
       SendReply(conn, state_->api.SceneBodies(**principal, *params));
     } else if (uri == "raycast") {
       SendReply(conn, state_->api.Raycast(**principal, *params));
+    } else if (uri == "spherecast") {
+      SendReply(conn, state_->api.SphereCast(**principal, *params));
     } else {
       Stream(conn, **principal, *params);
     }

@@ -27,7 +27,8 @@ struct ViewerOptions {
 };
 
 /// The viewer's HTTP server (civetweb): the page under /viewer/, the read-only JSON API under
-/// /viewer/api/ (scenes, scene, raycast) and the live stream of a scene as server-sent events
+/// /viewer/api/ (scenes, scene, raycast, spherecast) and the live stream of a scene as server-sent
+/// events
 /// (/viewer/api/stream). Only GET and HEAD; nothing it serves can change a scene. With a token
 /// file, every API call needs a token (any role reads).
 class ViewerEndpoint {

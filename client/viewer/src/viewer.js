@@ -1,6 +1,8 @@
 // The collide viewer: draws one scene of a collide-server with three.js (one InstancedMesh per
 // shape part), follows it live over /viewer/api/stream (server-sent events), and casts rays
-// through /viewer/api/raycast. Read-only: the page never writes to a scene.
+// through /viewer/api/raycast and spheres through /viewer/api/spherecast. A slider over the
+// scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
+// pausing the live stream until "live" is pressed. Read-only: the page never writes to a scene.
 //
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
@@ -26,6 +28,9 @@ const state = {
   scene: null, version: 0, tick: 0, ready: false, frames: 0, renders: 0, fps: 0, events: 0,
   eventBytes: 0, lastRay: null, continuous: false, triangles: 0, detail: null, renderTimes: [],
   timing: { parseMs: 0, applyMs: 0, renderMs: 0 },
+  lastSphere: null,
+  // Ticks: the retained range and what is drawn (`shownTick` null: live).
+  oldestTick: 0, retainedTicks: 1, shownTick: null, mode: 'live',
 };
 window.viewer = state;
 
@@ -153,16 +158,32 @@ function fitCamera() {
 // ---------------------------------------------------------------------------------------------
 // Loading and following a scene.
 
-async function loadBodies() {
+// Reads the scene's bodies (now, or at the end of tick `atTick`) page by page and draws them;
+// with `replace`, bodies drawn but not in the answer are removed. Returns the last page.
+async function loadBodies({ atTick = null, replace = false } = {}) {
   let after = null;
   let page;
+  const seen = new Set();
   do {
-    page = await api('scene', after === null ? { name: state.scene } : { name: state.scene, after });
-    for (const body of page.bodies) upsert(body);
+    const query = { name: state.scene };
+    if (after !== null) query.after = after;
+    if (atTick !== null) query.at_tick = atTick;
+    page = await api('scene', query);
+    for (const body of page.bodies) {
+      upsert(body);
+      seen.add(body.id);
+    }
     after = page.next_after;
   } while (after !== null);
+  if (replace) {
+    for (const id of [...drawing.entries.keys()]) if (!seen.has(id)) removeBody(id);
+  }
   state.version = page.version;
   state.tick = page.tick;
+  state.oldestTick = Math.max(state.oldestTick, page.oldest_tick);
+  state.retainedTicks = page.retained_ticks;
+  showTicks();
+  return page;
 }
 
 function follow() {
@@ -171,6 +192,13 @@ function follow() {
   const source = new EventSource(apiUrl('stream', { name: state.scene }));
   state.source = source;
   const apply = (update) => {
+    // Drawing a past tick: live changes are not drawn (going live reloads the scene); while it
+    // reloads, they wait and those after the reloaded version are applied once it is done.
+    if (state.mode !== 'live') {
+      if (state.mode === 'returning') returning.push(update);
+      followTicks(update.tick);
+      return;
+    }
     if (update.version < state.version) return;
     const start = performance.now();
     for (const body of update.bodies) upsert(body);
@@ -178,9 +206,10 @@ function follow() {
     for (const id of update.removed) removeBody(id);
     state.timing.applyMs += performance.now() - start;
     state.version = update.version;
-    state.tick = update.tick;
+    followTicks(update.tick);
     showVersion();
   };
+  state.applyLive = apply;
   source.addEventListener('hello', async () => {
     if (loaded) return;  // a reconnect: keep the drawn state, the stream sends what changed
     try {
@@ -246,7 +275,9 @@ async function fireRay() {
   const direction = $('ray-direction').value.trim();
   const result = $('ray-result');
   try {
-    const answer = await api('raycast', { name: state.scene, origin, direction });
+    const query = { name: state.scene, origin, direction };
+    if (state.shownTick !== null) query.at_tick = state.shownTick;
+    const answer = await api('raycast', query);
     rayObjects.clear();
     const from = new THREE.Vector3(...origin.split(',').map(Number));
     const dir = new THREE.Vector3(...direction.split(',').map(Number)).normalize();
@@ -281,6 +312,123 @@ async function fireRay() {
   }
 }
 $('ray-fire').addEventListener('click', fireRay);
+
+// ---------------------------------------------------------------------------------------------
+// Past ticks: the slider spans the retained ticks (oldest_tick..tick); moving it draws the scene
+// at that tick and pauses live following, "live" reloads the scene as it is now and follows it
+// again. Ticks are JSON numbers: exact up to 2^53.
+
+const slider = $('tick-slider');
+
+function showTicks() {
+  slider.min = String(state.oldestTick);
+  slider.max = String(state.tick);
+  if (state.mode === 'live') slider.value = String(state.tick);
+  $('tick-range').textContent = `${state.oldestTick}..${state.tick}`;
+  $('tick-shown').textContent = state.shownTick === null ? 'live' : String(state.shownTick);
+  $('time').dataset.mode = state.mode;
+  $('time').dataset.shownTick = state.shownTick === null ? '' : String(state.shownTick);
+}
+
+// A live update named tick `tick`: the retained range moves with it.
+function followTicks(tick) {
+  state.tick = Math.max(state.tick, tick);
+  state.oldestTick = Math.max(state.oldestTick, state.tick - state.retainedTicks + 1);
+  showTicks();
+}
+
+// One load at a time; a slider moved meanwhile loads its last position next.
+const returning = [];
+let tickLoad = null;
+let wantedTick = null;
+async function showTick(tick) {
+  wantedTick = tick;
+  if (tickLoad) return;
+  while (wantedTick !== null) {
+    const next = wantedTick;
+    wantedTick = null;
+    state.mode = next === 'live' ? 'returning' : 'past';
+    returning.length = 0;
+    showTicks();
+    tickLoad = loadBodies({ atTick: next === 'live' ? null : next, replace: true });
+    try {
+      await tickLoad;
+      state.shownTick = next === 'live' ? null : next;
+      if (next === 'live' && wantedTick === null) {
+        state.mode = 'live';
+        for (const update of returning.splice(0)) state.applyLive(update);
+      }
+      $('status').textContent = state.mode === 'live' ? 'live' : `tick ${next} (paused)`;
+    } catch (error) {
+      if (state.mode === 'returning') state.mode = 'past';  // "live" can be pressed again
+      returning.length = 0;
+      $('status').textContent = `error: ${error.message}`;
+    } finally {
+      tickLoad = null;
+    }
+    showTicks();
+    showVersion();
+  }
+}
+
+slider.addEventListener('input', () => showTick(Number(slider.value)));
+$('tick-live').addEventListener('click', () => showTick('live'));
+state.showTick = showTick;
+
+// ---------------------------------------------------------------------------------------------
+// The sphere cast tool: the swept sphere drawn where it first touches, the hit point and normal.
+
+const sphereObjects = new THREE.Group();
+scene3.add(sphereObjects);
+
+async function castSphere() {
+  const origin = $('sphere-origin').value.trim();
+  const direction = $('sphere-direction').value.trim();
+  const radius = $('sphere-radius').value.trim();
+  const result = $('sphere-result');
+  try {
+    const query = { name: state.scene, origin, direction, radius };
+    if (state.shownTick !== null) query.at_tick = state.shownTick;
+    const answer = await api('spherecast', query);
+    sphereObjects.clear();
+    const from = new THREE.Vector3(...origin.split(',').map(Number));
+    const dir = new THREE.Vector3(...direction.split(',').map(Number)).normalize();
+    const hit = answer.hit;
+    const centre = hit ? from.clone().addScaledVector(dir, hit.distance)
+      : from.clone().addScaledVector(dir, 1000);
+    sphereObjects.add(new THREE.Line(new THREE.BufferGeometry().setFromPoints([from, centre]),
+      new THREE.LineBasicMaterial({ color: 0xff80ff })));
+    if (hit) {
+      const swept = new THREE.Mesh(new THREE.SphereGeometry(Number(radius), 16, 12),
+        new THREE.MeshBasicMaterial({ color: 0xff80ff, wireframe: true }));
+      swept.position.copy(centre);
+      sphereObjects.add(swept);
+      const point = new THREE.Vector3(...hit.point);
+      const dot = new THREE.Mesh(new THREE.SphereGeometry(0.3, 12, 8),
+        new THREE.MeshBasicMaterial({ color: 0xff80ff }));
+      dot.position.copy(point);
+      sphereObjects.add(dot);
+      sphereObjects.add(new THREE.ArrowHelper(new THREE.Vector3(...hit.normal), point, 3, 0x00ffff));
+      result.dataset.hitId = hit.id;
+      result.dataset.distance = String(hit.distance);
+      result.dataset.point = hit.point.join(',');
+      result.dataset.normal = hit.normal.join(',');
+      result.textContent = `hit ${hit.id} at ${hit.distance.toFixed(3)}: point ` +
+        `(${hit.point.map((v) => v.toFixed(3)).join(', ')}), normal ` +
+        `(${hit.normal.map((v) => v.toFixed(3)).join(', ')})`;
+    } else {
+      for (const key of ['hitId', 'distance', 'point', 'normal']) result.dataset[key] = '';
+      result.textContent = 'no hit';
+    }
+    result.dataset.version = String(answer.version);
+    state.lastSphere = answer;
+    redraw();
+  } catch (error) {
+    result.dataset.hitId = '';
+    result.textContent = `error: ${error.message}`;
+  }
+}
+$('sphere-fire').addEventListener('click', castSphere);
 
 // ---------------------------------------------------------------------------------------------
 // Render loop: draws a frame when something changed (every frame with `continuous`, for

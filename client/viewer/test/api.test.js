@@ -1,5 +1,6 @@
 // The viewer's HTTP API against a real collide-server: the page and its files, scene lists,
-// bodies (paged), ray casts compared with the gRPC Raycast, the live stream, and refusals of
+// bodies (paged, now or at a past tick), ray and sphere casts (now or at a past tick) compared
+// with the gRPC Raycast, SphereCast and Overlap, the live stream, and refusals of
 // bad input (each names its parameter, never a crash), tokens, methods that would write.
 
 import assert from 'node:assert/strict';
@@ -45,6 +46,21 @@ async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
     controller.abort();
   }
   return events;
+}
+
+// The viewer's hit and the gRPC answer's first hit are the same (or both absent).
+function assertSameHit(hit, expected, label) {
+  if (!expected) {
+    assert.equal(hit, null, label);
+    return;
+  }
+  assert.ok(hit, `${label}: no hit, gRPC hit ${expected.body_id}`);
+  assert.equal(hit.id, String(expected.body_id), label);
+  assert.ok(Math.abs(hit.distance - expected.distance) < 1e-4, label);
+  const point = [expected.point.x, expected.point.y, expected.point.z];
+  hit.point.forEach((v, i) => assert.ok(Math.abs(v - point[i]) < 1e-4, label));
+  const normal = [expected.normal.x, expected.normal.y, expected.normal.z];
+  hit.normal.forEach((v, i) => assert.ok(Math.abs(v - normal[i]) < 1e-4, label));
 }
 
 describe('viewer API', () => {
@@ -170,6 +186,119 @@ describe('viewer API', () => {
     }
   });
 
+  test('answers bodies, ray and sphere casts at a past tick as the gRPC does', async () => {
+    await client.createScene({ scene: 'ticks', options: { history_ticks: 16 } });
+    const writer = client.openUpdateWriter('ticks');
+    const ball = { id: 1, shape: { sphere: { radius: 1 } }, pose: { position: { x: 0, y: 0, z: 0 } } };
+    const box = {
+      id: 7,
+      shape: { box: { half_extents: { x: 1, y: 2, z: 3 } } },
+      pose: { position: { x: 0, y: 20, z: 0 } },
+      category: 2,
+    };
+    await writer.apply({ ops: [{ upsert: ball }], tick: 10 });
+    await writer.apply({ moves: { ids: [1], poses: [10, 0, 0, 0, 0, 0, 1] }, tick: 11 });
+    await writer.apply({ ops: [{ upsert: box }], tick: 12 });
+    await writer.apply({ ops: [{ remove: 7 }], tick: 13 });
+    await writer.apply({ moves: { ids: [1], poses: [-10, 5, 0, 0, 0, 0, 1] }, tick: 14 });
+    await writer.close();
+    const stats = (await client.getScene({ scene: 'ticks' })).stats;
+
+    // Every retained tick (and a few before anything was written) against gRPC Overlap at it.
+    const now = await get(`${base}/api/scene?name=ticks`);
+    assert.equal(now.status, 200, now.text);
+    assert.equal(now.json.at_tick, null);
+    assert.equal(String(now.json.tick), String(stats.tick));
+    assert.equal(String(now.json.oldest_tick), String(stats.oldest_tick));
+    assert.equal(now.json.retained_ticks, 16);
+    const listed = (await get(`${base}/api/scenes`)).json.scenes.find((x) => x.name === 'ticks');
+    assert.equal(String(listed.oldest_tick), String(stats.oldest_tick));
+    const positions = {};
+    for (let t = Number(stats.oldest_tick); t <= Number(stats.tick); t++) {
+      const { status, json } = await get(`${base}/api/scene?name=ticks&at_tick=${t}`);
+      assert.equal(status, 200, JSON.stringify(json));
+      assert.equal(json.at_tick, t);
+      const grpc = await client.overlap({
+        scene: 'ticks',
+        overlap: { shape: { sphere: { radius: 1000 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
+        mode: 'MODE_ALL',
+        max_hits: 100,
+        at_tick: t,
+      });
+      assert.deepEqual(json.bodies.map((b) => b.id), grpc.hits.map((h) => String(h.body_id)).sort(),
+        `tick ${t}`);
+      positions[t] = Object.fromEntries(json.bodies.map((b) => [b.id, b.position]));
+    }
+    // What was written, tick by tick (the last batch of a tick wins).
+    assert.deepEqual(positions[9], {});
+    assert.deepEqual(positions[10], { 1: [0, 0, 0] });
+    assert.deepEqual(positions[11], { 1: [10, 0, 0] });
+    assert.deepEqual(positions[12], { 1: [10, 0, 0], 7: [0, 20, 0] });
+    assert.deepEqual(positions[13], { 1: [10, 0, 0] });
+    assert.deepEqual(positions[14], { 1: [-10, 5, 0] });
+    const past = await get(`${base}/api/scene?name=ticks&at_tick=12&limit=1`);
+    assert.deepEqual(past.json.bodies.map((b) => b.id), ['1']);
+    assert.equal(past.json.next_after, '1');
+    const rest = await get(`${base}/api/scene?name=ticks&at_tick=12&after=1`);
+    assert.deepEqual(rest.json.bodies.map((b) => [b.id, b.shape, b.half_extents, b.category]),
+      [['7', 'box', [1, 2, 3], 2]]);
+
+    // Casts: now and at past ticks, rays and spheres, against the gRPC answers.
+    const casts = [
+      { origin: [-30, 0, 0], direction: [1, 0, 0], radius: 0 },
+      { origin: [-30, 0, 0], direction: [1, 0, 0], radius: 2.5 },
+      { origin: [0, 40, 0], direction: [0, -1, 0], radius: 0.5 },
+      { origin: [0, 40, 0], direction: [0, -1, 0.2], radius: 3 },
+      { origin: [-10, 5, 30], direction: [0, 0, -1], radius: 1 },
+      { origin: [50, 50, 50], direction: [1, 1, 1], radius: 1 },
+    ];
+    const vec = ([x, y, z]) => ({ x, y, z });
+    let hits = 0;
+    for (const tick of [undefined, 10, 11, 12, 13, 14]) {
+      for (const cast of casts) {
+        const tickParam = tick === undefined ? '' : `&at_tick=${tick}`;
+        const common = `name=ticks&origin=${cast.origin}&direction=${cast.direction}${tickParam}`;
+        const sphere = await get(`${base}/api/spherecast?${common}&radius=${cast.radius}`);
+        assert.equal(sphere.status, 200, sphere.text);
+        assert.equal(sphere.json.at_tick, tick ?? null);
+        const at = tick === undefined ? {} : { at_tick: tick };
+        const grpc = await client.sphereCast({
+          scene: 'ticks',
+          cast: { origin: vec(cast.origin), direction: vec(cast.direction), max_distance: 1e6, radius: cast.radius },
+          ...at,
+        });
+        const label = `${common} radius ${cast.radius}`;
+        assertSameHit(sphere.json.hit, grpc.hits[0], label);
+        if (cast.radius === 0) {
+          const ray = await get(`${base}/api/raycast?${common}`);
+          assert.equal(ray.status, 200, ray.text);
+          const grpcRay = await client.raycast({
+            scene: 'ticks',
+            ray: { origin: vec(cast.origin), direction: vec(cast.direction), max_distance: 1e6 },
+            ...at,
+          });
+          assertSameHit(ray.json.hit, grpcRay.hits[0], label);
+        }
+        if (sphere.json.hit) hits += 1;
+      }
+    }
+    assert.ok(hits >= 12, `${hits} hits`);
+    // A ray along x at tick 10 meets the ball at the origin; at tick 14 it has moved away.
+    const tick10 = await get(`${base}/api/raycast?name=ticks&origin=-30,0,0&direction=1,0,0&at_tick=10`);
+    assert.equal(tick10.json.hit.distance, 29);
+    const tick14 = await get(`${base}/api/raycast?name=ticks&origin=-30,0,0&direction=1,0,0&at_tick=14`);
+    assert.equal(tick14.json.hit, null);
+    // A tick not retained: 400 naming it and the retained range, as gRPC's OUT_OF_RANGE does.
+    const later = Number(stats.tick) + 1;
+    for (const call of ['scene?', 'raycast?origin=0,0,0&direction=1,0,0&', 'spherecast?origin=0,0,0&direction=1,0,0&radius=1&']) {
+      const answer = await get(`${base}/api/${call}name=ticks&at_tick=${later}`);
+      assert.equal(answer.status, 400, answer.text);
+      assert.equal(answer.json.error,
+        `at_tick: tick ${later} is not retained (retained: ${stats.oldest_tick}..${stats.tick})`);
+    }
+    await client.deleteScene({ scene: 'ticks' });
+  });
+
   test('refuses bad parameters with a 4xx that names the parameter', async () => {
     const cases = [
       ['scene', '', 400, 'name'],
@@ -186,7 +315,34 @@ describe('viewer API', () => {
       ['scene', 'name=known&after=-5', 400, 'after'],
       ['scene', 'name=known&after=NaN', 400, 'after'],
       ['scene', 'name=known&after=18446744073709551616', 400, 'after'],
-      ['scene', 'name=known&at_tick=3', 400, 'query'],
+      ['scene', 'name=known&tick=3', 400, 'query'],
+      // 'known' is at tick 0: no later tick is retained.
+      ['scene', 'name=known&at_tick=3', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=18446744073709551615', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=18446744073709551616', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=-1', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=NaN', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=1e3', 400, 'at_tick'],
+      ['scene', 'name=known&at_tick=', 400, 'at_tick'],
+      ['scene', 'name=nope&at_tick=0', 404, 'name'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1&at_tick=18446744073709551615', 400, 'at_tick'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1&at_tick=-1', 400, 'at_tick'],
+      ['raycast', 'name=known&origin=0,0,0&direction=0,0,1&at_tick=Infinity', 400, 'at_tick'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1', 400, 'radius'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=-1', 400, 'radius'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=NaN', 400, 'radius'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=Infinity', 400, 'radius'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1e40', 400, 'radius'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=', 400, 'radius'],
+      ['spherecast', 'name=known&origin=NaN,0,0&direction=0,0,1&radius=1', 400, 'origin'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,0&radius=1', 400, 'direction'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&max_distance=-1', 400, 'max_distance'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&max_distance=Infinity', 400, 'max_distance'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&at_tick=18446744073709551615', 400, 'at_tick'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&at_tick=-5', 400, 'at_tick'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&at_tick=18446744073709551616', 400, 'at_tick'],
+      ['spherecast', 'name=nope&origin=0,0,0&direction=0,0,1&radius=1', 404, 'name'],
+      ['spherecast', 'name=known&origin=0,0,0&direction=0,0,1&radius=1&detail=1', 400, 'query'],
       ['scene', 'name=known&bogus=1', 400, 'query'],
       ['scene', `name=known&x=${'a'.repeat(5000)}`, 400, 'query'],
       ['raycast', 'name=known&direction=0,0,1', 400, 'origin'],

@@ -1,7 +1,9 @@
 // The viewer in a real browser: Debian's Chromium, headless with software WebGL, loads the page
 // of a scene of known bodies from a real collide-server; the DOM lists them, the screenshot has
 // each body's colour where the page's camera projects it, a ray fired from the page gets the
-// API's hit, and a pose update moves the drawn body. Screenshots are kept (paths printed).
+// API's hit, a sphere cast from the page gets the API's hit and draws the swept sphere there, a
+// pose update moves the drawn body, and the tick slider draws a moved body where it was at a past
+// tick until "live" is pressed. Screenshots are kept (paths printed).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -16,6 +18,19 @@ const red = ([r, g, b]) => r > 100 && r > 2 * g && r > 2 * b;
 const green = ([r, g, b]) => g > 100 && g > 1.5 * r && g > 1.5 * b;
 const blue = ([r, g, b]) => b > 100 && b > 1.5 * r && b > 1.2 * g;
 const dark = ([r, g, b]) => r < 40 && g < 40 && b < 40;
+// The sphere cast's colour (0xff80ff).
+const magenta = ([r, g, b]) => r > 200 && b > 200 && g > 90 && g < 170;
+
+// Pixels of `image` within `radius` pixels of (x, y) that `match`.
+function count(image, { x, y }, radius, match) {
+  let n = 0;
+  for (let dy = -radius; dy <= radius; dy++) {
+    for (let dx = -radius; dx <= radius; dx++) {
+      if (match(image.pixel(x + dx, y + dy))) n += 1;
+    }
+  }
+  return n;
+}
 
 describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' }, () => {
   let server;
@@ -119,6 +134,44 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     await screenshot('viewer-ray');
   });
 
+  test('a sphere cast from the page gets the API\'s hit and draws the swept sphere there', async () => {
+    const casts = [['0,0,50', '0,0,-1', '2'], ['40,-25,0', '-1,0,0', '0.5'], ['0,60,0', '1,0,0', '3'],
+      ['-25,40,0', '0,-1,0', '3']];
+    let last = null;
+    for (const [origin, direction, radius] of casts) {
+      await page.$eval('#sphere-origin', (e, v) => { e.value = v; }, origin);
+      await page.$eval('#sphere-direction', (e, v) => { e.value = v; }, direction);
+      await page.$eval('#sphere-radius', (e, v) => { e.value = v; }, radius);
+      await page.$eval('#sphere-result', (e) => { e.textContent = '-'; });
+      await page.click('#sphere-fire');
+      await page.waitForFunction(() => document.querySelector('#sphere-result').textContent !== '-');
+      const shown = await page.$eval('#sphere-result', (e) => ({ ...e.dataset, text: e.textContent }));
+      const api = await get(`${server.viewer}/viewer/api/spherecast?name=known&origin=${origin}` +
+        `&direction=${direction}&radius=${radius}`);
+      assert.equal(api.status, 200, api.text);
+      if (api.json.hit === null) {
+        assert.equal(shown.hitId, '', shown.text);
+        assert.equal(shown.text, 'no hit');
+      } else {
+        assert.equal(shown.hitId, api.json.hit.id, shown.text);
+        assert.equal(shown.distance, String(api.json.hit.distance));
+        assert.equal(shown.point, api.json.hit.point.join(','));
+        assert.equal(shown.normal, api.json.hit.normal.join(','));
+      }
+      last = api.json.hit;
+    }
+    // The last cast falls on the top of the green box (its long side along y: the top at y = 3),
+    // so the swept sphere (radius 3) stops with its centre at y = 6.
+    assert.equal(last.id, '2');
+    assert.ok(Math.abs(last.distance - (40 - 6)) < 1e-3, `${last.distance}`);
+    const image = await screenshot('viewer-sphere-cast');
+    const centre = await project(-25, 40 - last.distance, 0);
+    const drawn = count(image, centre, 24, magenta);
+    assert.ok(drawn > 20, `${drawn} pixels of the swept sphere around its centre`);
+    const away = await project(25, 6, 0);
+    assert.equal(count(image, away, 24, magenta), 0);
+  });
+
   test('a pose update moves the drawn body', async () => {
     const before = await screenshot('viewer-before-move');
     const off = await project(3, 3, 0);
@@ -162,5 +215,76 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       const at = await project(x, y, 0);
       assert.ok(dark(image.pixel(at.x, at.y)), `(${x}, ${y}): ${image.pixel(at.x, at.y)}`);
     }
+  });
+
+  test('the tick slider draws a moved body where it was at a past tick, then live again', async () => {
+    await client.createScene({ scene: 'history', options: { history_ticks: 32 } });
+    const writer = client.openUpdateWriter('history');
+    await writer.apply({ ops: [{ upsert: KNOWN_BODIES[0] }, { upsert: KNOWN_BODIES[1] }], tick: 1 });
+    await writer.apply({ moves: { ids: [1], poses: [0, 15, 0, 0, 0, 0, 1] }, tick: 5 });
+    await page.goto(`${server.viewer}/viewer/?scene=history&camera=0,0,80&target=0,0,0`);
+    await page.waitForFunction(() => window.viewer?.ready && window.viewer.frames > 3, {
+      timeout: 30000,
+    });
+    const stats = (await client.getScene({ scene: 'history' })).stats;
+    assert.equal(await page.$eval('#tick-range', (e) => e.textContent),
+      `${stats.oldest_tick}..${stats.tick}`);
+    assert.equal(await page.$eval('#time', (e) => e.dataset.mode), 'live');
+    // Points inside the ball where it was and where it is, off the centre (where the ray tool
+    // draws its hit point below).
+    const then = await project(3, -3, 0);
+    const now = await project(3, 12, 0);
+    const live = await screenshot('viewer-history-live');
+    assert.ok(red(live.pixel(now.x, now.y)), `live, now: ${live.pixel(now.x, now.y)}`);
+    assert.ok(dark(live.pixel(then.x, then.y)), `live, then: ${live.pixel(then.x, then.y)}`);
+
+    // Drag the slider to tick 1: the ball is drawn at the origin again, live following pauses.
+    await page.$eval('#tick-slider', (e) => {
+      e.value = '1';
+      e.dispatchEvent(new Event('input', { bubbles: true }));
+    });
+    await page.waitForFunction(() => document.querySelector('#time').dataset.shownTick === '1' &&
+      document.querySelector('#body-1').dataset.position === '0,0,0', { timeout: 10000 });
+    assert.equal(await page.$eval('#time', (e) => e.dataset.mode), 'past');
+    const past = await screenshot('viewer-history-tick-1');
+    assert.ok(red(past.pixel(then.x, then.y)), `tick 1, then: ${past.pixel(then.x, then.y)}`);
+    assert.ok(dark(past.pixel(now.x, now.y)), `tick 1, now: ${past.pixel(now.x, now.y)}`);
+    const box = await project(-25, 0, 0);
+    assert.ok(green(past.pixel(box.x, box.y)), `tick 1, box: ${past.pixel(box.x, box.y)}`);
+    // A ray from the page is cast at the tick shown: it meets the ball where it was.
+    await page.$eval('#ray-origin', (e) => { e.value = '0,0,50'; });
+    await page.$eval('#ray-direction', (e) => { e.value = '0,0,-1'; });
+    await page.$eval('#ray-result', (e) => { e.textContent = '-'; });
+    await page.click('#ray-fire');
+    await page.waitForFunction(() => document.querySelector('#ray-result').textContent !== '-');
+    const ray = await page.$eval('#ray-result', (e) => ({ ...e.dataset, text: e.textContent }));
+    const api = await get(`${server.viewer}/viewer/api/raycast?name=history&origin=0,0,50` +
+      '&direction=0,0,-1&at_tick=1');
+    assert.equal(api.json.hit.id, '1');
+    assert.equal(ray.hitId, '1', ray.text);
+    assert.equal(ray.point, api.json.hit.point.join(','));
+
+    // A live move meanwhile widens the slider's range but is not drawn...
+    await writer.apply({ moves: { ids: [1], poses: [0, -15, 0, 0, 0, 0, 1] }, tick: 6 });
+    await writer.close();
+    await page.waitForFunction(() => document.querySelector('#tick-range').textContent.endsWith('..6'),
+      { timeout: 10000 });
+    assert.equal(await page.$eval('#body-1', (e) => e.dataset.position), '0,0,0');
+    // ...until "live": the scene as it is now, followed again.
+    await page.click('#tick-live');
+    await page.waitForFunction(() => document.querySelector('#time').dataset.mode === 'live' &&
+      document.querySelector('#body-1').dataset.position === '0,-15,0', { timeout: 10000 });
+    assert.equal(await page.$eval('#tick-shown', (e) => e.textContent), 'live');
+    const back = await screenshot('viewer-history-live-again');
+    const latest = await project(0, -15, 0);
+    assert.ok(red(back.pixel(latest.x, latest.y)), `live again: ${back.pixel(latest.x, latest.y)}`);
+    assert.ok(dark(back.pixel(then.x, then.y)), `live again, then: ${back.pixel(then.x, then.y)}`);
+    await client.upsertBodies({
+      scene: 'history',
+      bodies: [{ ...KNOWN_BODIES[0], pose: { position: { x: 15, y: 0, z: 0 } } }],
+    });
+    await page.waitForFunction(
+      () => document.querySelector('#body-1').dataset.position === '15,0,0', { timeout: 10000 });
+    assert.deepEqual(page.errors, []);
   });
 });
