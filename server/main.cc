@@ -343,12 +343,13 @@ int Main() {
       started = absl::InvalidArgumentError(
           absl::StrCat("viewer_max_streams: ", max_streams, " is not from 1 to 64"));
     } else {
-      absl::StatusOr<std::unique_ptr<ViewerEndpoint>> endpoint =
-          ViewerEndpoint::Start(ViewerOptions{.address = address,
-                                              .allow_remote = !options.token_file.empty() ||
-                                                              options.allow_insecure_remote,
-                                              .max_streams = max_streams},
-                                (*server)->database(), (*server)->authenticator());
+      absl::StatusOr<std::unique_ptr<ViewerEndpoint>> endpoint = ViewerEndpoint::Start(
+          ViewerOptions{
+              .address = address,
+              .allow_remote = !options.token_file.empty() || options.allow_insecure_remote,
+              .max_streams = max_streams},
+          (*server)->database(), (*server)->authenticator(),
+          (*server)->watches() != nullptr ? &(*server)->watches()->directory() : nullptr);
       if (endpoint.ok()) {
         viewer = *std::move(endpoint);
       } else {

@@ -655,4 +655,111 @@ std::string SceneStream::Poll() {
                       "],\"more\":", full ? "true" : "false", "}\n\n");
 }
 
+namespace {
+
+void AppendFenceJson(const FenceSpec& fence, std::string* out) {
+  absl::StrAppend(out, "{\"id\":\"", fence.id, "\",\"shape\":\"", ShapeName(fence.shape.type),
+                  "\"");
+  switch (fence.shape.type) {
+    case ShapeType::kBox:
+      out->append(",\"half_extents\":");
+      AppendVec3(fence.shape.box.half_extents, out);
+      break;
+    case ShapeType::kCapsule:
+      out->append(",\"radius\":");
+      AppendFloat(fence.shape.capsule.radius, out);
+      out->append(",\"half_height\":");
+      AppendFloat(fence.shape.capsule.half_height, out);
+      break;
+    case ShapeType::kSphere:
+    default:
+      out->append(",\"radius\":");
+      AppendFloat(fence.shape.sphere.radius, out);
+      break;
+  }
+  out->append(",\"position\":");
+  AppendVec3(fence.pose.position, out);
+  out->append(",\"rotation\":");
+  AppendQuat(fence.pose.rotation, out);
+  out->append(",\"attached_to\":");
+  if (fence.attached_to.has_value()) {
+    absl::StrAppend(out, "\"", *fence.attached_to, "\"");
+  } else {
+    out->append("null");
+  }
+  out->append("}");
+}
+
+}  // namespace
+
+WatchFeed::WatchFeed(WatchDirectory* directory, const Scene* scene, size_t max_event_bytes)
+    : directory_(directory),
+      scene_(scene),
+      max_event_bytes_(std::max<size_t>(max_event_bytes, 4096)) {
+  if (directory_ != nullptr) cursor_ = directory_->Follow(scene_);
+}
+
+WatchFeed::~WatchFeed() {
+  if (directory_ != nullptr) directory_->Unfollow(scene_);
+}
+
+std::string WatchFeed::Poll() {
+  if (directory_ == nullptr) return {};
+  std::string out;
+  const uint64_t generation = directory_->WatchesGeneration(scene_);
+  if (!sent_watches_ || generation != generation_) {
+    sent_watches_ = true;
+    generation_ = generation;
+    const std::vector<ListedWatch> watches = directory_->Watches(scene_);
+    // Room for the lists (the envelope is under 100 bytes).
+    const size_t budget = max_event_bytes_ - 100;
+    std::string list;
+    std::string fence;
+    bool truncated = false;
+    for (const ListedWatch& watch : watches) {
+      if (list.size() + 40 > budget) {
+        truncated = true;
+        break;
+      }
+      if (!list.empty()) list.push_back(',');
+      absl::StrAppend(&list, "{\"watch\":\"", watch.watch, "\",\"fences\":[");
+      bool first = true;
+      for (const FenceSpec& spec : watch.fences) {
+        fence.clear();
+        AppendFenceJson(spec, &fence);
+        if (list.size() + fence.size() + 3 > budget) {
+          truncated = true;
+          break;
+        }
+        if (!first) list.push_back(',');
+        list.append(fence);
+        first = false;
+      }
+      list.append("]}");
+    }
+    absl::StrAppend(&out, "event: watches\ndata: {\"watches\":[", list,
+                    "],\"truncated\":", truncated ? "true" : "false", "}\n\n");
+  }
+  const ListedEvents events = directory_->EventsAfter(scene_, cursor_, kMaxEventsPerPoll);
+  cursor_ = events.next;
+  if (!events.events.empty() || events.dropped > 0) {
+    absl::StrAppend(&out, "event: watch_events\ndata: {\"events\":[");
+    bool first = true;
+    for (const ListedEvent& e : events.events) {
+      if (!first) out.push_back(',');
+      first = false;
+      absl::StrAppend(&out, "{\"watch\":\"", e.watch, "\",\"fence\":\"", e.event.watch_id,
+                      "\",\"body\":\"", e.event.body_id, "\",\"kind\":\"",
+                      e.event.kind == WatchEventKind::kEnter ? "enter" : "exit",
+                      "\",\"version\":", e.version, ",\"point\":");
+      AppendVec3(e.event.point, &out);
+      out.append(",\"normal\":");
+      AppendVec3(e.event.normal, &out);
+      out.append("}");
+    }
+    absl::StrAppend(&out, "],\"dropped\":", events.dropped, "}\n\n");
+  }
+  return out;
+}
+
 }  // namespace collide

@@ -16,6 +16,7 @@
 #include "scene/scene.h"
 #include "server/infra/auth.h"
 #include "store/database.h"
+#include "watch/watch_directory.h"
 
 namespace collide {
 
@@ -131,6 +132,36 @@ class SceneStream {
   // Changes did not all fit the last event: poll again even if the version is the same.
   bool backlog_ = false;
   bool done_ = false;
+};
+
+/// One viewer's view of the Watch streams open on a scene (WatchDirectory): on each Poll, an
+/// `event: watches` when the set of watches changed (every watch's fences, at most
+/// `max_event_bytes`; fences past it are left out and `"truncated": true`), and an
+/// `event: watch_events` with the fence enter/exit events since the last poll (at most
+/// kMaxEventsPerPoll; the directory keeps the latest WatchDirectory::kMaxEventsPerScene per
+/// followed scene, and events a viewer missed are counted in `"dropped"`). Events are kept only
+/// while some viewer follows the scene. Reads only.
+class WatchFeed {
+ public:
+  /// Fence events per live-stream event at most.
+  static constexpr size_t kMaxEventsPerPoll = 256;
+
+  /// Follows `scene`'s watches in `directory` (null: no watches are ever sent).
+  WatchFeed(WatchDirectory* directory, const Scene* scene, size_t max_event_bytes);
+  ~WatchFeed();
+  WatchFeed(const WatchFeed&) = delete;
+  WatchFeed& operator=(const WatchFeed&) = delete;
+
+  /// The events to send now (zero, one or two), or empty.
+  std::string Poll();
+
+ private:
+  WatchDirectory* directory_;
+  const Scene* scene_;
+  size_t max_event_bytes_;
+  uint64_t generation_ = 0;
+  bool sent_watches_ = false;
+  uint64_t cursor_ = 0;
 };
 
 /// Appends a body as the API writes it: `{"id": "<decimal>", "shape": "sphere" | "box" |

@@ -183,6 +183,7 @@ class ApiHandler : public ReadOnlyHandler {
                           absl::StrCat("stream: at most ", max_streams, " live streams at once"))));
       return;
     }
+    WatchFeed watches(state_->watches, scene->get(), state_->api.limits().max_event_bytes);
     SceneStream stream(*std::move(scene), state_->api.limits().max_event_bytes);
     const std::string header = absl::StrCat(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n",
@@ -202,6 +203,7 @@ class ApiHandler : public ReadOnlyHandler {
       next += period;
       if (Clock::now() > next) next = Clock::now() + period;
       std::string event = stream.Poll();
+      if (!stream.done()) event += watches.Poll();
       if (event.empty() && Clock::now() - last_write > std::chrono::seconds(1)) {
         event = ": keep-alive\n\n";  // finds a viewer that went away
       }
@@ -226,12 +228,13 @@ struct ViewerEndpoint::Handlers {
 
 absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(const ViewerOptions& options,
                                                                       const Database* db,
-                                                                      const Authenticator* auth) {
+                                                                      const Authenticator* auth,
+                                                                      WatchDirectory* watches) {
   absl::StatusOr<MetricsAddress> address =
       ParseMetricsAddress(options.address, options.allow_remote, "viewer_address");
   if (!address.ok()) return address.status();
   auto endpoint = std::unique_ptr<ViewerEndpoint>(new ViewerEndpoint());
-  endpoint->state_.reset(new State{ViewerApi(db, auth, options.limits), options});
+  endpoint->state_.reset(new State{ViewerApi(db, auth, options.limits), options, watches});
   endpoint->handlers_ = std::make_unique<Handlers>(endpoint->state_.get());
   // Live streams each hold a thread; the others are for page and API calls.
   const std::vector<std::string> civet_options = {

@@ -35,9 +35,11 @@ class ViewerEndpoint {
  public:
   /// Binds `options.address`. INVALID_ARGUMENT / FAILED_PRECONDITION for a bad address,
   /// UNAVAILABLE when it cannot be bound. `db` and `auth` must outlive the endpoint.
+  /// `watches` (may be null: no watches are shown) lists the Watch streams open on each scene.
   static absl::StatusOr<std::unique_ptr<ViewerEndpoint>> Start(const ViewerOptions& options,
                                                                const Database* db,
-                                                               const Authenticator* auth);
+                                                               const Authenticator* auth,
+                                                               WatchDirectory* watches = nullptr);
   /// Stops serving (ends the live streams first).
   ~ViewerEndpoint();
   ViewerEndpoint(const ViewerEndpoint&) = delete;
@@ -55,6 +57,7 @@ class ViewerEndpoint {
   struct State {
     ViewerApi api;
     ViewerOptions options;
+    WatchDirectory* watches = nullptr;
     std::atomic<bool> stopping{false};
     std::atomic<int> streams{0};
   };

@@ -31,6 +31,7 @@ WatchDispatcher::~WatchDispatcher() {
 
 std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::Attach(
     std::shared_ptr<const Scene> scene, std::shared_ptr<Watcher> watcher) {
+  watcher->SetTap(directory_.Register(scene.get(), watcher->fence_specs()));
   while (true) {
     std::shared_ptr<WatchHub> hub;
     {

@@ -12,6 +12,7 @@
 #include "base/mutex.h"
 #include "scene/scene.h"
 #include "watch/watch_budget.h"
+#include "watch/watch_directory.h"
 #include "watch/watch_hub.h"
 #include "watch/watcher.h"
 
@@ -69,6 +70,9 @@ class WatchDispatcher {
   WatchBudget& budget() { return budget_; }
   /// Scenes with a hub now.
   size_t hub_count() const;
+  /// The open watches of each scene and their fence events, for readers (the browser viewer):
+  /// every watcher attached here is listed while it lives.
+  WatchDirectory& directory() { return directory_; }
 
  private:
   void Schedule(std::shared_ptr<WatchHub> hub);
@@ -76,6 +80,7 @@ class WatchDispatcher {
 
   const Options options_;
   WatchBudget budget_;
+  WatchDirectory directory_;
   mutable Mutex mu_;
   CondVar work_cv_;
   CondVar idle_cv_;

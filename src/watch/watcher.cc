@@ -8,6 +8,7 @@ Watcher::Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> co
     : options_(options),
       fence_count_(fences.size()),
       contact_count_(contacts.size()),
+      fence_specs_(fences),
       fences_(std::move(fences)),
       contacts_(std::move(contacts)),
       meter_(options.budget != nullptr ? &options.budget->contents : nullptr),
@@ -102,6 +103,7 @@ void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   contact_events_ = std::vector<WatchEvent>();
   // Queued, the update holds what it needs (and is counted so in the queue's bytes).
   update.events.shrink_to_fit();
+  if (tap_ != nullptr && !update.events.empty()) tap_->Post(update);
   if (!queue_.TryPush(std::move(update))) {
     queue_.Replace(MakeSnapshot(scene));
     if (options_.budget != nullptr) {

@@ -11,6 +11,7 @@
 #include "watch/contact_set.h"
 #include "watch/fence_set.h"
 #include "watch/watch_budget.h"
+#include "watch/watch_directory.h"
 #include "watch/watch_queue.h"
 #include "watch/watch_types.h"
 
@@ -68,6 +69,11 @@ class Watcher final : public SceneObserver {
   WatchQueue& queue() { return queue_; }
   /// The number of fences plus contact watches.
   size_t size() const { return fence_count_ + contact_count_; }
+  /// The fences, as given.
+  const std::vector<FenceSpec>& fence_specs() const { return fence_specs_; }
+  /// Posts the fence events of each update to `tap` too (a WatchDirectory's listing of this
+  /// watch); set before the watcher is started.
+  void SetTap(std::unique_ptr<WatchTap> tap) { tap_ = std::move(tap); }
   /// True once the queue was closed (later calls do nothing).
   bool ended() const { return ended_; }
 
@@ -82,6 +88,7 @@ class Watcher final : public SceneObserver {
   const WatcherOptions options_;
   const size_t fence_count_;
   const size_t contact_count_;
+  const std::vector<FenceSpec> fence_specs_;
   FenceSet fences_;
   ContactSet contacts_;
   ContentsMeter meter_;
@@ -91,6 +98,7 @@ class Watcher final : public SceneObserver {
   // The events of the batch being applied (empty between batches: they move into the update).
   std::vector<WatchEvent> fence_events_;
   std::vector<WatchEvent> contact_events_;
+  std::unique_ptr<WatchTap> tap_;
 };
 
 }  // namespace collide

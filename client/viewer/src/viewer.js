@@ -2,7 +2,9 @@
 // shape part), follows it live over /viewer/api/stream (server-sent events), and casts rays
 // through /viewer/api/raycast and spheres through /viewer/api/spherecast. A slider over the
 // scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
-// pausing the live stream until "live" is pressed. Read-only: the page never writes to a scene.
+// pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
+// scene are drawn as wireframes and flash on their enter events (stream events `watches` and
+// `watch_events`). Read-only: the page never writes to a scene.
 //
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
@@ -233,6 +235,8 @@ function follow() {
     if (loaded) apply(update);
     else pending.push(update);
   });
+  source.addEventListener('watches', (event) => showFences(JSON.parse(event.data)));
+  source.addEventListener('watch_events', (event) => flashFences(JSON.parse(event.data)));
   source.addEventListener('deleted', () => {
     $('status').textContent = 'the scene was deleted';
     source.close();
@@ -431,6 +435,115 @@ async function castSphere() {
 $('sphere-fire').addEventListener('click', castSphere);
 
 // ---------------------------------------------------------------------------------------------
+// Watch fences: every fence of the scene's open Watch streams as an orange wireframe (attached
+// fences ride on their host body as drawn); an enter flashes the fence white and its list entry.
+
+const FENCE_COLOR = 0xffa000;
+const FLASH_COLOR = 0xffffff;
+const FLASH_MS = 1500;
+const fenceObjects = new THREE.Group();
+scene3.add(fenceObjects);
+const fences = new Map();  // "watch/fence" -> {spec, mesh, item, flashUntil}
+state.watchEvents = 0;
+state.flashes = 0;
+state.droppedWatchEvents = 0;
+
+function fenceGeometry(f) {
+  if (f.shape === 'box') return new THREE.BoxGeometry(...f.half_extents.map((h) => 2 * h));
+  if (f.shape === 'capsule') return new THREE.CapsuleGeometry(f.radius, 2 * f.half_height, 4, 12);
+  return new THREE.SphereGeometry(f.radius, 16, 12);
+}
+
+function poseMatrix(position, rotation) {
+  return new THREE.Matrix4().compose(new THREE.Vector3(...position),
+    new THREE.Quaternion(...rotation), new THREE.Vector3(1, 1, 1));
+}
+
+// Places a fence (on its host when attached); true when its drawing changed.
+function placeFence(entry) {
+  const { spec, mesh } = entry;
+  let world = poseMatrix(spec.position, spec.rotation);
+  if (spec.attached_to !== null) {
+    const host = drawing.body(spec.attached_to);
+    const visible = host !== undefined;
+    if (mesh.visible !== visible) {
+      mesh.visible = visible;
+      if (!visible) return true;
+    }
+    if (!host) return false;
+    world = poseMatrix(host.position, host.rotation).multiply(world);
+  }
+  if (mesh.matrix.equals(world)) return false;
+  mesh.matrix.copy(world);
+  return true;
+}
+
+function showFences({ watches, truncated }) {
+  for (const entry of fences.values()) {
+    fenceObjects.remove(entry.mesh);
+    entry.mesh.geometry.dispose();
+    entry.mesh.material.dispose();
+    entry.item.remove();
+  }
+  fences.clear();
+  for (const { watch, fences: specs } of watches) {
+    for (const spec of specs) {
+      const mesh = new THREE.Mesh(fenceGeometry(spec),
+        new THREE.MeshBasicMaterial({ color: FENCE_COLOR, wireframe: true }));
+      mesh.matrixAutoUpdate = false;
+      fenceObjects.add(mesh);
+      const item = document.createElement('li');
+      item.id = `fence-${watch}-${spec.id}`;
+      Object.assign(item.dataset, { watch, fence: spec.id, shape: spec.shape, enters: '0', exits: '0' });
+      item.textContent = `watch ${watch} fence ${spec.id} ${spec.shape} ` +
+        `(${spec.position.map((v) => Number(v).toFixed(2)).join(', ')})` +
+        (spec.attached_to !== null ? ` on ${spec.attached_to}` : '');
+      $('fences').appendChild(item);
+      const entry = { spec, mesh, item, flashUntil: 0 };
+      placeFence(entry);
+      fences.set(`${watch}/${spec.id}`, entry);
+    }
+  }
+  $('fence-count').textContent = String(fences.size) + (truncated ? '+' : '');
+  redraw();
+  $('watches').dataset.truncated = String(truncated);
+}
+
+function flashFences({ events, dropped }) {
+  const now = performance.now();
+  for (const e of events) {
+    const entry = fences.get(`${e.watch}/${e.fence}`);
+    if (!entry) continue;
+    const key = e.kind === 'enter' ? 'enters' : 'exits';
+    entry.item.dataset[key] = String(Number(entry.item.dataset[key]) + 1);
+    entry.item.dataset.lastBody = e.body;
+    if (e.kind === 'enter') {
+      entry.flashUntil = now + FLASH_MS;
+      entry.item.classList.add('flash');
+      entry.mesh.material.color.set(FLASH_COLOR);
+      state.flashes += 1;
+    }
+  }
+  redraw();
+  state.watchEvents += events.length;
+  state.droppedWatchEvents += dropped;
+  $('watch-event-count').textContent = String(state.watchEvents) +
+    (state.droppedWatchEvents > 0 ? ` (${state.droppedWatchEvents} missed)` : '');
+}
+
+function updateFences(now) {
+  for (const entry of fences.values()) {
+    if (entry.spec.attached_to !== null && placeFence(entry)) redraw();
+    if (entry.flashUntil !== 0 && now >= entry.flashUntil) {
+      entry.flashUntil = 0;
+      entry.item.classList.remove('flash');
+      entry.mesh.material.color.set(FENCE_COLOR);
+      redraw();
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Render loop: draws a frame when something changed (every frame with `continuous`, for
 // measuring); drawn frames per second measured over each second.
 
@@ -438,6 +551,7 @@ let frameCount = 0;
 let frameStart = performance.now();
 function frame(now) {
   controls.update();
+  updateFences(now);
   if (drawing?.flush()) dirty = true;
   if (dirty || state.continuous) {
     dirty = false;

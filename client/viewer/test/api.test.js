@@ -18,7 +18,14 @@ async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
   const timer = setTimeout(() => controller.abort(), timeoutMs);
   const events = [];
   try {
-    const response = await fetch(url, { signal: controller.signal });
+    // A stream of an earlier test may hold a slot under --viewer_max_streams until the server's
+    // next write to it fails (a keep-alive each second): wait for the slot.
+    let response = await fetch(url, { signal: controller.signal });
+    for (let i = 0; i < 20 && response.status === 503; i++) {
+      await response.text();
+      await sleep(500);
+      response = await fetch(url, { signal: controller.signal });
+    }
     assert.equal(response.status, 200, await (response.ok ? '' : response.text()));
     assert.match(response.headers.get('content-type'), /text\/event-stream/);
     const decoder = new TextDecoder();
@@ -421,6 +428,73 @@ describe('viewer API', () => {
     const moves = updates.flatMap((u) => u.json.poses).filter((p) => p[0] === '1');
     assert.ok(moves.length > 0);
     for (const pose of moves) assert.deepEqual(pose.slice(2), [0, 0], JSON.stringify(pose));
+  });
+
+  test('streams the fences of open Watch streams and their enter and exit events', async () => {
+    await client.createScene({ scene: 'fenced' });
+    const ball = (id, x) => ({ id, shape: { sphere: { radius: 1 } }, pose: { position: { x, y: 0, z: 0 } } });
+    await client.upsertBodies({ scene: 'fenced', bodies: [ball(1, 50), ball(2, 60), ball(3, 70)] });
+    const fences = [
+      { id: 4, shape: { sphere: { radius: 3 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
+      {
+        id: 9,
+        shape: { box: { half_extents: { x: 1, y: 2, z: 3 } } },
+        pose: { position: { x: 0, y: 5, z: 0 } },
+        attached_to: 1,
+      },
+    ];
+    const watch = client.watch({ scene: 'fenced', fences });
+    const messages = watch[Symbol.asyncIterator]();
+    try {
+      await messages.next();  // the snapshot
+      // An enter before any viewer follows the scene is not kept for later viewers.
+      await client.upsertBodies({ scene: 'fenced', bodies: [ball(3, 0.5)] });
+      const early = (await messages.next()).value.update;
+      assert.deepEqual(early.events.map((e) => [e.kind, e.fence_id, e.body_id]), [['KIND_ENTER', '4', '3']]);
+
+      let moved = false;
+      let grpcEvents = null;
+      const events = await readEvents(`${base}/api/stream?name=fenced`, (seen) => {
+        const listed = seen.find((e) => e.event === 'watches');
+        if (listed && !moved) {
+          moved = true;
+          (async () => {
+            // Body 2 jumps into fence 4 (an enter), then body 3 is removed from it (an exit).
+            await client.upsertBodies({ scene: 'fenced', bodies: [ball(2, 1)] });
+            await client.removeBodies({ scene: 'fenced', ids: [3] });
+            grpcEvents = [(await messages.next()).value.update, (await messages.next()).value.update];
+          })();
+        }
+        const fenceEvents = seen.filter((e) => e.event === 'watch_events').flatMap((e) => e.json.events);
+        return fenceEvents.length >= 2;
+      });
+      const listed = events.find((e) => e.event === 'watches').json;
+      assert.equal(listed.truncated, false);
+      assert.equal(listed.watches.length, 1);
+      assert.deepEqual(listed.watches[0].fences, [
+        { id: '4', shape: 'sphere', radius: 3, position: [0, 0, 0], rotation: [0, 0, 0, 1], attached_to: null },
+        { id: '9', shape: 'box', half_extents: [1, 2, 3], position: [0, 5, 0], rotation: [0, 0, 0, 1], attached_to: '1' },
+      ]);
+      const seen = events.filter((e) => e.event === 'watch_events');
+      for (const e of seen) assert.equal(e.json.dropped, 0);
+      const fenceEvents = seen.flatMap((e) => e.json.events);
+      for (let i = 0; i < 50 && grpcEvents === null; i++) await sleep(100);
+      const expected = grpcEvents.flatMap((u) => u.events.map((e) => ({ ...e, version: u.version })));
+      assert.deepEqual(
+        fenceEvents.map((e) => [e.kind, e.fence, e.body, String(e.version)]),
+        expected.map((e) => [e.kind === 'KIND_ENTER' ? 'enter' : 'exit', e.fence_id, e.body_id, String(e.version)]),
+      );
+      assert.deepEqual(fenceEvents.map((e) => e.body), ['2', '3']);
+      const point = expected[0].point;
+      fenceEvents[0].point.forEach((v, i) => assert.ok(Math.abs(v - [point.x, point.y, point.z][i]) < 1e-4));
+    } finally {
+      watch.cancel();
+    }
+    // A closed Watch stream is no longer listed.
+    const after = await readEvents(`${base}/api/stream?name=fenced`,
+      (seen) => seen.some((e) => e.event === 'watches' && e.json.watches.length === 0));
+    assert.ok(after.some((e) => e.event === 'watches' && e.json.watches.length === 0));
+    await client.deleteScene({ scene: 'fenced' });
   });
 
   test('caps concurrent streams with 503 naming the limit', async () => {

@@ -3,7 +3,8 @@
 // each body's colour where the page's camera projects it, a ray fired from the page gets the
 // API's hit, a sphere cast from the page gets the API's hit and draws the swept sphere there, a
 // pose update moves the drawn body, and the tick slider draws a moved body where it was at a past
-// tick until "live" is pressed. Screenshots are kept (paths printed).
+// tick until "live" is pressed, and the fence of a Watch stream opened by a real client is drawn
+// and its enter event flashes it. Screenshots are kept (paths printed).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -18,6 +19,8 @@ const red = ([r, g, b]) => r > 100 && r > 2 * g && r > 2 * b;
 const green = ([r, g, b]) => g > 100 && g > 1.5 * r && g > 1.5 * b;
 const blue = ([r, g, b]) => b > 100 && b > 1.5 * r && b > 1.2 * g;
 const dark = ([r, g, b]) => r < 40 && g < 40 && b < 40;
+// A fence's colour (0xffa000).
+const orange = ([r, g, b]) => r > 200 && g > 120 && g < 200 && b < 60;
 // The sphere cast's colour (0xff80ff).
 const magenta = ([r, g, b]) => r > 200 && b > 200 && g > 90 && g < 170;
 
@@ -285,6 +288,54 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     });
     await page.waitForFunction(
       () => document.querySelector('#body-1').dataset.position === '15,0,0', { timeout: 10000 });
+    assert.deepEqual(page.errors, []);
+  });
+
+  test('draws the fence of an open Watch stream and flashes it on an enter event', async () => {
+    // The page follows 'history' (the previous test): the ball is at (15, 0, 0).
+    const watch = client.watch({
+      scene: 'history',
+      fences: [{ id: 5, shape: { sphere: { radius: 4 } }, pose: { position: { x: 0, y: 20, z: 0 } } }],
+    });
+    const messages = watch[Symbol.asyncIterator]();
+    try {
+      const first = (await messages.next()).value;
+      assert.deepEqual(first.snapshot.fences.map((f) => [f.fence_id, f.body_ids]), [['5', []]]);
+      await page.waitForFunction(() => document.querySelector('#fences li[data-fence="5"]') !== null,
+        { timeout: 10000 });
+      const listed = await page.$eval('#fences li[data-fence="5"]', (e) => ({ ...e.dataset }));
+      assert.equal(listed.shape, 'sphere');
+      assert.equal(listed.enters, '0');
+      const image = await screenshot('viewer-fence');
+      const fence = await project(0, 20, 0);
+      const drawn = count(image, fence, 40, orange);
+      assert.ok(drawn > 20, `${drawn} pixels of the fence's wireframe`);
+      assert.equal(count(image, await project(0, -20, 0), 40, orange), 0);
+
+      // A real write moves the ball into the fence: the Watch stream reports the enter, and the
+      // page flashes the fence and counts it.
+      const flashes = await page.evaluate(() => window.viewer.flashes);
+      await client.upsertBodies({
+        scene: 'history',
+        bodies: [{ ...KNOWN_BODIES[0], pose: { position: { x: 0, y: 21, z: 0 } } }],
+      });
+      const update = (await messages.next()).value.update;
+      assert.deepEqual(update.events.map((e) => [e.kind, e.fence_id, e.body_id]),
+        [['KIND_ENTER', '5', '1']]);
+      await page.waitForFunction(
+        () => document.querySelector('#fences li[data-fence="5"]').dataset.enters === '1',
+        { timeout: 10000 });
+      const after = await page.$eval('#fences li[data-fence="5"]', (e) => ({ ...e.dataset }));
+      assert.equal(after.lastBody, '1');
+      assert.equal(after.exits, '0');
+      assert.equal(await page.evaluate(() => window.viewer.flashes), flashes + 1);
+      await screenshot('viewer-fence-entered');
+    } finally {
+      watch.cancel();
+    }
+    // Once the Watch stream is closed, its fence is no longer drawn.
+    await page.waitForFunction(() => document.querySelector('#fences li[data-fence="5"]') === null,
+      { timeout: 10000 });
     assert.deepEqual(page.errors, []);
   });
 });
