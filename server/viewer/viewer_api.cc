@@ -762,4 +762,52 @@ std::string WatchFeed::Poll() {
   return out;
 }
 
+QuerySampleFeed::QuerySampleFeed(QuerySampler* sampler, const Scene* scene)
+    : sampler_(sampler), scene_(scene) {
+  if (sampler_ != nullptr) cursor_ = sampler_->Follow(scene_);
+}
+
+QuerySampleFeed::~QuerySampleFeed() {
+  if (sampler_ != nullptr) sampler_->Unfollow(scene_);
+}
+
+std::string QuerySampleFeed::Poll() {
+  if (sampler_ == nullptr) return {};
+  const SampledQueries taken = sampler_->After(scene_, cursor_, QuerySampler::kMaxKept);
+  cursor_ = taken.next;
+  if (taken.samples.empty() && taken.dropped == 0) return {};
+  std::string out = "event: query_samples\ndata: {\"samples\":[";
+  bool first = true;
+  for (const QuerySample& sample : taken.samples) {
+    if (!first) out.push_back(',');
+    first = false;
+    absl::StrAppend(&out, "{\"kind\":\"", sample.sphere ? "sphere_cast" : "raycast",
+                    "\",\"version\":", sample.version, ",\"origin\":");
+    AppendVec3(sample.origin, &out);
+    out.append(",\"direction\":");
+    AppendVec3(sample.direction, &out);
+    out.append(",\"max_distance\":");
+    AppendFloat(sample.max_distance, &out);
+    out.append(",\"radius\":");
+    AppendFloat(sample.radius, &out);
+    out.append(",\"at_tick\":");
+    if (sample.at_tick.has_value()) {
+      absl::StrAppend(&out, *sample.at_tick);
+    } else {
+      out.append("null");
+    }
+    out.append(",\"hit\":");
+    if (sample.hit_id.has_value()) {
+      absl::StrAppend(&out, "{\"id\":\"", *sample.hit_id, "\",\"distance\":");
+      AppendFloat(sample.hit_distance, &out);
+      out.append("}");
+    } else {
+      out.append("null");
+    }
+    out.append("}");
+  }
+  absl::StrAppend(&out, "],\"dropped\":", taken.dropped, "}\n\n");
+  return out;
+}
+
 }  // namespace collide

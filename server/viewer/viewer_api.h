@@ -13,6 +13,7 @@
 #include "absl/strings/string_view.h"
 #include "geom/pose.h"
 #include "geom/shapes.h"
+#include "scene/query_sampler.h"
 #include "scene/scene.h"
 #include "server/infra/auth.h"
 #include "store/database.h"
@@ -161,6 +162,27 @@ class WatchFeed {
   size_t max_event_bytes_;
   uint64_t generation_ = 0;
   bool sent_watches_ = false;
+  uint64_t cursor_ = 0;
+};
+
+/// One viewer's sample of the ray and sphere casts answered on a scene (QuerySampler: at most
+/// QuerySampler::kMaxPerSecond per scene and second, the latest kMaxKept kept, taken only while
+/// some viewer follows the scene): on each Poll, an `event: query_samples` with those since the
+/// last poll, and how many it missed in `"dropped"`. Reads only.
+class QuerySampleFeed {
+ public:
+  /// Follows `scene`'s samples in `sampler` (null: none are sent).
+  QuerySampleFeed(QuerySampler* sampler, const Scene* scene);
+  ~QuerySampleFeed();
+  QuerySampleFeed(const QuerySampleFeed&) = delete;
+  QuerySampleFeed& operator=(const QuerySampleFeed&) = delete;
+
+  /// The event to send now, or empty.
+  std::string Poll();
+
+ private:
+  QuerySampler* sampler_;
+  const Scene* scene_;
   uint64_t cursor_ = 0;
 };
 

@@ -184,6 +184,7 @@ class ApiHandler : public ReadOnlyHandler {
       return;
     }
     WatchFeed watches(state_->watches, scene->get(), state_->api.limits().max_event_bytes);
+    QuerySampleFeed samples(&QuerySampler::Global(), scene->get());
     SceneStream stream(*std::move(scene), state_->api.limits().max_event_bytes);
     const std::string header = absl::StrCat(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n",
@@ -203,7 +204,10 @@ class ApiHandler : public ReadOnlyHandler {
       next += period;
       if (Clock::now() > next) next = Clock::now() + period;
       std::string event = stream.Poll();
-      if (!stream.done()) event += watches.Poll();
+      if (!stream.done()) {
+        event += watches.Poll();
+        event += samples.Poll();
+      }
       if (event.empty() && Clock::now() - last_write > std::chrono::seconds(1)) {
         event = ": keep-alive\n\n";  // finds a viewer that went away
       }

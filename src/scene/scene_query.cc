@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_format.h"
 #include "history/past_batch.h"
+#include "scene/query_sampler.h"
 
 namespace collide {
 namespace {
@@ -104,7 +105,7 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
                        std::vector<QueryResult>* results, std::vector<QueryHit>* hits,
                        const QuerySplit& split) {
   status->assign(queries.size(), absl::OkStatus());
-  return scene.ReadWithHistory(
+  const uint64_t version = scene.ReadWithHistory(
       [&](const CollisionWorld& world, const PoseHistory& history, uint64_t version) {
         // Ticks are checked under the same read as the queries run: the window cannot move in
         // between. A query naming a tick not retained gets its own OUT_OF_RANGE error.
@@ -135,6 +136,11 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
         }
         return version;
       });
+  // A reader (the viewer) follows some scene: offer the casts answered (copied, after the read).
+  if (QuerySampler& sampler = QuerySampler::Global(); sampler.active()) {
+    sampler.Offer(&scene, version, queries, *status, *results, *hits);
+  }
+  return version;
 }
 
 }  // namespace collide

@@ -4,7 +4,8 @@
 // scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
 // pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
 // scene are drawn as wireframes and flash on their enter events (stream events `watches` and
-// `watch_events`). Read-only: the page never writes to a scene.
+// `watch_events`). A bounded sample of the casts the server answers on the scene is drawn as
+// fading lines (stream event `query_samples`). Read-only: the page never writes to a scene.
 //
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
@@ -237,6 +238,7 @@ function follow() {
   });
   source.addEventListener('watches', (event) => showFences(JSON.parse(event.data)));
   source.addEventListener('watch_events', (event) => flashFences(JSON.parse(event.data)));
+  source.addEventListener('query_samples', (event) => showSamples(JSON.parse(event.data)));
   source.addEventListener('deleted', () => {
     $('status').textContent = 'the scene was deleted';
     source.close();
@@ -544,6 +546,70 @@ function updateFences(now) {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Sampled queries: the casts the server answered on this scene (at most 20 a second), each a
+// green line from its origin to its hit (or its end), a sphere cast with its ball where it
+// stops, fading out over two seconds; at most 200 drawn at once.
+
+const SAMPLE_MS = 2000;
+const MAX_DRAWN_SAMPLES = 200;
+const SAMPLE_COLOR = 0x40ff80;
+const sampleObjects = new THREE.Group();
+scene3.add(sampleObjects);
+const drawnSamples = [];
+state.samples = 0;
+state.droppedSamples = 0;
+state.lastSample = null;
+
+function disposeSample({ group }) {
+  sampleObjects.remove(group);
+  group.traverse((object) => {
+    object.geometry?.dispose();
+    object.material?.dispose();
+  });
+}
+
+function showSamples({ samples, dropped }) {
+  const now = performance.now();
+  for (const sample of samples) {
+    const from = new THREE.Vector3(...sample.origin);
+    const length = sample.hit ? sample.hit.distance : Math.min(sample.max_distance, 1000);
+    const to = from.clone().addScaledVector(new THREE.Vector3(...sample.direction), length);
+    const group = new THREE.Group();
+    group.add(new THREE.Line(new THREE.BufferGeometry().setFromPoints([from, to]),
+      new THREE.LineBasicMaterial({ color: SAMPLE_COLOR, transparent: true })));
+    if (sample.kind === 'sphere_cast' && sample.radius > 0) {
+      const ball = new THREE.Mesh(new THREE.SphereGeometry(sample.radius, 12, 8),
+        new THREE.MeshBasicMaterial({ color: SAMPLE_COLOR, wireframe: true, transparent: true }));
+      ball.position.copy(to);
+      group.add(ball);
+    }
+    sampleObjects.add(group);
+    drawnSamples.push({ group, born: now });
+    state.lastSample = sample;
+  }
+  while (drawnSamples.length > MAX_DRAWN_SAMPLES) disposeSample(drawnSamples.shift());
+  redraw();
+  state.samples += samples.length;
+  state.droppedSamples += dropped;
+  $('sample-count').textContent = String(state.samples) +
+    (state.droppedSamples > 0 ? ` (${state.droppedSamples} missed)` : '');
+}
+
+function fadeSamples(now) {
+  if (drawnSamples.length === 0) return;
+  redraw();  // fading: a frame each time until the last is gone
+  while (drawnSamples.length > 0 && now - drawnSamples[0].born >= SAMPLE_MS) {
+    disposeSample(drawnSamples.shift());
+  }
+  for (const { group, born } of drawnSamples) {
+    const opacity = 1 - (now - born) / SAMPLE_MS;
+    group.traverse((object) => {
+      if (object.material) object.material.opacity = opacity;
+    });
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Render loop: draws a frame when something changed (every frame with `continuous`, for
 // measuring); drawn frames per second measured over each second.
 
@@ -552,6 +618,7 @@ let frameStart = performance.now();
 function frame(now) {
   controls.update();
   updateFences(now);
+  fadeSamples(now);
   if (drawing?.flush()) dirty = true;
   if (dirty || state.continuous) {
     dirty = false;

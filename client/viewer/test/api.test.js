@@ -497,6 +497,58 @@ describe('viewer API', () => {
     await client.deleteScene({ scene: 'fenced' });
   });
 
+  test('streams a bounded sample of the casts answered on the scene', async () => {
+    await client.createScene({ scene: 'sampled' });
+    await client.upsertBodies({ scene: 'sampled', bodies: KNOWN_BODIES });
+    const vec = ([x, y, z]) => ({ x, y, z });
+    // Answered before any viewer follows the scene: never sampled.
+    await client.raycast({ scene: 'sampled', ray: { origin: vec([7, 7, 50]), direction: vec([0, 0, -1]), max_distance: 100 } });
+    let asked = false;
+    let answers = null;
+    const batch = Array.from({ length: 100 }, (_, i) =>
+      ({ raycast: { origin: vec([1000 + i, 0, 0]), direction: vec([0, 1, 0]), max_distance: 10 } }));
+    const events = await readEvents(`${base}/api/stream?name=sampled`, (seen) => {
+      if (!asked && seen.length >= 1) {
+        asked = true;
+        (async () => {
+          const ray = await client.raycast({
+            scene: 'sampled',
+            ray: { origin: vec([0, 0, 50]), direction: vec([0, 0, -2]), max_distance: 100 },
+          });
+          const sphere = await client.sphereCast({
+            scene: 'sampled',
+            cast: { origin: vec([-25, 40, 0]), direction: vec([0, -1, 0]), max_distance: 100, radius: 2 },
+          });
+          const stream = client.openQueryStream('sampled');
+          await stream.query({ queries: batch });
+          await stream.close();
+          answers = { ray, sphere };
+        })();
+      }
+      const samples = seen.filter((e) => e.event === 'query_samples').flatMap((e) => e.json.samples);
+      return answers !== null && samples.some((s) => s.origin[0] >= 1000);
+    });
+    const samples = events.filter((e) => e.event === 'query_samples').flatMap((e) => e.json.samples);
+    for (const e of events.filter((x) => x.event === 'query_samples')) assert.equal(e.json.dropped, 0);
+    assert.ok(!samples.some((s) => s.origin[0] === 7), 'a query from before the viewer was sampled');
+    const ray = samples.find((s) => s.kind === 'raycast' && s.origin[2] === 50);
+    assert.ok(ray, JSON.stringify(samples.slice(0, 3)));
+    assert.deepEqual(ray.direction, [0, 0, -1]);
+    assert.equal(ray.hit.id, String(answers.ray.hits[0].body_id));
+    assert.ok(Math.abs(ray.hit.distance - answers.ray.hits[0].distance) < 1e-4);
+    const sphere = samples.find((s) => s.kind === 'sphere_cast');
+    assert.equal(sphere.radius, 2);
+    assert.deepEqual(sphere.origin, [-25, 40, 0]);
+    assert.equal(sphere.hit.id, String(answers.sphere.hits[0].body_id));
+    assert.ok(Math.abs(sphere.hit.distance - answers.sphere.hits[0].distance) < 1e-4);
+    // One batch of 100 casts gives at most 20 samples (the per-second bound), spread over it.
+    const fromBatch = samples.filter((s) => s.origin[0] >= 1000);
+    assert.ok(fromBatch.length >= 1 && fromBatch.length <= 20, `${fromBatch.length} samples`);
+    for (const s of fromBatch) assert.equal(s.hit, null);
+    if (fromBatch.length > 1) assert.ok(fromBatch.at(-1).origin[0] - fromBatch[0].origin[0] >= 50);
+    await client.deleteScene({ scene: 'sampled' });
+  });
+
   test('caps concurrent streams with 503 naming the limit', async () => {
     // Streams of earlier tests end once the server's next write to them fails (a keep-alive
     // each second at most, and the write after the peer closed may still succeed): open the

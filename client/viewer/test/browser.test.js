@@ -338,4 +338,23 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       { timeout: 10000 });
     assert.deepEqual(page.errors, []);
   });
+
+  test('draws a sample of the casts the server answers on the scene', async () => {
+    const before = await page.evaluate(() => window.viewer.samples);
+    const answer = await client.raycast({
+      scene: 'history',
+      ray: { origin: { x: 0, y: 50, z: 0 }, direction: { x: 0, y: -1, z: 0 }, max_distance: 200 },
+    });
+    // (The page's own casts are answered, and sampled, too: wait for this one.)
+    await page.waitForFunction(() => window.viewer.lastSample?.origin.join(',') === '0,50,0',
+      { timeout: 10000 });
+    const sample = await page.evaluate(() => window.viewer.lastSample);
+    assert.deepEqual(sample.origin, [0, 50, 0]);
+    assert.equal(sample.hit.id, String(answer.hits[0].body_id));
+    assert.ok(Math.abs(sample.hit.distance - answer.hits[0].distance) < 1e-4);
+    const shown = Number(await page.$eval('#sample-count', (e) => e.textContent));
+    assert.ok(shown >= before + 1, `${shown} samples shown`);
+    await screenshot('viewer-sampled-query');
+    assert.deepEqual(page.errors, []);
+  });
 });
