@@ -9,7 +9,8 @@
 //
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
-// detail=high|medium|low|coarse (triangles per round shape; by default by the scene's size).
+// detail=high|medium|low|coarse (triangles per round shape; by default by the scene's size),
+// samples=off (sampled queries counted, not drawn).
 //
 // A frame is drawn only when something changed (data arrived, the camera moved, the window was
 // resized). window.viewer counts animation frames (`frames`), drawn frames (`renders`) and the
@@ -568,9 +569,14 @@ function disposeSample({ group }) {
   });
 }
 
+// samples=off in the URL counts them without drawing them (a still picture for pixel tests).
+const DRAW_SAMPLES = params.get('samples') !== 'off';
+
 function showSamples({ samples, dropped }) {
   const now = performance.now();
   for (const sample of samples) {
+    state.lastSample = sample;
+    if (!DRAW_SAMPLES) continue;
     const from = new THREE.Vector3(...sample.origin);
     const length = sample.hit ? sample.hit.distance : Math.min(sample.max_distance, 1000);
     const to = from.clone().addScaledVector(new THREE.Vector3(...sample.direction), length);
@@ -585,7 +591,6 @@ function showSamples({ samples, dropped }) {
     }
     sampleObjects.add(group);
     drawnSamples.push({ group, born: now });
-    state.lastSample = sample;
   }
   while (drawnSamples.length > MAX_DRAWN_SAMPLES) disposeSample(drawnSamples.shift());
   redraw();
