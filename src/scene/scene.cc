@@ -149,6 +149,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
       if (clients_.size() >= 2 * kMaxClientMarks) TrimClientMarksLocked();
     }
   }
+  version_signal_.Notify();
   if (!observers_.empty()) NotifyApplied();
   return ApplyResult{.version = new_version, .duplicate = false};
 }
@@ -416,7 +417,7 @@ uint64_t Scene::log_position() const {
 }
 
 absl::Status Scene::SetMovedTo(absl::string_view destination,
-                              absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) {
+                               absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) {
   if (!destination.empty()) COLLIDE_RETURN_IF_ERROR(ValidateMoveDestination(destination));
   WriterLock serial(&write_mu_);
   if (deleted_) {

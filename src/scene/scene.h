@@ -20,6 +20,7 @@
 #include "scene/scene_observer.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
+#include "scene/version_signal.h"
 
 namespace collide {
 
@@ -283,6 +284,9 @@ class Scene {
 
   /// The current version (0 for a new scene).
   uint64_t version() const;
+  /// Signalled after each applied batch, once `version()` returns the new version: for those who
+  /// wait for a version without holding a thread (the service's VersionWait).
+  VersionSignal& version_signal() const { return version_signal_; }
   /// The current tick (UpdateBatch::tick; 0 for a new scene).
   uint64_t tick() const;
   /// The caller's position of the last applied change (SceneState::log_position). Waits for a
@@ -363,6 +367,8 @@ class Scene {
   // whether the batch was structural (then handles are looked up again after it).
   std::vector<std::pair<uint64_t, size_t>> change_order_ ABSL_GUARDED_BY(write_mu_);
   std::vector<BodyHandle> change_handles_ ABSL_GUARDED_BY(write_mu_);
+  // Waiters for a version are not state of the scene: const methods may register them.
+  mutable VersionSignal version_signal_;
   bool change_structural_ ABSL_GUARDED_BY(write_mu_) = false;
   // WriteScratchBytes() after the last applied batch, for Memory().
   size_t write_scratch_bytes_ ABSL_GUARDED_BY(mu_) = 0;
