@@ -24,8 +24,10 @@ void VersionWait::Start(std::shared_ptr<const Scene> scene, uint64_t min_version
 void VersionWait::Wake() {
   MutexLock lock(&mu_);
   woken_ = true;
-  // Runs the pending alarm's callback now (with ok = false; Check ignores it). An alarm that
-  // already fired is left as it is: its check sees woken_.
+  // Runs the pending alarm's callback now (with ok = false; Check ignores it). gRPC hands a
+  // callback alarm's function to its executor, never to the thread that cancels, so Check does
+  // not run here (under mu_ and the signal's lock). An alarm that already fired is left as it
+  // is: its check sees woken_.
   if (alarm_ != nullptr) alarm_->Cancel();
 }
 
