@@ -9,6 +9,10 @@
 // of two (batch_threads.h), with the machine's load average.
 //
 //   collide-bench-core [--quick] [--runs R] [--queries Q] [--sizes 10000,100000] [--rounds K]
+//                      [--simd auto|sse|avx2|avx512]
+//
+// --simd picks the traversal kernels' instruction set (bvh/simd_level.h; default: the best the
+// CPU has); the tables' headings name the one used.
 //
 // After the table, the quality of collide's tree after the update rounds: its SAH cost over that
 // of a fresh binned-SAH build of the same bodies (1.00 = as good as new).
@@ -32,6 +36,7 @@
 #endif
 #include "bench/reference_scene.h"
 #include "bench/stats.h"
+#include "bvh/simd_level.h"
 #include "geom/closest_point.h"
 #include "query/batch.h"
 #include "query/collector.h"
@@ -407,6 +412,19 @@ int main(int argc, char** argv) {
       queries = std::max(10, std::atoi(argv[++i]));
     } else if (!std::strcmp(argv[i], "--rounds") && i + 1 < argc) {
       rounds = std::max(1, std::atoi(argv[++i]));
+    } else if (!std::strcmp(argv[i], "--simd") && i + 1 < argc) {
+      const std::string name = argv[++i];
+      collide::SimdLevel level = collide::BestSimdLevel();
+      if (name != "auto" && !collide::ParseSimdLevel(name, &level)) {
+        std::fprintf(stderr, "--simd: must be auto, sse, avx2 or avx512, got \"%s\"\n",
+                     name.c_str());
+        return 2;
+      }
+      if (!collide::SetSimdLevel(level)) {
+        std::fprintf(stderr, "--simd: this CPU lacks %s (best: %s)\n", name.c_str(),
+                     std::string(collide::SimdLevelName(collide::BestSimdLevel())).c_str());
+        return 2;
+      }
     } else if (!std::strcmp(argv[i], "--sizes") && i + 1 < argc) {
       sizes.clear();
       for (char* tok = std::strtok(argv[++i], ","); tok; tok = std::strtok(nullptr, ",")) {
@@ -416,7 +434,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: %s [--quick] [--runs R] [--queries Q] [--sizes 10000,100000] "
-                   "[--rounds K]\n"
+                   "[--rounds K] [--simd auto|sse|avx2|avx512]\n"
                    "Sizes of 100000 and more use the cube side L = 250, smaller ones L = 120.\n"
                    "--rounds: update rounds before the last raycasts (default %d).\n",
                    argv[0], kDefaultRounds);
@@ -518,14 +536,18 @@ int main(int argc, char** argv) {
                   rounds, Median(sah_ratio));
     quality.push_back(line);
   }
-  std::printf("\nmedians over %d run(s), single thread, ratio = median of per-run ratios\n", runs);
+  const std::string simd(collide::SimdLevelName(collide::ActiveSimdLevel()));
+  std::printf(
+      "\nmedians over %d run(s), single thread, ratio = median of per-run ratios; collide's "
+      "traversal: %s (best on this CPU: %s)\n",
+      runs, simd.c_str(), std::string(collide::SimdLevelName(collide::BestSimdLevel())).c_str());
   std::printf("%-30s %7s %14s %14s %8s\n", "figure", "N", "collide_per_s", "bullet_per_s", "ratio");
   for (const std::string& line : table) std::printf("%s\n", line.c_str());
 #if COLLIDE_BENCH_WITH_EMBREE
   std::printf(
-      "\ncollide against Embree %d.%d.%d (one thread; batch64: Embree's packets of 16), medians "
-      "over %d run(s)\n",
-      RTC_VERSION_MAJOR, RTC_VERSION_MINOR, RTC_VERSION_PATCH, runs);
+      "\ncollide (%s) against Embree %d.%d.%d (one thread; batch64: Embree's packets of 16), "
+      "medians over %d run(s)\n",
+      simd.c_str(), RTC_VERSION_MAJOR, RTC_VERSION_MINOR, RTC_VERSION_PATCH, runs);
   std::printf("%-30s %7s %14s %14s %8s %14s %8s\n", "figure", "N", "collide_per_s", "refit_per_s",
               "ratio", "rebuild_per_s", "ratio");
   for (const std::string& line : embree_table) std::printf("%s\n", line.c_str());

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bvh/simd_levels.h"
 #include "bvh/tree_oracle.h"
 
 namespace collide {
@@ -213,7 +214,9 @@ class Harness {
     }
   }
 
-  // Runs `count` queries of each kind on the tree as it is, then again on its 4-wide form.
+  // Runs `count` queries of each kind on the tree as it is, then on its 4-wide form with the
+  // kernels of each SIMD level the CPU has (bvh/simd_level.h; simd_level_test.cc says which
+  // levels a CPU lacks).
   void CheckQueries(int count) {
     for (bool optimized : {false, true}) {
       SCOPED_TRACE(optimized ? "4-wide form" : "binary tree");
@@ -222,11 +225,17 @@ class Harness {
         ASSERT_TRUE(tree_.IsOptimized());
         ASSERT_NO_FATAL_FAILURE(ExpectValid());
       }
-      for (int i = 0; i < count; ++i) {
-        ASSERT_NO_FATAL_FAILURE(CheckBoxQuery());
-        ASSERT_NO_FATAL_FAILURE(CheckRayAllHits());
-        ASSERT_NO_FATAL_FAILURE(CheckRayClosest());
-        ASSERT_NO_FATAL_FAILURE(CheckSwept());
+      for (SimdLevel level : testing::kAllSimdLevels) {
+        testing::ScopedSimdLevel scoped(level);
+        if (!scoped.ok()) continue;
+        SCOPED_TRACE(std::string("simd ") + std::string(SimdLevelName(level)));
+        for (int i = 0; i < count; ++i) {
+          ASSERT_NO_FATAL_FAILURE(CheckBoxQuery());
+          ASSERT_NO_FATAL_FAILURE(CheckRayAllHits());
+          ASSERT_NO_FATAL_FAILURE(CheckRayClosest());
+          ASSERT_NO_FATAL_FAILURE(CheckSwept());
+        }
+        if (!optimized) break;  // the binary tree has no SIMD kernels
       }
     }
   }
