@@ -17,6 +17,7 @@
 #include "absl/flags/usage_config.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "bvh/simd_level.h"
 #include "collide/version.h"
 #include "server/infra/memory_release.h"
 #include "server/infra/metrics.h"
@@ -140,6 +141,9 @@ ABSL_FLAG(uint32_t, query_threads, collide::UsableCpus(),
           "received it included (1 to 1024; 1: each batch on that thread alone). The default is "
           "the number of CPUs the server may run on. The workers (query_threads - 1) are shared "
           "by all streams; answers are the same, in the same order, whatever the value.");
+ABSL_FLAG(std::string, simd, "auto",
+          "The instruction set of the tree traversal: auto (the best this CPU has), sse, avx2 or "
+          "avx512. Answers are the same at every level; a level the CPU lacks stops the start.");
 ABSL_FLAG(int, max_metadata_bytes, 16384,
           "The largest request metadata of a call (per entry, name + value + 32), in bytes; a "
           "call over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it "
@@ -255,6 +259,17 @@ int Main() {
         kMaxQueryThreads, options.query_threads, UsableCpus());
     return 2;
   }
+  const std::string simd = absl::GetFlag(FLAGS_simd);
+  SimdLevel simd_level = BestSimdLevel();
+  if (simd != "auto" && !ParseSimdLevel(simd, &simd_level)) {
+    spdlog::error("--simd: must be auto, sse, avx2 or avx512, got \"{}\"", simd);
+    return 2;
+  }
+  if (!SetSimdLevel(simd_level)) {
+    spdlog::error("--simd: this CPU lacks {} (the best it has is {}; --simd=auto picks it)",
+                  SimdLevelName(simd_level), SimdLevelName(BestSimdLevel()));
+    return 2;
+  }
   if (limits.max_inflight_per_stream == 0 || limits.max_scenes == 0 ||
       limits.max_bodies_per_scene == 0 || limits.max_streams == 0) {
     spdlog::error(
@@ -284,7 +299,7 @@ int Main() {
       "max_streams_per_connection {}, drain_timeout_ms {}, max_watch_streams {}, "
       "max_watch_fences {}, max_watch_contents {}, max_watch_queued_bytes {}, "
       "max_watch_backlog_bytes {}, watch_threads {}, query_threads {}, slow_query_ms {}, "
-      "max_import_bytes {}, max_concurrent_imports {}",
+      "max_import_bytes {}, max_concurrent_imports {}, simd {} (best {})",
       options.address, options.data_dir, recovery,
       std::string(DurabilityPolicyName(options.durability)), options.sync_interval.count(),
       options.token_file.empty() ? "off" : "token file", options.tls_cert.empty() ? "off" : "on",
@@ -296,7 +311,8 @@ int Main() {
       options.max_streams_per_connection, options.drain_timeout.count(), limits.max_watch_streams,
       limits.max_watch_fences, limits.max_watch_contents, limits.max_watch_queued_bytes,
       limits.max_watch_backlog_bytes, options.watch_threads, options.query_threads,
-      absl::GetFlag(FLAGS_slow_query_ms), limits.max_import_bytes, limits.max_concurrent_imports);
+      absl::GetFlag(FLAGS_slow_query_ms), limits.max_import_bytes, limits.max_concurrent_imports,
+      SimdLevelName(ActiveSimdLevel()), SimdLevelName(BestSimdLevel()));
   if (options.token_file.empty() && options.allow_insecure_remote) {
     spdlog::warn("serving without authentication (--allow_insecure_remote)");
   }
