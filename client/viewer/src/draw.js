@@ -2,7 +2,9 @@
 // two caps) over per-instance attributes (position, rotation, dimensions, colour) that the parts
 // of a shape share, written straight into their typed arrays; only the changed slots are
 // uploaded. Triangles per round shape depend on the scene's size: a scene of
-// many bodies is drawn with coarse balls so that a frame stays cheap.
+// many bodies is drawn with coarse balls so that a frame stays cheap. Each shape kind also has a
+// point drawing over the same attributes (one point sprite per body, as wide on screen as the
+// body's bounding sphere, in the body's colour, unlit): `setMode('points')` draws that instead.
 
 import * as THREE from 'three';
 
@@ -95,6 +97,40 @@ vec3 objectNormal = rotateByQuaternion(instanceRotation,
   return material;
 }
 
+// The bounding radius of a body of each shape kind from its dimensions (GLSL).
+const BOUNDING_RADIUS = {
+  sphere: 'instanceDims.x',
+  box: 'length(instanceDims)',
+  capsule: 'instanceDims.x + instanceDims.y',  // (radius, half height)
+};
+
+// A body as one point sprite: a disc of the body's bounding radius projected at its centre.
+function pointMaterial(kind) {
+  return new THREE.ShaderMaterial({
+    vertexColors: true,
+    uniforms: { viewportHeight: { value: 1 } },
+    vertexShader: `attribute vec3 instancePosition;
+attribute vec3 instanceDims;
+uniform float viewportHeight;
+varying vec3 vColor;
+void main() {
+  vec4 mv = modelViewMatrix * vec4(instancePosition + position, 1.0);
+  gl_Position = projectionMatrix * mv;
+  float radius = ${BOUNDING_RADIUS[kind]};
+  gl_PointSize = max(2.0, radius * projectionMatrix[1][1] * viewportHeight / max(-mv.z, 1e-6));
+  vColor = color;
+}`,
+    fragmentShader: `varying vec3 vColor;
+void main() {
+  vec2 d = gl_PointCoord - vec2(0.5);
+  if (dot(d, d) > 0.25) discard;
+  gl_FragColor = linearToOutputTexel(vec4(vColor, 1.0));
+}`,
+  });
+}
+
+const ORIGIN = new THREE.Float32BufferAttribute([0, 0, 0], 3);
+
 // A per-instance attribute with the range of slots changed since its last upload.
 class SlotAttribute {
   constructor(itemSize) {
@@ -143,10 +179,13 @@ const scratchColor = new THREE.Color();
 // One shape kind: parts (meshes) drawing the same instances, whose attributes they share: per
 // body 7 floats of pose, 3 of dimensions and 3 of colour (a 4x4 matrix per part was 16 each).
 class ShapeGroup {
-  constructor(scene3, parts) {
+  constructor(scene3, shape, parts) {
     this.scene3 = scene3;
     this.parts = parts;  // [{geometry, kind (of PARTS)}]
     this.materials = parts.map((part) => partMaterial(part.kind));
+    this.pointMaterial = pointMaterial(shape);
+    this.mode = 'shapes';
+    this.points = null;
     this.meshes = [];
     this.ids = [];
     this.capacity = 0;
@@ -174,6 +213,7 @@ class ShapeGroup {
       geometry.instanceCount = this.ids.length;
       const mesh = new THREE.Mesh(geometry, this.materials[i]);
       mesh.frustumCulled = false;
+      mesh.visible = this.mode === 'shapes';
       if (old[i]) {
         this.scene3.remove(old[i]);
         old[i].geometry.dispose();  // frees the old instance buffers (the shape's are re-sent)
@@ -181,12 +221,33 @@ class ShapeGroup {
       this.scene3.add(mesh);
       return mesh;
     });
+    const geometry = new THREE.InstancedBufferGeometry();
+    geometry.setAttribute('position', ORIGIN);
+    geometry.setAttribute('instancePosition', this.position.attribute);
+    geometry.setAttribute('instanceDims', this.dims.attribute);
+    geometry.setAttribute('color', this.color.attribute);
+    geometry.instanceCount = this.ids.length;
+    if (this.points) {
+      this.scene3.remove(this.points);
+      this.points.geometry.dispose();
+    }
+    this.points = new THREE.Points(geometry, this.pointMaterial);
+    this.points.frustumCulled = false;
+    this.points.visible = this.mode === 'points';
+    this.scene3.add(this.points);
     this.capacity = capacity;
     this.changed = true;
   }
 
+  setMode(mode) {
+    this.mode = mode;
+    for (const mesh of this.meshes) mesh.visible = mode === 'shapes';
+    this.points.visible = mode === 'points';
+  }
+
   setCount() {
     for (const mesh of this.meshes) mesh.geometry.instanceCount = this.ids.length;
+    this.points.geometry.instanceCount = this.ids.length;
     this.changed = true;
   }
 
@@ -271,10 +332,10 @@ export class BodyDrawing {
     this.colorOf = colorOf;
     const g = geometries(this.level);
     this.groups = {
-      sphere: new ShapeGroup(scene3, [{ geometry: g.ball, kind: 'ball' }]),
-      box: new ShapeGroup(scene3, [{ geometry: g.box, kind: 'box' }]),
+      sphere: new ShapeGroup(scene3, 'sphere', [{ geometry: g.ball, kind: 'ball' }]),
+      box: new ShapeGroup(scene3, 'box', [{ geometry: g.box, kind: 'box' }]),
       // Dimensions (radius, half height): a cylinder along Y and a cap at each end.
-      capsule: new ShapeGroup(scene3, [
+      capsule: new ShapeGroup(scene3, 'capsule', [
         { geometry: g.cylinder, kind: 'cylinder' },
         { geometry: g.top, kind: 'top' },
         { geometry: g.bottom, kind: 'bottom' },
@@ -284,6 +345,18 @@ export class BodyDrawing {
   }
 
   get size() { return this.entries.size; }
+
+  /** Draws every body as its shape (`'shapes'`) or as one point sprite (`'points'`). */
+  setMode(mode) {
+    for (const group of Object.values(this.groups)) group.setMode(mode);
+  }
+
+  /** The drawing buffer's height in pixels (sizes the point sprites). */
+  setViewportHeight(pixels) {
+    for (const group of Object.values(this.groups)) {
+      group.pointMaterial.uniforms.viewportHeight.value = pixels;
+    }
+  }
 
   /** The body with `id` as last drawn, or undefined. */
   body(id) { return this.entries.get(id)?.body; }
@@ -346,8 +419,9 @@ export class BodyDrawing {
     return changed;
   }
 
-  /** Triangles drawn per frame. */
+  /** Triangles drawn per frame (none as points). */
   triangles() {
+    if (this.groups.sphere.mode === 'points') return 0;
     return Object.values(this.groups).reduce((sum, group) => sum + group.triangles(), 0);
   }
 

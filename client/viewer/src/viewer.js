@@ -10,7 +10,13 @@
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
 // detail=high|medium|low|coarse (triangles per round shape; by default by the scene's size),
-// samples=off (sampled queries counted, not drawn).
+// detail=points (every body always drawn as a point), points_above=N (the point level of detail's
+// body count, default 20,000), samples=off (sampled queries counted, not drawn).
+//
+// Point level of detail: a scene of more than points_above bodies is drawn as one point sprite
+// per body (its bounding sphere's size on screen, its colour) while the camera moves or is
+// held, and while data arrives; once the view has been still for STILL_MS, as full shapes.
+// `viewer.drawMode` is 'points' or 'shapes'.
 //
 // A frame is drawn only when something changed (data arrived, the camera moved, the window was
 // resized). window.viewer counts animation frames (`frames`), drawn frames (`renders`) and the
@@ -71,10 +77,38 @@ scene3.add(sun);
 let drawing = null;
 let dirty = true;  // something changed since the last drawn frame
 const redraw = () => { dirty = true; };
-controls.addEventListener('change', redraw);
+
+const DETAIL = params.get('detail');
+const POINTS_ABOVE = params.has('points_above') ? Number(params.get('points_above')) : 20000;
+const STILL_MS = 500;
+let lastMotion = -Infinity;  // when the camera or the data last changed
+let holding = false;  // the camera's controls are held (a drag in progress)
+state.drawMode = 'shapes';
+controls.addEventListener('change', () => {
+  lastMotion = performance.now();
+  redraw();
+});
+controls.addEventListener('start', () => { holding = true; redraw(); });
+controls.addEventListener('end', () => {
+  holding = false;
+  lastMotion = performance.now();
+});
+
+// Points while moving or receiving data on a scene of more than POINTS_ABOVE bodies (always with
+// detail=points), else shapes; a change of mode draws a frame.
+function chooseDrawMode(now) {
+  if (!drawing) return;
+  const moving = holding || now - lastMotion < STILL_MS;
+  const mode = DETAIL === 'points' || (drawing.size > POINTS_ABOVE && moving) ? 'points' : 'shapes';
+  if (mode === state.drawMode) return;
+  drawing.setMode(mode);
+  state.drawMode = mode;
+  redraw();
+}
 
 function makeDrawing(bodyCount) {
-  drawing = new BodyDrawing(scene3, { bodyCount, detail: params.get('detail'), colorOf });
+  drawing = new BodyDrawing(scene3, { bodyCount, detail: DETAIL, colorOf });
+  drawing.setViewportHeight(renderer.domElement.height);
   state.detail = drawing.level;
 }
 
@@ -624,7 +658,11 @@ function frame(now) {
   controls.update();
   updateFences(now);
   fadeSamples(now);
-  if (drawing?.flush()) dirty = true;
+  if (drawing?.flush()) {
+    dirty = true;
+    lastMotion = performance.now();
+  }
+  chooseDrawMode(performance.now());
   if (dirty || state.continuous) {
     dirty = false;
     const start = performance.now();
@@ -651,6 +689,7 @@ window.addEventListener('resize', () => {
   camera.aspect = window.innerWidth / window.innerHeight;
   camera.updateProjectionMatrix();
   renderer.setSize(window.innerWidth, window.innerHeight);
+  drawing?.setViewportHeight(renderer.domElement.height);
   redraw();
 });
 
