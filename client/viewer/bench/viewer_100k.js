@@ -10,6 +10,8 @@
 // Usage: node bench/viewer_100k.js [--bodies N] [--tick_hz H] [--seconds S]
 //   [--detail high|medium|low|coarse] (default: the page's choice by scene size)
 //   [--width W --height H] (the page's size, default 1280x720)
+//   [--orbit] (also measure while the camera orbits: a mouse drag across the page, repeated)
+//   [--url_extra 'a=b&c=d'] (more URL parameters for the page, e.g. points_above=1000000)
 // Needs collide-server ($COLLIDE_SERVER or build/server/collide-server) and Chromium.
 
 import path from 'node:path';
@@ -26,6 +28,8 @@ const { values } = parseArgs({
     detail: { type: 'string', default: '' },
     width: { type: 'string', default: '1280' },
     height: { type: 'string', default: '720' },
+    orbit: { type: 'boolean', default: false },
+    url_extra: { type: 'string', default: '' },
   },
 });
 const N = Number(values.bodies);
@@ -115,7 +119,8 @@ console.log(`stream (one viewer): ${(stream.bytesPerSecond / 1024).toFixed(1)} K
 const browser = await launchBrowser({ width: Number(values.width), height: Number(values.height) });
 const page = await browser.newPage();
 const loadStart = Date.now();
-await page.goto(`${server.viewer}/viewer/?scene=big${values.detail ? `&detail=${values.detail}` : ''}`);
+await page.goto(`${server.viewer}/viewer/?scene=big${values.detail ? `&detail=${values.detail}` : ''}` +
+  `${values.url_extra ? `&${values.url_extra}` : ''}`);
 await page.waitForFunction(() => window.viewer?.ready, { timeout: 300000, polling: 500 });
 console.log(`page: loaded ${N} bodies in ${((Date.now() - loadStart) / 1000).toFixed(1)} s`);
 
@@ -124,7 +129,7 @@ const counters = () => page.evaluate(() => {
   const v = window.viewer;
   return { t: performance.now(), frames: v.frames, renders: v.renders ?? v.frames,
     bytes: v.eventBytes, events: v.events, timing: { ...(v.timing ?? {}) },
-    triangles: v.triangles ?? null, detail: v.detail ?? null };
+    triangles: v.triangles ?? null, detail: v.detail ?? null, drawMode: v.drawMode ?? 'shapes' };
 });
 const median = (xs) => {
   if (xs.length === 0) return 0;
@@ -172,6 +177,7 @@ async function measure() {
   m.frameMs = gaps.length > 2 ? median(gaps) : total > 0 ? 1000 / m.fps : Infinity;
   m.triangles = a.triangles;
   m.detail = a.detail;
+  m.drawMode = a.drawMode;
   return m;
 }
 const f1 = (x) => x.toFixed(1);
@@ -179,7 +185,38 @@ function report(label, m) {
   console.log(`${label}: ${f1(m.fps)} frames/s (${Number.isFinite(m.frameMs) ? f1(m.frameMs) : '-'} ms/frame), ` +
     `stream ${f1(m.bytes / 1024)} KiB/s, ${f1(m.events)} events/s; main thread per s: ` +
     `${f1(m.task)} ms busy, ${f1(m.script)} ms JS (parse ${f1(m.parse)}, apply ` +
-    `${f1(m.apply)}, render call ${f1(m.render)})`);
+    `${f1(m.apply)}, render call ${f1(m.render)}); drawn as ${m.drawMode}`);
+}
+
+// Orbiting: the mouse drags across the page's middle (OrbitControls turn the camera), again
+// from the left when it reaches the right, until stopped.
+let orbiting = false;
+let orbitDone = null;
+function startOrbit() {
+  orbiting = true;
+  const W = Number(values.width);
+  const y = Number(values.height) / 2;
+  orbitDone = (async () => {
+    let x = W / 4;
+    await page.mouse.move(x, y);
+    await page.mouse.down();
+    while (orbiting) {
+      x += 4;
+      if (x > (3 * W) / 4) {
+        await page.mouse.up();
+        x = W / 4;
+        await page.mouse.move(x, y);
+        await page.mouse.down();
+      }
+      await page.mouse.move(x, y);
+      await sleep(16);
+    }
+    await page.mouse.up();
+  })();
+}
+async function stopOrbit() {
+  orbiting = false;
+  await orbitDone;
 }
 const setContinuous = (on) => page.evaluate((c) => { window.viewer.continuous = c; }, on);
 
@@ -191,6 +228,13 @@ await setContinuous(true);
 const liveContinuous = await measure();
 report('following 10%/tick, drawn every frame', liveContinuous);
 await setContinuous(false);
+let liveOrbit = null;
+if (values.orbit) {
+  startOrbit();
+  liveOrbit = await measure();
+  await stopOrbit();
+  report('following 10%/tick and orbiting, drawn on change', liveOrbit);
+}
 const file = path.join(artifactDir(), `viewer-${N}.png`);
 await page.screenshot({ path: file });
 console.log(`screenshot: ${file}`);
@@ -202,15 +246,29 @@ report('no updates, drawn on change', still);
 await setContinuous(true);
 const stillContinuous = await measure();
 report('no updates, drawn every frame (the renderer alone)', stillContinuous);
+await setContinuous(false);
+let stillOrbit = null;
+if (values.orbit) {
+  startOrbit();
+  stillOrbit = await measure();
+  await stopOrbit();
+  report('no updates, orbiting, drawn on change', stillOrbit);
+}
 
 console.log(`\nsummary (${N} bodies, 10% moving per tick at ${TICK_HZ} ticks/s, medians of ` +
   `${SECONDS} one-second windows):`);
-console.log(`  frames/s while streaming: ${f1(live.fps)} drawn on change, ` +
+console.log(`  frames/s while streaming: ${f1(live.fps)} drawn on change (as ${live.drawMode}), ` +
   `${f1(liveContinuous.fps)} drawing every frame (${f1(liveContinuous.frameMs)} ms/frame)`);
 console.log(`  renderer alone: ${f1(stillContinuous.fps)} frames/s ` +
   `(${f1(stillContinuous.frameMs)} ms/frame, of which ` +
   `${f1(stillContinuous.renders ? stillContinuous.render / stillContinuous.fps : 0)} ms in ` +
   `the renderer.render call)`);
+if (liveOrbit) {
+  console.log(`  orbiting: ${f1(liveOrbit.fps)} frames/s while streaming ` +
+    `(${f1(liveOrbit.frameMs)} ms/frame, drawn as ${liveOrbit.drawMode}), ` +
+    `${f1(stillOrbit.fps)} frames/s with no updates (${f1(stillOrbit.frameMs)} ms/frame, ` +
+    `drawn as ${stillOrbit.drawMode})`);
+}
 console.log(`  stream per viewer: ${f1(stream.bytesPerSecond / 1024)} KiB/s raw, ` +
   `${f1(live.bytes / 1024)} KiB/s as the page received it`);
 console.log(`  JS per second while streaming: parse ${f1(live.parse)} ms, apply ` +

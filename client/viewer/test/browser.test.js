@@ -359,4 +359,78 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     await screenshot('viewer-sampled-query');
     assert.deepEqual(page.errors, []);
   });
+  test('a scene above points_above is drawn as points while the camera is held, as shapes when still', async () => {
+    await client.createScene({ scene: 'lod' });
+    await client.upsertBodies({ scene: 'lod', bodies: KNOWN_BODIES.slice(0, 3) });
+    const lod = await browser.newPage();
+    const errors = [];
+    lod.on('pageerror', (error) => errors.push(error.message));
+    try {
+      await lod.goto(`${server.viewer}/viewer/?scene=lod&camera=0,0,80&target=0,0,0&samples=off&points_above=2`);
+      await lod.waitForFunction(() => window.viewer?.ready && window.viewer.drawMode === 'shapes', {
+        timeout: 30000,
+      });
+      const shot = async (name) => {
+        const frames = await lod.evaluate(() => window.viewer.frames);
+        await lod.waitForFunction((n) => window.viewer.frames > n + 2, {}, frames);
+        const file = path.join(dir, `${name}.png`);
+        await lod.screenshot({ path: file });
+        console.log(`screenshot: ${file}`);
+        return decodePng(fs.readFileSync(file));
+      };
+      const at = (x, y, z) => lod.evaluate((p) => window.viewer.project(...p), [x, y, z]);
+      const ball = await at(0, 0, 0);
+      const box = await at(-25, 0, 0);
+      const capsule = await at(0, -25, 0);
+      // Inside the box's bounding sphere (radius |(3, 2, 1)| = 3.7) but outside the turned box.
+      const beside = await at(-25 + 2.8, 0, 0);
+      // The body's own colour (points are unlit): red 0xe03030, green 0x30c040, blue 0x3070e0.
+      const near = (want) => (px) => px.slice(0, 3).every((v, i) => Math.abs(v - want[i]) <= 8);
+
+      // Holding the camera (a press on an empty corner, not moved): points.
+      await lod.mouse.move(5, 5);
+      await lod.mouse.down();
+      await lod.waitForFunction(() => window.viewer.drawMode === 'points');
+      const points = await shot('viewer-lod-points');
+      assert.equal(await lod.evaluate(() => window.viewer.drawMode), 'points');
+      assert.ok(near([224, 48, 48])(points.pixel(ball.x, ball.y)), `ball: ${points.pixel(ball.x, ball.y)}`);
+      assert.ok(near([48, 192, 64])(points.pixel(box.x, box.y)), `box: ${points.pixel(box.x, box.y)}`);
+      assert.ok(near([48, 112, 224])(points.pixel(capsule.x, capsule.y)),
+        `capsule: ${points.pixel(capsule.x, capsule.y)}`);
+      assert.ok(near([48, 192, 64])(points.pixel(beside.x, beside.y)),
+        `beside the box, in its point: ${points.pixel(beside.x, beside.y)}`);
+
+      // Released and still: shapes again (lit, the turned box's outline).
+      await lod.mouse.up();
+      await lod.waitForFunction(() => window.viewer.drawMode === 'shapes', { timeout: 30000 });
+      const shapes = await shot('viewer-lod-shapes');
+      assert.ok(red(shapes.pixel(ball.x, ball.y)), `ball: ${shapes.pixel(ball.x, ball.y)}`);
+      assert.ok(!near([224, 48, 48])(shapes.pixel(ball.x, ball.y)), `ball lit: ${shapes.pixel(ball.x, ball.y)}`);
+      assert.ok(dark(shapes.pixel(beside.x, beside.y)), `beside the box: ${shapes.pixel(beside.x, beside.y)}`);
+
+      // A live pose update is data arriving: points again, then shapes once still.
+      await client.upsertBodies({
+        scene: 'lod',
+        bodies: [{ ...KNOWN_BODIES[0], pose: { position: { x: 0, y: 1, z: 0 } } }],
+      });
+      await lod.waitForFunction(() => window.viewer.drawMode === 'points', { timeout: 30000 });
+      await lod.waitForFunction(() => window.viewer.drawMode === 'shapes', { timeout: 30000 });
+
+      // The main page's scene has 4 bodies, below the default threshold: held, it stays shapes.
+      await page.mouse.move(5, 5);
+      await page.mouse.down();
+      await page.waitForFunction((n) => window.viewer.frames > n + 3, {},
+        await page.evaluate(() => window.viewer.frames));
+      assert.equal(await page.evaluate(() => window.viewer.drawMode), 'shapes');
+      await page.mouse.up();
+
+      // detail=points: points even when still.
+      await lod.goto(`${server.viewer}/viewer/?scene=lod&camera=0,0,80&target=0,0,0&samples=off&detail=points`);
+      await lod.waitForFunction(() => window.viewer?.ready && window.viewer.frames > 3, { timeout: 30000 });
+      assert.equal(await lod.evaluate(() => window.viewer.drawMode), 'points');
+      assert.deepEqual(errors, []);
+    } finally {
+      await lod.close();
+    }
+  });
 });
