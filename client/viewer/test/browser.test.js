@@ -416,7 +416,9 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       await lod.waitForFunction(() => window.viewer.drawMode === 'points', { timeout: 30000 });
       await lod.waitForFunction(() => window.viewer.drawMode === 'shapes', { timeout: 30000 });
 
-      // The main page's scene has 4 bodies, below the default threshold: held, it stays shapes.
+      // The main page's scene has 4 bodies, below the default threshold: held, it stays shapes
+      // (in front: a page behind gets no animation frames).
+      await page.bringToFront();
       await page.mouse.move(5, 5);
       await page.mouse.down();
       await page.waitForFunction((n) => window.viewer.frames > n + 3, {},
@@ -425,6 +427,7 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       await page.mouse.up();
 
       // detail=points: points even when still.
+      await lod.bringToFront();
       await lod.goto(`${server.viewer}/viewer/?scene=lod&camera=0,0,80&target=0,0,0&samples=off&detail=points`);
       await lod.waitForFunction(() => window.viewer?.ready && window.viewer.frames > 3, { timeout: 30000 });
       assert.equal(await lod.evaluate(() => window.viewer.drawMode), 'points');
