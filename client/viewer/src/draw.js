@@ -99,22 +99,22 @@ vec3 objectNormal = rotateByQuaternion(instanceRotation,
 
 // The bounding radius of a body of each shape kind from its dimensions (GLSL).
 const BOUNDING_RADIUS = {
-  sphere: 'instanceDims.x',
-  box: 'length(instanceDims)',
-  capsule: 'instanceDims.x + instanceDims.y',  // (radius, half height)
+  sphere: 'bodyDims.x',
+  box: 'length(bodyDims)',
+  capsule: 'bodyDims.x + bodyDims.y',  // (radius, half height)
 };
 
-// A body as one point sprite: a disc of the body's bounding radius projected at its centre.
+// A body as one point sprite: a disc of the body's bounding radius projected at its centre. The
+// points are one vertex per body, not instances: SwiftShader's cost grows with instances drawn.
 function pointMaterial(kind) {
   return new THREE.ShaderMaterial({
     vertexColors: true,
     uniforms: { viewportHeight: { value: 1 } },
-    vertexShader: `attribute vec3 instancePosition;
-attribute vec3 instanceDims;
+    vertexShader: `attribute vec3 bodyDims;
 uniform float viewportHeight;
 varying vec3 vColor;
 void main() {
-  vec4 mv = modelViewMatrix * vec4(instancePosition + position, 1.0);
+  vec4 mv = modelViewMatrix * vec4(position, 1.0);
   gl_Position = projectionMatrix * mv;
   float radius = ${BOUNDING_RADIUS[kind]};
   gl_PointSize = max(2.0, radius * projectionMatrix[1][1] * viewportHeight / max(-mv.z, 1e-6));
@@ -129,13 +129,13 @@ void main() {
   });
 }
 
-const ORIGIN = new THREE.Float32BufferAttribute([0, 0, 0], 3);
-
-// A per-instance attribute with the range of slots changed since its last upload.
+// A per-instance attribute with the range of slots changed since its last upload, and the same
+// array as a per-vertex attribute (`plain`, for the points).
 class SlotAttribute {
   constructor(itemSize) {
     this.itemSize = itemSize;
     this.attribute = null;
+    this.plain = null;
     this.low = Infinity;
     this.high = -1;
   }
@@ -146,6 +146,8 @@ class SlotAttribute {
     next.setUsage(THREE.DynamicDrawUsage);
     if (this.attribute) next.array.set(this.attribute.array);
     this.attribute = next;  // uploaded whole when first drawn
+    this.plain = new THREE.BufferAttribute(next.array, this.itemSize);
+    this.plain.setUsage(THREE.DynamicDrawUsage);
     this.low = Infinity;
     this.high = -1;
   }
@@ -166,9 +168,21 @@ class SlotAttribute {
   flush() {
     if (this.high < 0) return;
     const n = this.itemSize;
-    this.attribute.clearUpdateRanges();
-    this.attribute.addUpdateRange(this.low * n, (this.high - this.low + 1) * n);
-    this.attribute.needsUpdate = true;
+    for (const a of [this.attribute, this.plain]) {
+      a.clearUpdateRanges();
+      a.addUpdateRange(this.low * n, (this.high - this.low + 1) * n);
+      a.needsUpdate = true;
+    }
+    this.low = Infinity;
+    this.high = -1;
+  }
+
+  // The next upload is the whole array (a drawing not drawn meanwhile missed ranges).
+  uploadWhole() {
+    for (const a of [this.attribute, this.plain]) {
+      a.clearUpdateRanges();
+      a.needsUpdate = true;
+    }
     this.low = Infinity;
     this.high = -1;
   }
@@ -221,12 +235,11 @@ class ShapeGroup {
       this.scene3.add(mesh);
       return mesh;
     });
-    const geometry = new THREE.InstancedBufferGeometry();
-    geometry.setAttribute('position', ORIGIN);
-    geometry.setAttribute('instancePosition', this.position.attribute);
-    geometry.setAttribute('instanceDims', this.dims.attribute);
-    geometry.setAttribute('color', this.color.attribute);
-    geometry.instanceCount = this.ids.length;
+    const geometry = new THREE.BufferGeometry();
+    geometry.setAttribute('position', this.position.plain);
+    geometry.setAttribute('bodyDims', this.dims.plain);
+    geometry.setAttribute('color', this.color.plain);
+    geometry.setDrawRange(0, this.ids.length);
     if (this.points) {
       this.scene3.remove(this.points);
       this.points.geometry.dispose();
@@ -240,14 +253,16 @@ class ShapeGroup {
   }
 
   setMode(mode) {
+    if (mode === this.mode) return;
     this.mode = mode;
+    for (const a of this.attributes) a.uploadWhole();
     for (const mesh of this.meshes) mesh.visible = mode === 'shapes';
     this.points.visible = mode === 'points';
   }
 
   setCount() {
     for (const mesh of this.meshes) mesh.geometry.instanceCount = this.ids.length;
-    this.points.geometry.instanceCount = this.ids.length;
+    this.points.geometry.setDrawRange(0, this.ids.length);
     this.changed = true;
   }
 
