@@ -79,7 +79,11 @@ let dirty = true;  // something changed since the last drawn frame
 const redraw = () => { dirty = true; };
 
 const DETAIL = params.get('detail');
-const POINTS_ABOVE = params.has('points_above') ? Number(params.get('points_above')) : 20000;
+// points_above: a count (a finite number from 0); anything else keeps the default.
+const POINTS_ABOVE = (() => {
+  const n = Number(params.get('points_above') ?? NaN);
+  return Number.isFinite(n) && n >= 0 ? n : 20000;
+})();
 const STILL_MS = 500;
 let lastMotion = -Infinity;  // when the camera or the data last changed
 let holding = false;  // the camera's controls are held (a drag in progress)

@@ -4,7 +4,9 @@
 // API's hit, a sphere cast from the page gets the API's hit and draws the swept sphere there, a
 // pose update moves the drawn body, and the tick slider draws a moved body where it was at a past
 // tick until "live" is pressed, and the fence of a Watch stream opened by a real client is drawn
-// and its enter event flashes it. Screenshots are kept (paths printed).
+// and its enter event flashes it, and a scene above points_above is drawn as points in the
+// bodies' colours while the camera is held and as shapes when still. Screenshots are kept (paths
+// printed).
 
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
