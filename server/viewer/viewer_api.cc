@@ -109,6 +109,32 @@ void AppendQuat(const Quat& q, std::string* out) {
 
 // A pose as the stream sends a move: ["id", px, py, pz, qx, qy, qz, qw], or ["id", px, py, pz]
 // when the rotation is the one the viewer has (`with_rotation` false).
+// `,"half_extents":[..]` or `,"radius":..[,"half_height":..]`, then `,"position":[..],
+// "rotation":[..]`: a body's or a fence's shape and pose, as the page draws them.
+void AppendShapeAndPoseJson(const Shape& shape, const Pose& pose, std::string* out) {
+  switch (shape.type) {
+    case ShapeType::kBox:
+      out->append(",\"half_extents\":");
+      AppendVec3(shape.box.half_extents, out);
+      break;
+    case ShapeType::kCapsule:
+      out->append(",\"radius\":");
+      AppendFloat(shape.capsule.radius, out);
+      out->append(",\"half_height\":");
+      AppendFloat(shape.capsule.half_height, out);
+      break;
+    case ShapeType::kSphere:
+    default:
+      out->append(",\"radius\":");
+      AppendFloat(shape.sphere.radius, out);
+      break;
+  }
+  out->append(",\"position\":");
+  AppendVec3(pose.position, out);
+  out->append(",\"rotation\":");
+  AppendQuat(pose.rotation, out);
+}
+
 void AppendPoseJson(uint64_t id, const Pose& pose, bool with_rotation, std::string* out) {
   absl::StrAppend(out, "[\"", id, "\",");
   AppendFloat(pose.position.x, out);
@@ -329,27 +355,7 @@ ViewerReply ErrorReply(const absl::Status& status) {
 
 void AppendBodyJson(const BodyState& body, std::string* out) {
   absl::StrAppend(out, "{\"id\":\"", body.id, "\",\"shape\":\"", ShapeName(body.shape.type), "\"");
-  switch (body.shape.type) {
-    case ShapeType::kBox:
-      out->append(",\"half_extents\":");
-      AppendVec3(body.shape.box.half_extents, out);
-      break;
-    case ShapeType::kCapsule:
-      out->append(",\"radius\":");
-      AppendFloat(body.shape.capsule.radius, out);
-      out->append(",\"half_height\":");
-      AppendFloat(body.shape.capsule.half_height, out);
-      break;
-    case ShapeType::kSphere:
-    default:
-      out->append(",\"radius\":");
-      AppendFloat(body.shape.sphere.radius, out);
-      break;
-  }
-  out->append(",\"position\":");
-  AppendVec3(body.pose.position, out);
-  out->append(",\"rotation\":");
-  AppendQuat(body.pose.rotation, out);
+  AppendShapeAndPoseJson(body.shape, body.pose, out);
   absl::StrAppend(out, ",\"category\":", body.category,
                   ",\"static\":", body.kind == BodyKind::kStatic ? "true" : "false", "}");
 }
@@ -660,27 +666,7 @@ namespace {
 void AppendFenceJson(const FenceSpec& fence, std::string* out) {
   absl::StrAppend(out, "{\"id\":\"", fence.id, "\",\"shape\":\"", ShapeName(fence.shape.type),
                   "\"");
-  switch (fence.shape.type) {
-    case ShapeType::kBox:
-      out->append(",\"half_extents\":");
-      AppendVec3(fence.shape.box.half_extents, out);
-      break;
-    case ShapeType::kCapsule:
-      out->append(",\"radius\":");
-      AppendFloat(fence.shape.capsule.radius, out);
-      out->append(",\"half_height\":");
-      AppendFloat(fence.shape.capsule.half_height, out);
-      break;
-    case ShapeType::kSphere:
-    default:
-      out->append(",\"radius\":");
-      AppendFloat(fence.shape.sphere.radius, out);
-      break;
-  }
-  out->append(",\"position\":");
-  AppendVec3(fence.pose.position, out);
-  out->append(",\"rotation\":");
-  AppendQuat(fence.pose.rotation, out);
+  AppendShapeAndPoseJson(fence.shape, fence.pose, out);
   out->append(",\"attached_to\":");
   if (fence.attached_to.has_value()) {
     absl::StrAppend(out, "\"", *fence.attached_to, "\"");
