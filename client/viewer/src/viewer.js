@@ -79,11 +79,13 @@ let dirty = true;  // something changed since the last drawn frame
 const redraw = () => { dirty = true; };
 
 const DETAIL = params.get('detail');
-// points_above: a count (a finite number from 0); anything else keeps the default.
+// points_above: a count (decimal digits); anything else (empty, signed, NaN, 1e3) keeps the
+// default.
 const POINTS_ABOVE = (() => {
-  const n = Number(params.get('points_above') ?? NaN);
-  return Number.isFinite(n) && n >= 0 ? n : 20000;
+  const raw = params.get('points_above');
+  return raw !== null && /^[0-9]+$/.test(raw) ? Number(raw) : 20000;
 })();
+state.pointsAbove = POINTS_ABOVE;
 const STILL_MS = 500;
 let lastMotion = -Infinity;  // when the camera or the data last changed
 let holding = false;  // the camera's controls are held (a drag in progress)

@@ -438,4 +438,24 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       await lod.close();
     }
   });
+
+  test('a points_above that is not a count keeps the default threshold', async () => {
+    const odd = await browser.newPage();
+    const errors = [];
+    odd.on('pageerror', (error) => errors.push(error.message));
+    try {
+      for (const bad of ['NaN', '-1', 'abc', '1e400', 'Infinity', '-0.5e999', '0x', '', ' 5', '2.5']) {
+        await odd.goto(`${server.viewer}/viewer/?scene=lod&samples=off&points_above=${encodeURIComponent(bad)}`);
+        await odd.waitForFunction(() => window.viewer?.ready, { timeout: 30000 });
+        assert.equal(await odd.evaluate(() => window.viewer.pointsAbove), 20000, `points_above=${bad}`);
+      }
+      // A count, however large, is taken as it is.
+      await odd.goto(`${server.viewer}/viewer/?scene=lod&samples=off&points_above=18446744073709551615`);
+      await odd.waitForFunction(() => window.viewer?.ready, { timeout: 30000 });
+      assert.equal(await odd.evaluate(() => window.viewer.pointsAbove), 18446744073709551615);
+      assert.deepEqual(errors, []);
+    } finally {
+      await odd.close();
+    }
+  });
 });
