@@ -444,6 +444,7 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     const errors = [];
     odd.on('pageerror', (error) => errors.push(error.message));
     try {
+      await odd.bringToFront();  // a page behind gets no animation frames
       for (const bad of ['NaN', '-1', 'abc', '1e400', 'Infinity', '-0.5e999', '0x', '', ' 5', '2.5']) {
         await odd.goto(`${server.viewer}/viewer/?scene=lod&samples=off&points_above=${encodeURIComponent(bad)}`);
         await odd.waitForFunction(() => window.viewer?.ready, { timeout: 30000 });
