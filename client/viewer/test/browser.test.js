@@ -446,13 +446,15 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     try {
       await odd.bringToFront();  // a page behind gets no animation frames
       for (const bad of ['NaN', '-1', 'abc', '1e400', 'Infinity', '-0.5e999', '0x', '', ' 5', '2.5']) {
+        // The threshold is read when the page starts (no need to wait for the scene's stream,
+        // whose slots the navigations would use up).
         await odd.goto(`${server.viewer}/viewer/?scene=lod&samples=off&points_above=${encodeURIComponent(bad)}`);
-        await odd.waitForFunction(() => window.viewer?.ready, { timeout: 30000 });
+        await odd.waitForFunction(() => window.viewer?.pointsAbove !== undefined, { timeout: 30000 });
         assert.equal(await odd.evaluate(() => window.viewer.pointsAbove), 20000, `points_above=${bad}`);
       }
       // A count, however large, is taken as it is.
       await odd.goto(`${server.viewer}/viewer/?scene=lod&samples=off&points_above=18446744073709551615`);
-      await odd.waitForFunction(() => window.viewer?.ready, { timeout: 30000 });
+      await odd.waitForFunction(() => window.viewer?.pointsAbove !== undefined, { timeout: 30000 });
       assert.equal(await odd.evaluate(() => window.viewer.pointsAbove), 18446744073709551615);
       assert.deepEqual(errors, []);
     } finally {
