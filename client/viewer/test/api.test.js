@@ -621,6 +621,15 @@ describe('viewer API with tokens', () => {
     assert.match(hidden.json.error, /^name: /);
     const stream = await get(`${base}/stream?name=secret&token=arena-token`);
     assert.equal(stream.status, 403);
+    // Every kind of read: casts now and at a past tick too.
+    const ray = 'origin=0,0,50&direction=0,0,-1';
+    for (const call of [`raycast?name=secret&${ray}`, `raycast?name=secret&${ray}&at_tick=0`,
+      `spherecast?name=secret&${ray}&radius=0.5`, `spherecast?name=secret&${ray}&radius=0.5&at_tick=0`,
+      'scene?name=secret&at_tick=0']) {
+      assert.equal((await get(`${base}/${call}`)).status, 401, call);
+      assert.equal((await get(`${base}/${call}&token=arena-token`)).status, 403, call);
+      assert.equal((await get(`${base}/${call}&token=reader-token`)).status, 200, call);
+    }
     // The page itself needs no token (it holds no data).
     assert.equal((await get(`${server.viewer}/viewer/`)).status, 200);
   });
