@@ -156,6 +156,21 @@ void InProcess(const ReferenceScene& ref, int n) {
       std::exit(1);
     }
     Row("process RSS growth", static_cast<double>(rss_after) - rss_before, n);
+    // The same scene once the load's tick has left the retained window (`history_ticks` ticks
+    // later, nothing changed since): the history gives its records and index back.
+    for (uint64_t t = 1; t <= options.history_ticks; ++t) {
+      UpdateBatch advance;
+      advance.tick = t;
+      if (auto r = scene.Apply(advance); !r.ok()) {
+        std::fprintf(stderr, "apply tick %d: %s\n", static_cast<int>(t),
+                     r.status().ToString().c_str());
+        std::exit(1);
+      }
+    }
+    std::printf("\n-- in process, %d bodies: loaded, then %u ticks with no change --\n", n,
+                options.history_ticks);
+    std::printf("%-34s %14s %10s\n", "part", "bytes", "per body");
+    PrintParts(scene.Memory(), n);
     state = scene.CaptureState();
   }
   std::printf("\n-- in process, %d bodies: restored from its state (a restart) --\n", n);

@@ -81,10 +81,47 @@ void PoseHistory::AdvanceTo(uint64_t t) {
     record.full.clear();
     record.max_lerp_slack = 0.0f;
   }
+  ReleaseBurstCapacity(first, n);
   tick_ = t;
   // A segment older than one whose start covers the oldest retained tick answers no query.
   const uint64_t oldest = oldest_tick();
   while (segments_.size() >= 2 && segments_[1].start() <= oldest + 1) segments_.pop_front();
+  // No change since the oldest retained tick: every retained state is the current one, which the
+  // world's trees index, so the segments (say a load's index of the bodies it added) would answer
+  // nothing the world does not.
+  if (!segments_.empty() && last_change_tick_ < oldest) segments_.clear();
+}
+
+void PoseHistory::ReleaseBurstCapacity(uint64_t first, uint64_t n) {
+  // A record reused for a new tick keeps its capacity, so that a steady stream of changes reuses
+  // it without allocating. Capacity far above what the retained ticks use is a burst's (a load
+  // records one entry per body it creates) and is given back: else the burst would hold its
+  // memory for as long as the scene lives.
+  size_t peak_entries = 0;
+  size_t peak_full = 0;
+  bool measured = false;
+  for (uint64_t i = 0; i < n; ++i) {
+    TickRecord& record = Record(first + i);
+    if (record.entries.capacity() <= kKeptRecordCapacity &&
+        record.full.capacity() <= kKeptRecordCapacity) {
+      continue;
+    }
+    if (!measured) {
+      for (const TickRecord& r : ring_) {
+        peak_entries = std::max(peak_entries, r.entries.size());
+        peak_full = std::max(peak_full, r.full.size());
+      }
+      measured = true;
+    }
+    if (record.entries.capacity() > std::max(kKeptRecordCapacity, 2 * peak_entries)) {
+      std::vector<Entry>().swap(record.entries);
+      record.entries.reserve(peak_entries);
+    }
+    if (record.full.capacity() > std::max(kKeptRecordCapacity, 2 * peak_full)) {
+      std::vector<Full>().swap(record.full);
+      record.full.reserve(peak_full);
+    }
+  }
 }
 
 void PoseHistory::EnsureSlot(BodyHandle slot) {
@@ -110,6 +147,7 @@ void PoseHistory::EnsureSegment(const CollisionWorld& world) {
 PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot,
                                        bool need_full) {
   EnsureSegment(world);
+  last_change_tick_ = tick_;
   EnsureSlot(slot);
   TickRecord& record = Record(tick_);
   touched_.push_back(slot);
@@ -167,6 +205,7 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
   EnsureSlot(slot);
   if (Recording()) {
     EnsureSegment(world);
+    last_change_tick_ = tick_;
     // The slot was free just before, so unless it changed earlier this tick it was empty at the
     // tick's start; Touch must see it as such, hence the record comes before the new generation.
     const Ref& head = head_[slot];

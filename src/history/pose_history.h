@@ -174,6 +174,11 @@ class PoseHistory {
   TickRecord& Record(uint64_t t) { return ring_[t % capacity_]; }
   const TickRecord& Record(uint64_t t) const { return ring_[t % capacity_]; }
   void EnsureSlot(BodyHandle slot);
+  // Gives back the capacity of the `n` records from tick `first` on (just cleared for reuse)
+  // when it is more than twice the largest retained record's and kKeptRecordCapacity.
+  void ReleaseBurstCapacity(uint64_t first, uint64_t n);
+  // Entries (and full records) a reused record always keeps room for.
+  static constexpr size_t kKeptRecordCapacity = 4096;
   // Starts a segment when none is running or the running one is full. Called before each change
   // reaches the world, except a creation (AfterCreate): a body the copy takes with the
   // generation of its slot's previous body is then indexed again as created since.
@@ -205,8 +210,11 @@ class PoseHistory {
   std::vector<uint64_t> last_full_;
   // Slots touched by the batch being applied.
   std::vector<BodyHandle> touched_;
-  // Oldest first. The newest takes every change; older ones are sealed.
+  // Oldest first. The newest takes every change; older ones are sealed. None while nothing
+  // changed in the retained ticks.
   std::deque<HistorySegment> segments_;
+  // The tick of the latest change recorded.
+  uint64_t last_change_tick_ = 0;
 };
 
 template <typename F>
