@@ -152,9 +152,9 @@ TEST(PoseHistoryMemory, ALoadsIndexGoesOnceNoTickOfTheWindowChangedAndComesBackW
   EXPECT_EQ(history.StateAt(world, handles[5], kRetained + 1).body.pose.position.y, 100.0f);
   EXPECT_EQ(found_at(kRetained), kBodies);
   int at_old_place = 0;
-  history.QueryCandidates(world, kRetained, Aabb{.min = Vec3{4.9f, -0.1f, -0.1f},
-                                                 .max = Vec3{5.1f, 0.1f, 0.1f}},
-                          ~0u, [&](BodyHandle slot, uint32_t, uint64_t anchor) {
+  history.QueryCandidates(world, kRetained,
+                          Aabb{.min = Vec3{4.9f, -0.1f, -0.1f}, .max = Vec3{5.1f, 0.1f, 0.1f}}, ~0u,
+                          [&](BodyHandle slot, uint32_t, uint64_t anchor) {
                             at_old_place += slot == handles[5] &&
                                             history.StateFrom(world, slot, kRetained, anchor).alive;
                             return true;
