@@ -110,6 +110,9 @@ int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t
   assert(tight.min.x <= tight.max.x && tight.min.y <= tight.max.y && tight.min.z <= tight.max.z);
   wide_current_ = false;
   wide_shape_current_ = false;
+  // The descent picks a sibling by the boxes on its way: tight ones (a no-op unless moves
+  // since the last refit left boxes loose).
+  Refit();
   int32_t proxy = AllocateLeaf();
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   leaf_user_[proxy] = user_data;

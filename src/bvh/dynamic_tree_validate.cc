@@ -25,11 +25,10 @@ TreeMemory DynamicTree::Memory() const {
              leaf_category_.capacity() * sizeof(uint32_t) +
              leaf_parent_.capacity() * sizeof(int32_t);
   m.wide = wide_.MemoryBytes();
-  m.wide_maps = wide_leaf_at_.capacity() * sizeof(int32_t) +
-                wide_parent_at_.capacity() * sizeof(int32_t) +
-                wide_dirty_.capacity() * sizeof(int32_t) +
-                wide_node_marked_.capacity() * sizeof(uint8_t) +
-                wide_node_queue_.capacity() * sizeof(int32_t);
+  m.wide_maps =
+      wide_leaf_at_.capacity() * sizeof(int32_t) + wide_parent_at_.capacity() * sizeof(int32_t) +
+      wide_dirty_.capacity() * sizeof(int32_t) + wide_node_marked_.capacity() * sizeof(uint8_t) +
+      wide_node_queue_.capacity() * sizeof(int32_t);
   m.scratch = builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
               item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
               scratch_.capacity() * sizeof(int32_t);
@@ -255,14 +254,20 @@ bool DynamicTree::ValidateWide(const char** why) const {
         if (child >= wide_.NodeCount()) return fail("bad wide child index");
         const WideTree::Node& c = wide_.node(child);
         uint32_t category = 0;
+        Aabb united;
+        bool first = true;
         for (int k = 0; k < WideTree::kWidth; ++k) {
           if (c.child[k] == kNullRef) continue;
           const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
                            {c.max_x[k], c.max_y[k], c.max_z[k]}};
           if (!Contains(box, inner)) return fail("wide child box not inside its slot's box");
+          united = first ? inner : Union(united, inner);
+          first = false;
           category |= c.category[k];
         }
         if (category != n.category[i]) return fail("wide category union differs");
+        // The query form is always tight (the binary tree may be loose between refits).
+        if (!first && !(united == box)) return fail("wide box differs from its children's union");
         stack.push_back(child);
       }
     }

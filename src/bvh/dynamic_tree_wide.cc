@@ -20,6 +20,8 @@ void DynamicTree::Optimize() {
     wide_current_ = true;
     return;
   }
+  // The collapse copies the binary tree's boxes: make them tight first.
+  Refit();
   wide_dirty_.clear();
   wide_current_ = true;
   wide_shape_current_ = false;

@@ -106,9 +106,14 @@ void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t ma
 void CollisionWorld::FinishUpdates() {
   for (int kind = 0; kind < 2; ++kind) {
     DynamicTree& tree = trees_[kind];
-    tree.Refit();
+    // The queries run on the 4-wide form, which Optimize refits from the leaves on its own. The
+    // binary tree's boxes, grown by each move and not shrunk until a Refit, stay correct (loose)
+    // and only guide insertions and the quality check, so its refit (a walk over every node
+    // marked since the last one) waits for those: the check below, a new leaf (CreateProxy), a
+    // change of the tree's shape (Optimize refits before it collapses the tree again).
     if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
       changed_since_check_[kind] = 0;
+      tree.Refit();
       float cost = tree.AreaOverLeafArea();
       if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
       if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {

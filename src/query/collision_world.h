@@ -47,10 +47,12 @@ class CollisionWorld {
   void SetShape(BodyHandle handle, const Shape& shape);
   /// Replaces a live body's filter bits.
   void SetFilter(BodyHandle handle, uint32_t category, uint32_t mask);
-  /// Ends a batch of updates: tightens the boxes that moves grew (refit), rebuilds a tree by
-  /// binned SAH once its SAH cost has drifted past `rebuild_cost_ratio` times its cost after the
-  /// last build, and brings the 4-wide query form up to date. Queries are exact without it,
-  /// only slower. Cost: O(bodies) when anything changed.
+  /// Ends a batch of updates: brings the 4-wide query form up to date (its boxes tight again
+  /// around the moved leaves), and once a quarter of a tree's bodies have moved since the last
+  /// check, tightens the binary tree's boxes (refit) and rebuilds it by binned SAH when its SAH
+  /// cost has drifted past `rebuild_cost_ratio` times its cost after the last build. Queries are
+  /// exact without it, only slower. Cost: O(nodes on the moved bodies' paths). The binary trees
+  /// (`tree()`) may thus hold loose boxes: measure a copy's shape after its `Refit`.
   void FinishUpdates();
   /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();

@@ -97,7 +97,9 @@ TEST(PoseHistoryMemory, ASteadyStreamOfLargeTicksKeepsItsRoom) {
     world.FinishUpdates();
     const size_t records = history.MemoryBytes() - history.IndexBytes();
     if (t == 2 * kRetained) after_fill = records;
-    if (t > 2 * kRetained) EXPECT_EQ(records, after_fill) << "tick " << t;
+    if (t > 2 * kRetained) {
+      EXPECT_EQ(records, after_fill) << "tick " << t;
+    }
   }
   EXPECT_EQ(history.StateAt(world, handles[17], 4 * kRetained - 1).body.pose.position.y,
             static_cast<float>(4 * kRetained - 1));
