@@ -18,6 +18,27 @@ namespace {
 
 Pose At(float x, float y, float z) { return Pose{.position = Vec3{x, y, z}}; }
 
+// Creates bodies 0..poses.size()-1 (spheres of `radius` at `poses`) in one batch of `history`'s
+// current tick, as a load does; returns their handles.
+std::vector<BodyHandle> Load(CollisionWorld& world, PoseHistory& history,
+                             const std::vector<Pose>& poses, float radius) {
+  std::vector<BodyHandle> handles;
+  for (size_t i = 0; i < poses.size(); ++i) {
+    handles.push_back(world.Add(BodyDesc{.id = i, .shape = Sphere{radius}, .pose = poses[i]}));
+    history.AfterCreate(world, handles.back());
+  }
+  history.EndBatch(world);
+  world.FinishUpdates();
+  return handles;
+}
+
+// `n` poses along x, one unit apart.
+std::vector<Pose> InARow(int n) {
+  std::vector<Pose> poses;
+  for (int i = 0; i < n; ++i) poses.push_back(At(static_cast<float>(i), 0, 0));
+  return poses;
+}
+
 TEST(PoseHistoryMemory, ABurstsRecordsGiveBackTheirRoomOnceItsTickLeavesTheWindow) {
   constexpr int kBodies = 10000;
   constexpr uint32_t kRetained = 8;
@@ -27,15 +48,10 @@ TEST(PoseHistoryMemory, ABurstsRecordsGiveBackTheirRoomOnceItsTickLeavesTheWindo
   PoseHistory history(kRetained, /*start_tick=*/0, /*segment_ticks=*/2);
   // poses[t][i]: body i's pose at the end of tick t.
   std::vector<std::vector<Pose>> poses(kTicks + 1, std::vector<Pose>(kBodies));
-  std::vector<BodyHandle> handles;
   for (int i = 0; i < kBodies; ++i) {
     poses[0][i] = At(static_cast<float>(i % 100) * 3.0f, static_cast<float>(i / 100) * 3.0f, 0);
-    handles.push_back(world.Add(
-        BodyDesc{.id = static_cast<uint64_t>(i), .shape = Sphere{1.0f}, .pose = poses[0][i]}));
-    history.AfterCreate(world, handles.back());
   }
-  history.EndBatch(world);
-  world.FinishUpdates();
+  const std::vector<BodyHandle> handles = Load(world, history, poses[0], 1.0f);
   const size_t loaded = history.MemoryBytes() - history.IndexBytes();
 
   for (uint64_t t = 1; t <= kTicks; ++t) {
@@ -77,15 +93,7 @@ TEST(PoseHistoryMemory, ASteadyStreamOfLargeTicksKeepsItsRoom) {
   constexpr uint32_t kRetained = 4;
   CollisionWorld world;
   PoseHistory history(kRetained, /*start_tick=*/0, /*segment_ticks=*/1);
-  std::vector<BodyHandle> handles;
-  for (int i = 0; i < kBodies; ++i) {
-    handles.push_back(world.Add(BodyDesc{.id = static_cast<uint64_t>(i),
-                                         .shape = Sphere{0.5f},
-                                         .pose = At(static_cast<float>(i), 0, 0)}));
-    history.AfterCreate(world, handles.back());
-  }
-  history.EndBatch(world);
-  world.FinishUpdates();
+  const std::vector<BodyHandle> handles = Load(world, history, InARow(kBodies), 0.5f);
   size_t after_fill = 0;
   for (uint64_t t = 1; t <= 4 * kRetained; ++t) {
     history.AdvanceTo(t);
@@ -110,15 +118,7 @@ TEST(PoseHistoryMemory, ALoadsIndexGoesOnceNoTickOfTheWindowChangedAndComesBackW
   constexpr uint32_t kRetained = 8;
   CollisionWorld world;
   PoseHistory history(kRetained, /*start_tick=*/0, /*segment_ticks=*/2);
-  std::vector<BodyHandle> handles;
-  for (int i = 0; i < kBodies; ++i) {
-    handles.push_back(world.Add(BodyDesc{.id = static_cast<uint64_t>(i),
-                                         .shape = Sphere{0.5f},
-                                         .pose = At(static_cast<float>(i), 0, 0)}));
-    history.AfterCreate(world, handles.back());
-  }
-  history.EndBatch(world);
-  world.FinishUpdates();
+  const std::vector<BodyHandle> handles = Load(world, history, InARow(kBodies), 0.5f);
   ASSERT_EQ(history.SegmentCount(), 1u);
   const Aabb everything{.min = Vec3{-10, -10, -10}, .max = Vec3{kBodies + 10.0f, 10, 10}};
   // Which bodies a query over everything finds at tick `t` (alive then, by the history).
