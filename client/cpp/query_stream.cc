@@ -36,6 +36,12 @@ absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Read() {
   return result;
 }
 
+absl::Status QueryStreamSession::Read(v1::QueryBatchResult* result) {
+  if (end_.status().has_value()) return StreamEnded();
+  if (!stream_->Read(result)) return StreamEnded();
+  return absl::OkStatus();
+}
+
 absl::StatusOr<v1::QueryBatchResult> QueryStreamSession::Run(const v1::QueryBatch& batch) {
   if (!Send(batch).ok()) {
     // The write failed because the stream ended: drop what is left to read, report why.

@@ -36,6 +36,10 @@ class QueryStreamSession {
   /// Blocks for the next answer; when the stream has ended, its status (UNAVAILABLE if it ended
   /// cleanly).
   absl::StatusOr<v1::QueryBatchResult> Read();
+  /// Blocks for the next answer and parses it into `*result` (replacing what it held). A result
+  /// made on a google::protobuf::Arena is parsed into that arena: a loop that resets the arena
+  /// between answers allocates no hit on the heap. Errors as Read's.
+  absl::Status Read(v1::QueryBatchResult* result);
   /// Send, then Read, for a session used from one thread.
   absl::StatusOr<v1::QueryBatchResult> Run(const v1::QueryBatch& batch);
   /// Cancels the stream from any thread: blocked sends and reads return, and Finish reports

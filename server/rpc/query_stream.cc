@@ -78,6 +78,10 @@ void QueryStreamReactor::OnReadDone(bool ok) {
 
 void QueryStreamReactor::AnswerAndWrite() {
   absl::StatusOr<std::shared_ptr<const Scene>> scene = SceneFor(*request_);
+  // The queries are converted now, before any wait: they need no scene, and a batch waiting for
+  // a version (a tick loop's queries, sent with or before the tick's update) then has only its
+  // run left once the update is applied.
+  if (scene.ok()) Convert();
   const uint64_t min_version = request_->min_version();
   if (!scene.ok() || min_version == 0 || (*scene)->version() >= min_version) {
     Answer(scene);
@@ -160,7 +164,36 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
   const bool timed = context_.slow_queries.enabled();
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
+  // Room for every hit the batch may return, at once (outside the scene's read, and after any
+  // wait for a version): growing by doubling would hold up to three times as much while it
+  // copies.
+  hits_.reserve(MaxAnswer(batch, context_.limits).hits);
+  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
+                                         context_.query_split);
+  if (context_.counters != nullptr) {
+    uint64_t hits = 0;
+    for (size_t j = 0; j < results_.size(); ++j) {
+      if (tick_errors_[j].ok()) hits += results_[j].hit_count;
+    }
+    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits, tick_errors_);
+  }
+  Encode(version);
+  if (timed) {
+    // The conversion's time counts too (not the wait for a version between the two).
+    const auto elapsed = std::chrono::steady_clock::now() - start + convert_elapsed_;
+    if (elapsed >= context_.slow_queries.threshold()) {
+      context_.slow_queries.Record("QueryStream", batch.scene(),
+                                   static_cast<size_t>(batch.queries_size()),
+                                   QueryKindCounts(batch), elapsed, version);
+    }
+  }
+}
 
+void QueryStreamReactor::Convert() {
+  const v1::QueryBatch& batch = *request_;
+  const bool timed = context_.slow_queries.enabled();
+  const auto start =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   queries_.clear();
   slots_.clear();
   errors_.assign(static_cast<size_t>(batch.queries_size()), absl::OkStatus());
@@ -175,27 +208,8 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
     }
     slots_.push_back(static_cast<size_t>(i));
   }
-  // Room for every hit the batch may return, at once (outside the scene's read): growing by
-  // doubling would hold up to three times as much while it copies.
-  hits_.reserve(MaxAnswer(batch, context_.limits).hits);
-  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
-                                         context_.query_split);
-  if (context_.counters != nullptr) {
-    uint64_t hits = 0;
-    for (size_t j = 0; j < results_.size(); ++j) {
-      if (tick_errors_[j].ok()) hits += results_[j].hit_count;
-    }
-    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits, tick_errors_);
-  }
-  Encode(version);
-  if (timed) {
-    const auto elapsed = std::chrono::steady_clock::now() - start;
-    if (elapsed >= context_.slow_queries.threshold()) {
-      context_.slow_queries.Record("QueryStream", batch.scene(),
-                                   static_cast<size_t>(batch.queries_size()),
-                                   QueryKindCounts(batch), elapsed, version);
-    }
-  }
+  convert_elapsed_ = timed ? std::chrono::steady_clock::now() - start
+                           : std::chrono::steady_clock::duration::zero();
 }
 
 void QueryStreamReactor::Encode(uint64_t version) {

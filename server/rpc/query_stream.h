@@ -35,7 +35,9 @@ namespace collide {
 /// the request is freed and scratch vectors grown past kKeptScratchBytes are released, so that
 /// while the client reads the answer (or does not) the stream holds its bytes and at most a few
 /// small vectors; once written, the bytes are dropped too. Query, result and hit vectors are
-/// reused from batch to batch within that bound.
+/// reused from batch to batch within that bound. The queries are converted as soon as the batch
+/// is read, so a batch waiting for its min_version holds its request and its converted queries
+/// (room for hits is reserved only once the wait is over).
 ///
 /// A message that is not a valid QueryBatch ends the call with INVALID_ARGUMENT
 /// (`messages[i]: not a valid collide.v1.QueryBatch message`).
@@ -66,7 +68,11 @@ class QueryStreamReactor final
   // The scene request_ may read (scene header, auth, batch size, answer size, lookup), or why
   // the batch is rejected.
   absl::StatusOr<std::shared_ptr<const Scene>> SceneFor(const v1::QueryBatch& batch) const;
-  // Answers request_ into out_ against `scene`, or with the batch's error.
+  // Converts request_'s queries into queries_ (slots_; errors_ for those rejected). Needs no
+  // scene: done before a batch waits for its version.
+  void Convert();
+  // Answers request_ (converted by Convert when `scene` is found) into out_ against `scene`, or
+  // with the batch's error.
   void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
   // Encodes into out_ the answer of request_ computed against `version`: the results of the
   // queries run (results_, hits_, slots_; tick_errors_ for a tick not retained) and the errors
@@ -102,6 +108,8 @@ class QueryStreamReactor final
   std::vector<absl::Status> tick_errors_;  // per entry of queries_: its tick's check
   std::vector<QueryResult> results_;
   std::vector<QueryHit> hits_;
+  // How long Convert took (for the slow-query log, which times conversion and run).
+  std::chrono::steady_clock::duration convert_elapsed_{};
 };
 
 }  // namespace collide

@@ -137,10 +137,12 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   }
   if (!ok || !parsed.ok()) return Run(actions);
   Process(index);
-  // The store has the batch now (Apply encodes and applies it before returning). A large one's
-  // messages and ops are not kept for the stream's life: a parsed message keeps what it grew to.
-  // (Before `processing` is cleared: the next read may then start at once.)
-  if (message_bytes > kKeptScratchBytes) {
+  // The store has the batch now (Apply encodes and applies it before returning). The parsed
+  // message and its ops keep what they grew to, so the next batch of the same size reuses them
+  // (a tick loop sends one every tick); past kKeptUpdateBytes they are freed rather than kept
+  // for the stream's life. (Before `processing` is cleared: the next read may then start at
+  // once.)
+  if (message_bytes > kKeptUpdateBytes || KeptBytes() > kKeptUpdateBytes) {
     request_ = v1::UpdateBatch();
     batch_ = UpdateBatch();
   }
@@ -150,6 +152,12 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     Decide(state_.get(), max_inflight, &actions);
   }
   Run(actions);
+}
+
+size_t UpdateStreamReactor::KeptBytes() const {
+  // SpaceUsedLong counts the message's repeated fields by capacity (and cleared elements kept
+  // for reuse), which is what stays allocated.
+  return request_.SpaceUsedLong() + batch_.ops.capacity() * sizeof(UpdateOp);
 }
 
 void UpdateStreamReactor::Complete(State* state, uint64_t index, uint64_t client_sequence,

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -28,8 +29,8 @@ namespace collide {
 /// the batches read before it are written; nothing after it is read.
 ///
 /// Memory: at most max_inflight_per_stream acks wait (each a few dozen bytes, or an Error of at
-/// most about 1 KiB); the message being applied is freed once the store has it when it was
-/// larger than kKeptScratchBytes (smaller ones are reused for the next).
+/// most about 1 KiB); the message being applied, as parsed, is kept for the next one when it and
+/// its ops take at most kKeptUpdateBytes (2 MiB), and freed once the store has it otherwise.
 ///
 /// Store callbacks may run after the call is gone (cancelled client): they reach the stream
 /// through a shared state whose reactor pointer is cleared, under its mutex, in OnDone.
@@ -61,6 +62,8 @@ class UpdateStreamReactor final
                        absl::StatusOr<ApplyAck> result, uint32_t max_inflight, Actions* actions);
   // Converts and applies the batch just read as the `index`-th of the stream.
   void Process(uint64_t index);
+  // What request_ and batch_ hold allocated (kept for the next batch up to kKeptUpdateBytes).
+  size_t KeptBytes() const;
   // Runs what the locked section decided: Finish, StartWrite, StartRead.
   void Run(const Actions& actions);
 
