@@ -226,6 +226,9 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
     spdlog::info("snapshot of scene \"{}\": {} bytes, {:.1f} ms", snapshot.scene, snapshot.bytes,
                  static_cast<double>(snapshot.duration.count()) / 1e3);
   };
+  // The query workers also help the writers finish their batches (DatabaseOptions::apply_pool).
+  server->query_pool_ = std::make_unique<WorkerPool>(options.query_threads);
+  db_options.apply_pool = server->query_pool_.get();
   const auto open_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
   if (!db.ok()) return db.status();
@@ -244,7 +247,6 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                             .max_contents = options.limits.max_watch_contents,
                             .max_queued_bytes = options.limits.max_watch_queued_bytes,
                             .max_backlog_bytes = options.limits.max_watch_backlog_bytes}});
-  server->query_pool_ = std::make_unique<WorkerPool>(options.query_threads);
   server->service_ = std::make_unique<CollideService>(
       ServiceContext{.db = server->db_.get(),
                      .auth = server->auth_.get(),

@@ -70,14 +70,15 @@ class CollideServer {
   CollideServer() = default;
 
   ServerOptions options_;
+  // Outlives db_, service_ and server_: QueryStream batches run their chunks on it, and the
+  // database's writers finish their batches on it (DatabaseOptions::apply_pool).
+  std::unique_ptr<WorkerPool> query_pool_;
   std::unique_ptr<Database> db_;
   std::unique_ptr<Authenticator> auth_;
   // Outlives server_: streams unregister when they end, up to the server's shutdown.
   std::unique_ptr<StreamRegistry> streams_;
   // Outlives server_ too: Watch streams detach from it when they end.
   std::unique_ptr<WatchDispatcher> watches_;
-  // Outlives service_ and server_: QueryStream batches run their chunks on it.
-  std::unique_ptr<WorkerPool> query_pool_;
   std::unique_ptr<CollideService> service_;
   std::unique_ptr<ReflectionService> reflection_;
   std::unique_ptr<grpc::Server> server_;

@@ -119,7 +119,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
 }
 
 absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientTag& client,
-                                         CommitFn commit) {
+                                         CommitFn commit, WorkerPool* pool) {
   WriterLock serial(&write_mu_);
   // Writers change these fields only while holding write_mu_, which this thread holds: reading
   // them without mu_ cannot race.
@@ -139,7 +139,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   if (!observers_.empty()) CaptureBefore(batch);
   {
     WriterLock lock(&mu_);
-    ApplyLocked(batch, resolved_);
+    ApplyLocked(batch, resolved_, pool);
     write_scratch_bytes_ = WriteScratchBytes();
     version_ = new_version;
     log_position_ = position;
@@ -254,7 +254,28 @@ BodyHandle Scene::AddBody(const UpdateOp& op) {
   return handle;
 }
 
-void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved) {
+void Scene::FinishBatchLocked(WorkerPool* pool) {
+  // The history reads the bodies (their poses, shapes, filters) and writes only itself; the
+  // world's FinishUpdates writes only its trees: the two touch nothing in common, so they may
+  // run at once. Moves only grew tree boxes; the refit tightens them (and refreshes the query
+  // form) once per batch.
+  if (pool == nullptr || pool->threads() < 2) {
+    history_.EndBatch(world_);
+    world_.FinishUpdates();
+    return;
+  }
+  pool->ParallelFor(2, [this](size_t part) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    // The caller holds mu_ and write_mu_ until ParallelFor returns.
+    if (part == 0) {
+      history_.EndBatch(world_);
+    } else {
+      world_.FinishUpdates();
+    }
+  });
+}
+
+void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved,
+                        WorkerPool* pool) {
   const std::vector<UpdateOp>& ops = batch.ops;
   if (batch.tick.has_value()) history_.AdvanceTo(*batch.tick);
   if (!IsStructural(batch)) {
@@ -268,9 +289,7 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
         world_.SetFilter(resolved[i], ops[i].category, ops[i].mask);
       }
     }
-    history_.EndBatch(world_);
-    // Moves only grew tree boxes; tighten them (and refresh the query form) once per batch.
-    world_.FinishUpdates();
+    FinishBatchLocked(pool);
     return;
   }
   for (const UpdateOp& op : ops) {
@@ -311,8 +330,7 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
       }
     }
   }
-  history_.EndBatch(world_);
-  world_.FinishUpdates();
+  FinishBatchLocked(pool);
 }
 
 absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {

@@ -15,6 +15,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "base/rw_mutex.h"
+#include "base/worker_pool.h"
 #include "history/pose_history.h"
 #include "query/collision_world.h"
 #include "scene/scene_observer.h"
@@ -209,9 +210,12 @@ class Scene {
   /// and is not validated. Errors: NOT_FOUND (unknown body, or `scene: scene "x" was deleted`),
   /// INVALID_ARGUMENT, RESOURCE_EXHAUSTED, each with a field path; nothing is applied then.
   absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client = {});
-  /// As above; `commit` runs between validation and application (see CommitFn).
+  /// As above; `commit` runs between validation and application (see CommitFn). With a `pool`
+  /// of two or more threads, the end of the batch runs on two of them at once: the history
+  /// indexes the bodies the batch touched while the world refits its trees (the one reads the
+  /// bodies, the other writes only the trees). The result is the same either way.
   absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client,
-                                    CommitFn commit);
+                                    CommitFn commit, WorkerPool* pool = nullptr);
 
   /// A scene marked as moving (SetMovedTo) refuses every batch, duplicates included, with
   /// FAILED_PRECONDITION `scene: scene "x" moved to <destination>` (MovedError).
@@ -320,8 +324,11 @@ class Scene {
 
   absl::Status ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved) const
       ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
-  void ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved)
-      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
+  void ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>& resolved,
+                   WorkerPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
+  // The end of every batch: the history's index of the touched bodies and the world's refit,
+  // at once on `pool` when it has a second thread.
+  void FinishBatchLocked(WorkerPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
   BodyHandle AddBody(const UpdateOp& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   BodyState StateOf(BodyHandle handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   SceneMemory MemoryLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);

@@ -323,7 +323,8 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
         record_bytes = kRecordHeaderBytes + payload.size();
         COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
         return sequence;
-      });
+      },
+      options_.apply_pool);
   if (!result.ok()) return done(ForWriter(result.status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable

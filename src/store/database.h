@@ -18,6 +18,7 @@
 #include "absl/strings/string_view.h"
 #include "base/mutex.h"
 #include "base/rw_mutex.h"
+#include "base/worker_pool.h"
 #include "scene/scene.h"
 #include "scene/scene_name.h"
 #include "scene/scene_options.h"
@@ -104,6 +105,9 @@ struct DatabaseOptions {
   RecoveryMode recovery = RecoveryMode::kStrict;
   /// The file system; nullptr means PosixFileSystem(). Must outlive the database.
   FileSystem* file_system = nullptr;
+  /// Threads that help Apply finish a batch (Scene::Apply's `pool`: the history's index and the
+  /// trees' refit at once); nullptr: the applying thread alone. Must outlive the database.
+  WorkerPool* apply_pool = nullptr;
   /// Called once, from the log's thread, when a log write or fsync fails; nothing is
   /// acknowledged after it. nullptr means: print the error to stderr and abort the process.
   FatalErrorHandler on_fatal_error;
