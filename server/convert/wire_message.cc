@@ -9,14 +9,22 @@ namespace collide {
 
 absl::Status ParseMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* message,
                           absl::string_view what) {
-  const size_t bytes = buffer->Length();
   message->Clear();
+  return MergeMessage(buffer, message, what);
+}
+
+absl::Status MergeMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* message,
+                          absl::string_view what) {
+  const size_t bytes = buffer->Length();
   bool parsed = false;
   {
     grpc::ProtoBufferReader reader(buffer);
     // The partial variant: proto3 has no required fields to check, and it does not log (the
-    // checked one writes a libprotobuf ERROR line when a message is incomplete).
-    parsed = message->ParsePartialFromZeroCopyStream(&reader) && reader.status().ok();
+    // checked one writes a libprotobuf ERROR line when a message is incomplete). Bounded by
+    // the buffer's length, which is the whole message.
+    parsed = bytes <= static_cast<size_t>(INT32_MAX) &&
+             message->MergePartialFromBoundedZeroCopyStream(&reader, static_cast<int>(bytes)) &&
+             reader.status().ok();
   }
   buffer->Clear();
   if (!parsed) {

@@ -22,6 +22,12 @@ namespace collide {
 absl::Status ParseMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* message,
                           absl::string_view what);
 
+/// As ParseMessage, but merges into `message` as it is instead of clearing it first (a field
+/// the bytes hold is set, a repeated field appended to); for a caller that empties `message`
+/// its own way, keeping what it allocated. On an error `message` is cleared.
+absl::Status MergeMessage(grpc::ByteBuffer* buffer, google::protobuf::Message* message,
+                          absl::string_view what);
+
 /// Serializes `message` into `buffer` (replacing what it held). INTERNAL when the message is too
 /// large to encode (over 2 GiB), which the service's limits keep from happening.
 absl::Status SerializeMessage(const google::protobuf::Message& message, grpc::ByteBuffer* buffer);

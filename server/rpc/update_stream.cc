@@ -119,8 +119,9 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   uint64_t index = 0;
   // The stream's messages are named like a repeated field's: messages[i], from 0.
   const size_t message_bytes = ok ? in_.Length() : 0;
+  if (ok) ClearRequest();
   const absl::Status parsed =
-      ok ? ParseMessage(&in_, &request_, absl::StrCat("messages[", messages_read_++, "]"))
+      ok ? MergeMessage(&in_, &request_, absl::StrCat("messages[", messages_read_++, "]"))
          : absl::OkStatus();
   {
     absl::MutexLock lock(&state_->mu);
@@ -152,6 +153,18 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     Decide(state_.get(), max_inflight, &actions);
   }
   Run(actions);
+}
+
+void UpdateStreamReactor::ClearRequest() {
+  // Clear alone would delete the moves columns (a message field, off an arena) and the parse
+  // allocate them again: keep them, emptied, with their capacity. An empty `moves` reads like
+  // an absent one (no move).
+  v1::PoseColumns* moves = request_.has_moves() ? request_.release_moves() : nullptr;
+  request_.Clear();
+  if (moves != nullptr) {
+    moves->Clear();
+    request_.set_allocated_moves(moves);
+  }
 }
 
 size_t UpdateStreamReactor::KeptBytes() const {

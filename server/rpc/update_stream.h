@@ -62,6 +62,8 @@ class UpdateStreamReactor final
                        absl::StatusOr<ApplyAck> result, uint32_t max_inflight, Actions* actions);
   // Converts and applies the batch just read as the `index`-th of the stream.
   void Process(uint64_t index);
+  // Empties request_ for the next message, keeping the capacity of its moves columns.
+  void ClearRequest();
   // What request_ and batch_ hold allocated (kept for the next batch up to kKeptUpdateBytes).
   size_t KeptBytes() const;
   // Runs what the locked section decided: Finish, StartWrite, StartRead.

@@ -519,8 +519,8 @@ SceneMemory Scene::MemoryLocked() const {
   // As of the last applied batch (the scratch itself is the writer's, under write_mu_ alone).
   m.write_scratch = write_scratch_bytes_;
   // The world and history objects are counted by their own MemoryBytes().
-  m.fixed = sizeof(*this) - sizeof(world_) - sizeof(history_) + name_.capacity() +
-            moved_to_.capacity();
+  m.fixed =
+      sizeof(*this) - sizeof(world_) - sizeof(history_) + name_.capacity() + moved_to_.capacity();
   return m;
 }
 

@@ -138,8 +138,7 @@ struct SceneMemory {
   size_t fixed = 0;
 
   size_t Total() const {
-    return bodies + trees.Total() + id_map + extra + client_marks + history + write_scratch +
-           fixed;
+    return bodies + trees.Total() + id_map + extra + client_marks + history + write_scratch + fixed;
   }
 };
 

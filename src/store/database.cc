@@ -317,8 +317,9 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
   uint64_t record_bytes = 0;
   // The record is encoded and appended under the scene's writer serialisation, so the log holds
   // the scene's batches in the order they are applied.
-  absl::StatusOr<ApplyResult> result =
-      entry->scene->Apply(batch, client, [&](uint64_t new_version) -> absl::StatusOr<uint64_t> {
+  absl::StatusOr<ApplyResult> result = entry->scene->Apply(
+      batch, client,
+      [&](uint64_t new_version) -> absl::StatusOr<uint64_t> {
         const std::string payload = EncodeUpdateRecord(scene, client, new_version, batch);
         record_bytes = kRecordHeaderBytes + payload.size();
         COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
