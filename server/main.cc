@@ -140,7 +140,9 @@ ABSL_FLAG(uint32_t, query_threads, collide::UsableCpus(),
           "The threads one QueryStream batch of 64 queries or more runs on, the gRPC thread that "
           "received it included (1 to 1024; 1: each batch on that thread alone). The default is "
           "the number of CPUs the server may run on. The workers (query_threads - 1) are shared "
-          "by all streams; answers are the same, in the same order, whatever the value.");
+          "by all streams; answers are the same, in the same order, whatever the value. The "
+          "workers also help writers end their batches (the history's index beside the trees' "
+          "refit).");
 ABSL_FLAG(std::string, simd, "auto",
           "The instruction set of the tree traversal: auto (the best this CPU has), sse, avx2 or "
           "avx512. Answers are the same at every level; a level the CPU lacks stops the start.");

@@ -13,7 +13,7 @@ namespace collide {
 inline constexpr size_t kKeptScratchBytes = 64 << 10;
 
 /// The most bytes an UpdateStream keeps of its last batch as parsed (the message and its core
-/// ops) for the next one: a game server's whole-world batch of 10,000 moves takes about 1.2 MiB
+/// ops) for the next one: a game server's whole-world batch of 10,000 moves takes about 1.2 MB
 /// and reusing it spares every tick the page faults of allocating it afresh.
 inline constexpr size_t kKeptUpdateBytes = 2 << 20;
 

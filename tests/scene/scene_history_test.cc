@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "base/worker_pool.h"
 #include "history/past_batch.h"
 #include "query/batch.h"
 #include "query/brute_force.h"
@@ -76,8 +77,13 @@ class Random {
 // Drives a scene and the oracle through the same random ticks.
 class HistoryDriver {
  public:
-  HistoryDriver(uint32_t seed, int bodies, float side, uint32_t history_ticks)
-      : rng_(seed), side_(side), scene_("history", SceneOptions{.history_ticks = history_ticks}) {
+  // With a `pool`, the scene ends each batch on it (Scene::Apply's pool).
+  HistoryDriver(uint32_t seed, int bodies, float side, uint32_t history_ticks,
+                WorkerPool* pool = nullptr)
+      : rng_(seed),
+        side_(side),
+        pool_(pool),
+        scene_("history", SceneOptions{.history_ticks = history_ticks}) {
     UpdateBatch batch;
     batch.tick = 0;
     for (int i = 0; i < bodies; ++i) batch.ops.push_back(NewBody(next_id_++));
@@ -180,7 +186,11 @@ class HistoryDriver {
   }
 
   void Apply(const UpdateBatch& batch) {
-    absl::StatusOr<ApplyResult> applied = scene_.Apply(batch);
+    absl::StatusOr<ApplyResult> applied =
+        pool_ == nullptr
+            ? scene_.Apply(batch)
+            : scene_.Apply(
+                  batch, {}, [](uint64_t) -> absl::StatusOr<uint64_t> { return 0; }, pool_);
     ASSERT_TRUE(applied.ok()) << applied.status();
     for (const UpdateOp& op : batch.ops) {
       switch (op.type) {
@@ -212,6 +222,7 @@ class HistoryDriver {
 
   Random rng_;
   float side_;
+  WorkerPool* pool_;
   Scene scene_;
   OracleWorld now_;
   std::map<uint64_t, OracleWorld> ends_;
@@ -391,6 +402,24 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceOverTheReplayedWorld) {
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     ASSERT_TRUE(driver.scene().Validate());
     if (step == 15 || step == 39) {
+      CheckEveryRetainedTick(driver, 3, "step " + std::to_string(step));
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    }
+  }
+}
+
+// The same with each batch ended on two threads at once (the history's index beside the trees'
+// refit), as the server does with its query workers.
+TEST(SceneHistory, PastTickQueriesMatchBruteForceWhenBatchesEndOnTwoThreads) {
+  const uint32_t seed = kSeed + 7;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  WorkerPool pool(2);
+  HistoryDriver driver(seed, 2000, 60.0f, 12, &pool);
+  for (int step = 0; step < 30; ++step) {
+    driver.Step();
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    ASSERT_TRUE(driver.scene().Validate());
+    if (step == 10 || step == 29) {
       CheckEveryRetainedTick(driver, 3, "step " + std::to_string(step));
       ASSERT_FALSE(::testing::Test::HasFatalFailure());
     }
