@@ -11,6 +11,8 @@
 #include <vector>
 
 #include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "grpcpp/create_channel.h"
@@ -247,6 +249,19 @@ TEST(Watch, ASlowWatcherGetsAResyncAndEndsInTheRightState) {
     last = ack->version();
   }
   EXPECT_TRUE(IsOk((*writer)->Finish()));
+  // The acks never wait for the watchers, so the writer may finish before the dispatch has
+  // evaluated more than the few updates the transport and the queue hold; reading now could then
+  // keep up with it. Read only once the server has replaced the queue by a resync (counted when
+  // queued): until the client reads, the updates can only pile up.
+  const absl::Time deadline = absl::Now() + absl::Seconds(60);
+  uint64_t server_resyncs = 0;
+  while (server_resyncs == 0 && absl::Now() < deadline) {
+    auto stats = client->GetServerStats();
+    ASSERT_TRUE(IsOk(stats));
+    server_resyncs = stats->watch_resyncs();
+    if (server_resyncs == 0) absl::SleepFor(absl::Milliseconds(10));
+  }
+  ASSERT_GT(server_resyncs, 0u) << "the watcher's queue never overflowed in 60 s";
 
   // Rebuild the state from what arrives, up to the last version.
   std::map<uint64_t, std::set<uint64_t>> inside;
