@@ -544,12 +544,15 @@ TEST(WatchLimits, AStormOfTwoThousandWatchStreamsStaysWithinTheDocumentedMemoryB
   EXPECT_GT(started, 1000);
   EXPECT_GT(ended, 0);  // the watches that came once --max_watch_contents was reached
 
-  // The originals that ended gave their slots back (when their calls were done). Watches of one
-  // fence that holds no body, now or after the writer's batches, take those slots, so that the
-  // server holds exactly --max_watch_streams Watch streams while the extras come: no watch
-  // ends meanwhile (nothing is written until the writer starts).
-  v1::GetServerStatsResponse storm = WaitForServerStats(
-      *client, [&](const auto& s) { return s.watch_streams() == static_cast<uint32_t>(started); });
+  // The originals that ended gave their slots back (when their calls were done) and their
+  // fences (when their watchers were dropped, which may come later). Watches of one fence that
+  // holds no body, now or after the writer's batches, take those slots, so that the server holds
+  // exactly --max_watch_streams Watch streams while the extras come: no watch ends meanwhile
+  // (nothing is written until the writer starts).
+  v1::GetServerStatsResponse storm = WaitForServerStats(*client, [&](const auto& s) {
+    return s.watch_streams() == static_cast<uint32_t>(started) &&
+           s.watch_fences() == static_cast<uint64_t>(started) * kFencesPerWatch;
+  });
   EXPECT_EQ(storm.streams_opened() - opened_before, kStreams);
   ASSERT_EQ(storm.watch_streams(), static_cast<uint32_t>(started));
   v1::WatchRequest empty_request;
