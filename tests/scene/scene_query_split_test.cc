@@ -15,9 +15,10 @@
 #include <vector>
 
 #include "base/worker_pool.h"
-#include "history/past_batch.h"
+#include "history/past_tick.h"
 #include "query/batch.h"
 #include "query/brute_force.h"
+#include "query/run_query.h"
 #include "scene/scene.h"
 #include "scene/scene_query.h"
 #include "scene/update_batch.h"
@@ -240,7 +241,9 @@ TEST_F(SceneQuerySplit, ASplitBatchMatchesTheBruteForce) {
                               got.hits.data() + got.results[i].first_hit);
       } else {
         std::vector<QueryHit> single;
-        const QueryResult one = RunQuery(world, history, q, &single);
+        const std::optional<TickPoint> at = PastTickOf(history, q);
+        ASSERT_TRUE(at.has_value());
+        const QueryResult one = RunQuery(PastTick(world, history, *at), q, &single);
         ASSERT_EQ(got.results[i].hit_count, one.hit_count);
         for (uint32_t h = 0; h < one.hit_count; ++h) {
           EXPECT_EQ(got.hits[got.results[i].first_hit + h].body_id,
