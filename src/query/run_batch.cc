@@ -98,7 +98,6 @@ void TakeHit(const Collector& collector, std::vector<QueryResult>* results,
 template <>
 void RunBatch(const CurrentTree& source, std::span<const Query> queries,
               std::vector<QueryResult>* results, std::vector<QueryHit>* hits) {
-  results->reserve(results->size() + queries.size());
   // The closest and the any casts each go through one interleaved traversal (a group of one
   // gains nothing from it); the rest run one by one, in order.
   thread_local std::vector<Route> routes;

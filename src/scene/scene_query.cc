@@ -81,7 +81,6 @@ void RunSplit(std::span<const Query> queries, std::vector<QueryResult>* results,
     answers[c].hits.clear();
     run(queries.subspan(begin, end - begin), &answers[c].results, &answers[c].hits);
   });
-  results->reserve(results->size() + n);
   const size_t keep = kKeptScratchBytes / (2 * chunks);
   size_t total_hits = hits->size();
   for (size_t c = 0; c < chunks; ++c) total_hits += answers[c].hits.size();
@@ -132,6 +131,7 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
   const size_t n = queries.size();
   status->assign(n, absl::OkStatus());
   results->clear();
+  results->reserve(n);
   hits->clear();
   return scene.ReadWithHistory(
       [&](const CollisionWorld& world, const PoseHistory& history, uint64_t version) {
@@ -177,6 +177,7 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
           now_queries.clear();
           past_queries.clear();
           ran.clear();
+          ran.reserve(n);
           for (size_t i = 0; i < n; ++i) {
             if (routes[i] == Route::kNow) now_queries.push_back(queries[i]);
             if (routes[i] == Route::kPast) past_queries.push_back(queries[i]);
