@@ -14,9 +14,9 @@ namespace collide {
 /// moment every query of the batch is answered at): appends one result per query to `results`,
 /// in query order, and their hits to `hits`, grouped per query (each result says where). The
 /// same answers as RunQuery on each query in turn. The caller clears both vectors between
-/// batches (and reserves room when it calls RunBatch several times to append); reusing them
-/// avoids allocation in steady state. Over a source without a batched
-/// traversal (the history's PastTick) the queries run one by one.
+/// batches and, when it appends many small batches, reserves the results' room first; reusing
+/// them avoids allocation in steady state. Over a source without a batched traversal (the
+/// history's PastTick) the queries run one by one.
 template <CandidateSource Source>
 void RunBatch(const Source& source, std::span<const Query> queries,
               std::vector<QueryResult>* results, std::vector<QueryHit>* hits) {
