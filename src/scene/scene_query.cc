@@ -78,6 +78,7 @@ void RunSplit(std::span<const Query> queries, std::vector<QueryResult>* results,
     const size_t begin = n * c / chunks;
     const size_t end = n * (c + 1) / chunks;
     answers[c].results.clear();
+    answers[c].results.reserve(end - begin);
     answers[c].hits.clear();
     run(queries.subspan(begin, end - begin), &answers[c].results, &answers[c].hits);
   });
@@ -139,23 +140,19 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
         // history at the query's tick. Ticks are checked under the same read as the queries run:
         // the window cannot move in between. A query naming a tick not retained gets its own
         // OUT_OF_RANGE error.
-        thread_local std::vector<Route> routes;
-        routes.resize(n);
+        const auto route = [&](size_t i) {
+          if (!(*status)[i].ok()) return Route::kFailed;
+          return PastTickOf(history, queries[i]).has_value() ? Route::kPast : Route::kNow;
+        };
         size_t now_count = 0;
         size_t past_count = 0;
         for (size_t i = 0; i < n; ++i) {
           absl::Status s = positions.empty() ? CheckQueryTick(history, queries[i])
                                              : CheckQueryTick(history, queries[i], positions[i]);
-          if (!s.ok()) {
-            (*status)[i] = std::move(s);
-            routes[i] = Route::kFailed;
-          } else if (PastTickOf(history, queries[i]).has_value()) {
-            routes[i] = Route::kPast;
-            ++past_count;
-          } else {
-            routes[i] = Route::kNow;
-            ++now_count;
-          }
+          if (!s.ok()) (*status)[i] = std::move(s);
+          const Route r = route(i);
+          now_count += r == Route::kNow;
+          past_count += r == Route::kPast;
         }
         const CurrentTree now(world);
         const auto run_now = [&now](std::span<const Query> q, std::vector<QueryResult>* r,
@@ -179,8 +176,9 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
           ran.clear();
           ran.reserve(n);
           for (size_t i = 0; i < n; ++i) {
-            if (routes[i] == Route::kNow) now_queries.push_back(queries[i]);
-            if (routes[i] == Route::kPast) past_queries.push_back(queries[i]);
+            const Route r = route(i);
+            if (r == Route::kNow) now_queries.push_back(queries[i]);
+            if (r == Route::kPast) past_queries.push_back(queries[i]);
           }
           RunSplit(now_queries, &ran, hits, split, run_now);
           RunSplit(past_queries, &ran, hits, split, run_past);
@@ -188,7 +186,7 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
           size_t next_now = 0;
           size_t next_past = now_queries.size();
           for (size_t i = 0; i < n; ++i) {
-            switch (routes[i]) {
+            switch (route(i)) {
               case Route::kFailed:
                 (*results)[i] = QueryResult{};
                 break;
@@ -204,7 +202,6 @@ uint64_t AnswerQueries(const Scene& scene, std::span<const Query> queries,
           ReleaseIfLarger(past_queries, kKeptScratchBytes);
           ReleaseIfLarger(ran, kKeptScratchBytes);
         }
-        ReleaseIfLarger(routes, kKeptScratchBytes);
         return version;
       });
 }
