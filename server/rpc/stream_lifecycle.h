@@ -17,7 +17,9 @@ namespace collide {
 
 /// The order of one stream call's operations, shared by every stream rpc (UpdateStream,
 /// QueryStream, Watch, ExportScene, ImportScene): at most one read and one write in flight, no
-/// read or write started once the call is ending, and the call finished exactly once, when
+/// read started once the call is ending and no write once it is cancelled (a reactor that ends
+/// the call may still write what it owes, such as the acks before a bad message: the call waits
+/// for that write), and the call finished exactly once, when
 /// nothing is in flight and no asynchronous work holds it (a wait for a version, the store's
 /// callbacks, an import being logged). The call's registration in the StreamRegistry is told of
 /// every write (and of every read its client is expected to answer), which the stall watchdog
@@ -53,7 +55,8 @@ class StreamState {
   /// Asynchronous work keeps the call open until Release.
   void Hold() ABSL_LOCKS_EXCLUDED(mu_);
   void Release() ABSL_LOCKS_EXCLUDED(mu_);
-  /// Ends the call with `status` (the first End wins).
+  /// Ends the call with `status` (the first End wins). A read in flight is waited for: end a
+  /// call from a read's completion, or when none is in flight.
   void End(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
   /// Whether the call is ending (End, Cancel or a failed write came).
   bool ending() const ABSL_LOCKS_EXCLUDED(mu_);
