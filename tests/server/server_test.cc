@@ -72,7 +72,7 @@ class ServerTest : public ::testing::Test {
     options.address = "127.0.0.1:0";
     options.data_dir = dir_.File("data");
     options.durability = DurabilityPolicy::kAlways;
-    options.drain_timeout = std::chrono::milliseconds(500);
+    options.drain_timeout_ms = 500;
     options.limits.max_inflight_per_stream = 4;
     options.limits.max_queries_per_batch = 8;
     if (!tokens.empty()) {
