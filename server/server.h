@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@
 #include "watch/watch_dispatcher.h"
 
 namespace collide {
+
+/// How long a gRPC connection may take to start: its TLS handshake and its client's HTTP/2
+/// SETTINGS (GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS); then the server closes it.
+inline constexpr std::chrono::milliseconds kGrpcHandshakeTimeout{10000};
 
 /// What a server counts for /metrics (server/infra/metrics.h); empty: nothing is counted.
 struct ServerHooks {

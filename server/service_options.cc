@@ -137,6 +137,8 @@ absl::Status ServerOptions::Validate() const {
   COLLIDE_SERVICE_LIMITS(COLLIDE_CHECK_LIMIT_RANGE)
 #undef COLLIDE_CHECK_LIMIT_RANGE
 
+  if (address.empty()) return absl::InvalidArgumentError("address: empty (host:port)");
+  if (data_dir.empty()) return absl::InvalidArgumentError("data_dir: empty (a directory)");
   if (durability != DurabilityPolicy::kNone && durability != DurabilityPolicy::kPeriodic &&
       durability != DurabilityPolicy::kAlways) {
     return absl::InvalidArgumentError("durability: must be none, periodic or always");

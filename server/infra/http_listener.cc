@@ -185,9 +185,10 @@ int HttpListener::Dispatch(mg_connection* conn, void* data) {
   for (const HttpRoute& route : self->routes_) {
     const absl::string_view prefix = route.prefix;
     const bool matches =
-        prefix == "/" || request.path == prefix ||
-        (request.path.size() > prefix.size() && absl::StartsWith(request.path, prefix) &&
-         request.path[prefix.size()] == '/');
+        request.path == prefix ||
+        (route.below && (prefix == "/" || (request.path.size() > prefix.size() &&
+                                           absl::StartsWith(request.path, prefix) &&
+                                           request.path[prefix.size()] == '/')));
     if (matches) {
       route.answer(request);
       return 200;

@@ -66,11 +66,12 @@ struct HttpListenerOptions {
   std::string error_content_type = "text/plain; charset=utf-8";
 };
 
-/// A route: answers every GET or HEAD whose path is `prefix` or below `prefix/` (the longest
-/// matching prefix wins; "/" matches every path).
+/// A route: answers every GET or HEAD whose path is `prefix`, or (with `below`) below
+/// `prefix/`; the longest matching prefix wins, "/" with `below` matches every path.
 struct HttpRoute {
   std::string prefix;
   std::function<void(const HttpRequest&)> answer;
+  bool below = true;
 };
 
 /// One HTTP/1.1 listener (civetweb) with the policy both of collide-server's share: GET and HEAD

@@ -17,12 +17,14 @@ absl::StatusOr<std::unique_ptr<MetricsEndpoint>> MetricsEndpoint::Start(
   options.flag = "metrics_address";
   options.address = address;
   std::vector<HttpRoute> routes;
-  routes.push_back(HttpRoute{"/metrics", [self](const HttpRequest& request) {
+  routes.push_back(HttpRoute{"/metrics",
+                             [self](const HttpRequest& request) {
                                // The version of the text format Prometheus asks for.
                                WriteHttpAnswer(request.conn, 200,
                                                "text/plain; version=0.0.4; charset=utf-8",
                                                self->Exposition(), request.head);
-                             }});
+                             },
+                             /*below=*/false});
   absl::StatusOr<std::unique_ptr<HttpListener>> listener =
       HttpListener::Start(std::move(options), std::move(routes));
   if (!listener.ok()) return listener.status();
