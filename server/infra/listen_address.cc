@@ -197,13 +197,16 @@ absl::StatusOr<PortReservation> PortReservation::Reserve(const std::string& addr
     for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
       const int fd = socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
       if (fd < 0) continue;
+      const int one = 1;
+      // As gRPC binds: a port whose last connections are in TIME_WAIT (a server just killed)
+      // can be bound again. The listen below is what keeps everyone else off it.
+      setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
       if (a->ai_family == AF_INET6 && has_v4) {
         // The IPv4 addresses are reserved by sockets of their own.
-        const int one = 1;
         setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &one, sizeof(one));
       }
       SetPort(a->ai_addr, chosen);
-      if (bind(fd, a->ai_addr, a->ai_addrlen) != 0) {
+      if (bind(fd, a->ai_addr, a->ai_addrlen) != 0 || listen(fd, 1) != 0) {
         const int error = errno;
         close(fd);
         if (port == 0 && chosen != 0 && error == EADDRINUSE) {

@@ -43,10 +43,12 @@ absl::StatusOr<HttpAddress> ParseHttpAddress(absl::string_view address, bool all
 std::string WhyCannotListen(const std::string& address);
 
 /// The gRPC address held from before the data directory is opened until the gRPC server binds
-/// it: every address its host resolves to is bound (not listened on: no connection is accepted
-/// and none waits) with a plain socket and no SO_REUSEADDR, so no other process can take the
-/// port meanwhile, and port 0 is resolved to one free port. Release() closes the sockets just
-/// before the gRPC server binds the same port; a `unix:` address is passed through unreserved.
+/// it: every address its host resolves to is bound and listened on (with SO_REUSEADDR, as gRPC
+/// binds, so a port left in TIME_WAIT by a server just killed can be taken again; the listening
+/// socket keeps every other process off the port) by a plain socket that accepts nothing, and
+/// port 0 is resolved to one free port for all of them. A client that connects meanwhile waits in
+/// the backlog and is reset at Release(), which closes the sockets just before the gRPC server
+/// binds the same port. A `unix:` address is passed through unreserved.
 class PortReservation {
  public:
   /// Binds `address` (`host:port`, `[v6]:port`). UNAVAILABLE `flag: cannot listen on ADDRESS

@@ -68,6 +68,29 @@ TEST(PortReservation, HoldsAPickedPortUntilReleased) {
   if (fd >= 0) close(fd);
 }
 
+TEST(PortReservation, TakesAPortLeftInTimeWaitByAServerThatWasKilled) {
+  // A server's side of a connection it closed first stays in TIME_WAIT on its port; a restart
+  // on the same port (tests' RestartOnSamePort, a supervisor's) must still get it.
+  const int listener = BindLikeGrpc("127.0.0.1", 0);
+  ASSERT_GE(listener, 0);
+  sockaddr_in bound{};
+  socklen_t length = sizeof(bound);
+  getsockname(listener, reinterpret_cast<sockaddr*>(&bound), &length);
+  const int port = ntohs(bound.sin_port);
+  const int client = socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_EQ(connect(client, reinterpret_cast<const sockaddr*>(&bound), sizeof(bound)), 0);
+  const int accepted = accept(listener, nullptr, nullptr);
+  ASSERT_GE(accepted, 0);
+  close(accepted);  // the server's side closes first: TIME_WAIT on `port`
+  close(listener);
+  char byte;
+  EXPECT_EQ(recv(client, &byte, 1, 0), 0);
+  close(client);
+  absl::StatusOr<PortReservation> reserved =
+      PortReservation::Reserve(absl::StrCat("127.0.0.1:", port), "address");
+  EXPECT_TRUE(reserved.ok()) << reserved.status();
+}
+
 TEST(PortReservation, AHostOfTwoAddressesGetsOnePortOnBoth) {
   absl::StatusOr<PortReservation> reserved = PortReservation::Reserve("localhost:0", "address");
   ASSERT_TRUE(reserved.ok()) << reserved.status();
