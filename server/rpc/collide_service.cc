@@ -70,11 +70,11 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 template <typename Request>
 void ApplyWrite(Database& db, ServiceCounters* counters,
                 UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
-                const UpdateBatch& batch, RequestOps ops) {
+                const UpdateBatch& batch, RequestLayout layout) {
   const ServiceCounters::OpCounts op_counts =
       counters != nullptr ? ServiceCounters::CountOps(batch) : ServiceCounters::OpCounts{};
   db.Apply(call->request().scene(), ClientTag{}, batch,
-           [call, rpc, ops, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
+           [call, rpc, layout, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
              if (counters != nullptr) {
                counters->CountUpdate(ack.status(), ack.ok() && ack->duplicate, op_counts);
              }
@@ -82,7 +82,7 @@ void ApplyWrite(Database& db, ServiceCounters* counters,
                call->response()->set_version(ack->version);
                call->response()->set_durable(ack->durable);
              }
-             FinishCall(call, rpc, WithRequestPaths(ack.status(), ops));
+             FinishCall(call, rpc, ForRequest(ack.status(), layout));
            });
 }
 
@@ -142,9 +142,6 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
         AuthorizeScene(call->context(), Role::kAdmin, request.scene());
     if (!principal.ok()) return FinishCall(call, "CreateScene", principal.status());
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
-      return FinishCall(call, "CreateScene", s);
-    }
-    if (absl::Status s = ValidateSceneName(request.scene()); !s.ok()) {
       return FinishCall(call, "CreateScene", s);
     }
     absl::StatusOr<SceneOptions> options =
@@ -258,7 +255,7 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
       return FinishCall(call, "UpsertBodies", s);
     }
     ApplyWrite(*context_.db, context_.counters, call, "UpsertBodies", batch,
-               RequestOps{.kind = RequestOps::Kind::kUpsertBodies});
+               RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies});
   });
 }
 
@@ -279,7 +276,7 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
       return FinishCall(call, "RemoveBodies", s);
     }
     ApplyWrite(*context_.db, context_.counters, call, "RemoveBodies", batch,
-               RequestOps{.kind = RequestOps::Kind::kRemoveBodies});
+               RequestLayout{.kind = RequestLayout::Kind::kRemoveBodies});
   });
 }
 
@@ -477,8 +474,8 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
             if (request.clear()) {
               spdlog::info("scene \"{}\" is no longer moving", request.scene());
             } else {
-              spdlog::info("scene \"{}\" is moving to {}: writes are refused",
-                           request.scene(), request.destination());
+              spdlog::info("scene \"{}\" is moving to {}: writes are refused", request.scene(),
+                           request.destination());
             }
             absl::StatusOr<std::shared_ptr<const Scene>> scene =
                 context_.db->GetScene(request.scene());
@@ -499,23 +496,28 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
 
 template <typename Request>
 void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, QueryRpc rpc_kind,
-                                absl::string_view rpc,
-                                absl::StatusOr<Query> (*convert)(const Request&,
-                                                                 const ServiceLimits&)) {
+                                absl::string_view rpc, absl::string_view query_root,
+                                absl::StatusOr<Query> (*convert)(const Request&)) {
   const Request& request = call->request();
   absl::StatusOr<const Principal*> principal =
       AuthorizeScene(call->context(), Role::kReader, request.scene());
   if (!principal.ok()) return FinishCall(call, rpc, principal.status());
-  auto run = [this, principal = *principal, call, convert, rpc_kind, rpc] {
+  auto run = [this, principal = *principal, call, convert, rpc_kind, rpc, query_root] {
     const bool timed = context_.slow_queries.enabled();
     const auto start =
         timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::StatusOr<Query> query = convert(call->request(), context_.limits);
+    absl::StatusOr<Query> query = convert(call->request());
+    if (query.ok()) {
+      if (absl::Status s = PrepareQuery(&*query, QueryLimitsOf(context_.limits), 0); !s.ok()) {
+        query = s;
+      }
+    }
     const bool counted = context_.counters != nullptr && query.ok();
     const size_t kind = counted ? query->shape_query.index() : 0;
     const CollectMode mode = counted ? query->mode : CollectMode{};
-    absl::Status status =
-        DoQuery(*principal, call->request().scene(), std::move(query), call->response());
+    absl::Status status = ForRequest(
+        DoQuery(*principal, call->request().scene(), std::move(query), call->response()),
+        RequestLayout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = query_root});
     if (counted && status.ok()) {
       context_.counters->CountQuery(rpc_kind, kind, mode,
                                     static_cast<uint64_t>(call->response()->hits_size()));
@@ -572,7 +574,7 @@ grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* c
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::RaycastRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kRaycast, "Raycast", &RaycastRequestToQuery);
+    UnaryQuery(call, QueryRpc::kRaycast, "Raycast", "ray", &RaycastRequestToQuery);
   });
 }
 
@@ -581,7 +583,7 @@ grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext
                                                      grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::SphereCastRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kSphereCast, "SphereCast", &SphereCastRequestToQuery);
+    UnaryQuery(call, QueryRpc::kSphereCast, "SphereCast", "cast", &SphereCastRequestToQuery);
   });
 }
 
@@ -590,7 +592,7 @@ grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* c
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::OverlapRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kOverlap, "Overlap", &OverlapRequestToQuery);
+    UnaryQuery(call, QueryRpc::kOverlap, "Overlap", "overlap", &OverlapRequestToQuery);
   });
 }
 

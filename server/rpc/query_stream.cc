@@ -197,11 +197,13 @@ void QueryStreamReactor::Convert() {
   queries_.clear();
   slots_.clear();
   errors_.assign(static_cast<size_t>(batch.queries_size()), absl::OkStatus());
+  const QueryLimits limits = QueryLimitsOf(context_.limits);
   for (int i = 0; i < batch.queries_size(); ++i) {
     Query& query = queries_.emplace_back();
-    if (absl::Status s =
-            QueryFromProto(batch.queries(i), static_cast<size_t>(i), context_.limits, &query);
-        !s.ok()) {
+    const size_t index = static_cast<size_t>(i);
+    absl::Status s = QueryFromProto(batch.queries(i), index, &query);
+    if (s.ok()) s = PrepareQuery(&query, limits, index);
+    if (!s.ok()) {
       queries_.pop_back();
       errors_[static_cast<size_t>(i)] = std::move(s);
       continue;

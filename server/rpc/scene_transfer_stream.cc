@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
+#include "server/convert/field_path.h"
 #include "server/convert/scene_convert.h"
 #include "server/convert/status_convert.h"
 #include "server/convert/wire_message.h"
@@ -127,7 +128,13 @@ void ImportReactor::Import() {
   const size_t bodies = imported->state.bodies.size();
   context_.db->ImportScene(
       name, imported->options, imported->state, imported->replace,
-      [this, name, bodies](absl::Status status) {
+      [this, name, bodies, chunk_starts = std::move(imported->chunk_starts),
+       name_from_header = imported->name_from_header](absl::Status status) {
+        // The store names the options and bodies it finds wrong as the scene's; the client
+        // sent them as the header's and the chunks'.
+        status = ForRequest(status, RequestLayout{.kind = RequestLayout::Kind::kImport,
+                                                  .chunk_starts = chunk_starts,
+                                                  .name_from_header = name_from_header});
         if (status.ok()) {
           absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
           if (scene.ok()) {

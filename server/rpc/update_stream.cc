@@ -206,18 +206,18 @@ void UpdateStreamReactor::Process(uint64_t index) {
     return Run(actions);
   }
   // The store's errors about an op name the core op; the ack names the request's field.
-  const RequestOps ops = OpsOf(request_);
+  const RequestLayout layout = LayoutOf(request_);
   const ServiceCounters::OpCounts op_counts =
       counters != nullptr ? ServiceCounters::CountOps(batch_) : ServiceCounters::OpCounts{};
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [state = state_, ops, index, sequence, max_inflight, counters,
+      [state = state_, layout, index, sequence, max_inflight, counters,
        op_counts](absl::StatusOr<ApplyAck> result) {
         if (counters != nullptr) {
           counters->CountUpdate(result.status(), result.ok() && result->duplicate, op_counts);
         }
-        if (!result.ok()) result = WithRequestPaths(result.status(), ops);
+        if (!result.ok()) result = ForRequest(result.status(), layout);
         Actions actions;
         Complete(state.get(), index, sequence, std::move(result), max_inflight, &actions);
         // The reactor may be gone: then Complete set no action.
