@@ -58,19 +58,19 @@ constexpr ValueRange<T> AtLeastOne() {
   X(uint32_t, max_bodies_per_scene, 10000000, AtLeastOne<uint32_t>(),                             \
     "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000); 1 or more.")   \
   X(uint32_t, max_hits, 4096, AnyValue{}, "Max max_hits per query (0 asks for min(64, this)).")   \
-  X(uint32_t, max_excluded_ids, 64, AnyValue{}, "Max Filter.excluded_ids length.")                \
   X(uint32_t, max_answer_bytes, 16u << 20,                                                        \
     Between<uint32_t>(kMinAnswerBytes, std::numeric_limits<int32_t>::max()),                      \
     "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose "         \
     "largest possible answer is larger (59 bytes per hit its queries' max_hits allow, at least "  \
     "1051 per query, plus 11) is refused with RESOURCE_EXHAUSTED before it runs. A client that "  \
     "stops reading costs the server at most one answer per stream.")                              \
-  X(uint32_t, max_version_wait_ms, 10000, AnyValue{},                                             \
-    "The longest a query with a min_version waits for its scene to reach it (ms; also bounded "   \
-    "by the call's deadline); then DEADLINE_EXCEEDED.")                                           \
+  X(uint32_t, max_excluded_ids, 64, AnyValue{}, "Max Filter.excluded_ids length.")                \
   X(uint32_t, max_inflight_per_stream, 64, AtLeastOne<uint32_t>(),                                \
     "Batches read but not yet answered, per stream (1 or more; then the server stops reading, "   \
     "and HTTP/2 flow control holds the client back).")                                            \
+  X(uint32_t, max_version_wait_ms, 10000, AnyValue{},                                             \
+    "The longest a query with a min_version waits for its scene to reach it (ms; also bounded "   \
+    "by the call's deadline); then DEADLINE_EXCEEDED.")                                           \
   X(uint32_t, max_fences_per_watch, 100000, AnyValue{},                                           \
     "Fences of one Watch request; more: the Watch ends at once with RESOURCE_EXHAUSTED "          \
     "`fences: ...` (0: no fences).")                                                              \
