@@ -132,7 +132,8 @@ class Running {
     }
     if (viewer_ != nullptr) {
       viewer_->Attach(server_->database(), server_->authenticator(),
-                      server_->watches() != nullptr ? &server_->watches()->directory() : nullptr);
+                      server_->watches() != nullptr ? &server_->watches()->directory() : nullptr,
+                      server_->query_samples());
     }
     return absl::OkStatus();
   }

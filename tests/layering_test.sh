@@ -117,5 +117,15 @@ while IFS= read -r line; do
   status=1
 done < <(grep -rnE "$server_libs" "$root/client" --include=CMakeLists.txt 2>/dev/null |
            grep -vE '^[^:]*:[0-9]+:[[:space:]]*#' | sed -E 's/:[0-9]+:/:/')
+# Every lock outside src/base is base's annotated Mutex or RwMutex (ARCHITECTURE.md, "Threads and
+# locks"): no bare absl::Mutex or std mutex, whose members the annotations or ThreadSanitizer
+# would not see.
+while IFS= read -r line; do
+  echo "layering: ${line%%:*} uses a lock other than collide::Mutex / RwMutex: ${line#*:}"
+  status=1
+done < <(grep -rnE 'absl::Mutex([^L]|$)|std::(recursive_|shared_|timed_)?mutex' "$root/src" \
+           "$root/server" --include='*.h' --include='*.cc' 2>/dev/null |
+           grep -v "^$root/src/base/" | grep -vE '^[^:]*:[0-9]+:[[:space:]]*//' |
+           sed -E 's/:[0-9]+:/:/')
 [ $status -eq 0 ] && echo "layering: all includes within their layers"
 exit $status

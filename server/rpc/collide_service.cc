@@ -24,6 +24,7 @@
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/query_stream.h"
 #include "server/rpc/scene_transfer_stream.h"
+#include "server/rpc/stream_lifecycle.h"
 #include "server/rpc/update_stream.h"
 #include "server/rpc/version_wait.h"
 #include "server/rpc/watch_stream.h"
@@ -32,12 +33,9 @@
 namespace collide {
 namespace {
 
-// A stream refused before it starts (authentication): finishes at once.
-class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
+using BidiReactor = grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;
+using WriteReactor = grpc::ServerWriteReactor<grpc::ByteBuffer>;
+using ReadReactor = grpc::ServerReadReactor<grpc::ByteBuffer>;
 
 // Logs the failures that are the server's, not the caller's.
 void LogServerError(absl::string_view rpc, const absl::Status& status) {
@@ -345,10 +343,10 @@ absl::Status CollideService::DoGetBodies(const Principal& principal,
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::UpdateStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
-  if (!principal.ok()) return new RefusedStream(principal.status());
+  if (!principal.ok()) return new Refused<BidiReactor>(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kUpdate, call);
-  if (!stream.ok()) return new RefusedStream(stream.status());
+  if (!stream.ok()) return new Refused<BidiReactor>(stream.status());
   return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                  *std::move(stream));
 }
@@ -356,10 +354,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::Upd
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::QueryStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return new RefusedStream(principal.status());
+  if (!principal.ok()) return new Refused<BidiReactor>(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kQuery, call);
-  if (!stream.ok()) return new RefusedStream(stream.status());
+  if (!stream.ok()) return new Refused<BidiReactor>(stream.status());
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                 call->deadline(), *std::move(stream));
 }
@@ -367,78 +365,51 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::Que
 // ---------------------------------------------------------------------------------------------
 // Standing queries.
 
-namespace {
-
-// A Watch call refused before it started (a malformed request, auth, header): finishes at once.
-class RefusedWatch final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedWatch(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::CallbackServerContext* call,
                                                                   const grpc::ByteBuffer* in) {
   v1::WatchRequest request;
   grpc::ByteBuffer bytes(*in);
   if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
-    return new RefusedWatch(s);
+    return new Refused<WriteReactor>(s);
   }
   // AuthorizeScene also checks the x-collide-scene routing header against the request's scene.
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kReader, request.scene());
-  if (!principal.ok()) return new RefusedWatch(principal.status());
+  if (!principal.ok()) return new Refused<WriteReactor>(principal.status());
   // Counted in --max_streams and --max_watch_streams, and watched for stalls, like every stream.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kWatch, call);
-  if (!stream.ok()) return new RefusedWatch(stream.status());
+  if (!stream.ok()) return new Refused<WriteReactor>(stream.status());
   return new WatchReactor(context_, *principal, request, *std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Moving scenes.
 
-namespace {
-
-// An export or import refused before it starts.
-class RefusedExport final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedExport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-class RefusedImport final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedImport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::ExportScene(
     grpc::CallbackServerContext* call, const grpc::ByteBuffer* in) {
   v1::ExportSceneRequest request;
   grpc::ByteBuffer bytes(*in);
   if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
-    return new RefusedExport(s);
+    return new Refused<WriteReactor>(s);
   }
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request.scene());
-  if (!principal.ok()) return new RefusedExport(principal.status());
+  if (!principal.ok()) return new Refused<WriteReactor>(principal.status());
   // Counted in --max_streams and watched for stalls, like every stream.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kExport, call);
-  if (!stream.ok()) return new RefusedExport(stream.status());
+  if (!stream.ok()) return new Refused<WriteReactor>(stream.status());
   return new ExportReactor(context_, *principal, request, *std::move(stream));
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
     grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
-  if (!principal.ok()) return new RefusedImport(principal.status());
+  if (!principal.ok()) return new Refused<ReadReactor>(principal.status());
   // Counted in --max_streams and --max_concurrent_imports (each import buffers its scene), and
   // watched for a client that stops sending.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kImport, call);
-  if (!stream.ok()) return new RefusedImport(stream.status());
+  if (!stream.ok()) return new Refused<ReadReactor>(stream.status());
   return new ImportReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
                            response, *std::move(stream));
 }
@@ -555,8 +526,11 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   thread_local std::vector<absl::Status> status;
   thread_local std::vector<QueryResult> results;
   thread_local std::vector<QueryHit> hits;
-  const uint64_t version =
-      AnswerQueries(**scene, std::span<const Query>(&*query, 1), {}, &status, &results, &hits);
+  const std::span<const Query> queries(&*query, 1);
+  const uint64_t version = AnswerQueries(**scene, queries, {}, &status, &results, &hits);
+  if (context_.query_samples != nullptr) {
+    context_.query_samples->Offer(scene->get(), version, queries, status, results, hits);
+  }
   if (!status[0].ok()) return std::move(status[0]);
   const QueryResult& result = results[0];
   response->set_version(version);

@@ -16,7 +16,7 @@ namespace collide {
 WatchReactor::WatchReactor(const ServiceContext& context, const Principal* principal,
                            const v1::WatchRequest& request, std::unique_ptr<StreamHandle> stream)
     : SerialWriter(std::move(stream)), context_(context), principal_(principal) {
-  if (absl::Status status = Start(request); !status.ok()) FinishOnce(ToGrpcStatus(status));
+  if (absl::Status status = Start(request); !status.ok()) End(ToGrpcStatus(status));
 }
 absl::Status WatchReactor::Start(const v1::WatchRequest& request) {
   COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(request.scene()));

@@ -50,10 +50,10 @@ absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(
   return endpoint;
 }
 
-void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth,
-                            WatchDirectory* watches) {
+void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
+                            QuerySampler* samples) {
   if (state_ != nullptr) return;
-  state_.reset(new State{ViewerApi(db, auth, options_.limits), watches});
+  state_.reset(new State{ViewerApi(db, auth, options_.limits, samples), watches, samples});
   attached_.store(state_.get());
 }
 
@@ -158,7 +158,7 @@ void ViewerEndpoint::Stream(const HttpRequest& request, const State& state,
     return;
   }
   WatchFeed watches(state.watches, scene->get(), state.api.limits().max_event_bytes);
-  QuerySampleFeed samples(&QuerySampler::Global(), scene->get());
+  QuerySampleFeed samples(state.samples, scene->get());
   SceneStream stream(*std::move(scene), state.api.limits().max_event_bytes);
   const std::string hello = absl::StrCat(header, "retry: 2000\n\n", stream.Hello());
   bool open = mg_write(request.conn, hello.data(), hello.size()) > 0;

@@ -42,8 +42,11 @@ class ViewerEndpoint {
   ViewerEndpoint& operator=(const ViewerEndpoint&) = delete;
 
   /// Serves the API over `db` with `auth`'s tokens; `watches` (may be null: no watches are
-  /// shown) lists the Watch streams open on each scene. Each must outlive Stop(). Once only.
-  void Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches);
+  /// shown) lists the Watch streams open on each scene; `samples` (may be null: no casts are
+  /// shown) is the server's sample of the casts it answers (the viewer's own casts are offered to
+  /// it too). Each must outlive Stop(). Once only.
+  void Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
+              QuerySampler* samples = nullptr);
   /// Ends the live streams and stops the HTTP server (idempotent).
   void Stop();
 
@@ -56,6 +59,7 @@ class ViewerEndpoint {
   struct State {
     ViewerApi api;
     WatchDirectory* watches = nullptr;
+    QuerySampler* samples = nullptr;
   };
 
  private:
