@@ -250,7 +250,7 @@ TEST(ProcessMetrics, ReportsThisProcessAndTheBuild) {
   EXPECT_EQ(build->metric[0].gauge.value, 1.0);
 }
 
-TEST(ParseMetricsAddress, AcceptsNumericHostsAndLocalhost) {
+TEST(ParseHttpAddress, AcceptsNumericHostsAndLocalhost) {
   auto v4 = ParseHttpAddress("127.0.0.1:9464", false, "metrics_address");
   ASSERT_TRUE(v4.ok()) << v4.status();
   EXPECT_EQ(v4->port, 9464);
@@ -266,7 +266,7 @@ TEST(ParseMetricsAddress, AcceptsNumericHostsAndLocalhost) {
   EXPECT_TRUE(ParseHttpAddress("[::]:9464", true, "metrics_address").ok());
 }
 
-TEST(ParseMetricsAddress, RefusesWithTheFlagName) {
+TEST(ParseHttpAddress, RefusesWithTheFlagName) {
   for (const char* bad :
        {"", "garbage", "9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536",
         "127.0.0.1:18446744073709551615", "127.0.0.1:-1", "127.0.0.1:+80", "127.0.0.1:80x",
@@ -281,7 +281,7 @@ TEST(ParseMetricsAddress, RefusesWithTheFlagName) {
   EXPECT_FALSE(ParseHttpAddress(with_nul, true, "metrics_address").ok());
 }
 
-TEST(ParseMetricsAddress, ANonLoopbackHostNeedsRemoteAllowed) {
+TEST(ParseHttpAddress, ANonLoopbackHostNeedsRemoteAllowed) {
   for (const char* remote : {"0.0.0.0:9464", "10.1.2.3:9464", "[::]:9464", "[2001:db8::1]:80"}) {
     auto refused = ParseHttpAddress(remote, false, "metrics_address");
     ASSERT_FALSE(refused.ok()) << remote;
