@@ -60,10 +60,10 @@ constexpr ValueRange<T> AtLeastOne() {
   X(uint32_t, max_hits, 4096, AnyValue{}, "Max max_hits per query (0 asks for min(64, this)).")   \
   X(uint32_t, max_answer_bytes, 16u << 20,                                                        \
     Between<uint32_t>(kMinAnswerBytes, std::numeric_limits<int32_t>::max()),                      \
-    "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose "         \
-    "largest possible answer is larger (59 bytes per hit its queries' max_hits allow, at least "  \
-    "1051 per query, plus 11) is refused with RESOURCE_EXHAUSTED before it runs. A client that "  \
-    "stops reading costs the server at most one answer per stream.")                              \
+    "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose answer "  \
+    "passes it is refused with RESOURCE_EXHAUSTED (a batch whose largest possible answer is "     \
+    "larger runs in segments whose hits take about this much memory). A client that stops "       \
+    "reading costs the server at most one answer per stream.")                                    \
   X(uint32_t, max_excluded_ids, 64, AnyValue{}, "Max Filter.excluded_ids length.")                \
   X(uint32_t, max_inflight_per_stream, 64, AtLeastOne<uint32_t>(),                                \
     "Batches read but not yet answered, per stream (1 or more; then the server stops reading, "   \
