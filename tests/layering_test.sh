@@ -39,6 +39,8 @@ check() {  # check <folder> <allowed project prefixes...>; angle includes must b
 check src/base base absl
 check src/geom geom
 check src/bvh geom bvh
+# The asset layer (meshes, heightfields) sits on geometry and the tree layer's instruction sets.
+check src/mesh geom bvh mesh
 check src/query geom bvh query
 # The history layer (lag compensation: past-tick states and queries) sits on the query layer.
 check src/history geom bvh query history
@@ -48,7 +50,7 @@ check src/scene base geom bvh query history scene absl
 check src/watch base geom bvh query history scene watch absl
 check src/store base geom bvh query history scene store absl collide/v1 google/protobuf
 # A layer's internal/ headers are its own: no file outside the layer's folder includes them.
-for layer in geom bvh; do
+for layer in geom bvh mesh; do
   while IFS= read -r line; do
     echo "layering: ${line%%:*} includes ${layer}/internal/, private to src/${layer}"
     status=1
