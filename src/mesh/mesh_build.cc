@@ -10,6 +10,7 @@
 // proportion to their areas).
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <cstring>
@@ -93,6 +94,10 @@ struct Range {
   Box4 left_bounds;
   Box4 right_bounds;
 
+  // A range small enough for a leaf: whether its triangles use at most kMaxLeafVertices
+  // vertices (a leaf's block holds them).
+  bool fits = false;
+
   uint32_t count() const { return end - begin; }
 };
 
@@ -117,11 +122,13 @@ class MeshBuilder {
   // Splits `r` by its split into `left` and `right` (binned and ready).
   void Split(const Range& r, Range* left, Range* right);
   bool IsLeaf(const Range& r) const {
-    return r.count() == 1 || (r.count() <= max_leaf_ && r.leaf_cost <= r.split_cost);
+    return r.count() == 1 || (r.fits && r.leaf_cost <= r.split_cost);
   }
-  uint32_t MakeLeaf(const Range& r) {
-    return MeshShape::kLeafBit | ((r.count() - 1) << MeshShape::kLeafCountShift) | r.begin;
-  }
+  // The distinct vertices of the range's triangles, in order of first use; false when there are
+  // more than kMaxLeafVertices.
+  bool LeafVertices(const Range& r, uint32_t* vertices, uint32_t* count) const;
+  // Writes the leaf block of `r` and returns its reference.
+  uint32_t MakeLeaf(const Range& r);
   // Builds the subtree of `r` (not a leaf) and returns its node's index.
   uint32_t BuildNode(const Range& r, int node_depth);
 
@@ -137,6 +144,11 @@ class MeshBuilder {
 void MeshBuilder::Binning(Range* r) {
   const uint32_t n = r->count();
   r->leaf_cost = static_cast<float>(Blocks(n));
+  if (n <= max_leaf_) {
+    uint32_t vertices[3 * MeshShape::kMaxLeafTriangles];
+    uint32_t count;
+    r->fits = LeafVertices(*r, vertices, &count);
+  }
   r->axis = -1;
   r->bin = -1;
   r->split_cost = kInf;
@@ -274,6 +286,66 @@ void MeshBuilder::Split(const Range& r, Range* left, Range* right) {
   Binning(right);
 }
 
+bool MeshBuilder::LeafVertices(const Range& r, uint32_t* vertices, uint32_t* count) const {
+  uint32_t n = 0;
+  const uint32_t* idx = mesh_.indices.data();
+  for (uint32_t p = r.begin; p < r.end; ++p) {
+    const uint32_t* t = idx + 3 * static_cast<size_t>(prims_[p].id);
+    for (int k = 0; k < 3; ++k) {
+      uint32_t v = 0;
+      while (v < n && vertices[v] != t[k]) ++v;
+      if (v == n) {
+        if (n == MeshShape::kMaxLeafVertices) return false;
+        vertices[n++] = t[k];
+      }
+    }
+  }
+  *count = n;
+  return true;
+}
+
+uint32_t MeshBuilder::MakeLeaf(const Range& r) {
+  uint32_t vertices[3 * MeshShape::kMaxLeafTriangles];
+  uint32_t nv = 0;
+  const bool fits = LeafVertices(r, vertices, &nv);
+  assert(fits);
+  (void)fits;
+  const uint32_t n = r.count();
+  auto& out = out_->leaves_;
+  const size_t at = out.size();
+  assert(at % 4 == 0);
+  out.resize(at + MeshLeaf::Words(n, nv), 0);
+  uint32_t* block = out.data() + at;
+  const Vec3* v = mesh_.vertices.data();
+  const uint32_t* idx = mesh_.indices.data();
+  float* coords = reinterpret_cast<float*>(block + 1);
+  for (uint32_t k = 0; k < nv; ++k) {
+    coords[k] = v[vertices[k]].x;
+    coords[nv + k] = v[vertices[k]].y;
+    coords[2 * nv + k] = v[vertices[k]].z;
+  }
+  uint8_t* corners = reinterpret_cast<uint8_t*>(block + 1 + 3 * nv);
+  uint32_t* ids = block + 1 + 3 * nv + 6;
+  uint32_t degenerate = 0;
+  for (uint32_t lane = 0; lane < MeshShape::kMaxLeafTriangles; ++lane) {
+    const uint32_t id = prims_[r.begin + (lane < n ? lane : 0)].id;
+    const uint32_t* t = idx + 3 * static_cast<size_t>(id);
+    for (int c = 0; c < 3; ++c) {
+      uint32_t local = 0;
+      while (vertices[local] != t[c]) ++local;
+      corners[8 * c + lane] = static_cast<uint8_t>(local);
+    }
+    if (lane < n) {
+      ids[lane] = id;
+      if (IsDegenerate(v[t[0]], v[t[1]], v[t[2]])) degenerate |= 1u << lane;
+    }
+  }
+  block[0] = n | (nv << 8) | (degenerate << 16);
+  out_->degenerate_count_ += static_cast<uint32_t>(std::popcount(degenerate));
+  ++out_->leaf_count_;
+  return MeshShape::kLeafBit | static_cast<uint32_t>(at / 4);
+}
+
 uint32_t MeshBuilder::BuildNode(const Range& r, int node_depth) {
   max_depth_ = std::max(max_depth_, node_depth);
   Range children[MeshShape::kWidth];
@@ -352,47 +424,23 @@ void MeshBuilder::Run() {
     Grow(&root.centres, cc, cc);
   }
   Binning(&root);
+  out_->triangle_count_ = n;
+  // About 5 triangles and 6 vertices a leaf, 5 children a node.
+  out_->leaves_.reserve(static_cast<size_t>(n) / 5 * 28 + 64);
   if (IsLeaf(root)) {
     out_->root_ = MakeLeaf(root);
     max_depth_ = 0;
   } else {
-    out_->nodes_.reserve(n / 8 + 16);
+    out_->nodes_.reserve(n / 24 + 16);
     out_->root_ = BuildNode(root, 1);
   }
   out_->depth_ = max_depth_;
   out_->bounds_ = Aabb{{root.bounds.lo[0], root.bounds.lo[1], root.bounds.lo[2]},
                        {root.bounds.hi[0], root.bounds.hi[1], root.bounds.hi[2]}};
 
-  // The triangles in leaf order, their vertices renumbered by first use in that order.
-  out_->triangle_ids_.resize(n);
-  out_->triangle_vertices_.resize(3 * static_cast<size_t>(n));
-  std::vector<uint32_t> renumber(mesh_.vertices.size(), UINT32_MAX);
-  uint32_t next = 0;
-  std::vector<float>& verts = out_->vertices_;
-  verts.reserve(3 * std::min<size_t>(mesh_.vertices.size(), 3 * static_cast<size_t>(n)) + 1);
-  uint32_t degenerate = 0;
-  for (uint32_t slot = 0; slot < n; ++slot) {
-    const uint32_t t = prims_[slot].id;
-    out_->triangle_ids_[slot] = t;
-    for (int k = 0; k < 3; ++k) {
-      const uint32_t old = idx[3 * t + k];
-      if (renumber[old] == UINT32_MAX) {
-        renumber[old] = next++;
-        verts.push_back(v[old].x);
-        verts.push_back(v[old].y);
-        verts.push_back(v[old].z);
-      }
-      out_->triangle_vertices_[3 * static_cast<size_t>(slot) + k] = renumber[old];
-    }
-    if (IsDegenerate(v[idx[3 * t]], v[idx[3 * t + 1]], v[idx[3 * t + 2]])) {
-      out_->triangle_vertices_[3 * static_cast<size_t>(slot)] |= MeshShape::kDegenerateBit;
-      ++degenerate;
-    }
-  }
-  verts.push_back(0.0f);  // padding: a 4-float load at the last vertex stays inside
-  verts.shrink_to_fit();
-  out_->vertex_count_ = next;
-  out_->degenerate_count_ = degenerate;
+  // Padding: a 16-float load at a leaf's last coordinates stays inside.
+  out_->leaves_.resize(out_->leaves_.size() + 16, 0);
+  out_->leaves_.shrink_to_fit();
   out_->nodes_.shrink_to_fit();
 }
 
@@ -405,8 +453,7 @@ MeshShape MeshShape::Build(const TriangleMeshView& mesh, const MeshBuildOptions&
 
 size_t MeshShape::MemoryBytes() const {
   return sizeof(MeshShape) + nodes_.capacity() * sizeof(Node) +
-         triangle_vertices_.capacity() * sizeof(uint32_t) +
-         triangle_ids_.capacity() * sizeof(uint32_t) + vertices_.capacity() * sizeof(float);
+         leaves_.capacity() * sizeof(uint32_t);
 }
 
 }  // namespace collide

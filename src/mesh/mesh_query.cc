@@ -70,17 +70,18 @@ void KernelNearest(const MeshShape& m, const Vec3& p, float max_d2, F& f) {
   COLLIDE_MESH_CALL(NearestLeaves, m, p, max_d2, f);
 }
 
-// The hit of a ray at local distance `t` on the triangle at `slot` (seen from the front when
-// det > 0).
+// The hit of a ray at local distance `t` on triangle `lane` of leaf `leaf` (seen from the front
+// when det > 0).
 MeshHit RayHit(const MeshShape& m, const ScaledPose& pose, const Ray& ray, const LocalCast& c,
-               uint32_t slot, float t, float det) {
-  const Triangle tri = m.TriangleAt(slot);
+               uint32_t leaf, uint32_t lane, float t, float det) {
+  const MeshLeaf l = m.Leaf(leaf);
+  const Triangle tri = l.triangle(lane);
   const Vec3 n = TriangleUnitNormal(tri.a, tri.b, tri.c, -c.direction);
   MeshHit hit;
   hit.distance = std::fmin(t * pose.scale, ray.max_distance);
   hit.point = ToWorldPoint(pose, c.origin + t * c.direction);
   hit.normal = ToWorldVector(pose, det > 0.0f ? n : -n);
-  hit.triangle = m.TriangleId(slot);
+  hit.triangle = l.id(lane);
   hit.start_overlapping = t == 0.0f;
   hit.back_face = det < 0.0f;
   return hit;
@@ -115,7 +116,7 @@ bool Raycast(const MeshShape& mesh, const ScaledPose& pose, const Ray& ray, Mesh
   const LocalCast c = mesh_internal::ToLocalCast(pose, ray);
   RayClosestHit h;
   if (!KernelRayClosest(mesh, c.origin, c.direction, c.max_distance, &h)) return false;
-  *hit = RayHit(mesh, pose, ray, c, h.slot, h.t, h.det);
+  *hit = RayHit(mesh, pose, ray, c, h.leaf, h.lane, h.t, h.det);
   return true;
 }
 
@@ -123,14 +124,14 @@ bool RaycastAny(const MeshShape& mesh, const ScaledPose& pose, const Ray& ray, M
   const LocalCast c = mesh_internal::ToLocalCast(pose, ray);
   RayLeafHit h;
   if (!KernelRayAny(mesh, c.origin, c.direction, c.max_distance, &h)) return false;
-  *hit = RayHit(mesh, pose, ray, c, h.slot, h.t, h.det);
+  *hit = RayHit(mesh, pose, ray, c, h.leaf, h.lane, h.t, h.det);
   return true;
 }
 
 void RaycastAll(const MeshShape& mesh, const ScaledPose& pose, const Ray& ray, MeshHitSink sink) {
   const LocalCast c = mesh_internal::ToLocalCast(pose, ray);
   auto on_hit = [&](const RayLeafHit& h) -> float {
-    const float limit = sink(RayHit(mesh, pose, ray, c, h.slot, h.t, h.det));
+    const float limit = sink(RayHit(mesh, pose, ray, c, h.leaf, h.lane, h.t, h.det));
     return limit < 0.0f ? -1.0f : limit / pose.scale;
   };
   KernelRayAll(mesh, c.origin, c.direction, c.max_distance, on_hit);
@@ -138,15 +139,15 @@ void RaycastAll(const MeshShape& mesh, const ScaledPose& pose, const Ray& ray, M
 
 namespace {
 
-// The sphere casts' traversal: `consider(slot, best)` per candidate triangle, in order of the
-// leaves' entry distances; stops when consider returns false.
+// The sphere casts' traversal: `consider(triangle, id, t_max)` per candidate triangle, in order
+// of the leaves' entry distances; stops when consider returns false.
 template <typename Consider>
 void SweptTriangles(const MeshShape& mesh, const LocalCast& c, float radius, Consider&& consider,
                     CastBest* best) {
   const float reach = mesh_internal::SweptReach(mesh.local_bounds(), c, radius);
-  auto on_leaf = [&](uint32_t first, uint32_t count, float t_max) -> float {
-    for (uint32_t slot = first; slot < first + count; ++slot) {
-      if (!consider(slot, t_max)) return -1.0f;
+  auto on_leaf = [&](const MeshLeaf& leaf, float t_max) -> float {
+    for (uint32_t k = 0; k < leaf.count(); ++k) {
+      if (!consider(leaf.triangle(k), leaf.id(k), t_max)) return -1.0f;
       if (best->found) t_max = std::fmin(t_max, best->t);
     }
     return t_max;
@@ -165,9 +166,8 @@ bool SphereCast(const MeshShape& mesh, const ScaledPose& pose, const Ray& path, 
   CastBest best;
   SweptTriangles(
       mesh, c, r,
-      [&](uint32_t slot, float t_max) {
-        mesh_internal::CastTriangle(mesh.TriangleAt(slot), mesh.TriangleId(slot), c, r, t_max,
-                                    &best);
+      [&](const Triangle& tri, uint32_t id, float t_max) {
+        mesh_internal::CastTriangle(tri, id, c, r, t_max, &best);
         return true;
       },
       &best);
@@ -185,9 +185,8 @@ bool SphereCastAny(const MeshShape& mesh, const ScaledPose& pose, const Ray& pat
   CastBest best;
   SweptTriangles(
       mesh, c, r,
-      [&](uint32_t slot, float t_max) {
-        mesh_internal::CastTriangle(mesh.TriangleAt(slot), mesh.TriangleId(slot), c, r, t_max,
-                                    &best);
+      [&](const Triangle& tri, uint32_t id, float t_max) {
+        mesh_internal::CastTriangle(tri, id, c, r, t_max, &best);
         return !best.found;
       },
       &best);
@@ -206,10 +205,9 @@ void SphereCastAll(const MeshShape& mesh, const ScaledPose& pose, const Ray& pat
   CastBest unused;
   SweptTriangles(
       mesh, c, r,
-      [&](uint32_t slot, float t_max) {
+      [&](const Triangle& tri, uint32_t id, float t_max) {
         CastBest one;
-        mesh_internal::CastTriangle(mesh.TriangleAt(slot), mesh.TriangleId(slot), c, r,
-                                    std::fmin(t_max, limit), &one);
+        mesh_internal::CastTriangle(tri, id, c, r, std::fmin(t_max, limit), &one);
         if (!one.found) return true;
         const float world = sink(mesh_internal::CastHitOf(pose, path, one));
         if (world < 0.0f) return false;
@@ -222,13 +220,14 @@ void SphereCastAll(const MeshShape& mesh, const ScaledPose& pose, const Ray& pat
 namespace {
 
 // The triangles whose boxes overlap the local box of the shape, each tested exactly by
-// `test(slot)`; stops when it returns false.
+// `test(triangle, id)`; stops when it returns false.
 template <typename Test>
 void BoxTriangles(const MeshShape& mesh, const Aabb& local_box, Test&& test) {
-  auto on_leaf = [&](uint32_t first, uint32_t count) -> bool {
-    for (uint32_t slot = first; slot < first + count; ++slot) {
-      if (!mesh_internal::TriangleBoxOverlaps(mesh.TriangleAt(slot), local_box)) continue;
-      if (!test(slot)) return false;
+  auto on_leaf = [&](const MeshLeaf& leaf) -> bool {
+    for (uint32_t k = 0; k < leaf.count(); ++k) {
+      const Triangle tri = leaf.triangle(k);
+      if (!mesh_internal::TriangleBoxOverlaps(tri, local_box)) continue;
+      if (!test(tri, leaf.id(k))) return false;
     }
     return true;
   };
@@ -243,10 +242,11 @@ bool Overlap(const MeshShape& mesh, const ScaledPose& pose, const Shape& shape,
   Pose p;
   ToLocalShape(pose, shape, shape_pose, &s, &p);
   bool found = false;
-  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p), [&](uint32_t slot) {
-    found = OverlapTriangle(s, p, mesh.TriangleAt(slot));
-    return !found;
-  });
+  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
+               [&](const Triangle& tri, uint32_t) {
+                 found = OverlapTriangle(s, p, tri);
+                 return !found;
+               });
   return found;
 }
 
@@ -257,16 +257,17 @@ bool Penetrate(const MeshShape& mesh, const ScaledPose& pose, const Shape& shape
   ToLocalShape(pose, shape, shape_pose, &s, &p);
   bool found = false;
   MeshContact best;
-  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p), [&](uint32_t slot) {
-    Penetration pen;
-    if (!PenetrateTriangle(s, p, mesh.TriangleAt(slot), &pen)) return true;
-    const uint32_t id = mesh.TriangleId(slot);
-    if (!found || pen.depth > best.depth || (pen.depth == best.depth && id < best.triangle)) {
-      found = true;
-      best = MeshContact{id, pen.depth, pen.normal, pen.point};
-    }
-    return true;
-  });
+  BoxTriangles(
+      mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
+      [&](const Triangle& tri, uint32_t id) {
+        Penetration pen;
+        if (!PenetrateTriangle(s, p, tri, &pen)) return true;
+        if (!found || pen.depth > best.depth || (pen.depth == best.depth && id < best.triangle)) {
+          found = true;
+          best = MeshContact{id, pen.depth, pen.normal, pen.point};
+        }
+        return true;
+      });
   if (!found) return false;
   *contact = mesh_internal::ToWorldContact(pose, best);
   return true;
@@ -277,19 +278,19 @@ void OverlapAll(const MeshShape& mesh, const ScaledPose& pose, const Shape& shap
   Shape s;
   Pose p;
   ToLocalShape(pose, shape, shape_pose, &s, &p);
-  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p), [&](uint32_t slot) {
-    const Triangle tri = mesh.TriangleAt(slot);
-    MeshContact out{mesh.TriangleId(slot), 0.0f, Vec3{}, Vec3{}};
-    if (detail) {
-      Penetration pen;
-      if (!PenetrateTriangle(s, p, tri, &pen)) return true;
-      out = mesh_internal::ToWorldContact(
-          pose, MeshContact{out.triangle, pen.depth, pen.normal, pen.point});
-    } else if (!OverlapTriangle(s, p, tri)) {
-      return true;
-    }
-    return sink(out);
-  });
+  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
+               [&](const Triangle& tri, uint32_t id) {
+                 MeshContact out{id, 0.0f, Vec3{}, Vec3{}};
+                 if (detail) {
+                   Penetration pen;
+                   if (!PenetrateTriangle(s, p, tri, &pen)) return true;
+                   out = mesh_internal::ToWorldContact(
+                       pose, MeshContact{out.triangle, pen.depth, pen.normal, pen.point});
+                 } else if (!OverlapTriangle(s, p, tri)) {
+                   return true;
+                 }
+                 return sink(out);
+               });
 }
 
 bool ClosestPoint(const MeshShape& mesh, const ScaledPose& pose, const Vec3& point,
@@ -298,18 +299,20 @@ bool ClosestPoint(const MeshShape& mesh, const ScaledPose& pose, const Vec3& poi
   const float max_local = max_distance / pose.scale;
   float best_d2 = max_local * max_local;
   bool found = false;
-  uint32_t best_slot = 0, best_id = 0;
+  uint32_t best_id = 0;
+  Triangle best_tri;
   TrianglePoint best_point;
-  auto on_leaf = [&](uint32_t first, uint32_t count, float max_d2) -> float {
-    for (uint32_t slot = first; slot < first + count; ++slot) {
-      const TrianglePoint tp = NearestTrianglePoint(q, mesh.TriangleAt(slot));
+  auto on_leaf = [&](const MeshLeaf& leaf, float max_d2) -> float {
+    for (uint32_t k = 0; k < leaf.count(); ++k) {
+      const Triangle tri = leaf.triangle(k);
+      const TrianglePoint tp = NearestTrianglePoint(q, tri);
       const float d2 = DistanceSquared(tp.point, q);
-      const uint32_t id = mesh.TriangleId(slot);
+      const uint32_t id = leaf.id(k);
       if (d2 > best_d2) continue;
       if (!found || d2 < best_d2 || (d2 == best_d2 && id < best_id)) {
         found = true;
         best_d2 = d2;
-        best_slot = slot;
+        best_tri = tri;
         best_id = id;
         best_point = tp;
       }
@@ -319,7 +322,7 @@ bool ClosestPoint(const MeshShape& mesh, const ScaledPose& pose, const Vec3& poi
   };
   KernelNearest(mesh, q, mesh_internal::PaddedSquare(mesh.local_bounds(), q, max_local), on_leaf);
   if (!found) return false;
-  *nearest = mesh_internal::ToWorldPoint(pose, q, mesh.TriangleAt(best_slot), best_id, best_point);
+  *nearest = mesh_internal::ToWorldPoint(pose, q, best_tri, best_id, best_point);
   return true;
 }
 
@@ -329,11 +332,10 @@ void WithinRadiusAll(const MeshShape& mesh, const ScaledPose& pose, const Vec3& 
   const float r = radius / pose.scale;
   const float pad = mesh_internal::LocalPad(mesh.local_bounds(), q, r);
   const Aabb box = Expand(Aabb{q, q}, r + pad);
-  BoxTriangles(mesh, box, [&](uint32_t slot) {
-    const TrianglePoint tp = NearestTrianglePoint(q, mesh.TriangleAt(slot));
+  BoxTriangles(mesh, box, [&](const Triangle& tri, uint32_t id) {
+    const TrianglePoint tp = NearestTrianglePoint(q, tri);
     if (DistanceSquared(tp.point, q) > r * r) return true;
-    return sink(
-        mesh_internal::ToWorldPoint(pose, q, mesh.TriangleAt(slot), mesh.TriangleId(slot), tp));
+    return sink(mesh_internal::ToWorldPoint(pose, q, tri, id, tp));
   });
 }
 

@@ -2,11 +2,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "geom/aabb.h"
 #include "geom/triangle.h"
 #include "geom/vec3.h"
+#include "mesh/internal/large_page_allocator.h"
 #include "mesh/triangle_mesh.h"
 
 namespace collide {
@@ -22,6 +24,53 @@ struct MeshBuildOptions {
   int sah_block = 8;
 };
 
+/// One leaf of a MeshShape's tree, read in place: up to 8 triangles and the vertices they use
+/// (at most 16), stored together so that a leaf is one contiguous block.
+///
+/// The block, in 32-bit words: a header (bits 0-3 the triangle count, 8-12 the vertex count,
+/// 16-23 the zero-area triangles as a lane mask); the vertices' x, then y, then z coordinates
+/// (vertex_count floats each); the triangles' corners as local vertex numbers, 8 bytes of first
+/// corners, 8 of second, 8 of third (lanes beyond the count repeat lane 0); the triangles'
+/// original indices (count words). Blocks start on 16-byte boundaries.
+class MeshLeaf {
+ public:
+  explicit MeshLeaf(const uint32_t* block) : block_(block) {}
+
+  /// Triangles in the leaf (1 to 8).
+  uint32_t count() const { return block_[0] & 0xFu; }
+  /// Vertices stored (1 to 16).
+  uint32_t vertex_count() const { return (block_[0] >> 8) & 0x1Fu; }
+  /// Lanes of zero-area triangles (bit k: triangle k).
+  uint32_t degenerate_mask() const { return (block_[0] >> 16) & 0xFFu; }
+  /// The coordinates of the stored vertices along `axis` (vertex_count() floats).
+  const float* coordinates(int axis) const {
+    return reinterpret_cast<const float*>(block_ + 1) + axis * vertex_count();
+  }
+  /// The local vertex numbers of corner `corner` (0, 1, 2) of the 8 lanes.
+  const uint8_t* corners(int corner) const {
+    return reinterpret_cast<const uint8_t*>(block_ + 1 + 3 * vertex_count()) + 8 * corner;
+  }
+  /// The original index of triangle `k`.
+  uint32_t id(uint32_t k) const { return block_[1 + 3 * vertex_count() + 6 + k]; }
+  /// Triangle `k`'s corners.
+  Triangle triangle(uint32_t k) const {
+    return Triangle{Vertex(corners(0)[k]), Vertex(corners(1)[k]), Vertex(corners(2)[k])};
+  }
+  /// Stored vertex `v`.
+  Vec3 Vertex(uint32_t v) const {
+    return Vec3{coordinates(0)[v], coordinates(1)[v], coordinates(2)[v]};
+  }
+
+  /// The words a block of `count` triangles and `vertex_count` vertices takes, padded to 16
+  /// bytes.
+  static uint32_t Words(uint32_t count, uint32_t vertex_count) {
+    return (1 + 3 * vertex_count + 6 + count + 3) & ~3u;
+  }
+
+ private:
+  const uint32_t* block_;
+};
+
 /// A triangle mesh asset built for queries: its own bounding volume hierarchy in the mesh's
 /// local frame, immutable once built (instances place it with a ScaledPose; queries are in
 /// mesh_query.h). Built once from a validated TriangleMeshView.
@@ -29,13 +78,15 @@ struct MeshBuildOptions {
 /// The tree. 8-wide nodes (the child boxes as structure-of-arrays, one 8-lane test per node),
 /// built top down by binned SAH straight into 8-wide nodes: a node's range is split in two at
 /// the best of 32 bins per axis, then its largest child is split again, until it has 8 children
-/// or none is worth splitting; a range of at most `max_leaf_triangles` becomes a leaf when SAH
-/// says so (a range whose triangles' centres all coincide is halved by position). Leaves are
-/// ranges of the triangle arrays, which are stored in leaf order.
+/// or none is worth splitting; a range of at most `max_leaf_triangles` using at most 16
+/// vertices becomes a leaf when SAH says so (a range whose triangles' centres all coincide is
+/// halved by position).
 ///
-/// Storage per triangle: 3 uint32 vertex indices (12 bytes) and its original index (4 bytes);
-/// per vertex used, 12 bytes (renumbered in leaf order, so a leaf's vertices are near each
-/// other); per node, 224 bytes. Nothing else (no per-triangle normal or box).
+/// Storage. Per node, 224 bytes. Per leaf, one block (MeshLeaf): its vertices (12 bytes each,
+/// a vertex shared by the leaf's triangles stored once), 3 bytes of corners and 4 of original
+/// index per triangle lane. A leaf is read as one piece of memory, its vertices gathered in
+/// registers. Nothing else (no per-triangle normal or box): about 30 bytes per triangle on a
+/// mesh whose triangles share their vertices.
 class MeshShape {
  public:
   /// The children of a node, as 8 lanes; also the boxes' planes by axis and side, so a ray
@@ -48,19 +99,18 @@ class MeshShape {
     float max_y[kWidth];
     float min_z[kWidth];
     float max_z[kWidth];
-    /// Child references: kEmptyChild, a leaf (kLeafBit | (count - 1) << kLeafCountShift |
-    /// first triangle) or an inner node's index.
+    /// Child references: kEmptyChild, a leaf (kLeafBit | the block's position in 16-byte
+    /// units) or an inner node's index.
     uint32_t child[kWidth];
   };
   static_assert(sizeof(Node) == 224, "7 half lines per node");
 
   static constexpr uint32_t kLeafBit = 0x80000000u;
-  static constexpr int kLeafCountShift = 28;
-  static constexpr uint32_t kLeafFirstMask = (1u << kLeafCountShift) - 1;
   /// An unused slot: its box is empty (min +inf, max -inf), so no test enters it.
   static constexpr uint32_t kEmptyChild = 0xFFFFFFFFu;
-  /// The top bit of a triangle's first vertex index marks a triangle of zero area.
-  static constexpr uint32_t kDegenerateBit = 0x80000000u;
+  /// The most triangles and vertices in a leaf.
+  static constexpr uint32_t kMaxLeafTriangles = 8;
+  static constexpr uint32_t kMaxLeafVertices = 16;
   /// The deepest a tree gets, in nodes from the root: the builder halves ranges by position
   /// once they are this deep less log2(kMaxMeshTriangles), so traversal stacks of
   /// 7 * kMaxDepth + 1 entries never overflow.
@@ -73,58 +123,43 @@ class MeshShape {
   static MeshShape Build(const TriangleMeshView& mesh, const MeshBuildOptions& options = {});
 
   /// The number of triangles (their indices, as in the input, are 0 to triangle_count() - 1).
-  uint32_t triangle_count() const { return static_cast<uint32_t>(triangle_ids_.size()); }
-  /// The number of vertices used by some triangle.
-  uint32_t vertex_count() const { return vertex_count_; }
+  uint32_t triangle_count() const { return triangle_count_; }
   /// The number of triangles of zero area (never hit by rays).
   uint32_t degenerate_count() const { return degenerate_count_; }
-  /// The box of every vertex, local frame.
+  /// The number of leaves.
+  uint32_t leaf_count() const { return leaf_count_; }
+  /// The box of every vertex used, local frame.
   const Aabb& local_bounds() const { return bounds_; }
-  /// The depth of the tree in nodes (0 when empty).
+  /// The depth of the tree in nodes (0 when empty or a single leaf).
   int depth() const { return depth_; }
-  /// Bytes held: nodes, triangles, vertices (capacity, not size).
+  /// Bytes held: nodes and leaves (capacity, not size).
   size_t MemoryBytes() const;
 
   // The built form, for the query kernels and tests.
 
   /// The root reference (a node, a leaf, or kEmptyChild when empty).
   uint32_t root() const { return root_; }
-  const std::vector<Node>& nodes() const { return nodes_; }
+  std::span<const Node> nodes() const { return nodes_; }
   /// The node count.
   size_t node_count() const { return nodes_.size(); }
-  /// The triangle at leaf position `slot`.
-  Triangle TriangleAt(uint32_t slot) const {
-    const uint32_t* i = &triangle_vertices_[3 * slot];
-    return Triangle{Vertex(i[0] & ~kDegenerateBit), Vertex(i[1]), Vertex(i[2])};
+  /// The block of the leaf `ref` (a reference with kLeafBit).
+  const uint32_t* LeafBlock(uint32_t ref) const {
+    return leaves_.data() + 4 * static_cast<size_t>(ref & ~kLeafBit);
   }
-  /// The original index of the triangle at leaf position `slot`.
-  uint32_t TriangleId(uint32_t slot) const { return triangle_ids_[slot]; }
-  /// True when the triangle at `slot` has zero area.
-  bool IsDegenerateAt(uint32_t slot) const {
-    return (triangle_vertices_[3 * slot] & kDegenerateBit) != 0;
-  }
-  /// Vertex `i` (renumbered).
-  Vec3 Vertex(uint32_t i) const {
-    return Vec3{vertices_[3 * i], vertices_[3 * i + 1], vertices_[3 * i + 2]};
-  }
-  /// The vertex coordinates, x y z per vertex, followed by one padding float (so a 4-float load
-  /// at the last vertex stays inside).
-  const float* vertex_data() const { return vertices_.data(); }
-  /// The vertex indices, three per triangle in leaf order (top bit of the first: kDegenerateBit).
-  const uint32_t* triangle_vertex_data() const { return triangle_vertices_.data(); }
-  /// The original indices, one per triangle in leaf order.
-  const uint32_t* triangle_id_data() const { return triangle_ids_.data(); }
+  /// The leaf `ref`.
+  MeshLeaf Leaf(uint32_t ref) const { return MeshLeaf(LeafBlock(ref)); }
 
  private:
   friend class MeshBuilder;
 
-  std::vector<Node> nodes_;
-  std::vector<uint32_t> triangle_vertices_;
-  std::vector<uint32_t> triangle_ids_;
-  std::vector<float> vertices_;
+  std::vector<Node, mesh_internal::LargePageAllocator<Node>> nodes_;
+  // The leaf blocks, then 16 words of padding (a 16-float load from a leaf's last coordinates
+  // stays inside).
+  std::vector<uint32_t, mesh_internal::LargePageAllocator<uint32_t>> leaves_;
   uint32_t root_ = kEmptyChild;
-  uint32_t vertex_count_ = 0;
+  uint32_t triangle_count_ = 0;
   uint32_t degenerate_count_ = 0;
+  uint32_t leaf_count_ = 0;
   int depth_ = 0;
   Aabb bounds_{};
 };

@@ -40,21 +40,28 @@ inline bool IsValidInstanceScale(float scale) {
   return std::isfinite(scale) && scale >= kMinInstanceScale && scale <= kMaxInstanceScale;
 }
 
+/// True when the pose does not rotate (the identity quaternion exactly): level geometry usually
+/// stands unrotated, and the mappings below then skip the rotation (which would give the same
+/// floats: a rotation by the identity quaternion is exact).
+inline bool IsUnrotated(const ScaledPose& sp) { return sp.pose.rotation == Quat::Identity(); }
+
 /// The world point `p` in the asset's local frame.
 inline Vec3 ToLocalPoint(const ScaledPose& sp, const Vec3& p) {
-  return InverseTransformPoint(sp.pose, p) * (1.0f / sp.scale);
+  const Vec3 d = p - sp.pose.position;
+  return (IsUnrotated(sp) ? d : InverseRotate(sp.pose.rotation, d)) * (1.0f / sp.scale);
 }
 /// The world direction `v` in the asset's local frame (a rotation only: unit stays unit).
 inline Vec3 ToLocalVector(const ScaledPose& sp, const Vec3& v) {
-  return InverseTransformVector(sp.pose, v);
+  return IsUnrotated(sp) ? v : InverseRotate(sp.pose.rotation, v);
 }
 /// The local point `p` in world coordinates.
 inline Vec3 ToWorldPoint(const ScaledPose& sp, const Vec3& p) {
-  return TransformPoint(sp.pose, p * sp.scale);
+  const Vec3 q = p * sp.scale;
+  return (IsUnrotated(sp) ? q : Rotate(sp.pose.rotation, q)) + sp.pose.position;
 }
 /// The local direction `v` in world coordinates.
 inline Vec3 ToWorldVector(const ScaledPose& sp, const Vec3& v) {
-  return TransformVector(sp.pose, v);
+  return IsUnrotated(sp) ? v : Rotate(sp.pose.rotation, v);
 }
 
 /// The shape at `pose` (world) as the asset's local frame sees it: its pose relative to the

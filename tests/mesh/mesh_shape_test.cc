@@ -17,19 +17,33 @@ namespace {
 
 using mesh_test::TestMesh;
 
-// Walks the tree checking containment; returns the triangles' slots seen.
-void Walk(const MeshShape& m, uint32_t ref, const Aabb& box, int depth, std::vector<int>* seen,
-          int* max_depth) {
+// Walks the tree checking containment; counts every original index seen in a leaf and checks
+// each leaf's triangles against the input's.
+void Walk(const TestMesh& tm, const MeshShape& m, uint32_t ref, const Aabb& box, int depth,
+          std::vector<int>* seen, int* max_depth, uint32_t* degenerate) {
   if ((ref & MeshShape::kLeafBit) != 0) {
-    const uint32_t first = ref & MeshShape::kLeafFirstMask;
-    const uint32_t count = ((ref >> MeshShape::kLeafCountShift) & 7u) + 1u;
-    for (uint32_t s = first; s < first + count; ++s) {
-      ASSERT_LT(s, seen->size());
-      ++(*seen)[s];
-      const Triangle t = m.TriangleAt(s);
-      for (const Vec3& v : {t.a, t.b, t.c}) {
-        EXPECT_TRUE(Contains(box, v)) << "slot " << s;
-      }
+    const MeshLeaf leaf = m.Leaf(ref);
+    EXPECT_GE(leaf.count(), 1u);
+    EXPECT_LE(leaf.count(), MeshShape::kMaxLeafTriangles);
+    EXPECT_LE(leaf.vertex_count(), MeshShape::kMaxLeafVertices);
+    for (uint32_t k = 0; k < leaf.count(); ++k) {
+      const uint32_t id = leaf.id(k);
+      ASSERT_LT(id, seen->size());
+      ++(*seen)[id];
+      // The corners are the original ones in the original order.
+      const Triangle got = leaf.triangle(k);
+      const Triangle want = tm.triangle(id);
+      EXPECT_EQ(got.a, want.a) << tm.name << " triangle " << id;
+      EXPECT_EQ(got.b, want.b);
+      EXPECT_EQ(got.c, want.c);
+      const bool flagged = ((leaf.degenerate_mask() >> k) & 1u) != 0;
+      EXPECT_EQ(flagged, IsDegenerate(want.a, want.b, want.c));
+      *degenerate += flagged;
+      for (const Vec3& v : {got.a, got.b, got.c}) EXPECT_TRUE(Contains(box, v)) << id;
+    }
+    for (uint32_t k = leaf.count(); k < 8; ++k) {
+      // Unused lanes repeat lane 0.
+      for (int c = 0; c < 3; ++c) EXPECT_EQ(leaf.corners(c)[k], leaf.corners(c)[0]);
     }
     return;
   }
@@ -39,7 +53,7 @@ void Walk(const MeshShape& m, uint32_t ref, const Aabb& box, int depth, std::vec
     if (n.child[k] == MeshShape::kEmptyChild) continue;
     const Aabb child{{n.min_x[k], n.min_y[k], n.min_z[k]}, {n.max_x[k], n.max_y[k], n.max_z[k]}};
     EXPECT_TRUE(Contains(box, child));
-    Walk(m, n.child[k], child, depth + 1, seen, max_depth);
+    Walk(tm, m, n.child[k], child, depth + 1, seen, max_depth, degenerate);
   }
 }
 
@@ -47,29 +61,13 @@ void CheckBuilt(const TestMesh& tm, const MeshShape& m) {
   ASSERT_EQ(m.triangle_count(), tm.triangle_count()) << tm.name;
   std::vector<int> seen(m.triangle_count(), 0);
   int max_depth = 0;
+  uint32_t degenerate = 0;
   if (m.root() != MeshShape::kEmptyChild) {
-    const Aabb all = m.local_bounds();
-    Walk(m, m.root(), all, 1, &seen, &max_depth);
+    Walk(tm, m, m.root(), m.local_bounds(), 1, &seen, &max_depth, &degenerate);
   }
   EXPECT_EQ(max_depth, m.depth()) << tm.name;
   EXPECT_LE(m.depth(), MeshShape::kMaxDepth);
-  std::vector<int> ids(m.triangle_count(), 0);
-  uint32_t degenerate = 0;
-  for (uint32_t s = 0; s < m.triangle_count(); ++s) {
-    EXPECT_EQ(seen[s], 1) << tm.name << " slot " << s;
-    const uint32_t id = m.TriangleId(s);
-    ASSERT_LT(id, ids.size());
-    ++ids[id];
-    // The corners, renumbered, are the original ones in the original order.
-    const Triangle got = m.TriangleAt(s);
-    const Triangle want = tm.triangle(id);
-    EXPECT_EQ(got.a, want.a);
-    EXPECT_EQ(got.b, want.b);
-    EXPECT_EQ(got.c, want.c);
-    EXPECT_EQ(m.IsDegenerateAt(s), IsDegenerate(want.a, want.b, want.c));
-    degenerate += m.IsDegenerateAt(s);
-  }
-  for (uint32_t i = 0; i < ids.size(); ++i) EXPECT_EQ(ids[i], 1) << tm.name << " id " << i;
+  for (uint32_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], 1) << tm.name << " id " << i;
   EXPECT_EQ(degenerate, m.degenerate_count());
 }
 
@@ -94,25 +92,35 @@ TEST(MeshShapeBuild, OneTriangleIsALeafRoot) {
   CheckBuilt(tm, m);
 }
 
+TEST(MeshShapeBuild, LeavesOfTrianglesSharingNoVertexHoldAtMost16Vertices) {
+  // Eight separate triangles in one small spot: a leaf of 8 would need 24 vertices.
+  TestMesh tm;
+  for (int i = 0; i < 8; ++i) {
+    const float z = 1e-3f * static_cast<float>(i);
+    tm.AddTriangle({0, 0, z}, {1, 0, z}, {0, 1, z});
+  }
+  const MeshShape m = MeshShape::Build(tm.view());
+  CheckBuilt(tm, m);
+  EXPECT_GE(m.leaf_count(), 2u);
+}
+
 TEST(MeshShapeBuild, ThousandsOfIdenticalTrianglesStayWithinTheDepthBound) {
   TestMesh tm;
   tm.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
   for (int i = 0; i < 20000; ++i) tm.indices.insert(tm.indices.end(), {0, 1, 2});
   const MeshShape m = MeshShape::Build(tm.view());
   CheckBuilt(tm, m);
-  EXPECT_EQ(m.vertex_count(), 3u);
   // Halving a range of identical triangles: log8(20000 / 4) + 1.
   EXPECT_LE(m.depth(), 8);
 }
 
-TEST(MeshShapeBuild, DegenerateTrianglesAreFlaggedAndUnusedVerticesDropped) {
+TEST(MeshShapeBuild, DegenerateTrianglesAreFlagged) {
   TestMesh tm;
   tm.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, {9, 9, 9}, {2, 0, 0}};
   tm.indices = {0, 1, 2, 0, 1, 4, 2, 2, 2};
   const MeshShape m = MeshShape::Build(tm.view());
   CheckBuilt(tm, m);
   EXPECT_EQ(m.degenerate_count(), 2u);
-  EXPECT_EQ(m.vertex_count(), 4u);
 }
 
 TEST(MeshShapeBuild, ACityOfBoxesTakesAtMost40BytesPerTriangle) {
@@ -121,8 +129,8 @@ TEST(MeshShapeBuild, ACityOfBoxesTakesAtMost40BytesPerTriangle) {
   const MeshShape m = MeshShape::Build(tm.view());
   CheckBuilt(tm, m);
   const double per = static_cast<double>(m.MemoryBytes()) / m.triangle_count();
-  std::printf("city of %u triangles: %.1f bytes per triangle, %zu nodes, depth %d\n",
-              m.triangle_count(), per, m.node_count(), m.depth());
+  std::printf("city of %u triangles: %.1f bytes per triangle, %zu nodes, %u leaves, depth %d\n",
+              m.triangle_count(), per, m.node_count(), m.leaf_count(), m.depth());
   EXPECT_LE(per, 40.0);
 }
 

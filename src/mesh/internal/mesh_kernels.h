@@ -34,17 +34,19 @@
 
 namespace collide::mesh_internal {
 
-/// A ray hit of a leaf's triangle: its leaf position, distance and side.
+/// A ray hit of a leaf's triangle: its leaf and lane, distance and side.
 struct RayLeafHit {
-  uint32_t slot = 0;
+  uint32_t leaf = 0;
+  uint32_t lane = 0;
   float t = 0.0f;
   /// U + V + W of the watertight test: > 0 front, < 0 back.
   float det = 0.0f;
 };
 
-/// The closest hit of a ray: slot, distance, side and original index (ties: the lowest index).
+/// The closest hit of a ray: leaf, lane, original index (ties: the lowest), distance, side.
 struct RayClosestHit {
-  uint32_t slot = 0;
+  uint32_t leaf = 0;
+  uint32_t lane = 0;
   uint32_t id = 0;
   float t = 0.0f;
   float det = 0.0f;
