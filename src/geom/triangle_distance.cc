@@ -55,9 +55,9 @@ bool PointInTriangle(const Vec3& q, const Triangle& t, const Vec3& n) {
 
 namespace {
 
-// NearestTrianglePoint with the triangle's first vertex at the origin (a = 0).
-TrianglePoint NearestRelative(const Vec3& p, const Triangle& t) {
-  const Vec3 n = TriangleUnitNormal(t.a, t.b, t.c, Vec3{});
+// NearestTrianglePoint with the triangle's first vertex at the origin (a = 0) and its unit
+// normal `n` (zero: no area).
+TrianglePoint NearestRelative(const Vec3& p, const Triangle& t, const Vec3& n) {
   if (n == Vec3{}) return ClosestOnBoundary(p, t);  // zero area: a segment or a point
   // The projection onto the plane: p - ((p - a).n) n.
   const Vec3 q = p - Dot(p - t.a, n) * n;
@@ -71,8 +71,18 @@ Triangle Relative(const Triangle& t) { return Triangle{Vec3{}, t.b - t.a, t.c - 
 
 }  // namespace
 
+TrianglePoint NearestRelative(const Vec3& p, const Triangle& t) {
+  return NearestRelative(p, t, TriangleUnitNormal(t.a, t.b, t.c, Vec3{}));
+}
+
 TrianglePoint NearestTrianglePoint(const Vec3& p, const Triangle& t) {
   TrianglePoint q = NearestRelative(p - t.a, Relative(t));
+  q.point += t.a;
+  return q;
+}
+
+TrianglePoint NearestTrianglePoint(const Vec3& p, const Triangle& t, const Vec3& unit_normal) {
+  TrianglePoint q = NearestRelative(p - t.a, Relative(t), unit_normal);
   q.point += t.a;
   return q;
 }
@@ -82,6 +92,16 @@ namespace {
 // ClosestSegmentTriangle for a triangle whose first vertex is the origin.
 SegmentTrianglePoints ClosestSegmentRelative(const Vec3& p0, const Vec3& p1, const Triangle& t) {
   SegmentTrianglePoints out;
+  if (p0 == p1) {
+    // A point (a sphere's core): its nearest point of the triangle.
+    const TrianglePoint q = NearestRelative(p0, t);
+    out.on_segment = p0;
+    out.on_triangle = q.point;
+    out.distance_squared = DistanceSquared(p0, q.point);
+    out.intersects = out.distance_squared == 0.0f;
+    out.feature = q.feature;
+    return out;
+  }
   const Vec3 n = TriangleUnitNormal(t.a, t.b, t.c, Vec3{});
   if (n != Vec3{}) {
     // Does the segment cross the plane inside the triangle? solve: (p0 + s (p1 - p0) - a).n = 0.

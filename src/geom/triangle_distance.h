@@ -36,6 +36,10 @@ struct TrianglePoint {
 /// continuous in `p`.
 TrianglePoint NearestTrianglePoint(const Vec3& p, const Triangle& t);
 
+/// NearestTrianglePoint for a caller that has the triangle's unit normal already
+/// (TriangleUnitNormal with a zero fallback: zero for a triangle of zero area).
+TrianglePoint NearestTrianglePoint(const Vec3& p, const Triangle& t, const Vec3& unit_normal);
+
 /// The point of NearestTrianglePoint alone.
 inline Vec3 ClosestPointOnTriangle(const Vec3& p, const Triangle& t) {
   return NearestTrianglePoint(p, t).point;

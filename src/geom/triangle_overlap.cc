@@ -60,7 +60,25 @@ Round MakeRound(const Shape& shape, const Pose& pose) {
   return {pose.position, pose.position, shape.sphere.radius};
 }
 
+// A sphere's centre `c`, relative to the triangle's first vertex, against the triangle (also
+// relative: a = 0) whose unit normal is `n` (zero without area): true when the plane of the
+// triangle is out of the ball's reach. The margin (1e-5 of r^2) keeps every case the exact
+// nearest point would accept, rounding included, so that this only saves work.
+bool PlaneOutOfReach(const Vec3& c, float r, const Triangle& t, const Vec3& n) {
+  if (n == Vec3{}) return false;
+  const float s = Dot(c - t.a, n);
+  return s * s > r * r * (1.0f + 1e-5f);
+}
+
 bool OverlapRound(const Round& r, const Triangle& t) {
+  if (r.p0 == r.p1) {
+    // A sphere: the plane first, then the nearest point (one normal for both).
+    const Triangle rel{Vec3{}, t.b - t.a, t.c - t.a};
+    const Vec3 c = r.p0 - t.a;
+    const Vec3 n = TriangleUnitNormal(rel.a, rel.b, rel.c, Vec3{});
+    if (PlaneOutOfReach(c, r.radius, rel, n)) return false;
+    return DistanceSquared(NearestTrianglePoint(c, rel, n).point, c) <= r.radius * r.radius;
+  }
   const SegmentTrianglePoints cp = ClosestSegmentTriangle(r.p0, r.p1, t);
   return cp.distance_squared <= r.radius * r.radius;
 }
@@ -100,6 +118,10 @@ Vec3 SeparationDirection(const SegmentTrianglePoints& cp, const Round& r, const 
 // PenetrateRound with everything relative to the triangle's first vertex (small values, so the
 // direction between two close points keeps its precision far from the origin).
 bool PenetrateRoundRelative(const Round& r, const Triangle& t, Penetration* out) {
+  if (r.p0 == r.p1 &&
+      PlaneOutOfReach(r.p0, r.radius, t, TriangleUnitNormal(t.a, t.b, t.c, Vec3{}))) {
+    return false;
+  }
   const SegmentTrianglePoints cp = ClosestSegmentTriangle(r.p0, r.p1, t);
   if (cp.distance_squared > r.radius * r.radius) return false;
   if (!cp.intersects) {

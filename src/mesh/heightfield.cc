@@ -163,7 +163,12 @@ HeightfieldShape HeightfieldShape::Build(const HeightfieldDesc& desc) {
   int level = 0;
   while (level == 0 || below_rows > 1 || below_columns > 1) {
     const uint32_t r = (below_rows + 1) / 2, c = (below_columns + 1) / 2;
-    std::vector<uint32_t> nodes(static_cast<size_t>(r) * c);
+    const uint32_t block_columns = (c + 1) / 2;
+    hf.level_rows_.push_back(r);
+    hf.level_columns_.push_back(c);
+    hf.level_block_columns_.push_back(block_columns);
+    // Whole 2 x 2 blocks; the padding nodes are empty (min 0xFFFF > max 0).
+    std::vector<uint32_t> nodes(static_cast<size_t>((r + 1) / 2) * block_columns * 4, 0xFFFFu);
     for (uint32_t i = 0; i < r; ++i) {
       for (uint32_t j = 0; j < c; ++j) {
         uint32_t mn = 0xFFFFu, mx = 0;
@@ -182,12 +187,11 @@ HeightfieldShape HeightfieldShape::Build(const HeightfieldDesc& desc) {
             mx = std::max(mx, b);
           }
         }
-        nodes[static_cast<size_t>(i) * c + j] = mn | (mx << 16);
+        nodes[(static_cast<size_t>(i >> 1) * block_columns + (j >> 1)) * 4 + (i & 1) * 2 +
+              (j & 1)] = mn | (mx << 16);
       }
     }
     hf.pyramid_.push_back(std::move(nodes));
-    hf.level_rows_.push_back(r);
-    hf.level_columns_.push_back(c);
     below_rows = r;
     below_columns = c;
     ++level;
@@ -202,9 +206,11 @@ HeightfieldShape HeightfieldShape::Build(const HeightfieldDesc& desc) {
 }
 
 size_t HeightfieldShape::MemoryBytes() const {
-  size_t bytes = sizeof(HeightfieldShape) + samples_.capacity() * sizeof(uint16_t) +
-                 holes_.capacity() * sizeof(uint64_t) +
-                 (level_rows_.capacity() + level_columns_.capacity()) * sizeof(uint32_t);
+  size_t bytes =
+      sizeof(HeightfieldShape) + samples_.capacity() * sizeof(uint16_t) +
+      holes_.capacity() * sizeof(uint64_t) +
+      (level_rows_.capacity() + level_columns_.capacity() + level_block_columns_.capacity()) *
+          sizeof(uint32_t);
   for (const auto& l : pyramid_) bytes += sizeof(l) + l.capacity() * sizeof(uint32_t);
   return bytes;
 }

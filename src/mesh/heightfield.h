@@ -32,9 +32,10 @@ namespace collide {
 // the input is at most half a level, (max - min) / 131070 plus float rounding
 // (max_quantization_error()): 0.8 mm for a 100 m range. Over the cells, a min/max pyramid of
 // the quantised heights (4 bytes per node, level 1 holding a node per 2 x 2 cells, each level
-// half the last, up to one node): a ray descends it nearest node first and tests only the cells
-// whose height range its path meets. Holes: one bit per cell (none stored without holes). In
-// all, about 3.4 bytes per sample.
+// half the last, up to one node; each level stored in 2 x 2 blocks, a node's children
+// together): a ray descends it nearest node first, testing a node's four children at once, and
+// tests the 8 triangles of a level-1 node together. Holes: one bit per cell (none stored
+// without holes). In all, about 3.4 bytes per sample.
 
 /// The most samples along either side of a heightfield (so that the triangle indices fit in 32
 /// bits).
@@ -176,10 +177,23 @@ class HeightfieldShape {
   /// Node (i, j) of level `l`: quantised (min, max) of the cells under it that are not holes;
   /// min > max when every one is a hole.
   void NodeRange(int l, uint32_t i, uint32_t j, uint32_t* qmin, uint32_t* qmax) const {
-    const uint32_t v = pyramid_[l - 1][static_cast<size_t>(i) * level_columns_[l - 1] + j];
+    const uint32_t v = pyramid_[l - 1][NodeIndex(l, i, j)];
     *qmin = v & 0xFFFFu;
     *qmax = v >> 16;
   }
+  /// The four children of node (i, j) of level `l` >= 2, nodes (2 i + di, 2 j + dj) of level
+  /// l - 1 at [2 di + dj], as (min | max << 16) (children beyond the grid are empty: min > max).
+  /// A level's nodes are stored in 2 x 2 blocks, a parent's children together.
+  const uint32_t* Children(int l, uint32_t i, uint32_t j) const {
+    return &pyramid_[l - 2][(static_cast<size_t>(i) * level_block_columns_[l - 2] + j) * 4];
+  }
+  /// The quantised heights, row-major.
+  const uint16_t* sample_data() const { return samples_.data(); }
+  /// The height of level 0 and the step between levels (Dequantize: min + q * step).
+  float min_height() const { return min_height_; }
+  float step() const { return step_; }
+  /// True when the heightfield has holes.
+  bool has_holes() const { return !holes_.empty(); }
   /// Cell (i, j)'s quantised range (min > max for a hole).
   void CellRange(uint32_t i, uint32_t j, uint32_t* qmin, uint32_t* qmax) const;
 
@@ -195,8 +209,15 @@ class HeightfieldShape {
   std::vector<uint16_t> samples_;
   std::vector<uint64_t> holes_;
   std::vector<std::vector<uint32_t>> pyramid_;
+  // The position of node (i, j) in level l's storage (2 x 2 blocks).
+  size_t NodeIndex(int l, uint32_t i, uint32_t j) const {
+    return (static_cast<size_t>(i >> 1) * level_block_columns_[l - 1] + (j >> 1)) * 4 +
+           (i & 1) * 2 + (j & 1);
+  }
+
   std::vector<uint32_t> level_rows_;
   std::vector<uint32_t> level_columns_;
+  std::vector<uint32_t> level_block_columns_;
 };
 
 }  // namespace collide

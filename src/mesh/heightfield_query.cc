@@ -9,6 +9,7 @@
 #include "geom/triangle.h"
 #include "geom/triangle_distance.h"
 #include "geom/triangle_overlap.h"
+#include "mesh/internal/mesh_kernels.h"
 #include "mesh/internal/triangle_queries.h"
 
 namespace collide {
@@ -201,21 +202,19 @@ MeshHit RayHitOf(const HeightfieldShape& hf, const ScaledPose& pose, const Ray& 
   return hit;
 }
 
-// The ray against the cells nearest first; `on_hit(t, det, id, limit)` returns the new limit
-// (negative: stop).
+// The ray's hits on the heightfield's triangles, nearest node first (the kernel of the active
+// instruction set): `on_hit(t, det, id, limit)` returns the new limit (negative: stop).
 template <typename OnHit>
 void RayCells(const HeightfieldShape& hf, const LocalCast& c, OnHit&& on_hit) {
-  const WatertightRay w = MakeWatertightRay(c.origin, c.direction);
-  Walker(hf).Ordered(c.max_distance, RayKey(c, 0.0f), [&](uint32_t i, uint32_t j, float limit) {
-    for (uint32_t k = 0; k < 2; ++k) {
-      const Triangle tri = hf.CellTriangle(i, j, k);
-      float t, det;
-      if (!RayTriangle(w, tri.a, tri.b, tri.c, limit, &t, &det)) continue;
-      limit = on_hit(t, det, hf.TriangleIndex(i, j, k), limit);
-      if (limit < 0.0f) return -1.0f;
-    }
+  float limit = c.max_distance;
+  auto hit = [&](uint32_t id, float t, float det) -> float {
+    limit = on_hit(t, det, id, limit);
     return limit;
-  });
+  };
+  auto walk = [&]() {
+    COLLIDE_MESH_CALL(HeightfieldRay, hf, c.origin, c.direction, c.max_distance, hit);
+  };
+  walk();
 }
 
 }  // namespace

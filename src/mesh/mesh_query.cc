@@ -5,7 +5,6 @@
 #include <cmath>
 #include <limits>
 
-#include "bvh/simd_level.h"
 #include "geom/bounds.h"
 #include "geom/triangle.h"
 #include "geom/triangle_cast.h"
@@ -21,24 +20,6 @@ using mesh_internal::CastBest;
 using mesh_internal::LocalCast;
 using mesh_internal::RayClosestHit;
 using mesh_internal::RayLeafHit;
-
-// Calls the kernel `name` of the active instruction set.
-#if COLLIDE_MESH_DISPATCH
-#define COLLIDE_MESH_CALL(name, ...)           \
-  do {                                         \
-    switch (ActiveSimdLevel()) {               \
-      case SimdLevel::kAvx512:                 \
-        return mesh_avx512::name(__VA_ARGS__); \
-      case SimdLevel::kAvx2:                   \
-        return mesh_avx2::name(__VA_ARGS__);   \
-      case SimdLevel::kSse:                    \
-        break;                                 \
-    }                                          \
-    return mesh_sse::name(__VA_ARGS__);        \
-  } while (false)
-#else
-#define COLLIDE_MESH_CALL(name, ...) return mesh_sse::name(__VA_ARGS__)
-#endif
 
 bool KernelRayClosest(const MeshShape& m, const Vec3& o, const Vec3& d, float t_max,
                       RayClosestHit* out) {

@@ -1,11 +1,11 @@
 #pragma once
 
-// The traversal kernels of MeshShape (src/mesh/internal/mesh_kernels.inc), once per instruction
-// set of bvh/simd_level.h, each level in a namespace of its own: collide::mesh_sse,
-// collide::mesh_avx2, collide::mesh_avx512. Included only by src/mesh/mesh_query.cc, which is
-// built with -ffp-contract=off (no fused multiply-add anywhere: the watertight test needs the
-// products of its edge functions rounded on their own, and every level must compute the same
-// floats).
+// The traversal kernels of MeshShape and HeightfieldShape (src/mesh/internal/mesh_kernels.inc),
+// once per instruction set of bvh/simd_level.h, each level in a namespace of its own:
+// collide::mesh_sse, collide::mesh_avx2, collide::mesh_avx512. Included only by
+// src/mesh/mesh_query.cc and heightfield_query.cc, which are built with -ffp-contract=off (no fused
+// multiply-add anywhere: the watertight test needs the products of its edge functions rounded on
+// their own, and every level must compute the same floats).
 //
 // The levels stay apart as the tree layer's do (bvh/internal/wide_kernels.h, and
 // docs/ARCHITECTURE.md, "Instruction sets"): every function of the .inc carries its level's
@@ -27,9 +27,11 @@
 #define COLLIDE_MESH_DISPATCH 0
 #endif
 
+#include "bvh/simd_level.h"
 #include "geom/aabb.h"
 #include "geom/triangle.h"
 #include "geom/vec3.h"
+#include "mesh/heightfield.h"
 #include "mesh/mesh_shape.h"
 
 namespace collide::mesh_internal {
@@ -60,6 +62,16 @@ struct StackEntry {
 
 /// Enough entries for any tree: each node visited pushes at most kWidth - 1.
 inline constexpr int kStackSize = (MeshShape::kWidth - 1) * MeshShape::kMaxDepth + 1;
+
+/// A heightfield walk's stack entry: a pyramid node and its entry distance.
+struct HfEntry {
+  uint32_t i;
+  uint32_t j;
+  int level;
+  float t;
+};
+/// Enough for any heightfield: each node pushes at most 3, over at most 16 levels.
+inline constexpr int kHfStackSize = 3 * 17 + 1;
 
 /// The slab test's allowance for rounding: an entry distance and an exit distance each err by at
 /// most gamma(3) = 3 eps / (1 - 3 eps) relative (a subtraction, a product, the reciprocal of the
@@ -109,3 +121,21 @@ namespace mesh_avx512 {
 #endif
 
 }  // namespace collide
+
+/// `return` the kernel `name` of the active instruction set called with the arguments.
+#if COLLIDE_MESH_DISPATCH
+#define COLLIDE_MESH_CALL(name, ...)                      \
+  do {                                                    \
+    switch (::collide::ActiveSimdLevel()) {               \
+      case ::collide::SimdLevel::kAvx512:                 \
+        return ::collide::mesh_avx512::name(__VA_ARGS__); \
+      case ::collide::SimdLevel::kAvx2:                   \
+        return ::collide::mesh_avx2::name(__VA_ARGS__);   \
+      case ::collide::SimdLevel::kSse:                    \
+        break;                                            \
+    }                                                     \
+    return ::collide::mesh_sse::name(__VA_ARGS__);        \
+  } while (false)
+#else
+#define COLLIDE_MESH_CALL(name, ...) return ::collide::mesh_sse::name(__VA_ARGS__)
+#endif
