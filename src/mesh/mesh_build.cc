@@ -101,6 +101,27 @@ struct Range {
   uint32_t count() const { return end - begin; }
 };
 
+// The grid of one axis of a node whose children span [lo, hi]: a power-of-two step and an
+// origin, a multiple of it, with lo and hi within 255 steps of the origin and every grid plane
+// an exact float (|origin| / step + 255 < 2^24: integers times a power of two).
+void Quantize(float lo, float hi, float* origin, float* scale) {
+  int e;
+  // The least step with (hi - lo) / step <= 254 (one step of slack for the rounding down of
+  // the origin).
+  std::frexp((static_cast<double>(hi) - lo) / 254.0, &e);
+  // (A flat axis gets a step of 2^-60, not a denormal: its planes stay ordinary floats.)
+  double step = std::ldexp(1.0, std::max(e, -60));
+  while (true) {
+    const double o = std::floor(lo / step) * step;
+    if (std::fabs(o) / step + 256.0 < 16777216.0 && (static_cast<double>(hi) - o) / step <= 255.0) {
+      *origin = static_cast<float>(o);
+      *scale = static_cast<float>(step);
+      return;
+    }
+    step *= 2.0;
+  }
+}
+
 }  // namespace
 
 class MeshBuilder {
@@ -377,22 +398,31 @@ uint32_t MeshBuilder::BuildNode(const Range& r, int node_depth) {
     refs[k] = IsLeaf(children[k]) ? MakeLeaf(children[k]) : BuildNode(children[k], node_depth + 1);
   }
   MeshShape::Node& node = out_->nodes_[index];
-  for (int k = 0; k < MeshShape::kWidth; ++k) {
-    if (k < count) {
-      const Box4& b = children[k].bounds;
-      node.min_x[k] = b.lo[0];
-      node.min_y[k] = b.lo[1];
-      node.min_z[k] = b.lo[2];
-      node.max_x[k] = b.hi[0];
-      node.max_y[k] = b.hi[1];
-      node.max_z[k] = b.hi[2];
-      node.child[k] = refs[k];
-    } else {
-      node.min_x[k] = node.min_y[k] = node.min_z[k] = kInf;
-      node.max_x[k] = node.max_y[k] = node.max_z[k] = -kInf;
-      node.child[k] = MeshShape::kEmptyChild;
+  Box4 all;
+  for (int k = 0; k < count; ++k) GrowBox(&all, children[k].bounds);
+  for (int a = 0; a < 3; ++a) {
+    Quantize(all.lo[a], all.hi[a], &node.origin[a], &node.scale[a]);
+    const double origin = node.origin[a], scale = node.scale[a];
+    for (int k = 0; k < MeshShape::kWidth; ++k) {
+      if (k >= count) {
+        node.q[2 * a][k] = 255;
+        node.q[2 * a + 1][k] = 0;
+        continue;
+      }
+      // Down for the lower plane, up for the upper one (exact in double: every grid plane is
+      // an exact float, and the quotients are small integers plus a fraction).
+      const double lo = std::floor((children[k].bounds.lo[a] - origin) / scale);
+      const double hi = std::ceil((children[k].bounds.hi[a] - origin) / scale);
+      node.q[2 * a][k] = static_cast<uint8_t>(std::clamp(lo, 0.0, 255.0));
+      node.q[2 * a + 1][k] = static_cast<uint8_t>(std::clamp(hi, 0.0, 255.0));
+      assert(node.Plane(k, a, false) <= children[k].bounds.lo[a]);
+      assert(node.Plane(k, a, true) >= children[k].bounds.hi[a]);
     }
   }
+  for (int k = 0; k < MeshShape::kWidth; ++k) {
+    node.child[k] = k < count ? refs[k] : MeshShape::kEmptyChild;
+  }
+  node.unused[0] = node.unused[1] = 0;
   return index;
 }
 

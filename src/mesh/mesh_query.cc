@@ -85,8 +85,7 @@ Aabb Bounds(const MeshShape& mesh, const ScaledPose& pose) {
   Aabb out{};
   for (int k = 0; k < MeshShape::kWidth; ++k) {
     if (n.child[k] == MeshShape::kEmptyChild) continue;
-    const Aabb child =
-        posed(Aabb{{n.min_x[k], n.min_y[k], n.min_z[k]}, {n.max_x[k], n.max_y[k], n.max_z[k]}});
+    const Aabb child = posed(n.ChildBox(k));
     out = have ? Union(out, child) : child;
     have = true;
   }

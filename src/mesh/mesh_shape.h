@@ -82,28 +82,43 @@ class MeshLeaf {
 /// vertices becomes a leaf when SAH says so (a range whose triangles' centres all coincide is
 /// halved by position).
 ///
-/// Storage. Per node, 224 bytes. Per leaf, one block (MeshLeaf): its vertices (12 bytes each,
-/// a vertex shared by the leaf's triangles stored once), 3 bytes of corners and 4 of original
-/// index per triangle lane. A leaf is read as one piece of memory, its vertices gathered in
-/// registers. Nothing else (no per-triangle normal or box): about 30 bytes per triangle on a
-/// mesh whose triangles share their vertices.
+/// Storage. Per node, 128 bytes (child boxes quantised to 8 bits per plane, Node). Per leaf, one
+/// block (MeshLeaf): its vertices (12 bytes each, a vertex shared by the leaf's triangles stored
+/// once), 3 bytes of corners and 4 of original index per triangle lane. A leaf is read as one piece
+/// of memory, its vertices gathered in registers. Nothing else (no per-triangle normal or box):
+/// about 30 bytes per triangle on a mesh whose triangles share their vertices.
 class MeshShape {
  public:
-  /// The children of a node, as 8 lanes; also the boxes' planes by axis and side, so a ray
-  /// loads the near and far planes of its direction's signs without a compare.
+  /// The children of a node, as 8 lanes, their boxes quantised to a grid of the node's own
+  /// (Ylitie, Karras and Laine, "Efficient Incoherent Ray Traversal on GPUs Through Compressed
+  /// Wide BVHs", 2017): per axis a step `scale`, a power of two, and an `origin`, a multiple of
+  /// it, chosen so that every plane origin + q * scale (q from 0 to 255) is an exact float; a
+  /// child's lower planes are rounded down to the grid and its upper planes up, so the planes
+  /// contain the child, and a slab test computes its distances from exact planes as with float
+  /// boxes. 128 bytes (two cache lines) where float boxes take 224.
   static constexpr int kWidth = 8;
-  struct alignas(32) Node {
-    float min_x[kWidth];
-    float max_x[kWidth];
-    float min_y[kWidth];
-    float max_y[kWidth];
-    float min_z[kWidth];
-    float max_z[kWidth];
+  struct alignas(64) Node {
+    float origin[3];
+    float scale[3];
+    uint32_t unused[2];
+    /// Grid steps by axis and side: q[2 a] the lower planes of axis a, q[2 a + 1] the upper
+    /// ones, one byte per child. An unused slot has lower 255 and upper 0 (an empty box).
+    uint8_t q[6][kWidth];
     /// Child references: kEmptyChild, a leaf (kLeafBit | the block's position in 16-byte
     /// units) or an inner node's index.
     uint32_t child[kWidth];
+
+    /// The plane of child `k` on axis `axis`, `upper` side: exact.
+    float Plane(int k, int axis, bool upper) const {
+      return origin[axis] + static_cast<float>(q[2 * axis + (upper ? 1 : 0)][k]) * scale[axis];
+    }
+    /// The (quantised) box of child `k`.
+    Aabb ChildBox(int k) const {
+      return Aabb{{Plane(k, 0, false), Plane(k, 1, false), Plane(k, 2, false)},
+                  {Plane(k, 0, true), Plane(k, 1, true), Plane(k, 2, true)}};
+    }
   };
-  static_assert(sizeof(Node) == 224, "7 half lines per node");
+  static_assert(sizeof(Node) == 128, "two cache lines per node");
 
   static constexpr uint32_t kLeafBit = 0x80000000u;
   /// An unused slot: its box is empty (min +inf, max -inf), so no test enters it.

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <vector>
 
 #include "geom/oracle.h"
@@ -17,10 +18,17 @@ namespace {
 
 using mesh_test::TestMesh;
 
-// Walks the tree checking containment; counts every original index seen in a leaf and checks
-// each leaf's triangles against the input's.
-void Walk(const TestMesh& tm, const MeshShape& m, uint32_t ref, const Aabb& box, int depth,
-          std::vector<int>* seen, int* max_depth, uint32_t* degenerate) {
+// Walks the tree: counts every original index seen in a leaf, checks each leaf's triangles
+// against the input's, and returns the exact box of the subtree's vertices, which the (rounded)
+// box its parent keeps for it must contain.
+Aabb Walk(const TestMesh& tm, const MeshShape& m, uint32_t ref, int depth, std::vector<int>* seen,
+          int* max_depth, uint32_t* degenerate) {
+  Aabb exact{};
+  bool have = false;
+  auto grow = [&](const Aabb& b) {
+    exact = have ? Union(exact, b) : b;
+    have = true;
+  };
   if ((ref & MeshShape::kLeafBit) != 0) {
     const MeshLeaf leaf = m.Leaf(ref);
     EXPECT_GE(leaf.count(), 1u);
@@ -28,7 +36,8 @@ void Walk(const TestMesh& tm, const MeshShape& m, uint32_t ref, const Aabb& box,
     EXPECT_LE(leaf.vertex_count(), MeshShape::kMaxLeafVertices);
     for (uint32_t k = 0; k < leaf.count(); ++k) {
       const uint32_t id = leaf.id(k);
-      ASSERT_LT(id, seen->size());
+      EXPECT_LT(id, seen->size());
+      if (id >= seen->size()) continue;
       ++(*seen)[id];
       // The corners are the original ones in the original order.
       const Triangle got = leaf.triangle(k);
@@ -39,22 +48,33 @@ void Walk(const TestMesh& tm, const MeshShape& m, uint32_t ref, const Aabb& box,
       const bool flagged = ((leaf.degenerate_mask() >> k) & 1u) != 0;
       EXPECT_EQ(flagged, IsDegenerate(want.a, want.b, want.c));
       *degenerate += flagged;
-      for (const Vec3& v : {got.a, got.b, got.c}) EXPECT_TRUE(Contains(box, v)) << id;
+      for (const Vec3& v : {got.a, got.b, got.c}) grow(Aabb{v, v});
     }
     for (uint32_t k = leaf.count(); k < 8; ++k) {
       // Unused lanes repeat lane 0.
       for (int c = 0; c < 3; ++c) EXPECT_EQ(leaf.corners(c)[k], leaf.corners(c)[0]);
     }
-    return;
+    return exact;
   }
   *max_depth = std::max(*max_depth, depth);
   const MeshShape::Node& n = m.nodes()[ref];
   for (int k = 0; k < MeshShape::kWidth; ++k) {
     if (n.child[k] == MeshShape::kEmptyChild) continue;
-    const Aabb child{{n.min_x[k], n.min_y[k], n.min_z[k]}, {n.max_x[k], n.max_y[k], n.max_z[k]}};
-    EXPECT_TRUE(Contains(box, child));
-    Walk(tm, m, n.child[k], child, depth + 1, seen, max_depth, degenerate);
+    // Every grid plane is an exact float: an origin that is a multiple of a power-of-two step.
+    for (int a = 0; a < 3; ++a) {
+      EXPECT_EQ(std::exp2(std::round(std::log2(n.scale[a]))), n.scale[a]);
+      EXPECT_EQ(std::fmod(static_cast<double>(n.origin[a]), n.scale[a]), 0.0);
+      for (bool upper : {false, true}) {
+        EXPECT_EQ(static_cast<double>(n.Plane(k, a, upper)),
+                  static_cast<double>(n.origin[a]) +
+                      n.q[2 * a + (upper ? 1 : 0)][k] * static_cast<double>(n.scale[a]));
+      }
+    }
+    const Aabb below = Walk(tm, m, n.child[k], depth + 1, seen, max_depth, degenerate);
+    EXPECT_TRUE(Contains(n.ChildBox(k), below)) << tm.name << " depth " << depth;
+    grow(below);
   }
+  return exact;
 }
 
 void CheckBuilt(const TestMesh& tm, const MeshShape& m) {
@@ -63,7 +83,8 @@ void CheckBuilt(const TestMesh& tm, const MeshShape& m) {
   int max_depth = 0;
   uint32_t degenerate = 0;
   if (m.root() != MeshShape::kEmptyChild) {
-    Walk(tm, m, m.root(), m.local_bounds(), 1, &seen, &max_depth, &degenerate);
+    const Aabb all = Walk(tm, m, m.root(), 1, &seen, &max_depth, &degenerate);
+    EXPECT_EQ(all, m.local_bounds()) << tm.name;
   }
   EXPECT_EQ(max_depth, m.depth()) << tm.name;
   EXPECT_LE(m.depth(), MeshShape::kMaxDepth);
