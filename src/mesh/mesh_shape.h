@@ -19,8 +19,9 @@ struct MeshBuildOptions {
   int max_leaf_triangles = 8;
   /// SAH cost of a node visit, in units of one triangle test.
   float traversal_cost = 1.0f;
-  /// The SAH counts triangles in whole groups of this many (1 to 8): the kernels test a leaf's
-  /// triangles several at a time, so a leaf of one costs about as much as a full group.
+  /// The SAH counts triangles in whole groups of this many (1, 2, 4 or 8; others round down to
+  /// one of these): the kernels test a leaf's triangles several at a time, so a leaf of one
+  /// costs about as much as a full group.
   int sah_block = 8;
 };
 
