@@ -118,9 +118,27 @@ Vec3 SeparationDirection(const SegmentTrianglePoints& cp, const Round& r, const 
 // PenetrateRound with everything relative to the triangle's first vertex (small values, so the
 // direction between two close points keeps its precision far from the origin).
 bool PenetrateRoundRelative(const Round& r, const Triangle& t, Penetration* out) {
-  if (r.p0 == r.p1 &&
-      PlaneOutOfReach(r.p0, r.radius, t, TriangleUnitNormal(t.a, t.b, t.c, Vec3{}))) {
-    return false;
+  if (r.p0 == r.p1) {
+    // A sphere, the common case of a mesh's overlaps: the steps below, with the triangle's
+    // normal computed once for all of them (the same values: ClosestSegmentTriangle of a point
+    // is its NearestTrianglePoint).
+    const Vec3 n = TriangleUnitNormal(t.a, t.b, t.c, Vec3{});
+    if (PlaneOutOfReach(r.p0, r.radius, t, n)) return false;
+    const TrianglePoint q = NearestTrianglePoint(r.p0, t, n);
+    const float d2 = DistanceSquared(r.p0, q.point);
+    if (d2 > r.radius * r.radius) return false;
+    if (d2 > 0.0f) {
+      SegmentTrianglePoints cp;
+      cp.on_segment = r.p0;
+      cp.on_triangle = q.point;
+      cp.distance_squared = d2;
+      cp.feature = q.feature;
+      out->depth = std::fmax(r.radius - Distance(cp.on_segment, cp.on_triangle), 0.0f);
+      out->normal = SeparationDirection(cp, r, t, n);
+      out->point = q.point;
+      return true;
+    }
+    // The centre on the triangle: the general path's separating axes below.
   }
   const SegmentTrianglePoints cp = ClosestSegmentTriangle(r.p0, r.p1, t);
   if (cp.distance_squared > r.radius * r.radius) return false;
