@@ -650,7 +650,8 @@ uint32_t MeshBuilder::BuildNode(const Range& r, int node_depth) {
   for (int k = 0; k < MeshShape::kWidth; ++k) {
     node.child[k] = k < count ? refs[k] : MeshShape::kEmptyChild;
   }
-  node.unused[0] = node.unused[1] = 0;
+  node.used = (1u << count) - 1u;
+  node.unused = 0;
   return index;
 }
 

@@ -101,7 +101,9 @@ class MeshShape {
   struct alignas(64) Node {
     float origin[3];
     float scale[3];
-    uint32_t unused[2];
+    /// Bit k set when slot k holds a child.
+    uint32_t used;
+    uint32_t unused;
     /// Grid steps by axis and side: q[2 a] the lower planes of axis a, q[2 a + 1] the upper
     /// ones, one byte per child. An unused slot has lower 255 and upper 0 (an empty box).
     uint8_t q[6][kWidth];
