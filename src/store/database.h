@@ -96,6 +96,9 @@ struct DatabaseOptions {
   uint64_t max_backlog_bytes = 64 << 20;
   /// The most scenes that may exist at once.
   size_t max_scenes = 1024;
+  /// The most bodies a scene created or imported here may be configured to hold
+  /// (SceneOptions::max_bodies; at most kMaxBodiesLimit).
+  uint32_t max_bodies_per_scene = kMaxBodiesLimit;
   /// How often the maintenance thread looks for snapshots and segments to delete (it is also
   /// woken when a scene passes its snapshot threshold).
   std::chrono::milliseconds maintenance_interval{100};
@@ -203,8 +206,10 @@ class Database {
   /// state is one log record, so after a crash the scene is either absent or complete. With
   /// `replace`, a scene of that name is replaced by the same record (its readers keep the old
   /// version, its writers get NOT_FOUND); without, ALREADY_EXISTS. `done` runs once the record
-  /// is fsynced, whatever the scene's durability. Errors: INVALID_ARGUMENT (the name, options,
-  /// or the state as Scene::Restore checks it, with its field paths), ALREADY_EXISTS,
+  /// is fsynced, whatever the scene's durability. Every body must have passed ValidateBody
+  /// (scene/validate.h: the importer checks each as it arrives). Errors: INVALID_ARGUMENT (the
+  /// name, options against max_bodies_per_scene, duplicate ids or client marks as
+  /// Scene::Restore checks them, with their field paths), ALREADY_EXISTS,
   /// RESOURCE_EXHAUSTED (max_scenes, or bodies over the options' max_bodies), a refused write
   /// (see Apply). The scene is built (O(bodies)) before the index is locked.
   void ImportScene(absl::string_view name, const SceneOptions& options, const SceneState& state,
