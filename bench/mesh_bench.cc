@@ -211,17 +211,12 @@ int main(int argc, char** argv) {
   }
 
   Samples s;
-  const char* kFigures[] = {"mesh_raycast_closest",
-                            "mesh_raycast_closest_game",
-                            "mesh_raycast_any",
-                            "mesh_raycast_any_game",
-                            "heightfield_raycast_closest",
-                            "heightfield_raycast_closest_game",
-                            "heightfield_raycast_any_game",
-                            "mesh_spherecast_closest",
-                            "mesh_overlap_sphere",
-                            "mesh_build_triangles",
-                            "heightfield_build_triangles"};
+  const char* kFigures[] = {
+      "mesh_raycast_closest",    "mesh_raycast_closest_game",    "mesh_raycast_any",
+      "mesh_raycast_any_game",   "heightfield_raycast_closest",  "heightfield_raycast_closest_game",
+      "heightfield_raycast_any", "heightfield_raycast_any_game", "mesh_spherecast_closest",
+      "mesh_overlap_sphere",     "mesh_build_triangles",         "heightfield_build_triangles",
+  };
   for (const char* f : kFigures) {
     s.triangles[f] = std::strncmp(f, "heightfield", 11) == 0 ? terrain_tris : city_tris;
   }
@@ -308,6 +303,7 @@ int main(int argc, char** argv) {
         {"mesh_raycast_any_game", &city_game, false, true},
         {"heightfield_raycast_closest", &terrain_rays, true, false},
         {"heightfield_raycast_closest_game", &terrain_game, true, false},
+        {"heightfield_raycast_any", &terrain_rays, true, true},
         {"heightfield_raycast_any_game", &terrain_game, true, true},
     };
     for (const RayFigure& f : ray_figures) {

@@ -1,6 +1,7 @@
 #include "mesh/mesh_query.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -199,15 +200,15 @@ void SphereCastAll(const MeshShape& mesh, const ScaledPose& pose, const Ray& pat
 
 namespace {
 
-// The triangles whose boxes overlap the local box of the shape, each tested exactly by
-// `test(triangle, id)`; stops when it returns false.
+// The triangles whose boxes overlap the local box of the shape (the kernel tests a leaf's
+// triangles' boxes together), each tested exactly by `test(triangle, id)`; stops when it
+// returns false.
 template <typename Test>
 void BoxTriangles(const MeshShape& mesh, const Aabb& local_box, Test&& test) {
-  auto on_leaf = [&](const MeshLeaf& leaf) -> bool {
-    for (uint32_t k = 0; k < leaf.count(); ++k) {
-      const Triangle tri = leaf.triangle(k);
-      if (!mesh_internal::TriangleBoxOverlaps(tri, local_box)) continue;
-      if (!test(tri, leaf.id(k))) return false;
+  auto on_leaf = [&](const MeshLeaf& leaf, unsigned lanes) -> bool {
+    for (; lanes != 0; lanes &= lanes - 1) {
+      const uint32_t k = static_cast<uint32_t>(std::countr_zero(lanes));
+      if (!test(leaf.triangle(k), leaf.id(k))) return false;
     }
     return true;
   };

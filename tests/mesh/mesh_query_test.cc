@@ -12,6 +12,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <limits>
 #include <string>
 #include <vector>
@@ -302,6 +303,92 @@ TEST(MeshQueries, OverlapsNearestPointsAndRegionsAgreeWithBruteForce) {
   }
   EXPECT_EQ(failures.count(), 0) << "seed " << kSeed + 2;
   EXPECT_GT(overlaps, cases / 10);
+}
+
+// Every query's full answer as text, bit for bit (%a), contacts sorted by triangle.
+std::string Answers(const MeshShape& mesh, const ScaledPose& pose, const Ray& path, float radius,
+                    const Shape& shape, const Pose& sp) {
+  auto f = [](float x) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%a", static_cast<double>(x));
+    return std::string(b);
+  };
+  auto v = [&](const Vec3& x) { return f(x.x) + "," + f(x.y) + "," + f(x.z); };
+  std::string out;
+  MeshHit h;
+  if (SphereCast(mesh, pose, path, radius, &h)) {
+    out += "cast " + std::to_string(h.triangle) + " " + f(h.distance) + " " + v(h.point) + " " +
+           v(h.normal) + ";";
+  }
+  std::vector<std::string> contacts;
+  OverlapAll(mesh, pose, shape, sp, true, [&](const MeshContact& c) {
+    contacts.push_back(std::to_string(c.triangle) + " " + f(c.depth) + " " + v(c.normal) + " " +
+                       v(c.point));
+    return true;
+  });
+  MeshContact deepest;
+  if (Penetrate(mesh, pose, shape, sp, &deepest)) {
+    contacts.push_back("deepest " + std::to_string(deepest.triangle));
+  }
+  const Aabb region = Bounds(shape, sp);
+  RegionAll(mesh, pose, region, [&](const MeshContact& c) {
+    contacts.push_back("region " + std::to_string(c.triangle));
+    return true;
+  });
+  MeshPoint np;
+  if (ClosestPoint(mesh, pose, path.origin, 3.0f * pose.scale, &np)) {
+    contacts.push_back("nearest " + std::to_string(np.triangle) + " " + f(np.distance) + " " +
+                       v(np.point));
+  }
+  WithinRadiusAll(mesh, pose, path.origin, 3.0f * pose.scale, [&](const MeshPoint& p) {
+    contacts.push_back("within " + std::to_string(p.triangle) + " " + v(p.point));
+    return true;
+  });
+  std::sort(contacts.begin(), contacts.end());
+  for (const std::string& c : contacts) out += c + ";";
+  return out;
+}
+
+TEST(MeshQueries, EveryInstructionSetGivesTheSameAnswersBitForBit) {
+  const SimdLevel saved = ActiveSimdLevel();
+  std::vector<SimdLevel> levels;
+  for (SimdLevel l : {SimdLevel::kSse, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (SimdLevelSupported(l)) levels.push_back(l);
+  }
+  std::mt19937 build_rng = CaseRng(kSeed, 0);
+  const std::vector<TestMesh> meshes = mesh_test::AllKinds(build_rng);
+  Failures failures;
+  int64_t answered = 0;
+  for (size_t mi = 0; mi < meshes.size(); ++mi) {
+    const TestMesh& tm = meshes[mi];
+    const MeshShape mesh = MeshShape::Build(tm.view());
+    for (int i = 0; i < 300; ++i) {
+      std::mt19937 rng = CaseRng(kSeed + 4, mi * 100000 + static_cast<uint64_t>(i));
+      const ScaledPose pose = RandomMeshPose(rng);
+      const Ray path = RandomPath(rng, tm, pose);
+      const float size = static_cast<float>(oracle::LogUniform(rng, 0.05, 3.0)) * pose.scale;
+      const Shape shapes[3] = {Sphere{size}, Box{Vec3{size, 0.3f * size, 0.7f * size}},
+                               Capsule{0.4f * size, size}};
+      const Shape& shape = shapes[oracle::Index(rng, 3)];
+      const Pose sp{oracle::RandomRotation(rng), path.origin};
+      std::string first;
+      for (size_t li = 0; li < levels.size(); ++li) {
+        SetSimdLevel(levels[li]);
+        const std::string a = Answers(mesh, pose, path, 0.5f * size, shape, sp);
+        if (li == 0) {
+          first = a;
+          answered += !a.empty();
+        } else if (a != first) {
+          failures.Add(std::string(SimdLevelName(levels[li])) + ": " + a + "\n" +
+                           std::string(SimdLevelName(levels[0])) + ": " + first,
+                       tm.name + " case " + std::to_string(i));
+        }
+      }
+    }
+  }
+  SetSimdLevel(saved);
+  EXPECT_EQ(failures.count(), 0) << "seed " << kSeed + 4;
+  EXPECT_GT(answered, 0);
 }
 
 TEST(MeshQueries, BoundsContainThePosedMesh) {
