@@ -165,6 +165,9 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
   hits_.reserve(MaxAnswer(batch, context_.limits).hits);
   const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
                                          context_.query_split);
+  if (context_.query_samples != nullptr) {
+    context_.query_samples->Offer(&scene, version, queries_, tick_errors_, results_, hits_);
+  }
   if (context_.counters != nullptr) {
     uint64_t hits = 0;
     for (size_t j = 0; j < results_.size(); ++j) {

@@ -362,8 +362,9 @@ void AppendBodyJson(const BodyState& body, std::string* out) {
                   ",\"static\":", body.kind == BodyKind::kStatic ? "true" : "false", "}");
 }
 
-ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits)
-    : db_(db), auth_(auth), limits_(limits) {}
+ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
+                     QuerySampler* samples)
+    : db_(db), auth_(auth), limits_(limits), samples_(samples) {}
 
 absl::StatusOr<const Principal*> ViewerApi::Authenticate(absl::string_view authorization,
                                                          const QueryParams& params) const {
@@ -533,8 +534,9 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;
   std::vector<QueryHit> hits;
-  const uint64_t version =
-      AnswerQueries(**scene, std::span<const Query>(&query, 1), {}, &status, &results, &hits);
+  const std::span<const Query> queries(&query, 1);
+  const uint64_t version = AnswerQueries(**scene, queries, {}, &status, &results, &hits);
+  if (samples_ != nullptr) samples_->Offer(scene->get(), version, queries, status, results, hits);
   if (!status.empty() && !status[0].ok()) return ErrorReply(status[0]);
   std::string out = absl::StrCat("{\"version\":", version, ",\"at_tick\":");
   if (query.at_tick.has_value()) {

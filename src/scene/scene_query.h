@@ -15,9 +15,10 @@
 
 namespace collide {
 
-// The one entry point of queries below the server: a scene read, the ticks checked, the batch
-// run, the version read returned. The server converts requests into Query values before and
-// encodes the answers after; nothing else.
+// The one entry point of queries below the server: a scene read, the ticks checked, each query's
+// candidate source chosen (the world's trees now, or the history at its tick), the batch run,
+// the version read returned. The server converts requests into Query values before and encodes
+// the answers after (and offers them to the viewer's QuerySampler); nothing else.
 
 /// Checks the tick a query names against what `history` retains: OK when it names none, or a
 /// retained tick (and, with a fraction, the next tick is retained too); OUT_OF_RANGE with the
@@ -30,10 +31,10 @@ absl::Status CheckQueryTick(const PoseHistory& history, const Query& query, size
 /// The same check for a unary request: paths are `at_tick` and `tick_fraction`.
 absl::Status CheckQueryTick(const PoseHistory& history, const Query& query);
 
-/// How AnswerQueries spreads one batch over threads. The batch is cut into consecutive chunks
-/// of queries, each run as a batch of its own (RunBatch) on the pool, and their answers are put
-/// back together in query order: the same results and hits, in the same order, as one RunBatch
-/// over the whole batch.
+/// How AnswerQueries spreads one batch over threads. The queries of each candidate source (now,
+/// past ticks) are cut into consecutive chunks, each run as a batch of its own (RunBatch) on the
+/// pool, and their answers are put back together in query order: the same results and hits, in
+/// the same order, as on one thread.
 struct QuerySplit {
   /// The threads the chunks run on, the caller of AnswerQueries among them; null or a pool of one
   /// thread: the whole batch runs on the calling thread.
@@ -50,12 +51,15 @@ struct QuerySplit {
 };
 
 /// Answers `queries` against `scene` under one read of it (one version for all): each query's
-/// tick is checked (CheckQueryTick) and the queries that pass run as one batch (RunBatch of
-/// history/past_batch.h: present-tick casts interleaved, past-tick queries over the history).
-/// `status` gets one entry per query: OK, or OUT_OF_RANGE for a tick not retained, with the
-/// path `queries[positions[i]].at_tick` (`at_tick` when `positions` is empty: one unary query).
-/// `results` gets one entry per query (no hits for a failed one), `hits` every hit, grouped
-/// per query. All three are cleared first; reusing them avoids allocation in steady state.
+/// tick is checked (CheckQueryTick) and its candidate source chosen once (PastTickOf): the
+/// present-tick queries run as one RunBatch over the world's trees (query/run_batch.h: closest
+/// and any casts interleaved), the past-tick ones as a RunBatch over the history's PastTick per
+/// run of queries at one tick. `status` gets one entry per query: OK, or OUT_OF_RANGE for a tick
+/// not retained, with the path `queries[positions[i]].at_tick` (`at_tick` when `positions` is
+/// empty: one unary query). `results` gets one entry per query, in query order (no hits for a
+/// failed one), `hits` every hit, grouped per query (each result says where; in a batch mixing
+/// present and past ticks the present ones' hits come first). All three are cleared first;
+/// reusing them avoids allocation in steady state.
 /// Returns the version read. With `split` naming a pool, a large batch runs in chunks on its
 /// threads (QuerySplit), all of them under the calling thread's one read of the scene: the same
 /// answers in the same order as on one thread.

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "history/past_batch.h"
+#include "history/run_at_tick.h"
 #include "query/batch.h"
 #include "scene/scene.h"
 #include "scene/update_batch.h"
@@ -150,7 +150,7 @@ TEST(SceneQuery, AMixedBatchAnswersAsOneByOne) {
     for (size_t i = 0; i < queries.size(); ++i) {
       ASSERT_TRUE(status[i].ok()) << i << ": " << status[i];
       std::vector<QueryHit> single;
-      const QueryResult one = RunQuery(world, history, queries[i], &single);
+      const QueryResult one = testing::RunQueryAtTick(world, history, queries[i], &single);
       ASSERT_EQ(results[i].hit_count, one.hit_count) << i;
       EXPECT_EQ(results[i].truncated, one.truncated) << i;
       for (uint32_t h = 0; h < one.hit_count; ++h) {
