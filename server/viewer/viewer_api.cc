@@ -251,13 +251,6 @@ struct PastScene {
   std::vector<BodyState> bodies;
 };
 
-// The tick check of a query's `at_tick`, worded as CheckQueryTick words it.
-absl::Status CheckTick(const PoseHistory& history, uint64_t t) {
-  if (history.Retains(t)) return absl::OkStatus();
-  return absl::OutOfRangeError(absl::StrCat("at_tick: tick ", t, " is not retained (retained: ",
-                                            history.oldest_tick(), "..", history.tick(), ")"));
-}
-
 // The scene's bodies now (`at_tick` empty) or at the end of tick `*at_tick`, under one read.
 absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t> at_tick) {
   PastScene out;
@@ -268,7 +261,7 @@ absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t>
         out.oldest_tick = history.oldest_tick();
         out.retained_ticks = history.retained_ticks();
         const uint64_t t = at_tick.value_or(history.tick());
-        if (absl::Status s = CheckTick(history, t); !s.ok()) return s;
+        if (absl::Status s = CheckTickRetained(history, t); !s.ok()) return s;
         out.bodies.reserve(world.body_count());
         for (BodyHandle slot = 0; slot < world.slot_count(); ++slot) {
           // At the current tick StateAt reads the world as it is (no record is newer).

@@ -535,16 +535,20 @@ TEST(SceneHistory, TicksOutsideTheWindowAreOutOfRangeWithTheRetainedRange) {
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
     EXPECT_EQ(s.message(), "queries[2].at_tick: tick 16 is not retained (retained: 17..20)");
     q.at_tick = 21;
-    EXPECT_EQ(CheckQueryTick(history, q).code(), absl::StatusCode::kOutOfRange);
+    EXPECT_EQ(CheckQueryTick(history, q, 0).code(), absl::StatusCode::kOutOfRange);
     q.at_tick = 17;
-    EXPECT_TRUE(CheckQueryTick(history, q).ok());
+    EXPECT_TRUE(CheckQueryTick(history, q, 0).ok());
     q.at_tick = 20;
     q.tick_fraction = 0.5f;
-    s = CheckQueryTick(history, q);
+    s = CheckQueryTick(history, q, 0);
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
-    EXPECT_NE(s.message().find("tick_fraction: interpolating from tick 20 needs tick 21"),
-              absl::string_view::npos)
-        << s.message();
+    EXPECT_EQ(s.message(),
+              "queries[0].tick_fraction: interpolating from tick 20 needs tick 21, which is not "
+              "retained (retained: 17..20)");
+    // The check of a tick alone (the viewer's bodies at a tick) words it at the root.
+    EXPECT_EQ(CheckTickRetained(history, 16).message(),
+              "at_tick: tick 16 is not retained (retained: 17..20)");
+    EXPECT_TRUE(CheckTickRetained(history, 20).ok());
   });
 }
 
