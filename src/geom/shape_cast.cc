@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "geom/closest_point.h"
 #include "geom/internal/box_sat.h"
+#include "geom/closest_point.h"
+#include "geom/penetration.h"
 #include "geom/internal/round_pair.h"
 #include "geom/internal/segment.h"
-#include "geom/penetration.h"
 
 namespace collide {
 namespace {
