@@ -30,6 +30,8 @@ check() {  # check <folder or file> <allowed prefixes or files...>; angle includ
       fi
       # The server's layers talk to sockets, signals and gRPC's C core: any system header.
       [[ $dir == server* && ! $header =~ $project_re ]] && ok=1
+      # The mesh layer asks for huge pages for its large arrays (src/mesh/internal/).
+      [[ $dir == src/mesh && $header == sys/mman.h ]] && ok=1
     else
       # A prefix allows its folder; a name with an extension allows that one header.
       for prefix in $allowed; do
@@ -46,6 +48,8 @@ check() {  # check <folder or file> <allowed prefixes or files...>; angle includ
 check src/base base absl
 check src/geom geom
 check src/bvh geom bvh
+# The asset layer (meshes, heightfields) sits on geometry and the tree layer's instruction sets.
+check src/mesh geom bvh mesh
 check src/query geom bvh query
 # The history layer (lag compensation: past-tick states and queries) sits on the query layer.
 check src/history geom bvh query history
@@ -95,7 +99,7 @@ while IFS= read -r file; do
   esac
 done < <(find "$root/server" \( -name '*.h' -o -name '*.cc' \) 2>/dev/null)
 # A layer's internal/ headers are its own: no file outside the layer's folder includes them.
-for layer in geom bvh; do
+for layer in geom bvh mesh; do
   while IFS= read -r line; do
     echo "layering: ${line%%:*} includes ${layer}/internal/, private to src/${layer}"
     status=1
