@@ -6,8 +6,8 @@ namespace collide {
 namespace {
 
 // kind label values, by StreamKind.
-constexpr const char* kKindNames[kStreamKindCount] = {"update", "query", "watch", "export",
-                                                      "import"};
+constexpr const char* kKindNames[kStreamKindCount] = {"update", "query",  "watch",
+                                                      "export", "import", "upload"};
 
 }  // namespace
 
@@ -18,7 +18,7 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
     const StreamStats stats = streams_->stats();
     MetricFamilyBuilder open("collide_streams_open",
                              "Streams open now (UpdateStream, QueryStream, Watch, ExportScene, "
-                             "ImportScene), by kind.",
+                             "ImportScene, UploadAsset), by kind.",
                              MetricType::Gauge);
     MetricFamilyBuilder opened("collide_streams_opened_total", "Streams opened, by kind.",
                                MetricType::Counter);
@@ -32,8 +32,8 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
         "--stream_stall_timeout_ms, by kind.",
         MetricType::Counter);
     const uint32_t live[kStreamKindCount] = {stats.update_streams, stats.query_streams,
-                                             stats.watch_streams, stats.export_streams,
-                                             stats.import_streams};
+                                             stats.watch_streams,  stats.export_streams,
+                                             stats.import_streams, stats.upload_streams};
     for (int kind = 0; kind < kStreamKindCount; ++kind) {
       const MetricFamilyBuilder::Labels labels = {{"kind", kKindNames[kind]}};
       open.Add(labels, live[kind]);

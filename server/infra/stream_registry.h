@@ -17,10 +17,18 @@
 
 namespace collide {
 
-/// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene).
-enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2, kExport = 3, kImport = 4 };
+/// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene,
+/// kUpload: UploadAsset).
+enum class StreamKind : uint8_t {
+  kUpdate = 0,
+  kQuery = 1,
+  kWatch = 2,
+  kExport = 3,
+  kImport = 4,
+  kUpload = 5
+};
 /// How many StreamKinds there are.
-inline constexpr int kStreamKindCount = 5;
+inline constexpr int kStreamKindCount = 6;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -30,6 +38,7 @@ struct StreamStats {
   uint32_t watch_streams = 0;
   uint32_t export_streams = 0;
   uint32_t import_streams = 0;
+  uint32_t upload_streams = 0;
   /// Streams opened since the start, and refused because max_streams (or max_watch_streams,
   /// max_import_streams) were open.
   uint64_t opened = 0;
@@ -98,8 +107,8 @@ class StreamHandle {
 class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
-  /// are Watch streams; `max_import_streams`: the most that are ImportScene streams (each
-  /// buffers its scene until its end). `stall_timeout`: 0 disables the watchdog.
+  /// are Watch streams; `max_import_streams`: the most that are ImportScene or UploadAsset
+  /// streams together (each buffers its scene or asset until its end). `stall_timeout`: 0 disables the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
                  uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;
@@ -108,8 +117,8 @@ class StreamRegistry {
   ~StreamRegistry();
 
   /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
-  /// for a Watch stream when max_watch_streams Watch streams are, for an import when
-  /// max_import_streams imports are.
+  /// for a Watch stream when max_watch_streams Watch streams are, for an import or an upload
+  /// when max_import_streams imports and uploads are.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 

@@ -31,9 +31,13 @@ using RawCollideServiceBase = v1::Collide::WithRawCallbackMethod_CreateScene<
                                             v1::Collide::WithRawCallbackMethod_GetServerStats<
                                                 v1::Collide::Service>>>>>>>>>>>>>>;
 /// With the rpcs that move scenes (ExportScene, ImportScene, SetSceneMoving).
-using RawCollideService =
+using RawCollideTransferService =
     v1::Collide::WithRawCallbackMethod_ExportScene<v1::Collide::WithRawCallbackMethod_ImportScene<
         v1::Collide::WithRawCallbackMethod_SetSceneMoving<RawCollideServiceBase>>>;
+/// With the rpcs of level geometry (UploadAsset, ListAssets, DeleteAsset).
+using RawCollideService =
+    v1::Collide::WithRawCallbackMethod_UploadAsset<v1::Collide::WithRawCallbackMethod_ListAssets<
+        v1::Collide::WithRawCallbackMethod_DeleteAsset<RawCollideTransferService>>>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
@@ -98,6 +102,20 @@ class CollideService final : public RawCollideService {
   grpc::ServerUnaryReactor* SetSceneMoving(grpc::CallbackServerContext* call,
                                            const grpc::ByteBuffer* request,
                                            grpc::ByteBuffer* response) override;
+
+  /// Level geometry: an UploadReactor (asset_stream.h) per upload; the scene's asset table;
+  /// an asset's deletion (Database::DeleteAsset). Writer, reader, writer.
+  grpc::ServerReadReactor<grpc::ByteBuffer>* UploadAsset(grpc::CallbackServerContext* call,
+                                                         grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ListAssets(grpc::CallbackServerContext* call,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* DeleteAsset(grpc::CallbackServerContext* call,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
+  /// Every asset of one scene, sorted by name. PERMISSION_DENIED, NOT_FOUND.
+  absl::Status DoListAssets(const Principal& principal, const v1::ListAssetsRequest& request,
+                            v1::ListAssetsResponse* response) const;
 
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 

@@ -117,7 +117,8 @@ void ImportReactor::Import() {
   // exists then) even if the client goes away meanwhile.
   stream_call_.Hold();
   context_.db->ImportScene(
-      name, imported->options, imported->state, imported->replace,
+      name, imported->options, std::move(imported->state), std::move(imported->assets),
+      imported->replace,
       [this, name, bodies, chunk_starts = std::move(imported->chunk_starts),
        name_from_header = imported->name_from_header](absl::Status status) {
         // The store names the options and bodies it finds wrong as the scene's; the client

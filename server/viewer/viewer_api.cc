@@ -251,9 +251,15 @@ struct PastScene {
   std::vector<BodyState> bodies;
 };
 
-// The scene's bodies now (`at_tick` empty) or at the end of tick `*at_tick`, under one read.
+// The scene's bodies now (`at_tick` empty) or at the end of tick `*at_tick`, under one read. A
+// body that places an asset is named by its asset's name (empty for an asset deleted since,
+// which only past ticks still place).
 absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t> at_tick) {
   PastScene out;
+  absl::flat_hash_map<const AssetGeometry*, std::string> names;
+  for (const SceneAssetInfo& info : scene.ListAssets()) {
+    names.emplace(&info.asset->geometry(), info.name);
+  }
   const absl::Status status = scene.ReadWithHistory(
       [&](const CollisionWorld& world, const PoseHistory& history, uint64_t version) {
         out.version = version;
@@ -267,12 +273,21 @@ absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t>
           // At the current tick StateAt reads the world as it is (no record is newer).
           const PastBody past = history.StateAt(world, slot, t);
           if (!past.alive) continue;
-          out.bodies.push_back(BodyState{.id = past.body.id,
-                                         .shape = past.body.shape,
-                                         .pose = past.body.pose,
-                                         .category = past.body.category,
-                                         .mask = past.body.mask,
-                                         .kind = past.body.kind});
+          BodyState body{.id = past.body.id,
+                         .shape = past.body.shape,
+                         .pose = past.body.pose,
+                         .category = past.body.category,
+                         .mask = past.body.mask,
+                         .kind = past.body.kind};
+          if (past.body.asset != kNoAsset) {
+            const AssetGeometry& asset = world.asset(past.body.asset);
+            auto name = names.find(&asset);
+            // "(deleted)": an asset deleted since, which only retained past ticks still place.
+            body.asset = name != names.end() ? name->second : "(deleted)";
+            body.asset_kind = asset.kind();
+            body.scale = past.body.scale;
+          }
+          out.bodies.push_back(std::move(body));
         }
         return absl::OkStatus();
       });
@@ -349,8 +364,22 @@ ViewerReply ErrorReply(const absl::Status& status) {
 }
 
 void AppendBodyJson(const BodyState& body, std::string* out) {
-  absl::StrAppend(out, "{\"id\":\"", body.id, "\",\"shape\":\"", ShapeName(body.shape.type), "\"");
-  AppendShapeAndPoseJson(body.shape, body.pose, out);
+  const bool placed = !body.asset.empty();
+  absl::StrAppend(out, "{\"id\":\"", body.id, "\",\"shape\":\"",
+                  placed ? AssetKindName(body.asset_kind) : ShapeName(body.shape.type), "\"");
+  if (placed) {
+    // An instance: its asset (/viewer/api/asset) and uniform scale.
+    out->append(",\"asset\":");
+    AppendJsonString(body.asset, out);
+    out->append(",\"scale\":");
+    AppendFloat(body.scale, out);
+    out->append(",\"position\":");
+    AppendVec3(body.pose.position, out);
+    out->append(",\"rotation\":");
+    AppendQuat(body.pose.rotation, out);
+  } else {
+    AppendShapeAndPoseJson(body.shape, body.pose, out);
+  }
   absl::StrAppend(out, ",\"category\":", body.category,
                   ",\"static\":", body.kind == BodyKind::kStatic ? "true" : "false", "}");
 }
@@ -411,6 +440,50 @@ absl::StatusOr<std::shared_ptr<const Scene>> ViewerApi::FindScene(const Principa
   absl::StatusOr<std::shared_ptr<const Scene>> scene = db_->GetScene(*name);
   if (!scene.ok()) return AsNameParam(scene.status());
   return scene;
+}
+
+ViewerReply ViewerApi::Asset(const Principal& principal, const QueryParams& params) const {
+  absl::StatusOr<std::shared_ptr<const Scene>> scene = FindScene(principal, params);
+  if (!scene.ok()) return ErrorReply(scene.status());
+  const std::string* name = Find(params, "asset");
+  if (name == nullptr) return ErrorReply(Invalid("asset", "missing (the asset's name)"));
+  std::optional<SceneAssetInfo> info = (*scene)->GetAsset(*name);
+  if (!info.has_value()) {
+    return ErrorReply(FieldStatus(absl::StatusCode::kNotFound, "asset",
+                                  absl::StrCat("no asset \"", *name, "\" in scene \"",
+                                               (*scene)->name(), "\"")));
+  }
+  const collide::Asset& asset = *info->asset;
+  const AssetSource& source = asset.source();
+  auto base64 = [](const void* data, size_t bytes) {
+    return absl::Base64Escape(absl::string_view(static_cast<const char*>(data), bytes));
+  };
+  std::string out = "{\"name\":";
+  AppendJsonString(info->name, &out);
+  absl::StrAppend(&out, ",\"kind\":\"", AssetKindName(asset.kind()), "\",\"sha256\":\"",
+                  asset.sha256(), "\",\"triangle_count\":", asset.triangle_count(),
+                  ",\"bounds\":{\"min\":");
+  AppendVec3(asset.geometry().local_bounds().min, &out);
+  out.append(",\"max\":");
+  AppendVec3(asset.geometry().local_bounds().max, &out);
+  out.append("}");
+  if (asset.kind() == AssetKind::kMesh) {
+    absl::StrAppend(&out, ",\"vertices\":\"",
+                    base64(source.vertices.data(), source.vertices.size() * sizeof(Vec3)),
+                    "\",\"indices\":\"",
+                    base64(source.indices.data(), source.indices.size() * sizeof(uint32_t)), "\"");
+  } else {
+    absl::StrAppend(&out, ",\"rows\":", source.size.rows, ",\"columns\":", source.size.columns,
+                    ",\"spacing_x\":");
+    AppendFloat(source.size.spacing_x, &out);
+    out.append(",\"spacing_z\":");
+    AppendFloat(source.size.spacing_z, &out);
+    absl::StrAppend(&out, ",\"heights\":\"",
+                    base64(source.heights.data(), source.heights.size() * sizeof(float)),
+                    "\",\"holes\":\"", base64(source.holes.data(), source.holes.size()), "\"");
+  }
+  out.append("}\n");
+  return ViewerReply{200, std::move(out)};
 }
 
 ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams& params) const {
@@ -567,7 +640,8 @@ SceneStream::SceneStream(std::shared_ptr<const Scene> scene, size_t max_event_by
   tick_ = state.tick;
   sent_.reserve(state.bodies.size());
   for (const BodyState& body : state.bodies) {
-    sent_[body.id] = Sent{body.shape, body.pose, body.category, body.kind, 0};
+    sent_[body.id] = Sent{body.shape, body.pose, body.category, body.kind, 0, body.asset,
+                          body.scale};
   }
 }
 
@@ -597,7 +671,8 @@ std::string SceneStream::Poll() {
     auto [it, inserted] = sent_.try_emplace(body.id);
     Sent& sent = it->second;
     const bool reshaped = inserted || !SameShape(sent.shape, body.shape) ||
-                          sent.category != body.category || sent.kind != body.kind;
+                          sent.category != body.category || sent.kind != body.kind ||
+                          sent.asset != body.asset || sent.scale != body.scale;
     if (!reshaped && sent.pose == body.pose) {
       sent.generation = generation_;
       continue;
@@ -627,7 +702,8 @@ std::string SceneStream::Poll() {
     if (!list.empty()) list.push_back(',');
     list.append(item);
     used += item.size() + 1;
-    sent = Sent{body.shape, body.pose, body.category, body.kind, generation_};
+    sent = Sent{body.shape, body.pose, body.category, body.kind, generation_, body.asset,
+                body.scale};
   }
   // Bodies not in the state were removed.
   for (auto it = sent_.begin(); it != sent_.end();) {

@@ -80,6 +80,12 @@ class ViewerApi {
   /// /viewer/api/spherecast?name=N&origin=x,y,z&direction=x,y,z&radius=r[&max_distance=d]
   /// [&at_tick=T]: the closest hit of the swept sphere, as the gRPC SphereCast answers it.
   ViewerReply SphereCast(const Principal& principal, const QueryParams& params) const;
+  /// /viewer/api/asset?name=N&asset=A: the scene's asset A for drawing: `{"name", "kind",
+  /// "sha256", "triangle_count", "bounds": {"min", "max"}}` and its content as uploaded, each list
+  /// base64 of its little-endian values: a mesh's `"vertices"` (float32 x, y, z per vertex) and
+  /// `"indices"` (uint32), a heightfield's `"rows"`, `"columns"`, `"spacing_x"`, `"spacing_z"`,
+  /// `"heights"` (float32, row-major) and `"holes"` (one bit per cell). 404 for an unknown asset.
+  ViewerReply Asset(const Principal& principal, const QueryParams& params) const;
 
   /// The scene a live stream follows: checks `name` and the principal's prefixes.
   absl::StatusOr<std::shared_ptr<const Scene>> StreamScene(const Principal& principal,
@@ -125,6 +131,9 @@ class SceneStream {
     uint32_t category = 0;
     BodyKind kind = BodyKind::kDynamic;
     uint64_t generation = 0;
+    // A body that places an asset: its name and scale.
+    std::string asset;
+    float scale = 1.0f;
   };
 
   std::shared_ptr<const Scene> scene_;

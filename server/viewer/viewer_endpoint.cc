@@ -98,10 +98,12 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
     allowed = {"token", "name", "origin", "direction", "radius", "max_distance", "at_tick"};
   } else if (call == "stream") {
     allowed = {"token", "name"};
+  } else if (call == "asset") {
+    allowed = {"token", "name", "asset"};
   } else {
     SendReply(request, ViewerReply{404,
                                    "{\"error\":\"path: no such API call (scenes, scene, "
-                                   "raycast, spherecast, stream)\"}\n"});
+                                   "raycast, spherecast, asset, stream)\"}\n"});
     return;
   }
   const State* state = attached_.load();
@@ -130,6 +132,8 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
     SendReply(request, state->api.Raycast(**principal, *params));
   } else if (call == "spherecast") {
     SendReply(request, state->api.SphereCast(**principal, *params));
+  } else if (call == "asset") {
+    SendReply(request, state->api.Asset(**principal, *params));
   } else {
     Stream(request, *state, **principal, *params);
   }

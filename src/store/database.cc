@@ -13,6 +13,7 @@
 #include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/move_destination.h"
+#include "store/asset_files.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/snapshot_file.h"
@@ -38,7 +39,25 @@ absl::Status ValidateOptions(const DatabaseOptions& options) {
     return absl::InvalidArgumentError("maintenance_interval: must be > 0");
   }
   if (options.max_scenes == 0) return absl::InvalidArgumentError("max_scenes: must be > 0");
+  if (options.scene_assets.max_assets > kMaxAssetSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scene_assets.max_assets: must be at most ", kMaxAssetSlots));
+  }
   return absl::OkStatus();
+}
+
+absl::Status WrongSha256(absl::string_view field, absl::string_view said,
+                         absl::string_view content) {
+  return FieldStatus(absl::StatusCode::kDataLoss, field,
+                     absl::StrCat("says ", said, ", the content received gives ", content));
+}
+
+absl::Status ServerAssetsFull(uint64_t held, uint64_t adding, uint64_t limit,
+                              absl::string_view field = "name") {
+  return FieldStatus(absl::StatusCode::kResourceExhausted, field,
+                     absl::StrCat("the server would hold ", held + adding,
+                                  " bytes of assets, over its limit of ", limit,
+                                  " (--max_asset_bytes)"));
 }
 
 absl::Status Closed() { return absl::FailedPreconditionError("the database is closed"); }
@@ -96,7 +115,25 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     absl::Status status = fs->Delete(JoinPath(dir, name));
     if (!status.ok() && !absl::IsNotFound(status)) return status;
   }
-  if (!state.stale_files.empty()) COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
+  // Asset files: those no record or snapshot names are left over from an upload that crashed
+  // before its record (or from contents dropped long ago): deleted now. Those only records still
+  // name go once the log no longer reaches them (their last drop is at most its end).
+  int unnamed_files = 0;
+  {
+    MutexLock lock(&db->contents_mu_);
+    for (const std::string& sha256 : state.asset_files) {
+      if (!state.named_contents.contains(sha256)) {
+        absl::Status status = fs->Delete(JoinPath(dir, AssetFileName(sha256)));
+        if (!status.ok() && !absl::IsNotFound(status)) return status;
+        ++unnamed_files;
+        continue;
+      }
+      Content& content = db->contents_[sha256];
+      content.on_disk = true;
+      content.dropped_at = state.next_sequence - 1;
+    }
+  }
+  if (!state.stale_files.empty() || unnamed_files > 0) COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
 
   for (RecoveredScene& recovered : state.scenes) {
     auto entry = std::make_shared<Entry>();
@@ -117,8 +154,11 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
       return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
                          absl::StrCat("scene \"", name, "\" already exists"));
     }
+    MutexLock contents(&db->contents_mu_);
+    for (const SceneAssetInfo& info : entry->scene->ListAssets()) db->HoldContent(*info.asset);
   }
   db->recovery_report_ = std::move(state.report);
+  db->recovery_report_.asset_files_deleted = unnamed_files;
   // Scenes moved away; a name that exists here again (a crash between a creation and the
   // file's rewrite) is this server's scene.
   db->moved_away_ = std::make_unique<MovedScenes>(fs, dir);
@@ -128,6 +168,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   db->recovery_report_.moved_scenes = db->moved_away_->size();
   db->recovery_report_.moved_scenes_problem = db->moved_away_->problem();
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
+  db->asset_thread_ = std::thread(&Database::RunAssetThread, db.get());
   if (!db->recovery_report_.skipped.empty()) COLLIDE_RETURN_IF_ERROR(db->Checkpoint());
   db->recovery_duration_ = std::chrono::steady_clock::now() - started;
   return db;
@@ -208,6 +249,65 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
 
 void Database::ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
+  if (state.assets.empty()) return ImportBuilt(name, options, state, replace, std::move(done));
+  // Built assets: their contents still need their files (the asset thread writes them).
+  std::vector<NamedSource> assets;
+  assets.reserve(state.assets.size());
+  for (const NamedAsset& named : state.assets) {
+    assets.push_back(NamedSource{named.name, named.asset->source()});
+  }
+  SceneState copy = state;
+  ImportScene(name, options, std::move(copy), std::move(assets), replace, std::move(done));
+}
+
+void Database::ImportScene(absl::string_view name, const SceneOptions& options, SceneState state,
+                           std::vector<NamedSource> assets, bool replace, DoneCallback done) {
+  state.assets.clear();
+  if (closed_) return done(Closed());
+  if (assets.empty()) return ImportBuilt(name, options, state, replace, std::move(done));
+  const SceneAssetLimits& limits = options_.scene_assets;
+  uint64_t bytes = 0;
+  for (const NamedSource& named : assets) bytes += named.source.size.SourceBytes();
+  if (assets.size() > std::min<uint32_t>(limits.max_assets, kMaxAssetSlots)) {
+    return done(FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                            absl::StrCat(assets.size(), " assets, over the limit of ",
+                                         limits.max_assets, " (--max_assets_per_scene)")));
+  }
+  if (bytes > limits.max_bytes) {
+    return done(FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                            absl::StrCat(bytes, " bytes of assets, over the limit of ",
+                                         limits.max_bytes, " (--max_asset_bytes_per_scene)")));
+  }
+  RunOnAssetThread([this, name = std::string(name), options, state = std::move(state),
+                    assets = std::move(assets), replace, done = std::move(done)]() mutable {
+    if (closed_) return done(Closed());
+    std::vector<std::string> pinned;
+    absl::Status status;
+    for (size_t i = 0; i < assets.size(); ++i) {
+      NamedSource& named = assets[i];
+      std::string sha256 = AssetSha256(named.source);
+      if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
+        status = WrongSha256(absl::StrCat("assets[", i, "].sha256"), named.expected_sha256, sha256);
+        break;
+      }
+      absl::StatusOr<std::shared_ptr<const Asset>> asset =
+          PrepareContent(std::move(named.source), sha256);
+      if (!asset.ok()) {
+        status = asset.status();
+        break;
+      }
+      pinned.push_back(std::move(sha256));
+      state.assets.push_back(NamedAsset{std::move(named.name), *std::move(asset)});
+    }
+    // The record (if any) is appended before ImportBuilt returns: the files may lose their pins.
+    if (status.ok()) ImportBuilt(name, options, state, replace, std::move(done));
+    for (const std::string& sha256 : pinned) Unpin(sha256);
+    if (!status.ok()) done(status);
+  });
+}
+
+void Database::ImportBuilt(absl::string_view name, const SceneOptions& options,
+                           const SceneState& state, bool replace, DoneCallback done) {
   if (closed_) return done(Closed());
   if (absl::Status status = ValidateSceneName(name); !status.ok()) return done(status);
   if (absl::Status status = ValidateSceneOptions(options, options_.max_bodies_per_scene);
@@ -240,11 +340,29 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options,
           absl::StatusCode::kResourceExhausted, "scene",
           absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
     }
+    // The contents the new scene brings that the server does not hold yet must fit.
+    auto append = [&]() -> absl::StatusOr<uint64_t> {
+      MutexLock contents(&contents_mu_);
+      uint64_t adding = 0;
+      for (const NamedAsset& named : state.assets) {
+        auto found = contents_.find(named.asset->sha256());
+        if (found == contents_.end() || found->second.tables == 0) {
+          adding += named.asset->source_bytes();
+        }
+      }
+      const uint64_t held = HeldBytesLocked();
+      if (adding > 0 && held + adding > options_.max_asset_bytes) {
+        return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+      }
+      COLLIDE_ASSIGN_OR_RETURN(const uint64_t sequence, log_->Append(payload));
+      for (const NamedAsset& named : state.assets) HoldContent(*named.asset);
+      return sequence;
+    };
     if (it != entries_.end()) {
       // The old scene's writers finish first; the one record deletes it and creates the new one.
       replaced = it->second;
       COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkDeleted([&]() -> absl::Status {
-        COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+        COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, append());
         return absl::OkStatus();
       }));
       entries_.erase(it);
@@ -252,7 +370,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options,
       zombies_.push_back(
           Zombie{.scene = std::string(name), .delete_sequence = entry->create_sequence});
     } else {
-      COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+      COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, append());
     }
     scene->SetLogPosition(entry->create_sequence);
     entry->scene = std::move(scene);
@@ -263,6 +381,11 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options,
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
+  if (replaced != nullptr) {
+    for (const SceneAssetInfo& info : replaced->scene->ListAssets()) {
+      DropContent(info.asset->sha256(), entry->create_sequence);
+    }
+  }
   ForgetMovedAway(name);
   // A large import is snapshotted soon, so that its record's segment can go.
   if (entry->log_bytes >= entry->snapshot_threshold && !entry->snapshot_wanted.exchange(true)) {
@@ -303,6 +426,11 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
+  // The deleted scene's table no longer holds its contents (its files stay while the log
+  // reaches the deletion).
+  for (const SceneAssetInfo& info : entry->scene->ListAssets()) {
+    DropContent(info.asset->sha256(), sequence);
+  }
   // Written before the deletion is acknowledged: a mover that saw the deletion knows the
   // destination is remembered here. A write error does not undo the deletion (the scene is
   // whole at its destination); the destination is then remembered until a restart, and the
@@ -527,6 +655,13 @@ absl::Status Database::Close() {
   }
   wake_cv_.NotifyAll();
   if (maintenance_.joinable()) maintenance_.join();
+  {
+    MutexLock lock(&asset_queue_mu_);
+    asset_thread_stopping_ = true;
+  }
+  asset_queue_cv_.NotifyAll();
+  // The tasks queued still run (each sees the database closed and reports it).
+  if (asset_thread_.joinable()) asset_thread_.join();
   absl::Status status = log_ != nullptr ? log_->Close() : absl::OkStatus();
   // Everything is written and fsynced now: the held-back acknowledgements can go.
   if (log_ != nullptr) ReleaseDeferredAcks(/*final=*/true);
@@ -746,6 +881,301 @@ absl::Status Database::Maintain(bool snapshot_all) {
     segments_deleted_ += static_cast<uint64_t>(*deleted);
   } else {
     note(deleted.status());
+  }
+  note(RemoveUnusedAssetFiles());
+  return first_error;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assets.
+
+void Database::RunOnAssetThread(absl::AnyInvocable<void()> task) {
+  {
+    MutexLock lock(&asset_queue_mu_);
+    asset_queue_.push_back(std::move(task));
+  }
+  asset_queue_cv_.NotifyOne();
+}
+
+void Database::RunAssetThread() {
+  while (true) {
+    absl::AnyInvocable<void()> task;
+    {
+      std::unique_lock<Mutex> lock(asset_queue_mu_);
+      asset_queue_cv_.Wait(lock, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return !asset_queue_.empty() || asset_thread_stopping_;
+      });
+      if (asset_queue_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(asset_queue_.front());
+      asset_queue_.pop_front();
+    }
+    task();
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const Asset>> Database::PrepareContent(AssetSource source,
+                                                                      const std::string& sha256) {
+  std::shared_ptr<const Asset> asset;
+  {
+    MutexLock lock(&contents_mu_);
+    Content& content = contents_[sha256];
+    ++content.pins;
+    asset = content.built.lock();
+  }
+  if (asset == nullptr) {
+    asset = Asset::Build(std::move(source), sha256);
+    MutexLock lock(&contents_mu_);
+    Content& content = contents_[sha256];
+    content.built = asset;
+    content.source_bytes = asset->source_bytes();
+    content.triangles = asset->triangle_count();
+  }
+  // The file: written unless it is on disk. The maintenance pass that deletes unused files holds
+  // asset_files_mu_ too, so a file is never deleted between this check and the record.
+  MutexLock files(&asset_files_mu_);
+  bool on_disk = false;
+  {
+    MutexLock lock(&contents_mu_);
+    on_disk = contents_[sha256].on_disk;
+  }
+  if (!on_disk) {
+    absl::StatusOr<uint64_t> written = WriteAssetFile(fs_, dir_, *asset);
+    if (!written.ok()) {
+      Unpin(sha256);
+      return written.status();
+    }
+    MutexLock lock(&contents_mu_);
+    contents_[sha256].on_disk = true;
+  }
+  return asset;
+}
+
+void Database::Unpin(const std::string& sha256) {
+  MutexLock lock(&contents_mu_);
+  auto it = contents_.find(sha256);
+  if (it == contents_.end()) return;
+  Content& content = it->second;
+  --content.pins;
+  if (content.tables > 0 || content.pins > 0) return;
+  if (!content.on_disk) {
+    contents_.erase(it);
+  } else if (content.dropped_at == 0) {
+    // Written for a record that was never appended: no record names it (the log's end bounds
+    // any that might).
+    content.dropped_at = std::max<uint64_t>(log_->last_sequence(), 1);
+  }
+}
+
+void Database::HoldContent(const Asset& asset) {
+  Content& content = contents_[asset.sha256()];
+  ++content.tables;
+  content.dropped_at = 0;
+  content.source_bytes = asset.source_bytes();
+  content.triangles = asset.triangle_count();
+  if (content.built.expired()) content.built = asset.shared_from_this();
+}
+
+void Database::DropContent(const std::string& sha256, uint64_t sequence) {
+  MutexLock lock(&contents_mu_);
+  auto it = contents_.find(sha256);
+  if (it == contents_.end() || it->second.tables == 0) return;
+  if (--it->second.tables == 0) it->second.dropped_at = sequence;
+}
+
+uint64_t Database::HeldBytesLocked() const {
+  uint64_t bytes = 0;
+  for (const auto& [sha256, content] : contents_) {
+    if (content.tables > 0) bytes += content.source_bytes;
+  }
+  return bytes;
+}
+
+StoredAssets Database::stored_assets() const {
+  StoredAssets out;
+  MutexLock lock(&contents_mu_);
+  for (const auto& [sha256, content] : contents_) {
+    if (content.on_disk) ++out.files;
+    if (content.tables == 0) continue;
+    ++out.contents;
+    out.triangles += content.triangles;
+    out.source_bytes += content.source_bytes;
+    if (std::shared_ptr<const Asset> built = content.built.lock()) {
+      out.memory_bytes += built->memory_bytes();
+    }
+  }
+  return out;
+}
+
+absl::Status Database::CheckAssetRoom(absl::string_view scene, absl::string_view name,
+                                      const AssetSize& size) const {
+  if (closed_) return Closed();
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry == nullptr) return NoSceneForWriter(scene);
+  if (entry->scene->deleted()) return NoScene(scene);
+  if (const std::string moved_to = entry->scene->moved_to(); !moved_to.empty()) {
+    return MovedError(scene, moved_to);
+  }
+  // A name the scene holds: its content decides (the same is a retry, other is ALREADY_EXISTS).
+  if (entry->scene->GetAsset(name).has_value()) return absl::OkStatus();
+  const SceneStats stats = entry->scene->Stats();
+  const SceneAssetLimits& limits = options_.scene_assets;
+  const uint32_t max_assets = std::min<uint32_t>(limits.max_assets, kMaxAssetSlots);
+  if (stats.asset_count >= max_assets) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrCat("scene \"", scene, "\" holds its limit of ", max_assets,
+                                    " assets (--max_assets_per_scene)"));
+  }
+  const uint64_t bytes = size.SourceBytes();
+  if (bytes > limits.max_bytes || stats.asset_bytes > limits.max_bytes - bytes) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrCat("scene \"", scene, "\" would hold ",
+                                    stats.asset_bytes + std::min(bytes, limits.max_bytes),
+                                    "+ bytes of assets, over its limit of ", limits.max_bytes,
+                                    " (--max_asset_bytes_per_scene)"));
+  }
+  MutexLock lock(&contents_mu_);
+  const uint64_t held = HeldBytesLocked();
+  if (bytes > options_.max_asset_bytes || held > options_.max_asset_bytes - bytes) {
+    return ServerAssetsFull(held, std::min(bytes, options_.max_asset_bytes), options_.max_asset_bytes);
+  }
+  return absl::OkStatus();
+}
+
+void Database::AddAsset(absl::string_view scene, std::string name, AssetSource source,
+                        std::string expected_sha256, AssetCallback done) {
+  if (closed_) return done(Closed());
+  RunOnAssetThread([this, scene = std::string(scene), name = std::move(name),
+                    source = std::move(source), expected_sha256 = std::move(expected_sha256),
+                    done = std::move(done)]() mutable {
+    if (closed_) return done(Closed());
+    std::shared_ptr<Entry> entry = FindEntry(scene);
+    if (entry == nullptr) return done(NoSceneForWriter(scene));
+    std::string sha256 = AssetSha256(source);
+    if (!expected_sha256.empty() && expected_sha256 != sha256) {
+      return done(WrongSha256("sha256", expected_sha256, sha256));
+    }
+    // The scene's checks first: nothing is built or written for an upload it would refuse.
+    absl::StatusOr<bool> adds = entry->scene->CheckAddAsset(name, sha256, source.size.SourceBytes(),
+                                                            options_.scene_assets);
+    if (!adds.ok()) return done(ForWriter(adds.status()));
+    if (!*adds) {
+      std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
+      if (held.has_value()) return done(AddedAsset{.asset = held->asset, .already_present = true});
+    }
+    absl::StatusOr<std::shared_ptr<const Asset>> asset = PrepareContent(std::move(source), sha256);
+    if (!asset.ok()) return done(asset.status());
+    uint64_t sequence = 0;
+    uint64_t record_bytes = 0;
+    absl::StatusOr<bool> added = entry->scene->AddAsset(
+        name, *asset, options_.scene_assets, [&]() -> absl::StatusOr<uint64_t> {
+          MutexLock lock(&contents_mu_);
+          const Content& content = contents_[sha256];
+          const uint64_t held = HeldBytesLocked();
+          if (content.tables == 0 && held + content.source_bytes > options_.max_asset_bytes) {
+            return ServerAssetsFull(held, content.source_bytes, options_.max_asset_bytes);
+          }
+          const std::string payload = EncodeAddAssetRecord(scene, name, **asset);
+          record_bytes = kRecordHeaderBytes + payload.size();
+          COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+          HoldContent(**asset);
+          return sequence;
+        });
+    Unpin(sha256);
+    if (!added.ok()) return done(ForWriter(added.status()));
+    if (!*added) {
+      // Another upload of this name and content got in first.
+      std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
+      return done(AddedAsset{.asset = held.has_value() ? held->asset : *asset,
+                             .already_present = true});
+    }
+    const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+    if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+        !entry->snapshot_wanted.exchange(true)) {
+      Wake();
+    }
+    AcknowledgeStatus(DurabilityPolicy::kAlways, sequence,
+                      [asset = *asset, done = std::move(done)](absl::Status status) mutable {
+                        if (!status.ok()) return done(status);
+                        done(AddedAsset{.asset = std::move(asset), .already_present = false});
+                      });
+  });
+}
+
+absl::StatusOr<AddedAsset> Database::AddAsset(absl::string_view scene, std::string name,
+                                              AssetSource source, std::string expected_sha256) {
+  std::promise<absl::StatusOr<AddedAsset>> promise;
+  std::future<absl::StatusOr<AddedAsset>> future = promise.get_future();
+  AddAsset(scene, std::move(name), std::move(source), std::move(expected_sha256),
+           [&promise](absl::StatusOr<AddedAsset> added) { promise.set_value(std::move(added)); });
+  return future.get();
+}
+
+void Database::DeleteAsset(absl::string_view scene, absl::string_view name, DoneCallback done) {
+  if (closed_) return done(Closed());
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry == nullptr) return done(NoSceneForWriter(scene));
+  uint64_t sequence = 0;
+  uint64_t record_bytes = 0;
+  absl::StatusOr<std::shared_ptr<const Asset>> deleted =
+      entry->scene->DeleteAsset(name, [&]() -> absl::StatusOr<uint64_t> {
+        const std::string payload = EncodeDeleteAssetRecord(scene, name);
+        record_bytes = kRecordHeaderBytes + payload.size();
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        return sequence;
+      });
+  if (!deleted.ok()) return done(ForWriter(deleted.status()));
+  DropContent((*deleted)->sha256(), sequence);
+  const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+  if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+      !entry->snapshot_wanted.exchange(true)) {
+    Wake();
+  }
+  AcknowledgeStatus(DurabilityPolicy::kAlways, sequence, std::move(done));
+}
+
+absl::Status Database::DeleteAsset(absl::string_view scene, absl::string_view name) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  DeleteAsset(scene, name, [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
+absl::Status Database::RemoveUnusedAssetFiles() {
+  const std::vector<SegmentInfo> segments = log_->Segments();
+  uint64_t first_kept = log_->last_sequence() + 1;
+  for (const SegmentInfo& segment : segments) {
+    first_kept = std::min(first_kept, segment.first_sequence);
+  }
+  MutexLock files(&asset_files_mu_);
+  std::vector<std::string> due;
+  {
+    MutexLock lock(&contents_mu_);
+    for (auto& [sha256, content] : contents_) {
+      // No table holds it, nothing in progress needs it, and the log no longer reaches the
+      // record that dropped it (nor, so, any record or snapshot that named it).
+      if (content.on_disk && content.tables == 0 && content.pins == 0 && content.dropped_at != 0 &&
+          content.dropped_at < first_kept) {
+        content.on_disk = false;
+        due.push_back(sha256);
+      }
+    }
+  }
+  if (due.empty()) return absl::OkStatus();
+  absl::Status first_error;
+  for (const std::string& sha256 : due) {
+    absl::Status status = fs_->Delete(JoinPath(dir_, AssetFileName(sha256)));
+    if (!status.ok() && !absl::IsNotFound(status) && first_error.ok()) first_error = status;
+  }
+  if (absl::Status status = fs_->SyncDir(dir_); !status.ok() && first_error.ok()) {
+    first_error = status;
+  }
+  MutexLock lock(&contents_mu_);
+  for (const std::string& sha256 : due) {
+    auto it = contents_.find(sha256);
+    if (it != contents_.end() && !it->second.on_disk && it->second.tables == 0 &&
+        it->second.pins == 0) {
+      contents_.erase(it);
+    }
   }
   return first_error;
 }

@@ -15,29 +15,63 @@ void SceneMirror::Capture(const Scene& scene) {
   });
   handles_.clear();
   handles_.reserve(static_cast<size_t>(world_.body_count()));
+  slot_bodies_.clear();
+  unused_slots_.clear();
   for (BodyHandle h = 0; h < world_.slot_count(); ++h) {
-    if (world_.IsLive(h)) handles_.emplace(world_.body(h).id, h);
+    if (!world_.IsLive(h)) continue;
+    handles_.emplace(world_.body(h).id, h);
+    if (world_.body(h).asset != kNoAsset) UseSlot(world_.body(h).asset, 1);
+  }
+  // The scene's assets no body places (unplaced, or kept for its past ticks) are not the
+  // mirror's to keep.
+  for (uint32_t slot = 1; slot < world_.asset_table_size(); ++slot) {
+    const AssetSlot s = static_cast<AssetSlot>(slot);
+    const bool placed = slot < slot_bodies_.size() && slot_bodies_[slot] > 0;
+    if (!placed && world_.shared_asset(s) != nullptr) world_.RemoveAsset(s);
   }
   captured_ = true;
 }
 
+void SceneMirror::UseSlot(AssetSlot slot, int delta) {
+  if (slot >= slot_bodies_.size()) slot_bodies_.resize(static_cast<size_t>(slot) + 1, 0);
+  slot_bodies_[slot] = static_cast<uint32_t>(static_cast<int>(slot_bodies_[slot]) + delta);
+  if (slot_bodies_[slot] == 0) unused_slots_.push_back(slot);
+}
+
 void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick) {
   assert(captured_ && version > version_);
+  // The assets no body placed after the last batch (its evaluation is over): the scene may have
+  // deleted them, and the mirror must not keep them alive.
+  for (AssetSlot slot : unused_slots_) {
+    if (slot_bodies_[slot] == 0 && world_.shared_asset(slot) != nullptr) world_.RemoveAsset(slot);
+  }
+  unused_slots_.clear();
+  auto remove = [&](BodyHandle handle) {
+    const AssetSlot slot = world_.body(handle).asset;
+    world_.Remove(handle);
+    if (slot != kNoAsset) UseSlot(slot, -1);
+  };
   for (const BodyChange& change : changes) {
     auto it = handles_.find(change.id);
     const bool present = it != handles_.end();
     if (!change.after.has_value()) {
       // Removed.
       if (present) {
-        world_.Remove(it->second);
+        remove(it->second);
         handles_.erase(it);
       }
       continue;
     }
     const Body& after = *change.after;
     if (!present || change.replaced || !change.before.has_value()) {
-      // Created or replaced (the kind, and so the tree, may change).
-      if (present) world_.Remove(it->second);
+      // Created or replaced (the kind, and so the tree, may change); its asset in the slot the
+      // scene's world has it in.
+      if (present) remove(it->second);
+      if (after.asset != kNoAsset) {
+        assert(change.asset != nullptr);
+        world_.PlaceAsset(after.asset, change.asset);
+        UseSlot(after.asset, 1);
+      }
       handles_.insert_or_assign(change.id, world_.Add(DescOf(after)));
       continue;
     }

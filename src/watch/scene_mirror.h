@@ -3,6 +3,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
@@ -40,8 +41,15 @@ class SceneMirror {
   size_t MemoryBytes() const;
 
  private:
+  // Counts a body placing `slot` in or out; a slot no body places any more is freed at the
+  // next Apply (the batch just applied may still be evaluated with its bodies' old states).
+  void UseSlot(AssetSlot slot, int delta);
+
   CollisionWorld world_;
   absl::flat_hash_map<uint64_t, BodyHandle> handles_;
+  // Per asset slot: the mirror's bodies placing it; the slots that fell to 0.
+  std::vector<uint32_t> slot_bodies_;
+  std::vector<AssetSlot> unused_slots_;
   bool captured_ = false;
   uint64_t version_ = 0;
   uint64_t tick_ = 0;
