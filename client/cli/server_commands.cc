@@ -50,6 +50,7 @@ absl::Status Stats(CommandContext& c) {
   line("watch_streams", stats.watch_streams());
   line("export_streams", stats.export_streams());
   line("import_streams", stats.import_streams());
+  line("upload_streams", stats.upload_streams());
   line("streams_opened", stats.streams_opened());
   line("streams_refused", stats.streams_refused());
   line("streams_stalled", stats.streams_stalled());
@@ -62,6 +63,10 @@ absl::Status Stats(CommandContext& c) {
   line("watch_exhausted", stats.watch_exhausted());
   line("sync_lag_us", stats.sync_lag_us());
   line("max_sync_lag_us", stats.max_sync_lag_us());
+  line("assets", stats.assets());
+  line("asset_triangles", stats.asset_triangles());
+  line("asset_bytes", stats.asset_bytes());
+  line("asset_memory_bytes", stats.asset_memory_bytes());
   line("scenes_omitted", stats.scenes_omitted());
   // One row per listed scene, under a header naming ServerSceneStats' fields.
   if (stats.scene_stats_size() > 0) {
@@ -81,12 +86,15 @@ absl::Status Stats(CommandContext& c) {
     };
     absl::StrAppend(&text, "scene_stats\n");
     row("name", {"body_count", "static_body_count", "version", "tick", "memory_bytes",
-                 "history_bytes", "log_bytes"});
+                 "history_bytes", "log_bytes", "asset_count", "asset_triangles", "asset_bytes",
+                 "asset_memory_bytes"});
     for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
       row(scene.name(), {absl::StrCat(scene.body_count()), absl::StrCat(scene.static_body_count()),
                          absl::StrCat(scene.version()), absl::StrCat(scene.tick()),
                          absl::StrCat(scene.memory_bytes()), absl::StrCat(scene.history_bytes()),
-                         absl::StrCat(scene.log_bytes())});
+                         absl::StrCat(scene.log_bytes()), absl::StrCat(scene.asset_count()),
+                         absl::StrCat(scene.asset_triangles()), absl::StrCat(scene.asset_bytes()),
+                         absl::StrCat(scene.asset_memory_bytes())});
     }
   }
   c.out.Print(stats, text);

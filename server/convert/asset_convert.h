@@ -98,6 +98,8 @@ class AssetUploader {
   const std::string& scene() const { return scene_; }
   const std::string& name() const { return name_; }
   const AssetSize& size() const { return size_; }
+  /// Messages taken so far (the next one's index in `messages[i]`).
+  uint64_t messages() const { return messages_; }
 
   /// What an upload delivers once its stream ended after the trailer.
   struct Upload {

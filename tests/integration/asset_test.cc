@@ -73,7 +73,8 @@ client::HeightfieldArrays Terrain(const std::vector<float>& heights, int n) {
                                    .columns = static_cast<uint64_t>(n),
                                    .spacing_x = 2.0f,
                                    .spacing_z = 2.0f,
-                                   .heights = heights};
+                                   .heights = heights,
+                                   .holes = {}};
 }
 
 // A straight-down ray at (x, 50, z).
@@ -107,7 +108,7 @@ TEST(Assets, UploadedListedPlacedQueriedAndDeleted) {
   ASSERT_TRUE(IsOk(client->CreateScene("level")));
   const MeshData block = Block(3);
   absl::StatusOr<v1::UploadAssetResponse> uploaded =
-      client->UploadMesh("level", "block", block.arrays(), {.chunk_bytes = 100});
+      client->UploadMesh("level", "block", block.arrays(), {.chunk_bytes = 100, .call = {}});
   ASSERT_TRUE(IsOk(uploaded));
   const v1::AssetInfo& info = uploaded->asset();
   EXPECT_FALSE(uploaded->already_present());
@@ -319,7 +320,8 @@ TEST(Assets, TheClientsUploadWaitsOutARestartingServer) {
   std::thread upload([&] {
     uploaded = client->UploadMesh("level", "block", block.arrays(),
                                   {.initial_backoff = absl::Milliseconds(50),
-                                   .give_up_after = absl::Seconds(30)});
+                                   .give_up_after = absl::Seconds(30),
+                                   .call = {}});
   });
   std::this_thread::sleep_for(std::chrono::milliseconds(400));
   ASSERT_TRUE(IsOk((*server)->RestartOnSamePort()));

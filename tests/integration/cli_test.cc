@@ -380,14 +380,15 @@ TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
     return {};
   };
   std::vector<std::string> arena = row_of("arena");
-  ASSERT_EQ(arena.size(), 8u) << text;
+  ASSERT_EQ(arena.size(), 12u) << text;
   EXPECT_EQ(arena[1], "2") << text;
   EXPECT_EQ(arena[2], "1") << text;
   EXPECT_EQ(arena[3], "2") << text;
   EXPECT_NE(arena[5], "0") << text;  // memory_bytes
   EXPECT_NE(arena[7], "0") << text;  // log_bytes: two records since no snapshot
+  EXPECT_EQ(arena[8], "0") << text;  // asset_count: no asset uploaded
   std::vector<std::string> bravo = row_of("bravo");
-  ASSERT_EQ(bravo.size(), 8u) << text;
+  ASSERT_EQ(bravo.size(), 12u) << text;
   EXPECT_EQ(bravo[1], "0") << text;
   EXPECT_EQ(bravo[3], "0") << text;
   EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted           0\n")) << text;

@@ -236,7 +236,8 @@ def scene_info(message) -> t.SceneInfo:
 def hits(messages) -> List[t.Hit]:
     """Reads repeated collide.v1.Hit."""
     return [t.Hit(h.body_id, h.distance, t.Vec3(h.point.x, h.point.y, h.point.z),
-                  t.Vec3(h.normal.x, h.normal.y, h.normal.z), h.depth, h.start_overlapping)
+                  t.Vec3(h.normal.x, h.normal.y, h.normal.z), h.depth, h.start_overlapping,
+                  h.triangle if h.HasField("triangle") else None, h.back_face)
             for h in messages]
 
 

@@ -316,6 +316,10 @@ class Hit:
     normal: Vec3
     depth: float
     start_overlapping: bool
+    # A hit on a mesh or heightfield body: the triangle's index in its asset (None otherwise),
+    # and whether a ray met the triangle's back (level geometry is two-sided).
+    triangle: Optional[int] = None
+    back_face: bool = False
 
 
 @dataclass(frozen=True)
@@ -364,6 +368,12 @@ class ServerSceneStats:
     memory_bytes: int
     history_bytes: int
     log_bytes: int
+    # Level geometry: the scene's assets, their triangles, their bytes as uploaded and the memory
+    # they take (content and built form).
+    asset_count: int
+    asset_triangles: int
+    asset_bytes: int
+    asset_memory_bytes: int
 
 
 @dataclass(frozen=True)
@@ -416,6 +426,15 @@ class ServerStats:
     # --max_concurrent_imports).
     export_streams: int
     import_streams: int
+    # Level geometry of every scene: distinct asset contents held (a content several scenes hold
+    # counted once), their triangles, their bytes as uploaded (against --max_asset_bytes) and
+    # their memory.
+    assets: int
+    asset_triangles: int
+    asset_bytes: int
+    asset_memory_bytes: int
+    # UploadAsset streams open now.
+    upload_streams: int
 
 
 @dataclass(frozen=True)
