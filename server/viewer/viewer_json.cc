@@ -1,25 +1,27 @@
 #include "server/viewer/viewer_json.h"
 
-#include <algorithm>
-
 #include "absl/strings/escaping.h"
 #include "collide/viewer/v1/viewer.pb.h"
+#include "google/protobuf/stubs/common.h"
 #include "google/protobuf/util/json_util.h"
 
 namespace collide {
 namespace {
 
-// A string field must hold UTF-8 (protobuf drops other bytes and logs each time); messages are
-// ASCII but for what they quote of a request, which is escaped here.
-std::string AsciiText(absl::string_view text) {
-  const bool ascii = std::all_of(text.begin(), text.end(),
-                                 [](char c) { return static_cast<unsigned char>(c) < 0x80; });
-  return ascii ? std::string(text) : absl::CEscape(text);
+// A string field must hold UTF-8 (protobuf drops other bytes, and logs each time): a message
+// that quotes bytes of a request that are not is escaped whole (`\377`). The check is the one
+// protobuf applies to string fields.
+std::string Utf8Text(absl::string_view text) {
+  if (google::protobuf::internal::IsStructurallyValidUTF8(text.data(),
+                                                          static_cast<int>(text.size()))) {
+    return std::string(text);
+  }
+  return absl::CEscape(text);
 }
 
 std::string ErrorBody(absl::StatusCode code, absl::string_view message) {
   viewer::v1::Error error;
-  error.set_error(AsciiText(message));
+  error.set_error(Utf8Text(message));
   error.set_code(absl::StatusCodeToString(code));
   std::string body = ToJson(error);
   body.push_back('\n');

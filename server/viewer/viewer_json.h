@@ -33,7 +33,7 @@ int HttpStatusOf(absl::StatusCode code);
 
 /// `status` as HttpStatusOf's status and a collide.viewer.v1.Error body, `{"error": "<message>",
 /// "code": "<the code's name>"}` and a newline. The message is the status's own, rendered in the
-/// request's words first (ForRequest); bytes outside ASCII are escaped (`\xff`).
+/// request's words first (ForRequest); a message that is not UTF-8 is escaped (`\377`).
 ViewerReply ErrorReply(const absl::Status& status);
 
 /// The body of a refusal the HTTP listener itself makes (a method other than GET and HEAD, a

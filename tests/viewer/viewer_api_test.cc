@@ -64,8 +64,10 @@ TEST(ErrorReplyTest, MapsCodesToHttpStatusAndWritesAnErrorMessage) {
             "{\"error\":\"a\\\"b\\\\c\\n\",\"code\":\"INVALID_ARGUMENT\"}\n");
   EXPECT_EQ(ErrorReply(absl::OutOfRangeError("at_tick: tick 17 is not retained")).body,
             "{\"error\":\"at_tick: tick 17 is not retained\",\"code\":\"OUT_OF_RANGE\"}\n");
-  // Bytes outside ASCII (which protobuf would drop, logging each time) are escaped; the body
-  // reads back as the message.
+  // UTF-8 is kept; other bytes (which protobuf would drop, logging each time) are escaped, and
+  // the body reads back as the message.
+  EXPECT_EQ(ErrorReply(absl::NotFoundError("scene: no scene \"t\xc3\xbf\"")).body,
+            "{\"error\":\"scene: no scene \\\"t\xc3\xbf\\\"\",\"code\":\"NOT_FOUND\"}\n");
   const ViewerReply reply = ErrorReply(absl::InvalidArgumentError("request: \xff\xfe\x01"));
   viewer::v1::Error error;
   ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(reply.body, &error).ok()) << reply.body;
