@@ -46,8 +46,7 @@ absl::Status UnitQuat(float x, float y, float z, float w, const FieldPath& at,
   if (std::fabs(len - 1.0) > kUnitQuaternionTolerance) {
     return InvalidField(at, field, absl::StrFormat("must be a unit quaternion (length %.6g)", len));
   }
-  *out = Quat{static_cast<float>(x / len), static_cast<float>(y / len), static_cast<float>(z / len),
-              static_cast<float>(w / len)};
+  *out = NormalizeRotation(Quat{x, y, z, w});
   return absl::OkStatus();
 }
 

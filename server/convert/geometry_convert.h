@@ -34,7 +34,8 @@ void ToProtoVec3(const Vec3& v, v1::Vec3* out);
 /// `field` (a point) of the message at `at`.
 absl::Status PointFromProto(const v1::Vec3& proto, const FieldPath& at, absl::string_view field,
                             Vec3* out);
-/// A unit quaternion (renormalised) from x, y, z, w, as `field` of the message at `at`.
+/// A unit quaternion (NormalizeRotation: kept bit for bit when already unit to float
+/// precision) from x, y, z, w, as `field` of the message at `at`.
 absl::Status UnitQuat(float x, float y, float z, float w, const FieldPath& at,
                       absl::string_view field, Quat* out);
 /// `field` (a Pose) of the message at `at`: an absent rotation is the identity.

@@ -76,7 +76,8 @@ void ImportReactor::Read() {
 
 absl::Status ImportReactor::Take() {
   const size_t bytes = in_.Length();
-  COLLIDE_RETURN_IF_ERROR(ParseMessage(&in_, &request_, "messages"));
+  COLLIDE_RETURN_IF_ERROR(
+      ParseMessage(&in_, &request_, absl::StrCat("messages[", importer_.messages(), "]")));
   const bool had_header = importer_.has_header();
   COLLIDE_RETURN_IF_ERROR(importer_.Add(request_, bytes));
   if (!had_header && importer_.has_header()) {
@@ -115,6 +116,19 @@ void ImportReactor::Import() {
   // nothing, even after a complete stream.
   if (call_->IsCancelled()) {
     FinishOnce(absl::CancelledError("stream cancelled; nothing imported"));
+    return;
+  }
+  if (imported->check_only) {
+    // The import's checks, nothing created: answered with the scene the import would create.
+    absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
+        imported->scene, imported->options, imported->state, imported->replace);
+    absl::Status status = scene.status();
+    if (scene.ok()) {
+      v1::ImportSceneResponse response;
+      SceneInfoToProto(**scene, context_.default_durability, response.mutable_scene());
+      status = SerializeMessage(response, response_);
+    }
+    FinishOnce(status);
     return;
   }
   {

@@ -25,12 +25,12 @@ absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
   return OpErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
-// The body an upsert describes. Batches are renormalised; restored state is taken as it was
-// stored (renormalising a unit quaternion again may change its last bits).
-BodyDesc DescOf(const UpdateOp& op, bool normalize = true) {
+// The body an upsert describes, its rotation normalised: idempotently (NormalizeRotation), so
+// restored and imported state keeps its stored rotations bit for bit.
+BodyDesc DescOf(const UpdateOp& op) {
   return BodyDesc{.id = op.body_id,
                   .shape = op.shape,
-                  .pose = normalize ? NormalizedPose(op.pose) : op.pose,
+                  .pose = NormalizedPose(op.pose),
                   .category = op.category,
                   .mask = op.mask,
                   .kind = op.kind};
@@ -85,7 +85,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
       return absl::InvalidArgumentError(
           absl::StrFormat("bodies[%d].id: body %d appears twice", i, op.body_id));
     }
-    descs.push_back(DescOf(op, /*normalize=*/false));
+    descs.push_back(DescOf(op));
     user_data.push_back(op.user_data);
   }
   std::vector<BodyHandle> handles(descs.size(), kNullBody);
@@ -335,6 +335,18 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
 
 absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
   WriterLock serial(&write_mu_);
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkReplaced(absl::FunctionRef<absl::Status()> commit) {
+  WriterLock serial(&write_mu_);
+  if (std::string destination = moved_to(); !destination.empty()) {
+    return MovedError(name_, destination);
+  }
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit) {
   if (deleted_) {
     return absl::FailedPreconditionError(absl::StrCat("scene \"", name_, "\" was deleted"));
   }
@@ -440,6 +452,10 @@ absl::Status Scene::SetMovedTo(absl::string_view destination,
   WriterLock serial(&write_mu_);
   if (deleted_) {
     return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
+  }
+  if (std::string current = moved_to();
+      !destination.empty() && !current.empty() && current != destination) {
+    return AlreadyMovingError(name_, current);
   }
   COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
   WriterLock lock(&mu_);

@@ -138,7 +138,7 @@ absl::Status ValidateOpValues(const UpdateOp& op, size_t i, absl::string_view li
 }
 
 Pose NormalizedPose(const Pose& pose) {
-  return Pose{.rotation = Normalize(pose.rotation), .position = pose.position};
+  return Pose{.rotation = NormalizeRotation(pose.rotation), .position = pose.position};
 }
 
 }  // namespace collide

@@ -81,7 +81,8 @@ inline constexpr float kUnitQuaternionTolerance = 1e-3f;
 /// `ops[3].pose.rotation: ...`. Existence of bodies is checked by the scene.
 absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_view list = "ops");
 
-/// `pose` with its rotation normalised to unit length.
+/// `pose` with its rotation normalised to unit length (NormalizeRotation: a rotation already
+/// unit to float precision is kept bit for bit, so normalising again changes nothing).
 Pose NormalizedPose(const Pose& pose);
 
 }  // namespace collide
