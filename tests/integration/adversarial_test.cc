@@ -322,6 +322,15 @@ class AdversarialTest : public ::testing::Test {
     return messages;
   }
 
+  // The first request of an import into the scene "imported", replacing it.
+  static v1::ImportSceneRequest ImportTarget(bool check_only = false) {
+    v1::ImportSceneRequest first;
+    first.set_scene("imported");
+    first.set_replace(true);
+    first.set_check_only(check_only);
+    return first;
+  }
+
   // An ImportScene of `messages` into the scene "imported" (replaced when it exists), the
   // first request carrying `first` (scene and flags); with `honest_trailer`, the trailer is
   // recomputed first, so that the changed field's own check answers.
@@ -338,14 +347,6 @@ class AdversarialTest : public ::testing::Test {
     }
     writer->WritesDone();
     return Of(writer->Finish());
-  }
-
-  static v1::ImportSceneRequest ImportTarget(bool check_only = false) {
-    v1::ImportSceneRequest first;
-    first.set_scene("imported");
-    first.set_replace(true);
-    first.set_check_only(check_only);
-    return first;
   }
 
   static Outcome SetMoving(const std::string& scene, const std::string& destination, bool clear) {

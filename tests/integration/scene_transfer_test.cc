@@ -329,7 +329,9 @@ void ExpectSameExport(const std::vector<v1::SceneExportMessage>& got,
   }
   EXPECT_EQ(got.back().trailer().body_count(), want.back().trailer().body_count());
   EXPECT_EQ(got.back().trailer().chunk_count(), want.back().trailer().chunk_count());
-  if (same_name) EXPECT_EQ(got.back().trailer().crc32c(), want.back().trailer().crc32c());
+  if (same_name) {
+    EXPECT_EQ(got.back().trailer().crc32c(), want.back().trailer().crc32c());
+  }
 }
 
 // A scene of bodies whose rotations were written as clients write them (upserts, and moves on an
@@ -1127,8 +1129,8 @@ TEST_F(SceneTransferCliTest, RestoreChecksEveryFileBeforeItWritesAnything) {
   google::protobuf::Value text;
   text.set_string_value("src");
   const std::vector<Case> cases = {
-      {"version", EditManifest(manifest, "small", "version", NumberValue(1)), "",
-       "small.pb: version"},
+      {"version", EditManifest(manifest, "small", "version", NumberValue(99)), "",
+       "small.pb: version 1, the manifest says 99"},
       {"bodies", EditManifest(manifest, "small", "bodies", NumberValue(8)), "",
        "small.pb: 7 bodies, the manifest says 8"},
       {"checksum", EditManifest(manifest, "small", "crc32c", NumberValue(source_crc + 1)), "",
