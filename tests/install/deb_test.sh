@@ -151,7 +151,10 @@ start_server /var/lib/collide/port "$tmp/by-hand.log" runuser -u collide -- \
 /usr/bin/collide --address="$address" scene create by-hand >/dev/null || fail "collide scene create"
 /usr/bin/collide --address="$address" scene list | tee "$tmp/scenes"
 grep -q by-hand "$tmp/scenes" || fail "the created scene is not listed"
-kill -TERM "$server_pid"
+# SIGTERM to the server itself (runuser's child): runuser would end its session on one instead.
+server_child=$(ps -o pid= --ppid "$server_pid" | tr -d ' ')
+[ -n "$server_child" ] || fail "runuser has no child process"
+kill -TERM "$server_child"
 wait "$server_pid" || fail "collide-server exited with $? on SIGTERM: $(cat "$tmp/by-hand.log")"
 server_pid=
 

@@ -80,7 +80,8 @@ describe('shortestFloat32', () => {
       assert.equal(Math.fround(shortest), value, `seed ${SEED} case ${i}: ${value}`);
       assert.ok(
         significantDigits(shortest) <= shortestInside(value),
-        `seed ${SEED} case ${i}: ${value} printed as ${shortest}, ${shortestInside(value)} digits suffice`,
+        `seed ${SEED} case ${i}: ${value} printed as ${shortest}, ` +
+          `${shortestInside(value)} digits suffice`,
       );
     }
   });
@@ -117,7 +118,10 @@ describe('float32 fields read from a server', () => {
     const body = {
       id: 1,
       shape: { sphere: { radius: 0.3 } },
-      pose: { position: { x: 1.1, y: 0, z: 0 }, rotation: { x: 0, y: 0, z: 0.7071068, w: 0.7071068 } },
+      pose: {
+        position: { x: 1.1, y: 0, z: 0 },
+        rotation: { x: 0, y: 0, z: 0.7071068, w: 0.7071068 },
+      },
     };
     await client.upsertBodies({ scene: 'f32', bodies: [body] });
     const [read] = (await client.getBodies({ scene: 'f32' })).bodies;
@@ -127,7 +131,11 @@ describe('float32 fields read from a server', () => {
     const hits = (
       await client.raycast({
         scene: 'f32',
-        ray: { origin: { x: -10, y: 0.1, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 100 },
+        ray: {
+          origin: { x: -10, y: 0.1, z: 0 },
+          direction: { x: 1, y: 0, z: 0 },
+          max_distance: 100,
+        },
       })
     ).hits;
     assert.equal(hits.length, 1);

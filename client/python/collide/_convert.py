@@ -242,7 +242,8 @@ def scene_info(message) -> t.SceneInfo:
 
 def hits(messages) -> List[t.Hit]:
     """Reads repeated collide.v1.Hit."""
-    return [t.Hit(h.body_id, f32(h.distance), t.Vec3(f32(h.point.x), f32(h.point.y), f32(h.point.z)),
+    return [t.Hit(h.body_id, f32(h.distance),
+                  t.Vec3(f32(h.point.x), f32(h.point.y), f32(h.point.z)),
                   t.Vec3(f32(h.normal.x), f32(h.normal.y), f32(h.normal.z)), f32(h.depth),
                   h.start_overlapping)
             for h in messages]
