@@ -205,6 +205,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   db_options.durability = options.durability;
   db_options.sync_interval = options.sync_interval;
   db_options.max_scenes = options.limits.max_scenes;
+  db_options.max_bodies_per_scene = options.limits.max_bodies_per_scene;
   db_options.recovery = options.recovery;
   // A full disk (or file size limit) stops the log but not the server: writes are refused from
   // then on, nothing unsynced is acknowledged, queries go on. Any other log failure (an fsync

@@ -1,87 +1,127 @@
 #include "server/convert/field_path.h"
 
+#include <algorithm>
 #include <optional>
+#include <string>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "scene/op_error.h"
+#include "absl/strings/strip.h"
+#include "base/field_error.h"
 
 namespace collide {
 namespace {
 
-// Where core op `index` sits in the request, and the name of its `field` there (empty when the
-// path names the op itself).
-struct OpPlace {
-  FieldPath at;
-  absl::string_view field;
-};
-
-OpPlace PlaceOf(const RequestOps& ops, size_t index, UpdateOpType type, OpField field) {
-  // The API calls a body's id `id`; every other core field has its API name.
-  const absl::string_view name = field == OpField::kBodyId ? "id" : OpFieldName(field);
-  switch (ops.kind) {
-    case RequestOps::Kind::kUpsertBodies:
-      return OpPlace{FieldPath{"bodies", index}, name};
-    case RequestOps::Kind::kRemoveBodies:
-      return OpPlace{FieldPath{"ids", index}, ""};
-    case RequestOps::Kind::kUpdateBatch:
-      break;
-  }
-  if (index >= ops.op_count) {
-    // A move: its id, or its 7 pose floats.
-    const size_t k = index - ops.op_count;
-    if (field == OpField::kNone || field == OpField::kBodyId) {
-      return OpPlace{FieldPath{"moves.ids", k}, ""};
-    }
-    return OpPlace{FieldPath{"moves.poses", k}, ""};
-  }
-  if (field == OpField::kNone) return OpPlace{FieldPath{"ops", index}, ""};
-  switch (type) {
-    case UpdateOpType::kUpsert:
-      return OpPlace{FieldPath{"ops", index, ".upsert"}, name};
-    case UpdateOpType::kSetPose:
-      return OpPlace{FieldPath{"ops", index, ".set_pose"}, name};
-    case UpdateOpType::kSetFilter:
-      return OpPlace{FieldPath{"ops", index, ".set_filter"}, name};
-    case UpdateOpType::kRemove:
-      return OpPlace{FieldPath{"ops", index, ".remove"}, ""};
-  }
-  return OpPlace{FieldPath{"ops", index}, ""};
+// The last segment of a dotted field (`position` of `set_pose.pose.position`).
+absl::string_view LastSegment(absl::string_view field) {
+  const size_t dot = field.rfind('.');
+  return dot == absl::string_view::npos ? field : field.substr(dot + 1);
 }
 
-std::string PathOf(const RequestOps& ops, size_t index, UpdateOpType type, OpField field) {
-  const OpPlace place = PlaceOf(ops, index, type, field);
-  return place.at.Of(place.field);
+// `field` without its first segment when that is `head` (`upsert.id` -> `id`).
+std::string WithoutHead(absl::string_view field, absl::string_view head) {
+  if (field == head) return "";
+  const std::string prefix = absl::StrCat(head, ".");
+  if (absl::StartsWith(field, prefix)) return std::string(field.substr(prefix.size()));
+  return std::string(field);
+}
+
+// Core op `index` of an UpdateBatch as an element of the request: its list and index.
+void PlaceUpdateOp(const RequestLayout& layout, size_t index, std::string* list, size_t* at) {
+  if (index < layout.op_count) {
+    *list = "ops";
+    *at = index;
+  } else {
+    *list = "moves.ids";
+    *at = index - layout.op_count;
+  }
+}
+
+void ForUpdateBatch(const RequestLayout& layout, FieldError* e) {
+  if (e->index == FieldError::kNoIndex || e->index < layout.op_count) {
+    // An op of `ops` is named as the core names it.
+  } else {
+    // A move: its id (`moves.ids[k]`), or one of its 7 pose floats (`moves.poses[k]`, the
+    // reason saying which part).
+    const size_t k = e->index - layout.op_count;
+    const bool id = e->field.empty() || LastSegment(e->field) == "id";
+    if (!id) e->reason = absl::StrCat(LastSegment(e->field), " ", e->reason);
+    e->list = id ? "moves.ids" : "moves.poses";
+    e->index = k;
+    e->field.clear();
+  }
+  if (!e->relation.empty()) PlaceUpdateOp(layout, e->related, &e->related_list, &e->related);
+}
+
+void ForUnaryQuery(const RequestLayout& layout, FieldError* e) {
+  e->list.clear();
+  e->index = FieldError::kNoIndex;
+  for (absl::string_view kind : {"raycast", "sphere_cast", "overlap", "point", "aabb"}) {
+    if (e->field == kind || absl::StartsWith(e->field, absl::StrCat(kind, "."))) {
+      // Under the root (`ray.direction`), or at the request's top without one (`direction`).
+      absl::string_view rest = absl::string_view(e->field).substr(kind.size());
+      if (layout.query_root.empty()) absl::ConsumePrefix(&rest, ".");
+      e->field = absl::StrCat(layout.query_root, rest);
+      return;
+    }
+  }
+}
+
+void ForImport(const RequestLayout& layout, absl::StatusCode code, FieldError* e) {
+  if (e->list == "bodies" && e->index != FieldError::kNoIndex && !layout.chunk_starts.empty()) {
+    // The last chunk that starts at or before the body.
+    const auto next =
+        std::upper_bound(layout.chunk_starts.begin(), layout.chunk_starts.end(), e->index);
+    const size_t chunk = static_cast<size_t>(next - layout.chunk_starts.begin()) - 1;
+    e->index -= layout.chunk_starts[chunk];
+    e->list = absl::StrCat("chunks[", chunk, "].bodies");
+    return;
+  }
+  // The scene's name is the first message's `scene`, or the header's: a name that is not
+  // valid is the header's field then; the scene it names (one that exists, one the token does
+  // not cover) is the request's `scene`.
+  if (e->list.empty() && e->field == "scene" &&
+      (!layout.name_from_header || code != absl::StatusCode::kInvalidArgument)) {
+    return;
+  }
+  std::string& inner = e->list.empty() ? e->field : e->list;
+  inner = inner.empty() ? "header" : absl::StrCat("header.", inner);
 }
 
 }  // namespace
 
-std::string FieldPath::Of(absl::string_view field) const {
-  std::string out(head);
-  if (index != kNoIndex) absl::StrAppend(&out, "[", index, "]");
-  absl::StrAppend(&out, tail);
-  if (!field.empty()) {
-    if (!out.empty()) out.push_back('.');
-    absl::StrAppend(&out, field);
-  }
-  return out;
-}
-
-absl::Status InvalidField(const FieldPath& at, absl::string_view field, absl::string_view reason) {
-  return absl::InvalidArgumentError(absl::StrCat(at.Of(field), ": ", reason));
-}
-
-absl::Status WithRequestPaths(const absl::Status& status, const RequestOps& ops) {
-  if (status.ok()) return status;
-  const std::optional<OpError> error = GetOpError(status);
+absl::Status ForRequest(const absl::Status& status, const RequestLayout& layout) {
+  if (status.ok() || layout.kind == RequestLayout::Kind::kSame) return status;
+  std::optional<FieldError> error = GetFieldError(status);
   if (!error.has_value()) return status;
-  std::string message =
-      absl::StrCat(PathOf(ops, error->index, error->op_type, error->field), ": ", error->reason);
-  if (error->relation != OpRelation::kNone) {
-    // The other op is named as a whole (its type does not matter then).
-    absl::StrAppend(&message, " (", OpRelationWords(error->relation), " ",
-                    PathOf(ops, error->related, error->op_type, OpField::kNone), ")");
+  FieldError& e = *error;
+  const bool core_op = e.list == "ops";
+  switch (layout.kind) {
+    case RequestLayout::Kind::kSame:
+      return status;
+    case RequestLayout::Kind::kUpdateBatch:
+      if (!core_op) return status;
+      ForUpdateBatch(layout, &e);
+      break;
+    case RequestLayout::Kind::kUpsertBodies:
+      if (!core_op) return status;
+      e.list = "bodies";
+      e.field = WithoutHead(e.field, "upsert");
+      break;
+    case RequestLayout::Kind::kRemoveBodies:
+      if (!core_op) return status;
+      e.list = "ids";
+      e.field.clear();
+      break;
+    case RequestLayout::Kind::kUnaryQuery:
+      if (e.list != "queries") return status;
+      ForUnaryQuery(layout, &e);
+      break;
+    case RequestLayout::Kind::kImport:
+      ForImport(layout, status.code(), &e);
+      break;
   }
-  return absl::Status(status.code(), message);
+  return FieldErrorStatus(status.code(), e);
 }
 
 }  // namespace collide

@@ -1,7 +1,8 @@
 #pragma once
 
 #include <cstddef>
-#include <string>
+#include <cstdint>
+#include <span>
 
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
@@ -9,44 +10,48 @@
 namespace collide {
 
 // The field paths of the API's error messages (`ops[3].upsert.pose.rotation: must be a unit
-// quaternion (length 0.5)`), named from the request message's root. The converters check values
-// with the FieldPath of the message they read; errors the core finds in a batch arrive as data
-// (an OpError payload, scene/op_error.h) and get their path here, in the words of the request
-// the batch came from (RequestOps).
+// quaternion (length 0.5)`). The core names a wrong value as the API names it inside the list it
+// was given (a FieldError, base/field_error.h); where the request lists those values another
+// way (an UpdateBatch's moves columns after its ops, the bodies of UpsertBodies, a unary query's
+// `ray`), ForRequest moves the error to the request's words. Every stream and unary rpc renders
+// its errors through ForRequest and then ToGrpcStatus / ToProtoError (status_convert.h).
 
-/// Where a message sits in its request, rendered only when an error needs it:
-/// `head[index]tail.field`, e.g. {"ops", 3, ".upsert"} + "pose.rotation".
-struct FieldPath {
-  /// No index: the path is `head tail`.
-  static constexpr size_t kNoIndex = static_cast<size_t>(-1);
-  absl::string_view head{};
-  size_t index = kNoIndex;
-  absl::string_view tail{};
-  /// The path of `field` inside the message (the message itself when `field` is empty).
-  std::string Of(absl::string_view field) const;
-};
-
-/// INVALID_ARGUMENT `<at.Of(field)>: <reason>`.
-absl::Status InvalidField(const FieldPath& at, absl::string_view field, absl::string_view reason);
-
-/// How a request lists the ops of the core batch made from it.
-struct RequestOps {
+/// How a request lists the core values made from it.
+struct RequestLayout {
   enum class Kind {
-    /// An UpdateBatch: its `ops` (the first `op_count` core ops), then its `moves`.
+    /// The core's words are the request's.
+    kSame,
+    /// An UpdateBatch: core op i < op_count is `ops[i]`, the rest are its moves
+    /// (`moves.ids[k]`, `moves.poses[k]`).
     kUpdateBatch,
     /// An UpsertBodiesRequest: core op i is `bodies[i]`.
     kUpsertBodies,
     /// A RemoveBodiesRequest: core op i is `ids[i]`.
     kRemoveBodies,
+    /// A unary query request: core query 0 is the request itself, the fields of its kind under
+    /// `query_root` (`ray`, `cast`, `overlap`; empty: at the request's top, as the viewer's
+    /// parameters are).
+    kUnaryQuery,
+    /// An ImportScene stream: core body k is `chunks[c].bodies[k - chunk_starts[c]]` (c the last
+    /// chunk starting at or before k); the scene's options, tick and client marks are the
+    /// header's (`header.options.fat_margin`, `header.clients[2]`), and an invalid name too when
+    /// `name_from_header` (`header.scene`).
+    kImport,
   };
-  Kind kind = Kind::kUpdateBatch;
-  /// kUpdateBatch: how many of the core ops came from `ops` (the rest are moves).
+  Kind kind = Kind::kSame;
+  /// kUpdateBatch: how many core ops came from `ops` (the rest are moves).
   size_t op_count = 0;
+  /// kUnaryQuery: the request's field that holds the query's kind.
+  absl::string_view query_root{};
+  /// kImport: the index of each chunk's first body.
+  std::span<const uint64_t> chunk_starts{};
+  /// kImport: the scene's name came from the header.
+  bool name_from_header = false;
 };
 
-/// `status` as the client sees it: when it carries an OpError, its message is rebuilt from that
-/// with the request's paths (`ops[1].upsert.id`, `moves.ids[4]`, `bodies[2].id`, `ids[0]`, and
-/// the other op a reason names: `(first by bodies[0])`); any other status is returned as it is.
-absl::Status WithRequestPaths(const absl::Status& status, const RequestOps& ops);
+/// `status` as the client sees it: its FieldError, if any, moved to the request's words
+/// (`moves.poses[4]: rotation must be ...`, `bodies[2].id`, `ray.direction`, and the other op a
+/// reason names: `(first by bodies[0])`); any other status is returned as it is.
+absl::Status ForRequest(const absl::Status& status, const RequestLayout& layout);
 
 }  // namespace collide

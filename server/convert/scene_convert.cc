@@ -1,9 +1,9 @@
 #include "server/convert/scene_convert.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "server/convert/geometry_convert.h"
 
@@ -12,31 +12,10 @@ namespace collide {
 absl::StatusOr<SceneOptions> SceneOptionsFromProto(const v1::SceneOptions& proto,
                                                    const ServiceLimits& limits) {
   SceneOptions options;
-  if (proto.has_fat_margin()) {
-    const float margin = proto.fat_margin();
-    if (!std::isfinite(margin) || margin < 0.0f || margin > 1e6f) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("options.fat_margin: must be finite and in [0, 1e6], got ", margin));
-    }
-    options.fat_margin = margin;
-  }
-  const uint32_t cap = std::min(limits.max_bodies_per_scene, kMaxBodiesLimit);
-  options.max_bodies = std::min<uint32_t>(1'000'000, cap);
-  if (proto.has_max_bodies()) {
-    if (proto.max_bodies() < 1 || proto.max_bodies() > cap) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("options.max_bodies: must be in [1, ", cap, "], got ", proto.max_bodies()));
-    }
-    options.max_bodies = proto.max_bodies();
-  }
-  if (proto.has_history_ticks()) {
-    if (proto.history_ticks() > kMaxHistoryTicks) {
-      return absl::InvalidArgumentError(absl::StrCat("options.history_ticks: must be in [0, ",
-                                                     kMaxHistoryTicks, "], got ",
-                                                     proto.history_ticks()));
-    }
-    options.history_ticks = proto.history_ticks();
-  }
+  if (proto.has_fat_margin()) options.fat_margin = proto.fat_margin();
+  options.max_bodies = proto.has_max_bodies() ? proto.max_bodies()
+                                              : std::min(options.max_bodies, MaxBodiesCap(limits));
+  if (proto.has_history_ticks()) options.history_ticks = proto.history_ticks();
   switch (proto.durability()) {
     case v1::DURABILITY_DEFAULT:
       options.durability = DurabilityPolicy::kDefault;
@@ -51,10 +30,15 @@ absl::StatusOr<SceneOptions> SceneOptionsFromProto(const v1::SceneOptions& proto
       options.durability = DurabilityPolicy::kAlways;
       break;
     default:
-      return absl::InvalidArgumentError(absl::StrCat("options.durability: unknown durability ",
-                                                     static_cast<int>(proto.durability())));
+      return InvalidFieldError(
+          "options.durability",
+          absl::StrCat("unknown durability ", static_cast<int>(proto.durability())));
   }
   return options;
+}
+
+uint32_t MaxBodiesCap(const ServiceLimits& limits) {
+  return std::min(limits.max_bodies_per_scene, kMaxBodiesLimit);
 }
 
 v1::Durability DurabilityToProto(DurabilityPolicy policy) {
@@ -94,7 +78,7 @@ void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::S
   out->set_moved_to(scene.moved_to());
 }
 
-absl::Status BodyToOp(const v1::Body& body, const FieldPath& at, UpdateOp* op) {
+absl::Status BodyToOp(const v1::Body& body, UpdateOp* op) {
   op->type = UpdateOpType::kUpsert;
   op->body_id = body.id();
   switch (body.kind()) {
@@ -105,11 +89,11 @@ absl::Status BodyToOp(const v1::Body& body, const FieldPath& at, UpdateOp* op) {
       op->kind = BodyKind::kStatic;
       break;
     default:
-      return InvalidField(at, "kind",
-                          absl::StrCat("unknown body kind ", static_cast<int>(body.kind())));
+      return InvalidFieldError("kind",
+                               absl::StrCat("unknown body kind ", static_cast<int>(body.kind())));
   }
-  COLLIDE_RETURN_IF_ERROR(ShapeFromProto(body.shape(), at, "shape", &op->shape));
-  COLLIDE_RETURN_IF_ERROR(PoseFromProto(body.pose(), at, "pose", &op->pose));
+  COLLIDE_RETURN_IF_ERROR(UnderField(ToShape(body.shape(), &op->shape), "shape"));
+  op->pose = ToPose(body.pose());
   op->category = body.has_category() ? body.category() : 1u;
   op->mask = body.has_mask() ? body.mask() : ~0u;
   op->user_data = body.user_data();
@@ -118,26 +102,8 @@ absl::Status BodyToOp(const v1::Body& body, const FieldPath& at, UpdateOp* op) {
 
 void BodyStateToProto(const BodyState& state, v1::Body* out) {
   out->set_id(state.id);
-  v1::Shape* shape = out->mutable_shape();
-  switch (state.shape.type) {
-    case ShapeType::kSphere:
-      shape->mutable_sphere()->set_radius(state.shape.sphere.radius);
-      break;
-    case ShapeType::kBox:
-      ToProtoVec3(state.shape.box.half_extents, shape->mutable_box()->mutable_half_extents());
-      break;
-    case ShapeType::kCapsule:
-      shape->mutable_capsule()->set_radius(state.shape.capsule.radius);
-      shape->mutable_capsule()->set_half_height(state.shape.capsule.half_height);
-      break;
-  }
-  v1::Pose* pose = out->mutable_pose();
-  ToProtoVec3(state.pose.position, pose->mutable_position());
-  v1::Quat* q = pose->mutable_rotation();
-  q->set_x(state.pose.rotation.x);
-  q->set_y(state.pose.rotation.y);
-  q->set_z(state.pose.rotation.z);
-  q->set_w(state.pose.rotation.w);
+  ToProtoShape(state.shape, out->mutable_shape());
+  ToProtoPose(state.pose, out->mutable_pose());
   out->set_category(state.category);
   out->set_mask(state.mask);
   out->set_user_data(state.user_data);

@@ -5,9 +5,10 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
-#include "server/convert/field_path.h"
+#include "scene/validate.h"
 #include "server/convert/scene_convert.h"
 #include "server/convert/status_convert.h"
 #include "store/crc32c.h"
@@ -149,13 +150,12 @@ absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
   imported_.check_only = message.check_only();
   if (!message.scene().empty()) {
     imported_.scene = message.scene();
-    COLLIDE_RETURN_IF_ERROR(ValidateSceneName(imported_.scene));
   } else {
     imported_.scene = header.scene();
-    COLLIDE_RETURN_IF_ERROR(PrefixStatus(ValidateSceneName(imported_.scene), "header."));
+    imported_.name_from_header = true;
   }
   absl::StatusOr<SceneOptions> options = SceneOptionsFromProto(header.options(), limits_);
-  if (!options.ok()) return PrefixStatus(options.status(), "header.");
+  if (!options.ok()) return UnderField(options.status(), "header");
   imported_.options = *options;
   if (header.version() > kMaxImportedCounter) {
     return absl::InvalidArgumentError(absl::StrCat(
@@ -205,29 +205,31 @@ absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
   const uint64_t index = chunks_++;
   const std::string head = absl::StrCat("chunks[", index, "].bodies");
   std::vector<BodyState>& bodies = imported_.state.bodies;
+  imported_.chunk_starts.push_back(bodies.size());
   for (int j = 0; j < chunk.bodies_size(); ++j) {
-    const FieldPath at{.head = head, .index = static_cast<size_t>(j)};
+    const size_t at = static_cast<size_t>(j);
     if (bodies.size() >= expected_bodies_) {
-      return InvalidField(at, "",
-                          absl::StrCat("more bodies than header.body_count ", expected_bodies_));
+      return InvalidElementError(
+          head, at, "", absl::StrCat("more bodies than header.body_count ", expected_bodies_));
     }
     UpdateOp op;
-    COLLIDE_RETURN_IF_ERROR(BodyToOp(chunk.bodies(j), at, &op));
-    // Values the scene checks (ValidateOpValues) are checked again by Scene::Restore; the path
-    // here names the message.
+    COLLIDE_RETURN_IF_ERROR(AtElement(BodyToOp(chunk.bodies(j), &op), head, at));
     if (!bodies.empty() && op.body_id <= bodies.back().id) {
-      return InvalidField(
-          at, "id",
+      return InvalidElementError(
+          head, at, "id",
           absl::StrCat("body ", op.body_id, " is not above the previous body's id ",
                        bodies.back().id, " (bodies come in increasing id order, each once)"));
     }
-    bodies.push_back(BodyState{.id = op.body_id,
-                               .shape = op.shape,
-                               .pose = op.pose,
-                               .category = op.category,
-                               .mask = op.mask,
-                               .kind = op.kind,
-                               .user_data = op.user_data});
+    const BodyState body{.id = op.body_id,
+                         .shape = op.shape,
+                         .pose = op.pose,
+                         .category = op.category,
+                         .mask = op.mask,
+                         .kind = op.kind,
+                         .user_data = op.user_data};
+    // The core's check of a stored body, as each arrives (the store then trusts it).
+    COLLIDE_RETURN_IF_ERROR(ValidateBody(body, at, head));
+    bodies.push_back(body);
   }
   crc_ = ExtendExportCrc(crc_, chunk);
   return absl::OkStatus();

@@ -67,6 +67,11 @@ struct ImportedScene {
   SceneOptions options;
   /// log_position unset.
   SceneState state;
+  /// The index in state.bodies of the first body of each chunk: how the request lists them
+  /// (RequestLayout::kImport).
+  std::vector<uint64_t> chunk_starts;
+  /// Whether the name is the header's (else the first message's `scene`).
+  bool name_from_header = false;
 };
 
 /// Checks and accumulates the messages of one ImportScene stream. Memory: the state of the
@@ -77,10 +82,14 @@ class SceneImporter {
   explicit SceneImporter(const ServiceLimits& limits);
 
   /// Takes the stream's next message, `bytes` long on the wire. INVALID_ARGUMENT with the field
-  /// path (`header.format` for another export format, `header.options.max_bodies`,
-  /// `chunks[3].bodies[17].shape.sphere.radius`, `messages[4]: ...` for misplaced messages),
+  /// path (`header.format` for another export format, `header.clients[2].client_id`,
+  /// `chunks[3].bodies[17].shape` when none is set, `messages[4]: ...` for misplaced messages),
   /// RESOURCE_EXHAUSTED past max_import_bytes, DATA_LOSS for a trailer that does not match what
-  /// was received (counts, or the checksum over the header, the chunks and the counts).
+  /// was received (counts, or the checksum over the header, the chunks and the counts). Each
+  /// body's values are checked as it arrives (ValidateBody:
+  /// `chunks[3].bodies[17].shape.sphere.radius`); the scene's name and options are the store's
+  /// to check (Database::ImportScene), with paths the import stream renders through
+  /// RequestLayout::kImport.
   absl::Status Add(const v1::ImportSceneRequest& message, size_t bytes);
   /// The target's name, once the header was read (for authorisation).
   const std::string& scene() const { return imported_.scene; }

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/field_error.h"
 
 namespace collide {
 
@@ -39,8 +40,8 @@ bool Principal::CanSee(absl::string_view scene) const {
 
 absl::Status Principal::CheckScene(absl::string_view scene) const {
   if (CanSee(scene)) return absl::OkStatus();
-  return absl::PermissionDeniedError(
-      absl::StrCat("scene: the token does not cover scene \"", scene, "\""));
+  return FieldStatus(absl::StatusCode::kPermissionDenied, "scene",
+                     absl::StrCat("the token does not cover scene \"", scene, "\""));
 }
 
 bool ConstantTimeEquals(absl::string_view a, absl::string_view b) {

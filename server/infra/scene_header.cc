@@ -2,6 +2,7 @@
 
 #include "absl/strings/escaping.h"
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 
 namespace collide {
 
@@ -15,9 +16,9 @@ std::optional<std::string> SceneHeaderOf(const ClientMetadata& metadata) {
 absl::Status CheckSceneHeader(const std::optional<std::string>& header, absl::string_view scene) {
   if (!header.has_value() || *header == scene) return absl::OkStatus();
   // Both names are quoted with C escapes: neither has been validated as a scene name yet.
-  return absl::InvalidArgumentError(absl::StrCat("scene: \"", absl::CHexEscape(scene),
-                                                 "\" does not match the ", kSceneHeader,
-                                                 " header \"", absl::CHexEscape(*header), "\""));
+  return InvalidFieldError(
+      "scene", absl::StrCat("\"", absl::CHexEscape(scene), "\" does not match the ", kSceneHeader,
+                            " header \"", absl::CHexEscape(*header), "\""));
 }
 
 }  // namespace collide

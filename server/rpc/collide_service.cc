@@ -24,6 +24,7 @@
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/query_stream.h"
 #include "server/rpc/scene_transfer_stream.h"
+#include "server/rpc/stream_lifecycle.h"
 #include "server/rpc/update_stream.h"
 #include "server/rpc/version_wait.h"
 #include "server/rpc/watch_stream.h"
@@ -32,12 +33,9 @@
 namespace collide {
 namespace {
 
-// A stream refused before it starts (authentication): finishes at once.
-class RefusedStream final : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
- public:
-  explicit RefusedStream(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
+using BidiReactor = grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>;
+using WriteReactor = grpc::ServerWriteReactor<grpc::ByteBuffer>;
+using ReadReactor = grpc::ServerReadReactor<grpc::ByteBuffer>;
 
 // Logs the failures that are the server's, not the caller's.
 void LogServerError(absl::string_view rpc, const absl::Status& status) {
@@ -70,11 +68,11 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 template <typename Request>
 void ApplyWrite(Database& db, ServiceCounters* counters,
                 UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
-                const UpdateBatch& batch, RequestOps ops) {
+                const UpdateBatch& batch, RequestLayout layout) {
   const ServiceCounters::OpCounts op_counts =
       counters != nullptr ? ServiceCounters::CountOps(batch) : ServiceCounters::OpCounts{};
   db.Apply(call->request().scene(), ClientTag{}, batch,
-           [call, rpc, ops, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
+           [call, rpc, layout, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
              if (counters != nullptr) {
                counters->CountUpdate(ack.status(), ack.ok() && ack->duplicate, op_counts);
              }
@@ -82,7 +80,7 @@ void ApplyWrite(Database& db, ServiceCounters* counters,
                call->response()->set_version(ack->version);
                call->response()->set_durable(ack->durable);
              }
-             FinishCall(call, rpc, WithRequestPaths(ack.status(), ops));
+             FinishCall(call, rpc, ForRequest(ack.status(), layout));
            });
 }
 
@@ -142,9 +140,6 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
         AuthorizeScene(call->context(), Role::kAdmin, request.scene());
     if (!principal.ok()) return FinishCall(call, "CreateScene", principal.status());
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
-      return FinishCall(call, "CreateScene", s);
-    }
-    if (absl::Status s = ValidateSceneName(request.scene()); !s.ok()) {
       return FinishCall(call, "CreateScene", s);
     }
     absl::StatusOr<SceneOptions> options =
@@ -258,7 +253,7 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
       return FinishCall(call, "UpsertBodies", s);
     }
     ApplyWrite(*context_.db, context_.counters, call, "UpsertBodies", batch,
-               RequestOps{.kind = RequestOps::Kind::kUpsertBodies});
+               RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies});
   });
 }
 
@@ -279,7 +274,7 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
       return FinishCall(call, "RemoveBodies", s);
     }
     ApplyWrite(*context_.db, context_.counters, call, "RemoveBodies", batch,
-               RequestOps{.kind = RequestOps::Kind::kRemoveBodies});
+               RequestLayout{.kind = RequestLayout::Kind::kRemoveBodies});
   });
 }
 
@@ -348,10 +343,10 @@ absl::Status CollideService::DoGetBodies(const Principal& principal,
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::UpdateStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
-  if (!principal.ok()) return new RefusedStream(principal.status());
+  if (!principal.ok()) return new Refused<BidiReactor>(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kUpdate, call);
-  if (!stream.ok()) return new RefusedStream(stream.status());
+  if (!stream.ok()) return new Refused<BidiReactor>(stream.status());
   return new UpdateStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                  *std::move(stream));
 }
@@ -359,10 +354,10 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::Upd
 grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::QueryStream(
     grpc::CallbackServerContext* call) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
-  if (!principal.ok()) return new RefusedStream(principal.status());
+  if (!principal.ok()) return new Refused<BidiReactor>(principal.status());
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kQuery, call);
-  if (!stream.ok()) return new RefusedStream(stream.status());
+  if (!stream.ok()) return new Refused<BidiReactor>(stream.status());
   return new QueryStreamReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
                                 call->deadline(), *std::move(stream));
 }
@@ -370,78 +365,51 @@ grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::Que
 // ---------------------------------------------------------------------------------------------
 // Standing queries.
 
-namespace {
-
-// A Watch call refused before it started (a malformed request, auth, header): finishes at once.
-class RefusedWatch final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedWatch(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::CallbackServerContext* call,
                                                                   const grpc::ByteBuffer* in) {
   v1::WatchRequest request;
   grpc::ByteBuffer bytes(*in);
   if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
-    return new RefusedWatch(s);
+    return new Refused<WriteReactor>(s);
   }
   // AuthorizeScene also checks the x-collide-scene routing header against the request's scene.
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kReader, request.scene());
-  if (!principal.ok()) return new RefusedWatch(principal.status());
+  if (!principal.ok()) return new Refused<WriteReactor>(principal.status());
   // Counted in --max_streams and --max_watch_streams, and watched for stalls, like every stream.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kWatch, call);
-  if (!stream.ok()) return new RefusedWatch(stream.status());
+  if (!stream.ok()) return new Refused<WriteReactor>(stream.status());
   return new WatchReactor(context_, *principal, request, *std::move(stream));
 }
 
 // ---------------------------------------------------------------------------------------------
 // Moving scenes.
 
-namespace {
-
-// An export or import refused before it starts.
-class RefusedExport final : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedExport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-class RefusedImport final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
- public:
-  explicit RefusedImport(const absl::Status& status) { Finish(ToGrpcStatus(status)); }
-  void OnDone() override { delete this; }
-};
-
-}  // namespace
-
 grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::ExportScene(
     grpc::CallbackServerContext* call, const grpc::ByteBuffer* in) {
   v1::ExportSceneRequest request;
   grpc::ByteBuffer bytes(*in);
   if (absl::Status s = ParseMessage(&bytes, &request, "request"); !s.ok()) {
-    return new RefusedExport(s);
+    return new Refused<WriteReactor>(s);
   }
   absl::StatusOr<const Principal*> principal = AuthorizeScene(call, Role::kAdmin, request.scene());
-  if (!principal.ok()) return new RefusedExport(principal.status());
+  if (!principal.ok()) return new Refused<WriteReactor>(principal.status());
   // Counted in --max_streams and watched for stalls, like every stream.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kExport, call);
-  if (!stream.ok()) return new RefusedExport(stream.status());
+  if (!stream.ok()) return new Refused<WriteReactor>(stream.status());
   return new ExportReactor(context_, *principal, request, *std::move(stream));
 }
 
 grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::ImportScene(
     grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
   absl::StatusOr<const Principal*> principal = Authorize(call, Role::kAdmin);
-  if (!principal.ok()) return new RefusedImport(principal.status());
+  if (!principal.ok()) return new Refused<ReadReactor>(principal.status());
   // Counted in --max_streams and --max_concurrent_imports (each import buffers its scene), and
   // watched for a client that stops sending.
   absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
       OpenStream(context_, StreamKind::kImport, call);
-  if (!stream.ok()) return new RefusedImport(stream.status());
+  if (!stream.ok()) return new Refused<ReadReactor>(stream.status());
   return new ImportReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
                            response, *std::move(stream));
 }
@@ -477,8 +445,8 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
             if (request.clear()) {
               spdlog::info("scene \"{}\" is no longer moving", request.scene());
             } else {
-              spdlog::info("scene \"{}\" is moving to {}: writes are refused",
-                           request.scene(), request.destination());
+              spdlog::info("scene \"{}\" is moving to {}: writes are refused", request.scene(),
+                           request.destination());
             }
             absl::StatusOr<std::shared_ptr<const Scene>> scene =
                 context_.db->GetScene(request.scene());
@@ -499,23 +467,28 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
 
 template <typename Request>
 void CollideService::UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, QueryRpc rpc_kind,
-                                absl::string_view rpc,
-                                absl::StatusOr<Query> (*convert)(const Request&,
-                                                                 const ServiceLimits&)) {
+                                absl::string_view rpc, absl::string_view query_root,
+                                absl::StatusOr<Query> (*convert)(const Request&)) {
   const Request& request = call->request();
   absl::StatusOr<const Principal*> principal =
       AuthorizeScene(call->context(), Role::kReader, request.scene());
   if (!principal.ok()) return FinishCall(call, rpc, principal.status());
-  auto run = [this, principal = *principal, call, convert, rpc_kind, rpc] {
+  auto run = [this, principal = *principal, call, convert, rpc_kind, rpc, query_root] {
     const bool timed = context_.slow_queries.enabled();
     const auto start =
         timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-    absl::StatusOr<Query> query = convert(call->request(), context_.limits);
+    absl::StatusOr<Query> query = convert(call->request());
+    if (query.ok()) {
+      if (absl::Status s = PrepareQuery(&*query, QueryLimitsOf(context_.limits), 0); !s.ok()) {
+        query = s;
+      }
+    }
     const bool counted = context_.counters != nullptr && query.ok();
     const size_t kind = counted ? query->shape_query.index() : 0;
     const CollectMode mode = counted ? query->mode : CollectMode{};
-    absl::Status status =
-        DoQuery(*principal, call->request().scene(), std::move(query), call->response());
+    absl::Status status = ForRequest(
+        DoQuery(*principal, call->request().scene(), std::move(query), call->response()),
+        RequestLayout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = query_root});
     if (counted && status.ok()) {
       context_.counters->CountQuery(rpc_kind, kind, mode,
                                     static_cast<uint64_t>(call->response()->hits_size()));
@@ -572,7 +545,7 @@ grpc::ServerUnaryReactor* CollideService::Raycast(grpc::CallbackServerContext* c
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::RaycastRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kRaycast, "Raycast", &RaycastRequestToQuery);
+    UnaryQuery(call, QueryRpc::kRaycast, "Raycast", "ray", &RaycastRequestToQuery);
   });
 }
 
@@ -581,7 +554,7 @@ grpc::ServerUnaryReactor* CollideService::SphereCast(grpc::CallbackServerContext
                                                      grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::SphereCastRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kSphereCast, "SphereCast", &SphereCastRequestToQuery);
+    UnaryQuery(call, QueryRpc::kSphereCast, "SphereCast", "cast", &SphereCastRequestToQuery);
   });
 }
 
@@ -590,7 +563,7 @@ grpc::ServerUnaryReactor* CollideService::Overlap(grpc::CallbackServerContext* c
                                                   grpc::ByteBuffer* out) {
   using Call = UnaryCall<v1::OverlapRequest, v1::QueryResponse>;
   return Call::Start(context, in, out, [this](Call* call) {
-    UnaryQuery(call, QueryRpc::kOverlap, "Overlap", &OverlapRequestToQuery);
+    UnaryQuery(call, QueryRpc::kOverlap, "Overlap", "overlap", &OverlapRequestToQuery);
   });
 }
 

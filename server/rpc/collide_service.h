@@ -31,8 +31,8 @@ using RawCollideServiceBase = v1::Collide::WithRawCallbackMethod_CreateScene<
                                             v1::Collide::WithRawCallbackMethod_GetServerStats<
                                                 v1::Collide::Service>>>>>>>>>>>>>>;
 /// With the rpcs that move scenes (ExportScene, ImportScene, SetSceneMoving).
-using RawCollideService = v1::Collide::WithRawCallbackMethod_ExportScene<
-    v1::Collide::WithRawCallbackMethod_ImportScene<
+using RawCollideService =
+    v1::Collide::WithRawCallbackMethod_ExportScene<v1::Collide::WithRawCallbackMethod_ImportScene<
         v1::Collide::WithRawCallbackMethod_SetSceneMoving<RawCollideServiceBase>>>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
@@ -113,14 +113,15 @@ class CollideService final : public RawCollideService {
   /// Bodies of one scene, read at one version.
   absl::Status DoGetBodies(const Principal& principal, const v1::GetBodiesRequest& request,
                            v1::GetBodiesResponse* response) const;
-  /// Authorises a unary query, converts `request` with `convert` and answers it (DoQuery) once
-  /// the scene reached the request's min_version (at once when 0); DEADLINE_EXCEEDED when the
-  /// wait passes the call's deadline or limits.max_version_wait_ms. No thread waits meanwhile
-  /// (VersionWait).
+  /// Authorises a unary query, converts `request` with `convert`, checks the query
+  /// (PrepareQuery) and answers it (DoQuery) once the scene reached the request's min_version (at
+  /// once when 0); DEADLINE_EXCEEDED when the wait passes the call's deadline or
+  /// limits.max_version_wait_ms. No thread waits meanwhile (VersionWait). Errors name the
+  /// request's fields, the query's kind under `query_root` (`ray.direction`).
   template <typename Request>
   void UnaryQuery(UnaryCall<Request, v1::QueryResponse>* call, QueryRpc rpc_kind,
-                  absl::string_view rpc,
-                  absl::StatusOr<Query> (*convert)(const Request&, const ServiceLimits&));
+                  absl::string_view rpc, absl::string_view query_root,
+                  absl::StatusOr<Query> (*convert)(const Request&));
   /// One query against one scene version (`query` from the request's conversion).
   absl::Status DoQuery(const Principal& principal, absl::string_view scene,
                        absl::StatusOr<Query> query, v1::QueryResponse* response) const;

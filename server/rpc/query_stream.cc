@@ -37,8 +37,8 @@ QueryStreamReactor::QueryStreamReactor(const ServiceContext& context, const Prin
       principal_(principal),
       scene_header_(std::move(scene_header)),
       call_deadline_(call_deadline),
-      stream_(std::move(stream)) {
-  StartRead(&in_);
+      call_(this, std::move(stream)) {
+  call_.Read(&in_);
 }
 
 void QueryStreamReactor::NewRequest() {
@@ -55,22 +55,18 @@ void QueryStreamReactor::NewRequest() {
   request_ = google::protobuf::Arena::CreateMessage<v1::QueryBatch>(&*arena_);
 }
 
-void QueryStreamReactor::End(const grpc::Status& status) {
-  if (stream_ != nullptr) stream_->Release();
-  Finish(status);
-}
-
 void QueryStreamReactor::OnReadDone(bool ok) {
+  if (!call_.OnReadDone()) return;
   if (!ok) {
-    // The client half-closed (or the call ended): every batch read has been answered.
-    End(grpc::Status::OK);
+    // The client half-closed: every batch read has been answered.
+    call_.End(grpc::Status::OK);
     return;
   }
   if (request_ == nullptr) NewRequest();
   if (absl::Status parsed =
           ParseMessage(&in_, request_, absl::StrCat("messages[", messages_read_++, "]"));
       !parsed.ok()) {
-    End(ToGrpcStatus(parsed));
+    call_.End(ToGrpcStatus(parsed));
     return;
   }
   AnswerAndWrite();
@@ -88,9 +84,9 @@ void QueryStreamReactor::AnswerAndWrite() {
     WriteAnswer();
     return;
   }
-  // No operation is pending on the call while it waits, and Finish has not been called, so the
-  // reactor stays alive until the wait's callback starts the write (a cancelled call then fails
-  // that write, and OnWriteDone finishes it).
+  // The wait holds the call open: a cancel meanwhile finishes it once the wait's callback ran
+  // (whose write then does not start).
+  call_.Hold();
   VersionWait::Start(*scene, min_version,
                      VersionWaitDeadline(call_deadline_, context_.limits.max_version_wait_ms),
                      [this, scene = *scene](absl::Status wait) {
@@ -100,6 +96,7 @@ void QueryStreamReactor::AnswerAndWrite() {
                          Answer(wait);
                        }
                        WriteAnswer();
+                       call_.Release();
                      });
 }
 
@@ -114,20 +111,18 @@ void QueryStreamReactor::WriteAnswer() {
   ReleaseIfLarger(tick_errors_);
   ReleaseIfLarger(results_);
   ReleaseIfLarger(hits_);
-  if (stream_ != nullptr) stream_->WriteStarted(out_.Length());
-  StartWrite(&out_);
+  // Not started when the call is ending (cancelled): the answer is dropped.
+  if (!call_.Write(&out_)) out_.Clear();
 }
 
 void QueryStreamReactor::OnWriteDone(bool ok) {
-  if (stream_ != nullptr) stream_->WriteDone();
   // gRPC is done with the answer's bytes: drop them rather than hold them until the next answer.
   out_.Clear();
-  if (!ok) {
-    End(grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled"));
-    return;
-  }
-  StartRead(&in_);
+  if (!call_.OnWriteDone(ok)) return;
+  call_.Read(&in_);
 }
+
+void QueryStreamReactor::OnCancel() { call_.OnCancel(); }
 
 void QueryStreamReactor::OnDone() { delete this; }
 
@@ -197,11 +192,13 @@ void QueryStreamReactor::Convert() {
   queries_.clear();
   slots_.clear();
   errors_.assign(static_cast<size_t>(batch.queries_size()), absl::OkStatus());
+  const QueryLimits limits = QueryLimitsOf(context_.limits);
   for (int i = 0; i < batch.queries_size(); ++i) {
     Query& query = queries_.emplace_back();
-    if (absl::Status s =
-            QueryFromProto(batch.queries(i), static_cast<size_t>(i), context_.limits, &query);
-        !s.ok()) {
+    const size_t index = static_cast<size_t>(i);
+    absl::Status s = QueryFromProto(batch.queries(i), index, &query);
+    if (s.ok()) s = PrepareQuery(&query, limits, index);
+    if (!s.ok()) {
       queries_.pop_back();
       errors_[static_cast<size_t>(i)] = std::move(s);
       continue;

@@ -17,6 +17,7 @@
 #include "query/hit.h"
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
+#include "server/rpc/stream_lifecycle.h"
 #include "server/service_context.h"
 
 namespace collide {
@@ -60,6 +61,7 @@ class QueryStreamReactor final
 
   void OnReadDone(bool ok) override;
   void OnWriteDone(bool ok) override;
+  void OnCancel() override;
   void OnDone() override;
 
  private:
@@ -82,15 +84,14 @@ class QueryStreamReactor final
   void WriteAnswer();
   // Makes a fresh request_ on the arena (created at the first batch; reset for each batch).
   void NewRequest();
-  // Frees the stream's slot, then finishes the call with `status`.
-  void End(const grpc::Status& status);
 
   const ServiceContext& context_;
   const Principal* const principal_;
   // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
   const std::chrono::system_clock::time_point call_deadline_;
-  const std::unique_ptr<StreamHandle> stream_;
+  // The order of reads, writes, the wait for a version, cancel and finish.
+  StreamCall<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> call_;
   // Each batch is parsed into an arena whose first block is reused from batch to batch: no
   // allocation per query (outside an arena, clearing a Query frees its Raycast and Vec3s).
   // Reset frees any further blocks a large batch needed.

@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
+#include "server/convert/field_path.h"
 #include "server/convert/scene_convert.h"
 #include "server/convert/status_convert.h"
 #include "server/convert/wire_message.h"
@@ -21,7 +22,7 @@ ExportReactor::ExportReactor(const ServiceContext& context, const Principal* pri
                              std::unique_ptr<StreamHandle> stream)
     : SerialWriter(std::move(stream)), context_(context), principal_(principal) {
   if (absl::Status status = Start(request); !status.ok()) {
-    FinishOnce(ToGrpcStatus(status));
+    End(ToGrpcStatus(status));
     return;
   }
   Pump();
@@ -62,16 +63,14 @@ ImportReactor::ImportReactor(const ServiceContext& context, grpc::CallbackServer
       principal_(principal),
       scene_header_(std::move(scene_header)),
       response_(response),
-      stream_(std::move(stream)),
+      stream_call_(this, std::move(stream)),
       importer_(context.limits) {
   Read();
 }
 
 void ImportReactor::Read() {
-  // Awaited from here: the registry's watchdog ends the call if nothing comes for the stall
-  // timeout.
-  if (stream_ != nullptr) stream_->ReadStarted();
-  StartRead(&in_);
+  // Awaited: the registry's watchdog ends the call if nothing comes for the stall timeout.
+  stream_call_.Read(&in_, /*awaited=*/true);
 }
 
 absl::Status ImportReactor::Take() {
@@ -89,18 +88,14 @@ absl::Status ImportReactor::Take() {
 }
 
 void ImportReactor::OnReadDone(bool ok) {
-  if (stream_ != nullptr) stream_->ReadDone();
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-  }
+  if (!stream_call_.OnReadDone()) return;
   if (!ok) {
-    // The client half-closed (or the call broke: OnCancel finishes it then).
+    // The client half-closed.
     Import();
     return;
   }
   if (absl::Status status = Take(); !status.ok()) {
-    FinishOnce(status);
+    EndWith(status);
     return;
   }
   Read();
@@ -109,39 +104,44 @@ void ImportReactor::OnReadDone(bool ok) {
 void ImportReactor::Import() {
   absl::StatusOr<ImportedScene> imported = std::move(importer_).Finish();
   if (!imported.ok()) {
-    FinishOnce(imported.status());
+    EndWith(imported.status());
     return;
   }
-  // A read that failed because the call broke (rather than the client's half-close) imports
-  // nothing, even after a complete stream.
+  // A cancel that came after the client's half-close imports nothing.
   if (call_->IsCancelled()) {
-    FinishOnce(absl::CancelledError("stream cancelled; nothing imported"));
+    EndWith(absl::CancelledError("stream cancelled; nothing imported"));
     return;
   }
   if (imported->check_only) {
     // The import's checks, nothing created: answered with the scene the import would create.
     absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
         imported->scene, imported->options, imported->state, imported->replace);
-    absl::Status status = scene.status();
+    absl::Status status =
+        ForRequest(scene.status(), RequestLayout{.kind = RequestLayout::Kind::kImport,
+                                                 .chunk_starts = imported->chunk_starts,
+                                                 .name_from_header = imported->name_from_header});
     if (scene.ok()) {
       v1::ImportSceneResponse response;
       SceneInfoToProto(**scene, context_.default_durability, response.mutable_scene());
       status = SerializeMessage(response, response_);
     }
-    FinishOnce(status);
+    EndWith(status);
     return;
-  }
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;  // cancelled: nothing is imported
-    // From here the store's callback finishes the call (the reactor lives until it runs).
-    importing_ = true;
   }
   const std::string name = imported->scene;
   const size_t bodies = imported->state.bodies.size();
+  // The store's callback holds the call open: once handed over, the import completes (the scene
+  // exists then) even if the client goes away meanwhile.
+  stream_call_.Hold();
   context_.db->ImportScene(
       name, imported->options, imported->state, imported->replace,
-      [this, name, bodies](absl::Status status) {
+      [this, name, bodies, chunk_starts = std::move(imported->chunk_starts),
+       name_from_header = imported->name_from_header](absl::Status status) {
+        // The store names the options and bodies it finds wrong as the scene's; the client
+        // sent them as the header's and the chunks'.
+        status = ForRequest(status, RequestLayout{.kind = RequestLayout::Kind::kImport,
+                                                  .chunk_starts = chunk_starts,
+                                                  .name_from_header = name_from_header});
         if (status.ok()) {
           absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
           if (scene.ok()) {
@@ -151,29 +151,14 @@ void ImportReactor::Import() {
           }
           spdlog::info("imported scene \"{}\" ({} bodies)", name, bodies);
         }
-        {
-          absl::MutexLock lock(&mu_);
-          importing_ = false;
-        }
-        FinishOnce(status);
+        EndWith(status);
+        stream_call_.Release();
       });
 }
 
-void ImportReactor::OnCancel() {
-  {
-    absl::MutexLock lock(&mu_);
-    // An import handed to the store finishes from its callback (the scene exists then).
-    if (importing_) return;
-  }
-  FinishOnce(absl::CancelledError("stream cancelled; nothing imported"));
-}
+void ImportReactor::OnCancel() { stream_call_.OnCancel(); }
 
-void ImportReactor::FinishOnce(const absl::Status& status) {
-  {
-    absl::MutexLock lock(&mu_);
-    if (finished_) return;
-    finished_ = true;
-  }
+void ImportReactor::EndWith(const absl::Status& status) {
   switch (status.code()) {
     case absl::StatusCode::kInternal:
     case absl::StatusCode::kUnknown:
@@ -183,8 +168,7 @@ void ImportReactor::FinishOnce(const absl::Status& status) {
     default:
       break;
   }
-  if (stream_ != nullptr) stream_->Release();
-  Finish(ToGrpcStatus(status));
+  stream_call_.End(ToGrpcStatus(status));
 }
 
 void ImportReactor::OnDone() { delete this; }

@@ -4,9 +4,7 @@
 #include <optional>
 #include <string>
 
-#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
-#include "absl/synchronization/mutex.h"
 #include "collide/v1/collide.pb.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
@@ -14,6 +12,7 @@
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
 #include "server/rpc/serial_writer.h"
+#include "server/rpc/stream_lifecycle.h"
 #include "server/service_context.h"
 
 namespace collide {
@@ -66,21 +65,19 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   absl::Status Take();
   void Read();
   void Import();
-  void FinishOnce(const absl::Status& status);
+  // Ends the call with `status`, logging the server's own failures.
+  void EndWith(const absl::Status& status);
 
   const ServiceContext& context_;
   grpc::CallbackServerContext* const call_;
   const Principal* const principal_;
   const std::optional<std::string> scene_header_;
   grpc::ByteBuffer* const response_;
-  const std::unique_ptr<StreamHandle> stream_;
+  // The order of reads, the store's callback, cancel and finish.
+  StreamCall<grpc::ServerReadReactor<grpc::ByteBuffer>> stream_call_;
   SceneImporter importer_;
   grpc::ByteBuffer in_;
   v1::ImportSceneRequest request_;
-  absl::Mutex mu_;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  // Handed to the store, whose callback finishes the call.
-  bool importing_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 }  // namespace collide

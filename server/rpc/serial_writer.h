@@ -1,23 +1,21 @@
 #pragma once
 
-#include <cstddef>
 #include <memory>
 
 #include "absl/base/thread_annotations.h"
-#include "absl/synchronization/mutex.h"
+#include "base/mutex.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "grpcpp/support/status.h"
 #include "server/infra/stream_registry.h"
+#include "server/rpc/stream_lifecycle.h"
 
 namespace collide {
 
-/// The write side shared by the server-streaming reactors (Watch, ExportScene): one message in
-/// flight at a time, the next one taken only once the previous write completed, each write
-/// reported to the stream's StreamHandle (so the registry's watchdog ends a stream whose client
-/// reads nothing), and the call finished exactly once: after a cancel, no write starts, and a
-/// write in flight when the cancel came finishes the call from OnWriteDone (whether or not it
-/// got through).
+/// The write side of the server-streaming reactors (Watch, ExportScene): messages pulled one at
+/// a time from the derived reactor (NextMessage), the next one taken only once the previous
+/// write completed, in the call's order (StreamCall: no write after a cancel, the call finished
+/// exactly once, the registry told of every write).
 ///
 /// A derived reactor supplies its messages (NextMessage, called under the writer's lock, so
 /// that Pump may be called from any thread), the status its call ends with once they are
@@ -39,12 +37,11 @@ class SerialWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   explicit SerialWriter(std::unique_ptr<StreamHandle> stream);
   ~SerialWriter() override = default;
 
-  /// Starts the next write when none is in flight (and the call is neither finished nor
-  /// cancelled), or finishes the call once NextMessage says kEnd. Thread-safe; never call it
-  /// holding a lock NextMessage takes.
+  /// Starts the next write when none is in flight and the call is not ending, or ends the call
+  /// once NextMessage says kEnd. Thread-safe; never call it holding a lock NextMessage takes.
   void Pump() ABSL_LOCKS_EXCLUDED(mu_);
-  /// Finishes the call once (later calls do nothing).
-  void FinishOnce(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  /// Ends the call with `status` (a refused start).
+  void End(const grpc::Status& status) { call_.End(status); }
 
   /// The next message, encoded into `*out` (empty when called), or kWait / kEnd. Called with the
   /// writer's lock held, never while a write is in flight.
@@ -55,11 +52,9 @@ class SerialWriter : public grpc::ServerWriteReactor<grpc::ByteBuffer> {
   virtual void Sent() {}
 
  private:
-  const std::unique_ptr<StreamHandle> stream_;
-  absl::Mutex mu_;
+  StreamCall<grpc::ServerWriteReactor<grpc::ByteBuffer>> call_;
+  Mutex mu_;
   bool writing_ ABSL_GUARDED_BY(mu_) = false;
-  bool finished_ ABSL_GUARDED_BY(mu_) = false;
-  bool cancelled_ ABSL_GUARDED_BY(mu_) = false;  // OnCancel ran: no write starts after it
   // The encoding of the message being written (changed only while no write is in flight).
   grpc::ByteBuffer out_;
 };

@@ -2,17 +2,21 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <optional>
 #include <string>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "base/mutex.h"
 #include "collide/v1/collide.pb.h"
 #include "grpcpp/support/byte_buffer.h"
 #include "grpcpp/support/server_callback.h"
 #include "scene/update_batch.h"
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
+#include "server/rpc/stream_lifecycle.h"
 #include "server/service_context.h"
 #include "store/database.h"
 
@@ -32,8 +36,8 @@ namespace collide {
 /// most about 1 KiB); the message being applied, as parsed, is kept for the next one when it and
 /// its ops take at most kKeptUpdateBytes (2 MiB), and freed once the store has it otherwise.
 ///
-/// Store callbacks may run after the call is gone (cancelled client): they reach the stream
-/// through a shared state whose reactor pointer is cleared, under its mutex, in OnDone.
+/// Store callbacks may come after the client went away: each holds the call open (StreamCall)
+/// until it ran, so the reactor outlives them.
 class UpdateStreamReactor final
     : public grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer> {
  public:
@@ -51,30 +55,47 @@ class UpdateStreamReactor final
   void OnDone() override;
 
  private:
-  struct State;
-  struct Actions;
+  // An ack waiting for its turn.
+  struct Pending {
+    bool ready = false;
+    v1::UpdateAck ack;
+  };
 
-  // Decides, under the lock, what may start now: the next ordered write, the next read
-  // (backpressure: fewer than max_inflight unanswered batches), or the end of the call.
-  static void Decide(State* state, uint32_t max_inflight, Actions* actions);
-  // Stores the ack of batch `index` (translating error paths) and decides what that allows.
-  static void Complete(State* state, uint64_t index, uint64_t client_sequence,
-                       absl::StatusOr<ApplyAck> result, uint32_t max_inflight, Actions* actions);
+  // Starts what may start now: the next ordered write, the next read (fewer than
+  // max_inflight_per_stream unanswered batches), or the end of the call once the client
+  // half-closed and every ack was written.
+  void Pump() ABSL_LOCKS_EXCLUDED(mu_);
+  // Stores the ack of batch `index` and pumps.
+  void Complete(uint64_t index, uint64_t client_sequence, absl::StatusOr<ApplyAck> result)
+      ABSL_LOCKS_EXCLUDED(mu_);
   // Converts and applies the batch just read as the `index`-th of the stream.
   void Process(uint64_t index);
   // Empties request_ for the next message, keeping the capacity of its moves columns.
   void ClearRequest();
   // What request_ and batch_ hold allocated (kept for the next batch up to kKeptUpdateBytes).
   size_t KeptBytes() const;
-  // Runs what the locked section decided: Finish, StartWrite, StartRead.
-  void Run(const Actions& actions);
 
   const ServiceContext& context_;
   const Principal* const principal_;
   // The call's x-collide-scene metadata, checked against every batch's scene.
   const std::optional<std::string> scene_header_;
-  std::shared_ptr<State> state_;
-  const std::unique_ptr<StreamHandle> stream_;
+  // The order of reads, writes, the store's callbacks, cancel and finish.
+  StreamCall<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>> call_;
+  Mutex mu_;
+  // Acks of batches read and not yet written, in read order; pending_.front() is batch
+  // first_index_.
+  std::deque<Pending> pending_ ABSL_GUARDED_BY(mu_);
+  uint64_t first_index_ ABSL_GUARDED_BY(mu_) = 0;
+  bool reading_ ABSL_GUARDED_BY(mu_) = false;
+  bool writing_ ABSL_GUARDED_BY(mu_) = false;
+  // The read side is converting and applying a batch (request_ and batch_ are in use).
+  bool processing_ ABSL_GUARDED_BY(mu_) = false;
+  // The client half-closed, or a message did not parse (read_error_ then).
+  bool read_done_ ABSL_GUARDED_BY(mu_) = false;
+  absl::Status read_error_ ABSL_GUARDED_BY(mu_);
+  bool ended_ ABSL_GUARDED_BY(mu_) = false;
+  // The ack being written, encoded (gRPC's while writing_).
+  grpc::ByteBuffer out_;
   // Touched only by the read side (one read at a time): the message as read, then parsed.
   grpc::ByteBuffer in_;
   v1::UpdateBatch request_;

@@ -17,22 +17,6 @@
 
 namespace collide {
 
-/// The default WatchRequest.max_queued_events.
-inline constexpr uint32_t kDefaultWatchQueuedEvents = 65536;
-/// The most contact watches per WatchRequest.
-inline constexpr int kMaxContactWatches = 64;
-
-/// The fences and contact watches a WatchRequest asks for, checked: INVALID_ARGUMENT with the
-/// field path (`fences[3].shape.box.half_extents: ...`, `fences[3].id: fence 7 appears twice`,
-/// `fences[2].filter.excluded_ids: ...`), RESOURCE_EXHAUSTED `fences` / `contacts` over the
-/// limits.
-absl::Status WatchSpecsFromProto(const v1::WatchRequest& request, const ServiceLimits& limits,
-                                 std::vector<FenceSpec>* fences,
-                                 std::vector<ContactWatchSpec>* contacts);
-
-/// A core message as the proto the stream sends.
-void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
-
 /// The reactor of one Watch call. It validates the request, takes its fences from the server's
 /// watch budget (--max_watch_fences), attaches a Watcher to the scene through the server's
 /// WatchDispatcher and then writes what the watcher's bounded queue holds, one message at a

@@ -15,10 +15,13 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "base/field_error.h"
 #include "query/batch.h"
 #include "scene/scene_name.h"
 #include "scene/scene_query.h"
 #include "scene/update_batch.h"
+#include "scene/validate.h"
+#include "server/convert/field_path.h"
 #include "server/convert/query_convert.h"
 
 namespace collide {
@@ -203,13 +206,12 @@ absl::StatusOr<Vec3> ParseVec3(absl::string_view param, const std::string* text)
   return v;
 }
 
-// A core status whose message starts with `scene: ` in the API's words (`name: `).
+// A core status about the scene (`scene: ...`) in the viewer's words: its parameter is `name`.
 absl::Status AsNameParam(const absl::Status& status) {
-  absl::string_view message = status.message();
-  if (absl::ConsumePrefix(&message, "scene: ")) {
-    return absl::Status(status.code(), absl::StrCat("name: ", message));
-  }
-  return status;
+  std::optional<FieldError> error = GetFieldError(status);
+  if (!error.has_value() || !error->list.empty() || error->field != "scene") return status;
+  error->field = "name";
+  return FieldErrorStatus(status.code(), *error);
 }
 
 const char* ShapeName(ShapeType type) {
@@ -495,17 +497,11 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
   if (!origin.ok()) return ErrorReply(origin.status());
   absl::StatusOr<Vec3> direction = ParseVec3("direction", Find(params, "direction"));
   if (!direction.ok()) return ErrorReply(direction.status());
-  const double dx = direction->x, dy = direction->y, dz = direction->z;
-  const double length = std::sqrt(dx * dx + dy * dy + dz * dz);
-  if (!std::isfinite(length) || length == 0.0) {
-    return ErrorReply(Invalid("direction", "must be finite and non-zero"));
-  }
   float max_distance = kMaxCastDistance;
   if (const std::string* text = Find(params, "max_distance"); text != nullptr) {
     absl::StatusOr<float> value = ParseFloat("max_distance", *text, kMaxCoordinate);
     if (!value.ok()) return ErrorReply(value.status());
-    if (*value < 0) return ErrorReply(Invalid("max_distance", "must be >= 0"));
-    max_distance = std::min(*value, kMaxCastDistance);
+    max_distance = *value;
   }
   float radius = 0.0f;
   if (sphere) {
@@ -513,24 +509,26 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
     if (text == nullptr) return ErrorReply(Invalid("radius", "missing (the sphere's radius)"));
     absl::StatusOr<float> value = ParseFloat("radius", *text, kMaxCoordinate);
     if (!value.ok()) return ErrorReply(value.status());
-    if (*value < 0) return ErrorReply(Invalid("radius", "must be >= 0"));
     radius = *value;
   }
   Query query;
-  const Ray ray{.origin = *origin,
-                .direction = Vec3{static_cast<float>(dx / length), static_cast<float>(dy / length),
-                                  static_cast<float>(dz / length)},
-                .max_distance = max_distance};
+  const Ray ray{.origin = *origin, .direction = *direction, .max_distance = max_distance};
   if (sphere) {
     query.shape_query = SphereCastQuery{ray, radius};
   } else {
     query.shape_query = RaycastQuery{ray};
   }
   query.mode = CollectMode::kClosest;
+  query.max_hits = 0;
   if (const std::string* text = Find(params, "at_tick"); text != nullptr) {
     absl::StatusOr<uint64_t> value = ParseU64("at_tick", *text);
     if (!value.ok()) return ErrorReply(value.status());
     query.at_tick = *value;
+  }
+  // The core's check, as for every query (its errors name the parameters: `direction`).
+  if (absl::Status s = PrepareQuery(&query, QueryLimits{}, 0); !s.ok()) {
+    return ErrorReply(
+        ForRequest(s, RequestLayout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = ""}));
   }
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;

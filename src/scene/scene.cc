@@ -5,24 +5,25 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/move_destination.h"
-#include "scene/op_error.h"
+#include "scene/validate.h"
 
 namespace collide {
 namespace {
 
 absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
                     int64_t removed_by) {
-  OpError error{.index = index,
-                .op_type = op.type,
-                .field = OpField::kBodyId,
-                .reason = absl::StrFormat("no body %d in scene \"%s\"", op.body_id, scene)};
+  FieldError error{.list = "ops",
+                   .index = index,
+                   .field = OpIdField(op.type),
+                   .reason = absl::StrFormat("no body %d in scene \"%s\"", op.body_id, scene)};
   if (removed_by >= 0) {
-    error.relation = OpRelation::kRemovedBy;
+    error.relation = "removed by";
     error.related = static_cast<size_t>(removed_by);
   }
-  return OpErrorStatus(absl::StatusCode::kNotFound, error);
+  return FieldErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
 // The body an upsert describes, its rotation normalised: idempotently (NormalizeRotation), so
@@ -65,10 +66,11 @@ Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_positio
 
 absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const SceneOptions& options,
                                                       const SceneState& state) {
-  COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options));
+  // The options were checked by the caller (Database::ImportScene, the log's decoder).
+  assert(ValidateSceneOptions(options).ok());
   if (state.tick > PoseHistory::kMaxTick) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("tick: must be at most %d, got %d", PoseHistory::kMaxTick, state.tick));
+    return InvalidFieldError(
+        "tick", absl::StrFormat("must be at most %d, got %d", PoseHistory::kMaxTick, state.tick));
   }
   auto scene = std::make_unique<Scene>(std::move(name), options, state.log_position);
   WriterLock serial(&scene->write_mu_);
@@ -79,11 +81,11 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
   user_data.reserve(state.bodies.size());
   scene->handles_.reserve(state.bodies.size());
   for (size_t i = 0; i < state.bodies.size(); ++i) {
+    assert(ValidateBody(state.bodies[i], i).ok());
     const UpdateOp op = UpsertOf(state.bodies[i]);
-    COLLIDE_RETURN_IF_ERROR(ValidateOpValues(op, i, "bodies"));
     if (!scene->handles_.try_emplace(op.body_id, kNullBody).second) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("bodies[%d].id: body %d appears twice", i, op.body_id));
+      return InvalidElementError("bodies", i, "id",
+                                 absl::StrFormat("body %d appears twice", op.body_id));
     }
     descs.push_back(DescOf(op));
     user_data.push_back(op.user_data);
@@ -98,8 +100,8 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
   for (size_t i = 0; i < state.clients.size(); ++i) {
     const ClientMark& mark = state.clients[i];
     if (mark.client_id == 0 || !scene->clients_.try_emplace(mark.client_id, mark).second) {
-      return absl::InvalidArgumentError(
-          absl::StrFormat("clients[%d].client_id: %d is zero or appears twice", i, mark.client_id));
+      return InvalidElementError("clients", i, "client_id",
+                                 absl::StrFormat("%d is zero or appears twice", mark.client_id));
     }
   }
   if (!state.moved_to.empty()) {
@@ -124,7 +126,8 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
   // Writers change these fields only while holding write_mu_, which this thread holds: reading
   // them without mu_ cannot race.
   if (deleted_) {
-    return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
+    return FieldStatus(absl::StatusCode::kNotFound, "scene",
+                       absl::StrCat("scene \"", name_, "\" was deleted"));
   }
   if (!moved_to_.empty()) return MovedError(name_, moved_to_);
   if (client.client_id != 0) {
@@ -163,13 +166,13 @@ absl::Status Scene::ValidateBatch(const UpdateBatch& batch) const {
 absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved)
     const ABSL_NO_THREAD_SAFETY_ANALYSIS {
   if (batch.tick.has_value() && *batch.tick > PoseHistory::kMaxTick) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("tick: must be at most %d, got %d", PoseHistory::kMaxTick, *batch.tick));
+    return InvalidFieldError(
+        "tick", absl::StrFormat("must be at most %d, got %d", PoseHistory::kMaxTick, *batch.tick));
   }
   if (batch.tick.has_value() && *batch.tick < history_.tick()) {
-    return absl::InvalidArgumentError(
-        absl::StrFormat("tick: %d is below the scene's current tick %d (ticks never go back)",
-                        *batch.tick, history_.tick()));
+    return InvalidFieldError(
+        "tick", absl::StrFormat("%d is below the scene's current tick %d (ticks never go back)",
+                                *batch.tick, history_.tick()));
   }
   const std::vector<UpdateOp>& ops = batch.ops;
   if (!IsStructural(batch)) {
@@ -204,14 +207,15 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     switch (op.type) {
       case UpdateOpType::kUpsert:
         if (t.upserted_by >= 0) {
-          return OpErrorStatus(absl::StatusCode::kInvalidArgument,
-                               OpError{.index = i,
-                                       .op_type = op.type,
-                                       .field = OpField::kBodyId,
-                                       .reason = absl::StrFormat(
-                                           "body %d is upserted twice in one batch", op.body_id),
-                                       .relation = OpRelation::kFirstBy,
-                                       .related = static_cast<size_t>(t.upserted_by)});
+          return FieldErrorStatus(
+              absl::StatusCode::kInvalidArgument,
+              FieldError{
+                  .list = "ops",
+                  .index = i,
+                  .field = OpIdField(op.type),
+                  .reason = absl::StrFormat("body %d is upserted twice in one batch", op.body_id),
+                  .relation = "first by",
+                  .related = static_cast<size_t>(t.upserted_by)});
         }
         t.upserted_by = static_cast<int64_t>(i);
         if (!t.exists) {
@@ -235,13 +239,14 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
   // Only a batch that grows the scene past its limit is refused (a restored scene may already
   // hold more bodies than a limit; shrinking it must stay possible).
   if (count > static_cast<int64_t>(options_.max_bodies) && count > initial_count) {
-    return OpErrorStatus(
+    return FieldErrorStatus(
         absl::StatusCode::kResourceExhausted,
-        OpError{.index = static_cast<size_t>(last_creator),
-                .op_type = ops[static_cast<size_t>(last_creator)].type,
-                .field = OpField::kBodyId,
-                .reason = absl::StrFormat("scene \"%s\" would hold %d bodies, over its limit of %d",
-                                          name_, count, options_.max_bodies)});
+        FieldError{
+            .list = "ops",
+            .index = static_cast<size_t>(last_creator),
+            .field = OpIdField(ops[static_cast<size_t>(last_creator)].type),
+            .reason = absl::StrFormat("scene \"%s\" would hold %d bodies, over its limit of %d",
+                                      name_, count, options_.max_bodies)});
   }
   return absl::OkStatus();
 }
@@ -348,7 +353,8 @@ absl::Status Scene::MarkReplaced(absl::FunctionRef<absl::Status()> commit) {
 
 absl::Status Scene::MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit) {
   if (deleted_) {
-    return absl::FailedPreconditionError(absl::StrCat("scene \"", name_, "\" was deleted"));
+    return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
+                       absl::StrCat("scene \"", name_, "\" was deleted"));
   }
   COLLIDE_RETURN_IF_ERROR(commit());
   {
@@ -363,7 +369,10 @@ absl::Status Scene::MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit) 
 absl::Status Scene::AddObserver(SceneObserver* observer,
                                 absl::FunctionRef<void(const SceneView& scene)> start) const {
   WriterLock serial(&write_mu_);
-  if (deleted_) return absl::NotFoundError(absl::StrCat("scene \"", name_, "\" was deleted"));
+  if (deleted_) {
+    return FieldStatus(absl::StatusCode::kNotFound, "scene",
+                       absl::StrCat("scene \"", name_, "\" was deleted"));
+  }
   WithView(start);
   observers_.push_back(observer);
   return absl::OkStatus();
@@ -451,7 +460,8 @@ absl::Status Scene::SetMovedTo(absl::string_view destination,
   if (!destination.empty()) COLLIDE_RETURN_IF_ERROR(ValidateMoveDestination(destination));
   WriterLock serial(&write_mu_);
   if (deleted_) {
-    return absl::NotFoundError(absl::StrCat("scene: scene \"", name_, "\" was deleted"));
+    return FieldStatus(absl::StatusCode::kNotFound, "scene",
+                       absl::StrCat("scene \"", name_, "\" was deleted"));
   }
   if (std::string current = moved_to();
       !destination.empty() && !current.empty() && current != destination) {

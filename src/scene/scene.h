@@ -186,9 +186,12 @@ class Scene {
   Scene(const Scene&) = delete;
   Scene& operator=(const Scene&) = delete;
 
-  /// A scene holding `state` (from a snapshot): bodies are bulk-built into the trees. The state
-  /// is checked as untrusted input: INVALID_ARGUMENT on bad values (field paths
-  /// `bodies[i]...`), duplicate body or client ids.
+  /// A scene holding `state` (from a snapshot or an import): bodies are bulk-built into the
+  /// trees, their values stored as they are (no rotation is renormalised). `options` and every
+  /// body must be valid: the caller checked them where they became core data
+  /// (ValidateSceneOptions, ValidateBody: the log's decoder, the import stream). The state's
+  /// structure is checked here: INVALID_ARGUMENT with a FieldError for duplicate body ids
+  /// (`bodies[i].id`) or client ids (`clients[i].client_id`), a tick over 2^63 - 1 (`tick`).
   static absl::StatusOr<std::unique_ptr<Scene>> Restore(std::string name,
                                                         const SceneOptions& options,
                                                         const SceneState& state);
@@ -220,14 +223,13 @@ class Scene {
   /// FAILED_PRECONDITION `scene: scene "x" moved to <destination>` (MovedError).
   /// Checks `batch` against the current state without applying it. Operations are checked in
   /// order, each seeing the earlier ones' effect:
-  /// - values (ValidateOpValues): INVALID_ARGUMENT `ops[i].<field>: ...`;
+  /// - values (ValidateOpValues): INVALID_ARGUMENT `ops[i].upsert.pose.rotation: ...`;
   /// - a set pose, set filter or remove of a body that does not exist at that point:
-  ///   NOT_FOUND `ops[i].body_id: no body 17 in scene "arena"`;
-  /// - a second upsert of one id: INVALID_ARGUMENT `ops[i].body_id: ...`;
+  ///   NOT_FOUND `ops[i].set_pose.id: no body 17 in scene "arena"` (`ops[i].remove: ...`);
+  /// - a second upsert of one id: INVALID_ARGUMENT `ops[i].upsert.id: ... (first by ops[j])`;
   /// - more bodies than options().max_bodies after the batch: RESOURCE_EXHAUSTED naming the
   ///   last op that created a body.
-  /// Each of these carries the op, field and reason as an OpError payload (op_error.h); the
-  /// message is the core's wording of it.
+  /// Each of these carries a FieldError (base/field_error.h) in the core batch's words.
   absl::Status ValidateBatch(const UpdateBatch& batch) const;
 
   /// Marks the scene deleted under the writer serialisation, after `commit` succeeds (the store

@@ -1,10 +1,27 @@
 #include "scene/scene_options.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "base/field_error.h"
 
 namespace collide {
+namespace {
+
+// A float as the shortest text that reads back as the same float32 (0.1, not 0.100000001).
+std::string FloatText(float v) {
+  for (int digits = 6; digits < 9; ++digits) {
+    std::string text = absl::StrFormat("%.*g", digits, v);
+    if (std::strtof(text.c_str(), nullptr) == v) return text;
+  }
+  return absl::StrFormat("%.9g", v);
+}
+
+}  // namespace
 
 absl::string_view DurabilityPolicyName(DurabilityPolicy policy) {
   switch (policy) {
@@ -29,20 +46,22 @@ absl::StatusOr<DurabilityPolicy> ParseDurabilityPolicy(absl::string_view name) {
       absl::StrCat("durability: \"", name, "\" is not one of default, none, periodic, always"));
 }
 
-absl::Status ValidateSceneOptions(const SceneOptions& options) {
+absl::Status ValidateSceneOptions(const SceneOptions& options, uint32_t max_bodies_cap) {
   if (!std::isfinite(options.fat_margin) || options.fat_margin < 0.0f ||
-      options.fat_margin > 1e6f) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "options.fat_margin: must be finite and in [0, 1e6], got ", options.fat_margin));
+      options.fat_margin > kMaxFatMargin) {
+    return InvalidFieldError(
+        "options.fat_margin",
+        absl::StrCat("must be finite and in [0, 1e6], got ", FloatText(options.fat_margin)));
   }
-  if (options.max_bodies < 1 || options.max_bodies > kMaxBodiesLimit) {
-    return absl::InvalidArgumentError(absl::StrCat("options.max_bodies: must be in [1, ",
-                                                   kMaxBodiesLimit, "], got ", options.max_bodies));
+  const uint32_t cap = std::min(max_bodies_cap, kMaxBodiesLimit);
+  if (options.max_bodies < 1 || options.max_bodies > cap) {
+    return InvalidFieldError("options.max_bodies",
+                             absl::StrCat("must be in [1, ", cap, "], got ", options.max_bodies));
   }
   if (options.history_ticks > kMaxHistoryTicks) {
-    return absl::InvalidArgumentError(absl::StrCat("options.history_ticks: must be in [0, ",
-                                                   kMaxHistoryTicks, "], got ",
-                                                   options.history_ticks));
+    return InvalidFieldError(
+        "options.history_ticks",
+        absl::StrCat("must be in [0, ", kMaxHistoryTicks, "], got ", options.history_ticks));
   }
   switch (options.durability) {
     case DurabilityPolicy::kDefault:
@@ -51,8 +70,8 @@ absl::Status ValidateSceneOptions(const SceneOptions& options) {
     case DurabilityPolicy::kAlways:
       return absl::OkStatus();
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("options.durability: unknown policy ", static_cast<int>(options.durability)));
+  return InvalidFieldError("options.durability",
+                           absl::StrCat("unknown policy ", static_cast<int>(options.durability)));
 }
 
 }  // namespace collide

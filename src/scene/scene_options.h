@@ -50,8 +50,12 @@ struct SceneOptions {
 /// The most ticks a scene may retain (SceneOptions::history_ticks).
 inline constexpr uint32_t kMaxHistoryTicks = 4096;
 
-/// OK when every option is in range; INVALID_ARGUMENT naming the field otherwise (field paths
-/// start with `options.`).
-absl::Status ValidateSceneOptions(const SceneOptions& options);
+/// The largest fat margin a scene may have (length units).
+inline constexpr float kMaxFatMargin = 1e6f;
+
+/// OK when every option is in range, max_bodies at most `max_bodies_cap` (a server's limit, at
+/// most kMaxBodiesLimit); INVALID_ARGUMENT with a FieldError naming `options.<field>` otherwise.
+absl::Status ValidateSceneOptions(const SceneOptions& options,
+                                  uint32_t max_bodies_cap = kMaxBodiesLimit);
 
 }  // namespace collide

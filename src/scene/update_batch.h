@@ -3,9 +3,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
-#include "absl/status/status.h"
 #include "absl/strings/string_view.h"
 #include "geom/pose.h"
 #include "geom/shapes.h"
@@ -76,10 +76,13 @@ inline constexpr float kMaxCoordinate = 1e9f;
 /// How far a rotation's length may be from 1 (ARCHITECTURE.md: renormalised within 1e-3).
 inline constexpr float kUnitQuaternionTolerance = 1e-3f;
 
-/// Checks the values of `<list>[index]` alone (finite and in-range numbers, known enums, unit
-/// rotations): otherwise INVALID_ARGUMENT carrying an OpError (op_error.h), worded
-/// `ops[3].pose.rotation: ...`. Existence of bodies is checked by the scene.
-absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_view list = "ops");
+/// The API's name of an op type, its UpdateOp oneof field: `upsert`, `set_pose`, `set_filter`,
+/// `remove`.
+absl::string_view UpdateOpName(UpdateOpType type);
+
+/// The field of an op of `type` that holds the body's id, as errors name it (`upsert.id`,
+/// `set_pose.id`, `set_filter.id`; a removal is its id: `remove`).
+std::string OpIdField(UpdateOpType type);
 
 /// `pose` with its rotation normalised to unit length (NormalizeRotation: a rotation already
 /// unit to float precision is kept bit for bit, so normalising again changes nothing).

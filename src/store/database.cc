@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/move_destination.h"
 #include "store/log_codec.h"
@@ -43,7 +44,7 @@ absl::Status ValidateOptions(const DatabaseOptions& options) {
 absl::Status Closed() { return absl::FailedPreconditionError("the database is closed"); }
 
 absl::Status NoScene(absl::string_view name) {
-  return absl::NotFoundError(absl::StrCat("scene: no scene \"", name, "\""));
+  return FieldStatus(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene \"", name, "\""));
 }
 
 // What a writer is told once `log_error` stopped the log: RESOURCE_EXHAUSTED for a full disk or
@@ -113,7 +114,8 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     WriterLock lock(&db->scenes_mu_);
     const std::string& name = entry->scene->name();
     if (!db->entries_.try_emplace(name, entry).second) {
-      return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+      return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
+                         absl::StrCat("scene \"", name, "\" already exists"));
     }
   }
   db->recovery_report_ = std::move(state.report);
@@ -173,14 +175,16 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
   auto entry = std::make_shared<Entry>();
   const absl::Status status = [&]() -> absl::Status {
     COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
-    COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options));
+    COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
     WriterLock lock(&scenes_mu_);
     if (entries_.contains(name)) {
-      return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+      return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
+                         absl::StrCat("scene \"", name, "\" already exists"));
     }
     if (entries_.size() >= options_.max_scenes) {
-      return absl::ResourceExhaustedError(
-          absl::StrCat("scene: the server holds its limit of ", options_.max_scenes, " scenes"));
+      return FieldStatus(
+          absl::StatusCode::kResourceExhausted, "scene",
+          absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
     }
     COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence,
                              log_->Append(EncodeCreateSceneRecord(name, options)));
@@ -204,12 +208,14 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
 
 absl::StatusOr<std::unique_ptr<Scene>> Database::BuildImported(absl::string_view name,
                                                                const SceneOptions& options,
-                                                               const SceneState& state) {
+                                                               const SceneState& state) const {
   COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
   if (state.bodies.size() > options.max_bodies) {
-    return absl::ResourceExhaustedError(absl::StrCat("bodies: ", state.bodies.size(),
-                                                     " bodies, more than the scene's max_bodies ",
-                                                     options.max_bodies));
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "bodies",
+        absl::StrCat(state.bodies.size(), " bodies, more than the scene's max_bodies ",
+                     options.max_bodies));
   }
   return Scene::Restore(std::string(name), options, state);
 }
@@ -217,11 +223,13 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::BuildImported(absl::string_view
 absl::Status Database::CheckImportTarget(absl::string_view name, bool replace) const {
   const bool exists = entries_.contains(name);
   if (exists && !replace) {
-    return absl::AlreadyExistsError(absl::StrCat("scene: scene \"", name, "\" already exists"));
+    return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
+                       absl::StrCat("scene \"", name, "\" already exists"));
   }
   if (!exists && entries_.size() >= options_.max_scenes) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("scene: the server holds its limit of ", options_.max_scenes, " scenes"));
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "scene",
+        absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
   }
   return absl::OkStatus();
 }

@@ -96,6 +96,9 @@ struct DatabaseOptions {
   uint64_t max_backlog_bytes = 64 << 20;
   /// The most scenes that may exist at once.
   size_t max_scenes = 1024;
+  /// The most bodies a scene created or imported here may be configured to hold
+  /// (SceneOptions::max_bodies; at most kMaxBodiesLimit).
+  uint32_t max_bodies_per_scene = kMaxBodiesLimit;
   /// How often the maintenance thread looks for snapshots and segments to delete (it is also
   /// woken when a scene passes its snapshot threshold).
   std::chrono::milliseconds maintenance_interval{100};
@@ -204,9 +207,11 @@ class Database {
   /// `replace`, a scene of that name is replaced by the same record (its readers keep the old
   /// version, its writers get NOT_FOUND); without, ALREADY_EXISTS. A scene marked as moving is
   /// never replaced: FAILED_PRECONDITION naming its destination (MovedError, as its writes get).
-  /// `done` runs once the record is fsynced, whatever the scene's durability. Errors:
-  /// INVALID_ARGUMENT (the name, options, or the state as Scene::Restore checks it, with its
-  /// field paths), ALREADY_EXISTS, FAILED_PRECONDITION (moving),
+  /// `done` runs once the record is fsynced, whatever the scene's durability. Every body must
+  /// have passed ValidateBody (scene/validate.h: the importer checks each as it arrives).
+  /// Errors: INVALID_ARGUMENT (the name, options against max_bodies_per_scene, duplicate ids or
+  /// client marks as Scene::Restore checks them, with their field paths), ALREADY_EXISTS,
+  /// FAILED_PRECONDITION (moving),
   /// RESOURCE_EXHAUSTED (max_scenes, or bodies over the options' max_bodies), a refused write
   /// (see Apply). The scene is built (O(bodies)) before the index is locked.
   void ImportScene(absl::string_view name, const SceneOptions& options, const SceneState& state,
@@ -323,10 +328,11 @@ class Database {
   absl::Status NoSceneForWriter(absl::string_view name) const;
 
   std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
-  // An import's scene built from `state` (O(bodies)): the name, the body count, Scene::Restore.
-  static absl::StatusOr<std::unique_ptr<Scene>> BuildImported(absl::string_view name,
-                                                              const SceneOptions& options,
-                                                              const SceneState& state);
+  // An import's scene built from `state` (O(bodies)): the name, the options, the body count,
+  // Scene::Restore.
+  absl::StatusOr<std::unique_ptr<Scene>> BuildImported(absl::string_view name,
+                                                       const SceneOptions& options,
+                                                       const SceneState& state) const;
   // An import's target against the index: ALREADY_EXISTS unless `replace`, RESOURCE_EXHAUSTED
   // for a new scene past max_scenes.
   absl::Status CheckImportTarget(absl::string_view name, bool replace) const

@@ -1,10 +1,21 @@
 #include "store/log_codec.h"
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
+#include "scene/validate.h"
 
 namespace collide {
 namespace {
+
+// DATA_LOSS about field `field` of element `index` of `list` of a record (`ops[3].kind: ...`).
+absl::Status Corrupted(absl::string_view list, size_t index, absl::string_view field,
+                       absl::string_view reason) {
+  return FieldErrorStatus(absl::StatusCode::kDataLoss, FieldError{.list = std::string(list),
+                                                                  .index = index,
+                                                                  .field = std::string(field),
+                                                                  .reason = std::string(reason)});
+}
 
 namespace pb = ::collide::storage::v1;
 
@@ -68,7 +79,7 @@ class ColumnReader {
     } else {
       const uint8_t type = static_cast<uint8_t>(in_.types()[i]);
       if (type >= kUpdateOpTypeCount) {
-        return absl::DataLossError(absl::StrCat("ops[", i, "]: unknown operation type ", type));
+        return Corrupted("ops", i, "", absl::StrCat("unknown operation type ", type));
       }
       op.type = static_cast<UpdateOpType>(type);
     }
@@ -92,12 +103,11 @@ class ColumnReader {
       const uint8_t packed = static_cast<uint8_t>(in_.shapes()[shape_++]);
       const uint8_t kind = packed >> 4;
       if (kind > static_cast<uint8_t>(BodyKind::kStatic)) {
-        return absl::DataLossError(absl::StrCat("ops[", i, "]: unknown body kind ", kind));
+        return Corrupted("ops", i, "kind", absl::StrCat("unknown body kind ", kind));
       }
       op.kind = static_cast<BodyKind>(kind);
       absl::StatusOr<Shape> shape = GetShape(packed & 0x0F, in_.dims().data() + dims_);
-      if (!shape.ok())
-        return absl::DataLossError(absl::StrCat("ops[", i, "]: ", shape.status().message()));
+      if (!shape.ok()) return Corrupted("ops", i, "shape", shape.status().message());
       op.shape = *shape;
       dims_ += kDims;
       op.user_data = in_.user_data(user_data_++);
@@ -117,7 +127,7 @@ class ColumnReader {
 
  private:
   static absl::Status Short(size_t i, absl::string_view column) {
-    return absl::DataLossError(absl::StrCat("ops[", i, "]: column ", column, " is too short"));
+    return Corrupted("ops", i, "", absl::StrCat("column ", column, " is too short"));
   }
 
   const pb::OpColumns& in_;
@@ -230,16 +240,19 @@ absl::Status DecodeBodies(const pb::OpColumns& in, std::vector<BodyState>* bodie
   bodies->reserve(bodies->size() + ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const UpdateOp& op = ops[i];
-    if (op.type != UpdateOpType::kUpsert) {
-      return absl::DataLossError(absl::StrCat("bodies[", i, "]: not an upsert"));
+    if (op.type != UpdateOpType::kUpsert) return Corrupted("bodies", i, "", "not an upsert");
+    const BodyState body{.id = op.body_id,
+                         .shape = op.shape,
+                         .pose = op.pose,
+                         .category = op.category,
+                         .mask = op.mask,
+                         .kind = op.kind,
+                         .user_data = op.user_data};
+    // Values are checked where they become core data again (Scene::Restore trusts them).
+    if (absl::Status status = ValidateBody(body, i); !status.ok()) {
+      return absl::DataLossError(status.message());
     }
-    bodies->push_back(BodyState{.id = op.body_id,
-                                .shape = op.shape,
-                                .pose = op.pose,
-                                .category = op.category,
-                                .mask = op.mask,
-                                .kind = op.kind,
-                                .user_data = op.user_data});
+    bodies->push_back(body);
   }
   return absl::OkStatus();
 }

@@ -12,12 +12,14 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/match.h"
 #include "collide/v1/collide.pb.h"
 #include "fuzz/fuzz_scene.h"
+#include "scene/validate.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
 #include "server/convert/update_convert.h"
@@ -26,8 +28,11 @@
 namespace collide::fuzz {
 namespace {
 
-void Check(bool condition) {
-  if (!condition) std::abort();
+// Aborts, naming the line, when `condition` is false.
+void Check(bool condition, int line = __builtin_LINE()) {
+  if (condition) return;
+  std::fprintf(stderr, "fuzz_convert: check failed at line %d\n", line);
+  std::abort();
 }
 
 bool Near(float a, float b) {
@@ -71,7 +76,8 @@ bool SameOp(const UpdateOp& a, const UpdateOp& b, bool exact) {
 
 void BodyRoundTrip(const v1::Body& body) {
   UpdateOp op;
-  if (!BodyToOp(body, FieldPath{.head = "bodies", .index = 0}, &op).ok()) return;
+  // Translated, then checked by the core as the scene checks an upsert.
+  if (!BodyToOp(body, &op).ok() || !ValidateOpValues(op, 0).ok()) return;
   SceneOptions options;
   options.max_bodies = 4;
   Scene scene("fuzz", options);
@@ -83,13 +89,21 @@ void BodyRoundTrip(const v1::Body& body) {
   v1::Body back;
   BodyStateToProto(*state, &back);
   UpdateOp again;
-  Check(BodyToOp(back, FieldPath{.head = "bodies", .index = 0}, &again).ok());
-  Check(SameOp(op, again, /*exact=*/false));
+  Check(BodyToOp(back, &again).ok() && ValidateOpValues(again, 0).ok());
+  // The scene stores the rotation normalised.
+  UpdateOp stored = op;
+  stored.pose = NormalizedPose(op.pose);
+  Check(SameOp(stored, again, /*exact=*/false));
 }
 
 void SceneOptionsRoundTrip(const v1::SceneOptions& proto) {
   const ServiceLimits limits = FuzzLimits();
   absl::StatusOr<SceneOptions> options = SceneOptionsFromProto(proto, limits);
+  if (options.ok()) {
+    if (absl::Status s = ValidateSceneOptions(*options, limits.max_bodies_per_scene); !s.ok()) {
+      options = s;
+    }
+  }
   if (!options.ok()) {
     Check(absl::StartsWith(options.status().message(), "options."));
     return;
@@ -105,13 +119,18 @@ void SceneOptionsRoundTrip(const v1::SceneOptions& proto) {
 
 void QueryConversion(const v1::Query& proto) {
   Query query;
-  absl::Status status = QueryFromProto(proto, 0, FuzzLimits(), &query);
+  absl::Status status = QueryFromProto(proto, 0, &query);
+  if (status.ok()) status = PrepareQuery(&query, QueryLimitsOf(FuzzLimits()), 0);
   if (!status.ok()) Check(absl::StartsWith(status.message(), "queries[0]"));
 }
 
 void RecordRoundTrip(const v1::UpdateBatch& proto) {
   UpdateBatch batch;
   if (!UpdateBatchFromProto(proto, FuzzLimits(), &batch).ok()) return;
+  // Only batches the scene accepted are logged: their values passed its checks.
+  for (size_t i = 0; i < batch.ops.size(); ++i) {
+    if (!ValidateOpValues(batch.ops[i], i).ok()) return;
+  }
   const ClientTag client{.client_id = proto.client_id(), .sequence = proto.client_sequence()};
   const std::string payload = EncodeUpdateRecord("fuzz", client, 7, batch);
   absl::StatusOr<DecodedRecord> decoded = DecodeLogRecord(payload);

@@ -18,6 +18,7 @@
 #include "fuzz/fuzz_scene.h"
 #include "query/batch.h"
 #include "scene/scene_query.h"
+#include "scene/validate.h"
 #include "server/convert/field_path.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
@@ -69,6 +70,14 @@ void RunQueries(const Scene& scene, std::vector<Query>& queries, const ServiceLi
   }
 }
 
+// A unary query as the service takes it: translated, then checked by the core.
+void AddUnary(absl::StatusOr<Query> query, const ServiceLimits& limits,
+              std::vector<Query>* queries) {
+  if (query.ok() && PrepareQuery(&*query, QueryLimitsOf(limits), 0).ok()) {
+    queries->push_back(*query);
+  }
+}
+
 void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLimits& limits) {
   UpdateBatch batch;
   std::vector<Query> queries;
@@ -83,7 +92,7 @@ void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLim
           batch, ClientTag{.client_id = proto.client_id(), .sequence = proto.client_sequence()});
       if (!result.ok()) {
         Check(scene.version() == version);
-        (void)WithRequestPaths(result.status(), OpsOf(proto));
+        (void)ForRequest(result.status(), LayoutOf(proto));
       }
       return;
     }
@@ -107,7 +116,9 @@ void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLim
       if (static_cast<size_t>(proto.queries_size()) > limits.max_queries_per_batch) return;
       for (int i = 0; i < proto.queries_size(); ++i) {
         Query query;
-        if (QueryFromProto(proto.queries(i), static_cast<size_t>(i), limits, &query).ok()) {
+        const size_t index = static_cast<size_t>(i);
+        if (QueryFromProto(proto.queries(i), index, &query).ok() &&
+            PrepareQuery(&query, QueryLimitsOf(limits), index).ok()) {
           queries.push_back(query);
         }
       }
@@ -117,24 +128,21 @@ void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLim
     case 4: {
       v1::RaycastRequest proto;
       if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-      absl::StatusOr<Query> query = RaycastRequestToQuery(proto, limits);
-      if (query.ok()) queries.push_back(*query);
+      AddUnary(RaycastRequestToQuery(proto), limits, &queries);
       RunQueries(scene, queries, limits);
       return;
     }
     case 5: {
       v1::SphereCastRequest proto;
       if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-      absl::StatusOr<Query> query = SphereCastRequestToQuery(proto, limits);
-      if (query.ok()) queries.push_back(*query);
+      AddUnary(SphereCastRequestToQuery(proto), limits, &queries);
       RunQueries(scene, queries, limits);
       return;
     }
     case 6: {
       v1::OverlapRequest proto;
       if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
-      absl::StatusOr<Query> query = OverlapRequestToQuery(proto, limits);
-      if (query.ok()) queries.push_back(*query);
+      AddUnary(OverlapRequestToQuery(proto), limits, &queries);
       RunQueries(scene, queries, limits);
       return;
     }
@@ -143,8 +151,13 @@ void RunOne(Scene& scene, uint8_t tag, absl::string_view bytes, const ServiceLim
       if (!proto.ParseFromArray(bytes.data(), static_cast<int>(bytes.size()))) return;
       absl::StatusOr<SceneOptions> options = SceneOptionsFromProto(proto.options(), limits);
       if (!options.ok()) return;
-      Check(options->max_bodies <= limits.max_bodies_per_scene);
-      Check(ValidateSceneOptions(*options).ok());
+      // Unset max_bodies takes the server's cap; what the store then accepts is within it.
+      if (!proto.options().has_max_bodies()) {
+        Check(options->max_bodies <= limits.max_bodies_per_scene);
+      }
+      if (ValidateSceneOptions(*options, limits.max_bodies_per_scene).ok()) {
+        Check(options->max_bodies <= limits.max_bodies_per_scene);
+      }
       return;
     }
   }

@@ -53,91 +53,91 @@ std::vector<BadBatchCase> BadBatches() {
       {"MoveOfUnknownBody",
        {SetPoseOp(1, At(1)), SetPoseOp(17, At(2))},
        absl::StatusCode::kNotFound,
-       "ops[1].body_id: no body 17 in scene \"arena\""},
+       "ops[1].set_pose.id: no body 17 in scene \"arena\""},
       {"FilterOfUnknownBody",
        {SetFilterOp(42, 1, 1)},
        absl::StatusCode::kNotFound,
-       "ops[0].body_id: no body 42 in scene \"arena\""},
+       "ops[0].set_filter.id: no body 42 in scene \"arena\""},
       {"RemoveOfUnknownBody",
        {RemoveOp(4)},
        absl::StatusCode::kNotFound,
-       "ops[0].body_id: no body 4 in scene \"arena\""},
+       "ops[0].remove: no body 4 in scene \"arena\""},
       {"MoveAfterRemoveInTheSameBatch",
        {SetPoseOp(2, At(1)), RemoveOp(2), Ball(5, 3), SetPoseOp(2, At(3))},
        absl::StatusCode::kNotFound,
-       "ops[3].body_id: no body 2 in scene \"arena\" (removed by ops[1])"},
+       "ops[3].set_pose.id: no body 2 in scene \"arena\" (removed by ops[1])"},
       {"RemoveTwice",
        {RemoveOp(3), RemoveOp(3)},
        absl::StatusCode::kNotFound,
-       "ops[1].body_id: no body 3 in scene \"arena\" (removed by ops[0])"},
+       "ops[1].remove: no body 3 in scene \"arena\" (removed by ops[0])"},
       {"SameIdCreatedTwice",
        {Ball(8, 0), SetPoseOp(8, At(1)), Ball(8, 2)},
        absl::StatusCode::kInvalidArgument,
-       "ops[2].body_id: body 8 is upserted twice in one batch (first by ops[0])"},
+       "ops[2].upsert.id: body 8 is upserted twice in one batch (first by ops[0])"},
       {"ExistingIdReplacedTwice",
        {Ball(1, 0), Ball(1, 2)},
        absl::StatusCode::kInvalidArgument,
-       "ops[1].body_id: body 1 is upserted twice in one batch (first by ops[0])"},
+       "ops[1].upsert.id: body 1 is upserted twice in one batch (first by ops[0])"},
       {"NanPosition",
        {SetPoseOp(1, At(nan))},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].pose.position: must be finite and within +-1e+09"},
+       "ops[0].set_pose.pose.position: must be finite and within +-1e+09"},
       {"InfinitePosition",
        {SetPoseOp(1, At(0)), SetPoseOp(2, At(0, inf))},
        absl::StatusCode::kInvalidArgument,
-       "ops[1].pose.position: must be finite and within +-1e+09"},
+       "ops[1].set_pose.pose.position: must be finite and within +-1e+09"},
       {"HugePosition",
        {SetPoseOp(1, At(0, 0, 2e9f))},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].pose.position: must be finite and within +-1e+09"},
+       "ops[0].set_pose.pose.position: must be finite and within +-1e+09"},
       {"NanRotation",
        {SetPoseOp(1, Pose{.rotation = Quat{nan, 0, 0, 1}})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].pose.rotation: must be finite"},
+       "ops[0].set_pose.pose.rotation: must be finite"},
       {"ZeroRotation",
        {SetPoseOp(1, Pose{.rotation = Quat{0, 0, 0, 0}})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].pose.rotation: must be a unit quaternion (length 0)"},
+       "ops[0].set_pose.pose.rotation: must be a unit quaternion (length 0)"},
       {"NonUnitRotation",
        {SetPoseOp(1, Pose{.rotation = Scaled(Quat::Identity(), 1.01f)})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].pose.rotation: must be a unit quaternion (length 1.01)"},
+       "ops[0].set_pose.pose.rotation: must be a unit quaternion (length 1.01)"},
       {"NegativeRadius",
        {Ball(9, 0, -1.0f)},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].shape.sphere.radius: must be finite, >= 0 and <= 1e+09"},
+       "ops[0].upsert.shape.sphere.radius: must be finite, >= 0 and <= 1e+09"},
       {"NanBoxExtent",
        {UpsertOp(BodyDesc{.id = 9, .shape = Box{Vec3{1, nan, 1}}})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].shape.box.half_extents: must be finite, >= 0 and <= 1e+09"},
+       "ops[0].upsert.shape.box.half_extents: must be finite, >= 0 and <= 1e+09"},
       {"NegativeCapsuleHeight",
        {UpsertOp(BodyDesc{.id = 9, .shape = Capsule{1, -2}})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].shape.capsule.half_height: must be finite, >= 0 and <= 1e+09"},
+       "ops[0].upsert.shape.capsule.half_height: must be finite, >= 0 and <= 1e+09"},
       {"InfiniteCapsuleRadius",
        {UpsertOp(BodyDesc{.id = 9, .shape = Capsule{inf, 2}})},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].shape.capsule.radius: must be finite, >= 0 and <= 1e+09"},
+       "ops[0].upsert.shape.capsule.radius: must be finite, >= 0 and <= 1e+09"},
       {"UnknownShapeType",
        {bad_shape},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].shape.type: unknown shape type 9"},
+       "ops[0].upsert.shape: unknown shape type 9"},
       {"UnknownBodyKind",
        {static_bad_kind},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].kind: unknown body kind 7"},
+       "ops[0].upsert.kind: unknown body kind 7"},
       {"UnknownOpType",
        {bad_type},
        absl::StatusCode::kInvalidArgument,
-       "ops[0].type: unknown operation type 6"},
+       "ops[0]: unknown operation type 6"},
       {"BadValueAfterAStructuralOp",
        {RemoveOp(1), SetPoseOp(2, At(nan))},
        absl::StatusCode::kInvalidArgument,
-       "ops[1].pose.position: must be finite and within +-1e+09"},
+       "ops[1].set_pose.pose.position: must be finite and within +-1e+09"},
       {"OverTheBodyLimit",
        {Ball(4, 0), Ball(5, 0), SetPoseOp(4, At(1))},
        absl::StatusCode::kResourceExhausted,
-       "ops[1].body_id: scene \"arena\" would hold 5 bodies, over its limit of 4"},
+       "ops[1].upsert.id: scene \"arena\" would hold 5 bodies, over its limit of 4"},
   };
 }
 
@@ -388,7 +388,7 @@ TEST(SceneRestore, RebuildsTheSameStateFromACapture) {
   EXPECT_EQ((*copy)->Apply(Batch({SetPoseOp(40, At(0))}))->version, state.version + 1);
 }
 
-TEST(SceneRestore, RefusesDuplicateIdsAndBadValues) {
+TEST(SceneRestore, RefusesDuplicateBodyAndClientIds) {
   SceneState state;
   state.bodies.push_back(BodyState{.id = 1, .shape = Sphere{1}});
   state.bodies.push_back(BodyState{.id = 1, .shape = Sphere{1}});
@@ -396,10 +396,12 @@ TEST(SceneRestore, RefusesDuplicateIdsAndBadValues) {
   EXPECT_EQ(r.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(r.status().message(), "bodies[1].id: body 1 appears twice");
   state.bodies.pop_back();
-  state.bodies[0].shape = Sphere{-1};
+  state.clients = {ClientMark{.client_id = 3}, ClientMark{.client_id = 3}};
   r = Scene::Restore("s", SceneOptions{}, state);
-  EXPECT_EQ(r.status().message(),
-            "bodies[0].shape.sphere.radius: must be finite, >= 0 and <= 1e+09");
+  EXPECT_EQ(r.status().message(), "clients[1].client_id: 3 is zero or appears twice");
+  state.clients = {ClientMark{.client_id = 0}};
+  r = Scene::Restore("s", SceneOptions{}, state);
+  EXPECT_EQ(r.status().message(), "clients[0].client_id: 0 is zero or appears twice");
 }
 
 TEST(SceneRead, QueriesSeeTheWorldAndVersion) {

@@ -6,12 +6,49 @@
 #include <variant>
 
 #include "absl/strings/str_cat.h"
+#include "server/convert/field_path.h"
 #include "server/convert_test_util.h"
 
 namespace collide {
 namespace {
 
-TEST(QueryFromProto, RejectsBadQueriesWithTheirFieldPaths) {
+// A batch's query as the stream makes it: translated, then checked by the core.
+absl::Status Convert(const v1::Query& proto, size_t index, const ServiceLimits& limits,
+                     Query* query) {
+  absl::Status status = QueryFromProto(proto, index, query);
+  if (status.ok()) status = PrepareQuery(query, QueryLimitsOf(limits), index);
+  return status;
+}
+
+// A unary request's query as the service makes it: translated, checked, and its errors in the
+// request's words (the query's kind under `root`).
+template <typename Request>
+absl::StatusOr<Query> Unary(absl::StatusOr<Query> (*convert)(const Request&),
+                            absl::string_view root, const Request& request,
+                            const ServiceLimits& limits) {
+  absl::StatusOr<Query> query = convert(request);
+  if (query.ok()) {
+    if (absl::Status s = PrepareQuery(&*query, QueryLimitsOf(limits), 0); !s.ok()) query = s;
+  }
+  if (query.ok()) return query;
+  return ForRequest(query.status(),
+                    RequestLayout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = root});
+}
+
+absl::StatusOr<Query> RaycastRequestToQuery(const v1::RaycastRequest& request,
+                                            const ServiceLimits& limits) {
+  return Unary(&collide::RaycastRequestToQuery, "ray", request, limits);
+}
+absl::StatusOr<Query> SphereCastRequestToQuery(const v1::SphereCastRequest& request,
+                                               const ServiceLimits& limits) {
+  return Unary(&collide::SphereCastRequestToQuery, "cast", request, limits);
+}
+absl::StatusOr<Query> OverlapRequestToQuery(const v1::OverlapRequest& request,
+                                            const ServiceLimits& limits) {
+  return Unary(&collide::OverlapRequestToQuery, "overlap", request, limits);
+}
+
+TEST(QueryConversion, RejectsBadQueriesWithTheirFieldPaths) {
   const Case cases[] = {
       {"raycast { direction { } max_distance: 1 }", absl::StatusCode::kInvalidArgument,
        "queries[3].raycast.direction"},
@@ -43,17 +80,16 @@ TEST(QueryFromProto, RejectsBadQueriesWithTheirFieldPaths) {
   };
   for (const Case& c : cases) {
     Query query;
-    ExpectError(QueryFromProto(Parse<v1::Query>(c.text), 3, TestLimits(), &query), c.code, c.path,
-                c.text);
+    ExpectError(Convert(Parse<v1::Query>(c.text), 3, TestLimits(), &query), c.code, c.path, c.text);
   }
 }
 
-TEST(QueryFromProto, NormalisesDirectionsAndFillsDefaults) {
+TEST(QueryConversion, NormalisesDirectionsAndFillsDefaults) {
   const v1::Query proto = Parse<v1::Query>(
       "raycast { origin { x: 1 } direction { z: 2 } max_distance: 1e30 } mode: MODE_ALL "
       "filter { mask: 6 excluded_ids: [5, 6] }");
   Query query;
-  ASSERT_TRUE(QueryFromProto(proto, 0, TestLimits(), &query).ok());
+  ASSERT_TRUE(Convert(proto, 0, TestLimits(), &query).ok());
   ASSERT_TRUE(std::holds_alternative<RaycastQuery>(query.shape_query));
   EXPECT_EQ(query.mode, CollectMode::kAll);
   const Ray& ray = std::get<RaycastQuery>(query.shape_query).ray;
@@ -68,14 +104,14 @@ TEST(QueryFromProto, NormalisesDirectionsAndFillsDefaults) {
 
   const v1::Query region =
       Parse<v1::Query>("aabb { region { min { x: -1 } max { x: 1 y: 2 z: 3 } } } max_hits: 7");
-  ASSERT_TRUE(QueryFromProto(region, 0, TestLimits(), &query).ok());
+  ASSERT_TRUE(Convert(region, 0, TestLimits(), &query).ok());
   ASSERT_TRUE(std::holds_alternative<RegionQuery>(query.shape_query));
   EXPECT_EQ(std::get<RegionQuery>(query.shape_query).region.max.z, 3.0f);
   EXPECT_EQ(query.max_hits, 7u);
   EXPECT_EQ(query.filter.excluded_ids.size(), 0u);
 
   const v1::Query point = Parse<v1::Query>("point { point { y: 4 } radius: 2 } mode: MODE_ANY");
-  ASSERT_TRUE(QueryFromProto(point, 0, TestLimits(), &query).ok());
+  ASSERT_TRUE(Convert(point, 0, TestLimits(), &query).ok());
   ASSERT_TRUE(std::holds_alternative<WithinRadiusQuery>(query.shape_query));
   EXPECT_EQ(query.mode, CollectMode::kAny);
   EXPECT_EQ(std::get<WithinRadiusQuery>(query.shape_query).point.y, 4.0f);

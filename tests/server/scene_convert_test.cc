@@ -10,6 +10,17 @@
 namespace collide {
 namespace {
 
+// A create's options as the service and the store take them: translated, then checked against
+// the server's cap (ValidateSceneOptions, as Database::CreateScene does).
+absl::StatusOr<SceneOptions> Options(const v1::SceneOptions& proto, const ServiceLimits& limits) {
+  absl::StatusOr<SceneOptions> options = SceneOptionsFromProto(proto, limits);
+  if (!options.ok()) return options;
+  if (absl::Status s = ValidateSceneOptions(*options, limits.max_bodies_per_scene); !s.ok()) {
+    return s;
+  }
+  return options;
+}
+
 TEST(SceneOptionsFromProto, ChecksRangesAndFillsDefaults) {
   const ServiceLimits limits = TestLimits();
   const Case cases[] = {
@@ -20,8 +31,7 @@ TEST(SceneOptionsFromProto, ChecksRangesAndFillsDefaults) {
       {"durability: 9", absl::StatusCode::kInvalidArgument, "options.durability"},
   };
   for (const Case& c : cases) {
-    ExpectError(SceneOptionsFromProto(Parse<v1::SceneOptions>(c.text), limits).status(), c.code,
-                c.path, c.text);
+    ExpectError(Options(Parse<v1::SceneOptions>(c.text), limits).status(), c.code, c.path, c.text);
   }
   absl::StatusOr<SceneOptions> defaults = SceneOptionsFromProto(v1::SceneOptions(), limits);
   ASSERT_TRUE(defaults.ok());
@@ -50,14 +60,14 @@ TEST(BodyConversion, RoundTripsThroughTheCore) {
   v1::Body proto;
   BodyStateToProto(state, &proto);
   UpdateOp op;
-  ASSERT_TRUE(BodyToOp(proto, FieldPath{"bodies", 0}, &op).ok());
+  ASSERT_TRUE(BodyToOp(proto, &op).ok());
   EXPECT_EQ(op.body_id, 42u);
   EXPECT_EQ(op.shape.type, ShapeType::kCapsule);
   EXPECT_EQ(op.shape.capsule.radius, 0.5f);
   EXPECT_EQ(op.shape.capsule.half_height, 2.0f);
   EXPECT_EQ(op.pose.position.y, -2.0f);
-  EXPECT_NEAR(op.pose.rotation.y, 0.6f, 1e-6f);
-  EXPECT_NEAR(op.pose.rotation.w, 0.8f, 1e-6f);
+  // Bit for bit: values are translated as they are.
+  EXPECT_EQ(op.pose.rotation, state.pose.rotation);
   EXPECT_EQ(op.category, 4u);
   EXPECT_EQ(op.mask, 5u);
   EXPECT_EQ(op.kind, BodyKind::kStatic);

@@ -7,6 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "scene/scene.h"
+#include "scene/validate.h"
+#include "server/convert/field_path.h"
 #include "server/convert/scene_transfer.h"
 #include "server/service_options.h"
 
@@ -52,6 +55,21 @@ absl::StatusOr<ImportedScene> ImportAll(const std::vector<v1::SceneExportMessage
     if (absl::Status s = importer.Add(request, request.ByteSizeLong()); !s.ok()) return s;
   }
   return std::move(importer).Finish();
+}
+
+// What an ImportScene stream does with `messages`: the importer's checks, then the store's
+// (ValidateSceneOptions, Scene::Restore, as Database::ImportScene), their errors in the
+// request's words.
+absl::StatusOr<ImportedScene> ImportAndCheck(const std::vector<v1::SceneExportMessage>& messages) {
+  absl::StatusOr<ImportedScene> imported = ImportAll(messages);
+  if (!imported.ok()) return imported;
+  absl::Status status = ValidateSceneOptions(imported->options);
+  if (status.ok()) {
+    status = Scene::Restore(imported->scene, imported->options, imported->state).status();
+  }
+  if (status.ok()) return imported;
+  return ForRequest(status, RequestLayout{.kind = RequestLayout::Kind::kImport,
+                                          .chunk_starts = imported->chunk_starts});
 }
 
 TEST(SceneExporter, ChunksAreBoundedByCountAndBytes) {
@@ -148,6 +166,14 @@ TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
   {
     auto m = good;
     m[1].mutable_chunk()->mutable_bodies(2)->mutable_shape()->mutable_sphere()->set_radius(-2);
+    // A sender that checksums what it sends: the value is the store's to refuse.
+    uint32_t crc = ExtendExportCrc(0, m.front().header());
+    for (const v1::SceneExportMessage& message : m) {
+      if (message.has_chunk()) crc = ExtendExportCrc(crc, message.chunk());
+    }
+    v1::SceneExportTrailer counts = m.back().trailer();
+    counts.clear_crc32c();
+    m.back().mutable_trailer()->set_crc32c(ExtendExportCrc(crc, counts));
     cases.push_back({"bad radius", absl::StatusCode::kInvalidArgument,
                      "chunks[0].bodies[2].shape.sphere.radius", m});
   }
@@ -203,7 +229,7 @@ TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
         {"no format", absl::StatusCode::kInvalidArgument, "header.format: 0, this server", m});
   }
   for (const Case& c : cases) {
-    absl::StatusOr<ImportedScene> imported = ImportAll(c.messages);
+    absl::StatusOr<ImportedScene> imported = ImportAndCheck(c.messages);
     EXPECT_EQ(imported.status().code(), c.code) << c.name << ": " << imported.status();
     EXPECT_EQ(imported.status().message().rfind(c.prefix, 0), 0u)
         << c.name << ": " << imported.status();

@@ -5,13 +5,36 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "base/status_macros.h"
 #include "scene/scene.h"
+#include "scene/validate.h"
+#include "server/convert/field_path.h"
 #include "server/convert_test_util.h"
 
 namespace collide {
 namespace {
 
-TEST(UpdateBatchFromProto, RejectsBadValuesWithTheirFieldPaths) {
+// A scene holding bodies 1 to 4.
+Scene& FourBodies() {
+  static Scene* scene = [] {
+    auto* s = new Scene("four", SceneOptions{});
+    UpdateBatch batch;
+    for (uint64_t id = 1; id <= 4; ++id) batch.ops.push_back(UpsertOp(BodyDesc{.id = id}));
+    EXPECT_TRUE(s->Apply(batch).ok());
+    return s;
+  }();
+  return *scene;
+}
+
+// What the update stream does with `proto` up to the apply: translated, checked by the scene,
+// the scene's error in the request's words.
+absl::Status Check(const v1::UpdateBatch& proto, const ServiceLimits& limits) {
+  UpdateBatch batch;
+  COLLIDE_RETURN_IF_ERROR(UpdateBatchFromProto(proto, limits, &batch));
+  return ForRequest(FourBodies().ValidateBatch(batch), LayoutOf(proto));
+}
+
+TEST(UpdateBatchConversion, RejectsBadValuesWithTheirFieldPaths) {
   const std::string ok_upsert = absl::StrCat("ops { upsert { id: 1 ", kSphere, " } } ");
   const Case cases[] = {
       {"ops { upsert { id: 1 shape { sphere { radius: -1 } } } }",
@@ -49,13 +72,11 @@ TEST(UpdateBatchFromProto, RejectsBadValuesWithTheirFieldPaths) {
        absl::StatusCode::kResourceExhausted, "ops"},
   };
   for (const Case& c : cases) {
-    UpdateBatch batch;
-    ExpectError(UpdateBatchFromProto(Parse<v1::UpdateBatch>(c.text), TestLimits(), &batch), c.code,
-                c.path, c.text);
+    ExpectError(Check(Parse<v1::UpdateBatch>(c.text), TestLimits()), c.code, c.path, c.text);
   }
 }
 
-TEST(UpdateBatchFromProto, ConvertsOpsThenMovesWithDefaultsAndNormalisedRotations) {
+TEST(UpdateBatchFromProto, ConvertsOpsThenMovesWithDefaultsAndValuesAsSent) {
   const v1::UpdateBatch proto = Parse<v1::UpdateBatch>(
       "scene: 'a' ops { upsert { id: 7 kind: BODY_KIND_STATIC user_data: 9 shape { box { "
       "half_extents { x: 1 y: 2 z: 3 } } } pose { position { x: 1 } } } } "
@@ -79,7 +100,7 @@ TEST(UpdateBatchFromProto, ConvertsOpsThenMovesWithDefaultsAndNormalisedRotation
   EXPECT_EQ(upsert.category, 1u);                     // defaults
   EXPECT_EQ(upsert.mask, ~0u);
   EXPECT_EQ(batch.ops[1].type, UpdateOpType::kSetPose);
-  EXPECT_NEAR(batch.ops[1].pose.rotation.z, 1.0f, 1e-6f);  // renormalised
+  EXPECT_EQ(batch.ops[1].pose.rotation.z, 1.0005f);  // as sent: the scene checks and normalises
   EXPECT_EQ(batch.ops[2].type, UpdateOpType::kSetFilter);
   EXPECT_EQ(batch.ops[2].category, 2u);
   EXPECT_EQ(batch.ops[2].mask, 3u);
@@ -90,18 +111,25 @@ TEST(UpdateBatchFromProto, ConvertsOpsThenMovesWithDefaultsAndNormalisedRotation
   for (size_t i = 0; i < batch.ops.size(); ++i) EXPECT_TRUE(ValidateOpValues(batch.ops[i], i).ok());
 }
 
+// An UpsertBodies request up to the apply, as the service does it.
+absl::Status CheckUpsert(const v1::UpsertBodiesRequest& request) {
+  UpdateBatch batch;
+  COLLIDE_RETURN_IF_ERROR(UpsertRequestToBatch(request, TestLimits(), &batch));
+  return ForRequest(FourBodies().ValidateBatch(batch),
+                    RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies});
+}
+
 TEST(UnaryWrites, ConvertWithRequestPaths) {
   UpdateBatch batch;
-  ExpectError(UpsertRequestToBatch(Parse<v1::UpsertBodiesRequest>(absl::StrCat(
-                                       "bodies { id: 1 ", kSphere, " } bodies { id: 2 ", kSphere,
-                                       " } bodies { id: 3 shape { sphere { radius: -2 } } }")),
-                                   TestLimits(), &batch),
+  ExpectError(CheckUpsert(Parse<v1::UpsertBodiesRequest>(
+                  absl::StrCat("bodies { id: 1 ", kSphere, " } bodies { id: 2 ", kSphere,
+                               " } bodies { id: 3 shape { sphere { radius: -2 } } }"))),
               absl::StatusCode::kInvalidArgument, "bodies[2].shape.sphere.radius", "radius");
-  ExpectError(
-      UpsertRequestToBatch(Parse<v1::UpsertBodiesRequest>(absl::StrCat(
-                               "bodies { id: 1 ", kSphere, " pose { rotation { x: 1 y: 1 } } }")),
-                           TestLimits(), &batch),
-      absl::StatusCode::kInvalidArgument, "bodies[0].pose.rotation", "rotation");
+  ExpectError(CheckUpsert(Parse<v1::UpsertBodiesRequest>(
+                  absl::StrCat("bodies { id: 1 ", kSphere, " pose { rotation { x: 1 y: 1 } } }"))),
+              absl::StatusCode::kInvalidArgument, "bodies[0].pose.rotation", "rotation");
+  ExpectError(CheckUpsert(Parse<v1::UpsertBodiesRequest>("bodies { id: 1 }")),
+              absl::StatusCode::kInvalidArgument, "bodies[0].shape", "no shape");
   ExpectError(UpsertRequestToBatch(Parse<v1::UpsertBodiesRequest>(
                                        "bodies {} bodies {} bodies {} bodies {} bodies {}"),
                                    TestLimits(), &batch),
@@ -125,10 +153,10 @@ absl::Status ApplyRequest(Scene& scene, const v1::UpdateBatch& proto) {
   UpdateBatch batch;
   const absl::Status converted = UpdateBatchFromProto(proto, limits, &batch);
   EXPECT_TRUE(converted.ok()) << converted;
-  return WithRequestPaths(scene.Apply(batch).status(), OpsOf(proto));
+  return ForRequest(scene.Apply(batch).status(), LayoutOf(proto));
 }
 
-TEST(OpsOf, NamesTheScenesErrorsWithTheBatchsPaths) {
+TEST(LayoutOf, NamesTheScenesErrorsWithTheBatchsPaths) {
   Scene scene("a", SceneOptions{.max_bodies = 2});
   ASSERT_TRUE(ApplyRequest(scene, Parse<v1::UpdateBatch>(
                                       absl::StrCat("ops { upsert { id: 1 ", kSphere, " } }")))

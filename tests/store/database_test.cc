@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "base/field_error.h"
 #include "gtest/gtest.h"
-#include "scene/op_error.h"
 #include "store/batch_stream.h"
 #include "store/store_files.h"
 #include "store/store_testing.h"
@@ -150,13 +150,13 @@ TEST(Database, ValidationErrorsComeBackThroughTheCallback) {
             [&](absl::StatusOr<ApplyAck> ack) { outcome.set_value(ack.status()); });
   absl::Status status = outcome.get_future().get();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
-  EXPECT_EQ(status.message(), "ops[0].body_id: no body 17 in scene \"s\"");
+  EXPECT_EQ(status.message(), "ops[0].set_pose.id: no body 17 in scene \"s\"");
   // The op and field also travel as data, for the service to name in the request's words.
-  const std::optional<OpError> error = GetOpError(status);
+  const std::optional<FieldError> error = GetFieldError(status);
   ASSERT_TRUE(error.has_value());
+  EXPECT_EQ(error->list, "ops");
   EXPECT_EQ(error->index, 0u);
-  EXPECT_EQ(error->field, OpField::kBodyId);
-  EXPECT_EQ(error->op_type, UpdateOpType::kSetPose);
+  EXPECT_EQ(error->field, "set_pose.id");
   ASSERT_TRUE(db->ApplyAndWait("s", ClientTag{}, Create(1, 0)).ok());
   EXPECT_EQ(db->ApplyAndWait("s", ClientTag{}, Create(2, 0)).status().code(),
             absl::StatusCode::kResourceExhausted);

@@ -1,0 +1,17 @@
+#pragma once
+
+#include <span>
+
+#include "absl/status/status.h"
+#include "watch/watch_types.h"
+
+namespace collide {
+
+/// Checks a watch's standing queries, as the scene checks a body (scene/validate.h): each fence's
+/// shape and pose (`fences[i].shape.sphere.radius`, `fences[i].pose.rotation`), fence ids unique
+/// among the fences (`fences[i].id: fence 7 appears twice (first by fences[2])`) and contact watch
+/// ids among the contact watches (`contacts[i].id`). INVALID_ARGUMENT with a FieldError.
+absl::Status ValidateWatch(std::span<const FenceSpec> fences,
+                           std::span<const ContactWatchSpec> contacts);
+
+}  // namespace collide
