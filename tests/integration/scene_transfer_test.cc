@@ -616,6 +616,7 @@ TEST_F(SceneTransferTest, AFailedImportLeavesNothing) {
   {
     auto m = *good;
     m.front().mutable_header()->mutable_options()->set_fat_margin(kNaN);
+    m.back() = TrailerFor(m);  // an honest checksum: the option's own check answers
     cases.push_back(
         {"NaN option", absl::StatusCode::kInvalidArgument, "header.options.fat_margin", m});
   }
@@ -702,6 +703,10 @@ TEST_F(SceneTransferTest, MessagesOutOfPlaceAreRefusedWithTheirIndex) {
     auto r = requests;
     r[0].clear_scene();
     r[0].mutable_message()->mutable_header()->set_scene(std::string(200, 'a'));
+    // An honest checksum over the changed header: the name's own check answers.
+    std::vector<v1::SceneExportMessage> messages;
+    for (const v1::ImportSceneRequest& request : r) messages.push_back(request.message());
+    *r.back().mutable_message() = TrailerFor(messages);
     cases.push_back({"a bad header name", "header.scene", r});
   }
   {
