@@ -42,6 +42,7 @@
 #include "query/collector.h"
 #include "query/collision_world.h"
 #include "query/query_engine.h"
+#include "query/run_batch.h"
 
 namespace collide::bench {
 namespace {
@@ -113,7 +114,10 @@ Figures RunCollide(const ReferenceScene& scene) {
   t0 = Clock::now();
   for (int i = 0; i < q; i += kBatchSize) {
     int count = std::min(kBatchSize, q - i);
-    RunBatch(world, std::span<const Query>(queries.data() + i, count), &results, &hits);
+    results.clear();
+    hits.clear();
+    RunBatch(CurrentTree(world), std::span<const Query>(queries.data() + i, count), &results,
+             &hits);
     batch_hits += static_cast<long>(hits.size());
   }
   f.per_s["raycast_closest_batch64"] = q / SecondsSince(t0);

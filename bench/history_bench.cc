@@ -16,14 +16,17 @@
 #include <cstring>
 #include <ctime>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
 
 #include "bench/reference_scene.h"
 #include "bench/stats.h"
-#include "history/past_batch.h"
+#include "history/past_tick.h"
 #include "query/batch.h"
+#include "query/query_engine.h"
+#include "query/run_query.h"
 #include "scene/scene.h"
 
 namespace collide::bench {
@@ -100,7 +103,10 @@ double CastAt(const Scene& scene, const ReferenceScene& ref, int ticks_back, lon
   scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
     for (const Query& q : queries) {
       out.clear();
-      found += RunQuery(world, history, q, &out).hit_count;
+      const std::optional<TickPoint> at = PastTickOf(history, q);
+      found += (at.has_value() ? RunQuery(PastTick(world, history, *at), q, &out)
+                               : RunQuery(CurrentTree(world), q, &out))
+                   .hit_count;
     }
     return 0;
   });

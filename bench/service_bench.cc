@@ -31,6 +31,8 @@
 #include "client/cpp/query_stream.h"
 #include "query/batch.h"
 #include "query/collision_world.h"
+#include "query/query_engine.h"
+#include "query/run_batch.h"
 
 namespace collide::bench {
 namespace {
@@ -165,7 +167,9 @@ double InProcessRate(const CollisionWorld& world, std::span<const Query> queries
   std::vector<QueryHit> hits;
   const Clock::time_point t0 = Clock::now();
   for (size_t i = 0; i + batch <= queries.size(); i += batch) {
-    RunBatch(world, queries.subspan(i, batch), &results, &hits);
+    results.clear();
+    hits.clear();
+    RunBatch(CurrentTree(world), queries.subspan(i, batch), &results, &hits);
   }
   return static_cast<double>(queries.size() / batch * batch) / Seconds(Clock::now() - t0);
 }

@@ -367,7 +367,8 @@ int Main() {
               .allow_remote = !options.token_file.empty() || options.allow_insecure_remote,
               .max_streams = max_streams},
           (*server)->database(), (*server)->authenticator(),
-          (*server)->watches() != nullptr ? &(*server)->watches()->directory() : nullptr);
+          (*server)->watches() != nullptr ? &(*server)->watches()->directory() : nullptr,
+          (*server)->query_samples());
       if (endpoint.ok()) {
         viewer = *std::move(endpoint);
       } else {

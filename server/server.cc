@@ -258,7 +258,8 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .watches = server->watches_.get(),
                      .counters = hooks.counters,
                      .slow_queries = SlowQueryLog(options.slow_query_threshold),
-                     .query_split = QuerySplit{.pool = server->query_pool_.get()}});
+                     .query_split = QuerySplit{.pool = server->query_pool_.get()},
+                     .query_samples = &server->query_samples_});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();

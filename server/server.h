@@ -10,6 +10,7 @@
 #include "base/worker_pool.h"
 #include "grpcpp/server.h"
 #include "grpcpp/support/server_interceptor.h"
+#include "scene/query_sampler.h"
 #include "server/infra/auth.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
@@ -60,6 +61,8 @@ class CollideServer {
   const StreamRegistry* streams() const { return streams_.get(); }
   /// The watch dispatcher (its budget's figures).
   WatchDispatcher* watches() { return watches_.get(); }
+  /// The sample of the casts the server answers, for the viewer's streams.
+  QuerySampler* query_samples() { return &query_samples_; }
 
   /// Graceful shutdown: health turns NOT_SERVING, calls in progress get options.drain_timeout
   /// to finish before they are cancelled, then the database is flushed and closed. Returns the
@@ -73,6 +76,8 @@ class CollideServer {
   // Outlives db_, service_ and server_: QueryStream batches run their chunks on it, and the
   // database's writers finish their batches on it (DatabaseOptions::apply_pool).
   std::unique_ptr<WorkerPool> query_pool_;
+  // Outlives service_ (its query rpcs offer to it) and the viewer (it reads it).
+  QuerySampler query_samples_;
   std::unique_ptr<Database> db_;
   std::unique_ptr<Authenticator> auth_;
   // Outlives server_: streams unregister when they end, up to the server's shutdown.

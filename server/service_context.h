@@ -1,5 +1,6 @@
 #pragma once
 
+#include "scene/query_sampler.h"
 #include "scene/scene_options.h"
 #include "scene/scene_query.h"
 #include "server/infra/auth.h"
@@ -37,6 +38,9 @@ struct ServiceContext {
   /// How a QueryStream batch spreads over the server's query threads (--query_threads); no
   /// pool: each batch runs on the gRPC thread that received it.
   QuerySplit query_split;
+  /// The sample of answered casts the viewer draws: each query rpc offers what AnswerQueries
+  /// answered; null: nothing is offered.
+  QuerySampler* query_samples = nullptr;
 };
 
 }  // namespace collide

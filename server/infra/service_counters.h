@@ -44,9 +44,10 @@ struct ServiceCounters {
 
   /// Counts one answered batch of `rpc` whose queries that ran are `queries` and returned `hits`
   /// hits together; with `errors` (one per query), a query whose entry is not OK (its tick was
-  /// not retained) is not counted.
+  /// not retained) is not counted. `new_batch` false: a later segment of a batch already counted
+  /// (its queries and hits are counted, not another batch).
   void CountQueryBatch(QueryRpc rpc, std::span<const Query> queries, uint64_t hits,
-                       std::span<const absl::Status> errors = {}) {
+                       std::span<const absl::Status> errors = {}, bool new_batch = true) {
     uint32_t counts[kQueryKindCount][kCollectModeCount] = {};
     for (size_t i = 0; i < queries.size(); ++i) {
       if (!errors.empty() && !errors[i].ok()) continue;
@@ -60,7 +61,7 @@ struct ServiceCounters {
       }
     }
     if (hits != 0) query_hits.fetch_add(hits, std::memory_order_relaxed);
-    query_batches[static_cast<int>(rpc)].fetch_add(1, std::memory_order_relaxed);
+    if (new_batch) query_batches[static_cast<int>(rpc)].fetch_add(1, std::memory_order_relaxed);
   }
 
   /// Counts a batch of `rpc` of one query of `kind` (the index of its ShapeQuery's alternative)

@@ -526,8 +526,11 @@ absl::Status CollideService::DoQuery(const Principal& principal, absl::string_vi
   thread_local std::vector<absl::Status> status;
   thread_local std::vector<QueryResult> results;
   thread_local std::vector<QueryHit> hits;
-  const uint64_t version =
-      AnswerQueries(**scene, std::span<const Query>(&*query, 1), {}, &status, &results, &hits);
+  const std::span<const Query> queries(&*query, 1);
+  const uint64_t version = AnswerQueries(**scene, queries, {}, &status, &results, &hits);
+  if (context_.query_samples != nullptr) {
+    context_.query_samples->Offer(scene->get(), version, queries, status, results, hits);
+  }
   if (!status[0].ok()) return std::move(status[0]);
   const QueryResult& result = results[0];
   response->set_version(version);

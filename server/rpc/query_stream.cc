@@ -7,6 +7,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/scene_query.h"
 #include "server/convert/query_answer.h"
@@ -135,44 +136,85 @@ absl::StatusOr<std::shared_ptr<const Scene>> QueryStreamReactor::SceneFor(
                                                      context_.limits.max_queries_per_batch,
                                                      " queries, got ", batch.queries_size()));
   }
-  if (const uint64_t bytes = MaxAnswer(batch, context_.limits).bytes;
-      bytes > context_.limits.max_answer_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "queries: the answer to this batch could take up to ", bytes,
-        " bytes (59 per hit its queries' max_hits allow, at least 1,051 per query), over the "
-        "limit of ",
-        context_.limits.max_answer_bytes, " bytes per answer; split the batch"));
-  }
   return context_.db->GetScene(batch.scene());
 }
 
 void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& found) {
   const v1::QueryBatch& batch = *request_;
-  if (!found.ok()) {
-    v1::QueryBatchResult answer;
-    ToProtoError(found.status(), answer.mutable_error());
-    // A message of about a kilobyte at most: encoding it cannot fail.
-    SerializeMessage(answer, &out_).IgnoreError();
-    return;
-  }
+  if (!found.ok()) return EncodeBatchError(found.status());
   const Scene& scene = **found;
   const bool timed = context_.slow_queries.enabled();
   const auto start =
       timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
-  // Room for every hit the batch may return, at once (outside the scene's read, and after any
-  // wait for a version): growing by doubling would hold up to three times as much while it
-  // copies.
-  hits_.reserve(MaxAnswer(batch, context_.limits).hits);
-  const uint64_t version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
-                                         context_.query_split);
-  if (context_.counters != nullptr) {
-    uint64_t hits = 0;
-    for (size_t j = 0; j < results_.size(); ++j) {
-      if (tick_errors_[j].ok()) hits += results_[j].hit_count;
+  const uint64_t max_bytes = context_.limits.max_answer_bytes;
+  const AnswerBound bound = MaxAnswer(batch, context_.limits);
+  std::optional<QueryAnswerWriter> writer;
+  // One result message for every query (on the heap: on an arena, messages a Clear drops stay
+  // allocated until the arena is reset): its Hits and their Vec3s are overwritten from query to
+  // query rather than cleared, so that no hit allocates once the largest result was built.
+  v1::QueryResult result;
+  encoded_requests_ = 0;
+  encoded_slots_ = 0;
+  uint64_t version = 0;
+  bool too_large = false;
+  // A segment's answers: offered to the viewer's sampler, counted, encoded.
+  const auto take = [&](const Scene& scene, uint64_t read, size_t first) {
+    const std::span<const Query> ran(queries_.data() + first, results_.size());
+    if (context_.query_samples != nullptr) {
+      context_.query_samples->Offer(&scene, read, ran, tick_errors_, results_, hits_);
     }
-    context_.counters->CountQueryBatch(QueryRpc::kQueryStream, queries_, hits, tick_errors_);
+    if (context_.counters != nullptr) {
+      uint64_t hits = 0;
+      for (size_t j = 0; j < results_.size(); ++j) {
+        if (tick_errors_[j].ok()) hits += results_[j].hit_count;
+      }
+      // A batch run in segments is one batch.
+      context_.counters->CountQueryBatch(QueryRpc::kQueryStream, ran, hits, tick_errors_,
+                                         /*new_batch=*/first == 0);
+    }
+    if (!writer.has_value()) writer.emplace(read);
+    return EncodeThrough(&*writer, &result, first + results_.size(), first, max_bytes);
+  };
+  if (bound.bytes <= max_bytes) {
+    // The whole answer fits whatever the scene holds: one run under the read, the encoding
+    // after it. Room for every hit at once (outside the read): growing by doubling would hold
+    // up to three times as much while it copies.
+    hits_.reserve(bound.hits);
+    version = AnswerQueries(scene, queries_, slots_, &tick_errors_, &results_, &hits_,
+                            context_.query_split);
+    take(scene, version, 0);
+  } else {
+    // The answer could pass --max_answer_bytes: it is built segment by segment, each
+    // segment's hits taking at most about max_answer_bytes in memory, and refused once its
+    // encoding passes the limit (most such batches find far fewer hits than they may).
+    const uint64_t segment_hits = std::max<uint64_t>(max_bytes / sizeof(QueryHit), 1);
+    version = AnswerQueriesInSegments(
+        scene, queries_, slots_, segment_hits, &tick_errors_, &results_, &hits_,
+        [&](uint64_t read, size_t first) {
+          too_large = !take(scene, read, first);
+          return !too_large;
+        },
+        context_.query_split);
   }
-  Encode(version);
+  if (!writer.has_value()) {
+    // No segment ran: every query failed its conversion.
+    writer.emplace(version);
+    if (context_.counters != nullptr) {
+      context_.counters->CountQueryBatch(QueryRpc::kQueryStream, {}, 0);
+    }
+  }
+  if (!too_large) {
+    too_large = !EncodeThrough(&*writer, &result, queries_.size(), queries_.size(), max_bytes);
+  }
+  if (too_large) {
+    EncodeBatchError(
+        FieldStatus(absl::StatusCode::kResourceExhausted, "queries",
+                    absl::StrCat("the answer to this batch passes the limit of ", max_bytes,
+                                 " bytes per answer (--max_answer_bytes) after ", encoded_requests_,
+                                 " of its ", batch.queries_size(), " queries; split the batch")));
+  } else {
+    writer->Finish(&out_);
+  }
   if (timed) {
     // The conversion's time counts too (not the wait for a version between the two).
     const auto elapsed = std::chrono::steady_clock::now() - start + convert_elapsed_;
@@ -182,6 +224,13 @@ void QueryStreamReactor::Answer(const absl::StatusOr<std::shared_ptr<const Scene
                                    QueryKindCounts(batch), elapsed, version);
     }
   }
+}
+
+void QueryStreamReactor::EncodeBatchError(const absl::Status& status) {
+  v1::QueryBatchResult answer;
+  ToProtoError(status, answer.mutable_error());
+  // A message of about a kilobyte at most: encoding it cannot fail.
+  SerializeMessage(answer, &out_).IgnoreError();
 }
 
 void QueryStreamReactor::Convert() {
@@ -209,34 +258,33 @@ void QueryStreamReactor::Convert() {
                            : std::chrono::steady_clock::duration::zero();
 }
 
-void QueryStreamReactor::Encode(uint64_t version) {
+bool QueryStreamReactor::EncodeThrough(QueryAnswerWriter* writer, v1::QueryResult* result,
+                                       size_t slot_end, size_t first, uint64_t max_bytes) {
   const v1::QueryBatch& batch = *request_;
-  QueryAnswerWriter writer(version);
-  // One result message for every query, on the heap (on an arena, messages a Clear drops stay
-  // allocated until the arena is reset): its Hits and their Vec3s are overwritten from query to
-  // query rather than cleared, so that no hit allocates once the largest result was built.
-  v1::QueryResult result;
-  auto* hits = result.mutable_hits();
-  size_t j = 0;  // the next entry of slots_ (in request order)
-  for (int i = 0; i < batch.queries_size(); ++i) {
-    result.set_request_id(batch.queries(i).request_id());
+  // Every request before the next query still to run (slot_end), or every one after the last.
+  const size_t request_end =
+      slot_end < slots_.size() ? slots_[slot_end] : static_cast<size_t>(batch.queries_size());
+  auto* hits = result->mutable_hits();
+  size_t& j = encoded_slots_;  // the next entry of slots_ (in request order)
+  for (size_t& i = encoded_requests_; i < request_end; ++i) {
+    result->set_request_id(batch.queries(static_cast<int>(i)).request_id());
     uint32_t count = 0;
     // A query that was run (an entry of slots_) has a result or its tick's error; the others
     // the error of their conversion.
     const QueryResult* ran = nullptr;
-    const absl::Status* error = &errors_[static_cast<size_t>(i)];
-    if (j < slots_.size() && slots_[j] == static_cast<size_t>(i)) {
-      if (tick_errors_[j].ok()) {
-        ran = &results_[j];
+    const absl::Status* error = &errors_[i];
+    if (j < slots_.size() && slots_[j] == i) {
+      if (tick_errors_[j - first].ok()) {
+        ran = &results_[j - first];
       } else {
-        error = &tick_errors_[j];
+        error = &tick_errors_[j - first];
       }
       ++j;
     }
     if (ran != nullptr) {
       const QueryResult& r = *ran;
-      result.set_truncated(r.truncated);
-      result.clear_error();
+      result->set_truncated(r.truncated);
+      result->clear_error();
       count = r.hit_count;
       for (uint32_t h = 0; h < count; ++h) {
         // HitToProto sets every field of the Hit.
@@ -245,17 +293,16 @@ void QueryStreamReactor::Encode(uint64_t version) {
                                                : hits->Add());
       }
     } else {
-      result.set_truncated(false);
-      ToProtoError(*error, result.mutable_error());
+      result->set_truncated(false);
+      ToProtoError(*error, result->mutable_error());
     }
     if (hits->size() > static_cast<int>(count)) {
       hits->DeleteSubrange(static_cast<int>(count), hits->size() - static_cast<int>(count));
     }
-    writer.Add(result);
+    writer->Add(*result);
+    if (writer->bytes() > max_bytes) return false;
   }
-  // SceneFor admitted the batch because its largest answer fits.
-  assert(writer.bytes() <= context_.limits.max_answer_bytes);
-  writer.Finish(&out_);
+  return true;
 }
 
 }  // namespace collide

@@ -15,6 +15,7 @@
 #include "grpcpp/support/server_callback.h"
 #include "query/batch.h"
 #include "query/hit.h"
+#include "server/convert/query_answer.h"
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
 #include "server/rpc/stream_lifecycle.h"
@@ -28,9 +29,12 @@ namespace collide {
 ///
 /// Each batch: the scene is looked up, every query validated (a bad query gets its own error;
 /// the others are answered), and all valid queries run under one Scene::Read, so the answer is
-/// computed against the one version it is tagged with. A batch whose answer could exceed
-/// limits.max_answer_bytes (MaxAnswer) is refused with RESOURCE_EXHAUSTED `queries` before
-/// it runs.
+/// computed against the one version it is tagged with. A batch whose largest possible answer
+/// (MaxAnswer) fits limits.max_answer_bytes runs whole and is encoded after the read; a larger
+/// one runs in segments whose hits take at most about max_answer_bytes in memory
+/// (AnswerQueriesInSegments), each encoded as it comes, and is refused with RESOURCE_EXHAUSTED
+/// `queries` only once the answer it really has passes the limit: no batch is refused for a
+/// size it does not have.
 ///
 /// Memory: the answer is encoded result by result (QueryAnswerWriter), and before it is written
 /// the request is freed and scratch vectors grown past kKeptScratchBytes are released, so that
@@ -76,10 +80,15 @@ class QueryStreamReactor final
   // Answers request_ (converted by Convert when `scene` is found) into out_ against `scene`, or
   // with the batch's error.
   void Answer(const absl::StatusOr<std::shared_ptr<const Scene>>& scene);
-  // Encodes into out_ the answer of request_ computed against `version`: the results of the
-  // queries run (results_, hits_, slots_; tick_errors_ for a tick not retained) and the errors
-  // of the others (errors_).
-  void Encode(uint64_t version);
+  // Adds to `writer` the results of the requests not encoded yet (from encoded_requests_) up to
+  // the one of queries_[slot_end] (excluded; all of them when slot_end is past the last): for
+  // the queries run, their results (results_, hits_, tick_errors_, which hold the segment of
+  // queries from `first`), for the others the errors of their conversion (errors_). Returns
+  // false, leaving the rest, once the answer passes `max_bytes`. `result` is scratch.
+  bool EncodeThrough(QueryAnswerWriter* writer, v1::QueryResult* result, size_t slot_end,
+                     size_t first, uint64_t max_bytes);
+  // Encodes into out_ an answer that is only `status` (the batch's error).
+  void EncodeBatchError(const absl::Status& status);
   // Frees the request and the scratch grown large, then starts writing out_.
   void WriteAnswer();
   // Makes a fresh request_ on the arena (created at the first batch; reset for each batch).
@@ -109,6 +118,9 @@ class QueryStreamReactor final
   std::vector<absl::Status> tick_errors_;  // per entry of queries_: its tick's check
   std::vector<QueryResult> results_;
   std::vector<QueryHit> hits_;
+  // Encode's progress through the batch: the next request and the next entry of slots_.
+  size_t encoded_requests_ = 0;
+  size_t encoded_slots_ = 0;
   // How long Convert took (for the slow-query log, which times conversion and run).
   std::chrono::steady_clock::duration convert_elapsed_{};
 };

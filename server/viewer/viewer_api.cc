@@ -251,13 +251,6 @@ struct PastScene {
   std::vector<BodyState> bodies;
 };
 
-// The tick check of a query's `at_tick`, worded as CheckQueryTick words it.
-absl::Status CheckTick(const PoseHistory& history, uint64_t t) {
-  if (history.Retains(t)) return absl::OkStatus();
-  return absl::OutOfRangeError(absl::StrCat("at_tick: tick ", t, " is not retained (retained: ",
-                                            history.oldest_tick(), "..", history.tick(), ")"));
-}
-
 // The scene's bodies now (`at_tick` empty) or at the end of tick `*at_tick`, under one read.
 absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t> at_tick) {
   PastScene out;
@@ -268,7 +261,7 @@ absl::StatusOr<PastScene> ReadBodies(const Scene& scene, std::optional<uint64_t>
         out.oldest_tick = history.oldest_tick();
         out.retained_ticks = history.retained_ticks();
         const uint64_t t = at_tick.value_or(history.tick());
-        if (absl::Status s = CheckTick(history, t); !s.ok()) return s;
+        if (absl::Status s = CheckTickRetained(history, t); !s.ok()) return s;
         out.bodies.reserve(world.body_count());
         for (BodyHandle slot = 0; slot < world.slot_count(); ++slot) {
           // At the current tick StateAt reads the world as it is (no record is newer).
@@ -362,8 +355,9 @@ void AppendBodyJson(const BodyState& body, std::string* out) {
                   ",\"static\":", body.kind == BodyKind::kStatic ? "true" : "false", "}");
 }
 
-ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits)
-    : db_(db), auth_(auth), limits_(limits) {}
+ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
+                     QuerySampler* samples)
+    : db_(db), auth_(auth), limits_(limits), samples_(samples) {}
 
 absl::StatusOr<const Principal*> ViewerApi::Authenticate(absl::string_view authorization,
                                                          const QueryParams& params) const {
@@ -533,8 +527,9 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;
   std::vector<QueryHit> hits;
-  const uint64_t version =
-      AnswerQueries(**scene, std::span<const Query>(&query, 1), {}, &status, &results, &hits);
+  const std::span<const Query> queries(&query, 1);
+  const uint64_t version = AnswerQueries(**scene, queries, {}, &status, &results, &hits);
+  if (samples_ != nullptr) samples_->Offer(scene->get(), version, queries, status, results, hits);
   if (!status.empty() && !status[0].ok()) return ErrorReply(status[0]);
   std::string out = absl::StrCat("{\"version\":", version, ",\"at_tick\":");
   if (query.at_tick.has_value()) {

@@ -53,8 +53,10 @@ ViewerReply ErrorReply(const absl::Status& status);
 /// Thread-safe (each call reads the store under its own locks). Never writes to a scene.
 class ViewerApi {
  public:
-  /// `db` and `auth` must outlive the API.
-  ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits);
+  /// `db`, `auth` and `samples` must outlive the API. The casts it answers are offered to
+  /// `samples` (null: to none).
+  ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
+            QuerySampler* samples = nullptr);
 
   /// The principal of a request: from `authorization` (`Bearer <token>`), else from the `token`
   /// parameter (EventSource cannot set headers). UNAUTHENTICATED when tokens are configured and
@@ -94,6 +96,7 @@ class ViewerApi {
   const Database* db_;
   const Authenticator* auth_;
   ViewerLimits limits_;
+  QuerySampler* samples_;
 };
 
 /// One viewer's live stream of a scene: remembers what it has sent of each body and, on each

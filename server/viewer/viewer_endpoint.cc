@@ -184,7 +184,7 @@ class ApiHandler : public ReadOnlyHandler {
       return;
     }
     WatchFeed watches(state_->watches, scene->get(), state_->api.limits().max_event_bytes);
-    QuerySampleFeed samples(&QuerySampler::Global(), scene->get());
+    QuerySampleFeed samples(state_->samples, scene->get());
     SceneStream stream(*std::move(scene), state_->api.limits().max_event_bytes);
     const std::string header = absl::StrCat(
         "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-store\r\n",
@@ -233,12 +233,14 @@ struct ViewerEndpoint::Handlers {
 absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(const ViewerOptions& options,
                                                                       const Database* db,
                                                                       const Authenticator* auth,
-                                                                      WatchDirectory* watches) {
+                                                                      WatchDirectory* watches,
+                                                                      QuerySampler* samples) {
   absl::StatusOr<MetricsAddress> address =
       ParseMetricsAddress(options.address, options.allow_remote, "viewer_address");
   if (!address.ok()) return address.status();
   auto endpoint = std::unique_ptr<ViewerEndpoint>(new ViewerEndpoint());
-  endpoint->state_.reset(new State{ViewerApi(db, auth, options.limits), options, watches});
+  endpoint->state_.reset(
+      new State{ViewerApi(db, auth, options.limits, samples), options, watches, samples});
   endpoint->handlers_ = std::make_unique<Handlers>(endpoint->state_.get());
   // Live streams each hold a thread; the others are for page and API calls.
   const std::vector<std::string> civet_options = {

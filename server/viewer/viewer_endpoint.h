@@ -35,11 +35,14 @@ class ViewerEndpoint {
  public:
   /// Binds `options.address`. INVALID_ARGUMENT / FAILED_PRECONDITION for a bad address,
   /// UNAVAILABLE when it cannot be bound. `db` and `auth` must outlive the endpoint.
-  /// `watches` (may be null: no watches are shown) lists the Watch streams open on each scene.
+  /// `watches` (may be null: no watches are shown) lists the Watch streams open on each scene;
+  /// `samples` (may be null: no casts are shown) is the server's sample of the casts it answers
+  /// (the viewer's own casts are offered to it too). Both must outlive the endpoint.
   static absl::StatusOr<std::unique_ptr<ViewerEndpoint>> Start(const ViewerOptions& options,
                                                                const Database* db,
                                                                const Authenticator* auth,
-                                                               WatchDirectory* watches = nullptr);
+                                                               WatchDirectory* watches = nullptr,
+                                                               QuerySampler* samples = nullptr);
   /// Stops serving (ends the live streams first).
   ~ViewerEndpoint();
   ViewerEndpoint(const ViewerEndpoint&) = delete;
@@ -58,6 +61,7 @@ class ViewerEndpoint {
     ViewerApi api;
     ViewerOptions options;
     WatchDirectory* watches = nullptr;
+    QuerySampler* samples = nullptr;
     std::atomic<bool> stopping{false};
     std::atomic<int> streams{0};
   };

@@ -1,8 +1,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "history/pose_history.h"
+#include "query/batch.h"
 #include "query/collision_world.h"
 #include "query/query_engine.h"
 
@@ -12,7 +14,9 @@ namespace collide {
 // the history's index of the segment holding that tick (PoseHistory::CastCandidates /
 // QueryCandidates: leaf boxes that bound each body over the segment), grown by the
 // interpolation slack when interpolating, each candidate tested exactly at its historic (or
-// interpolated) state. See pose_history.h.
+// interpolated) state. See pose_history.h. The history only provides the source: the scene's
+// entry point (scene/scene_query.cc) chooses it per query (PastTickOf) and runs the past-tick
+// queries over it with the query layer's RunQuery / RunBatch.
 
 /// The moment a past-tick query looks at: the end of `tick`, or with `fraction` in (0, 1) that
 /// far from the end of `tick` to the end of `tick + 1` (both retained).
@@ -21,7 +25,21 @@ struct TickPoint {
   uint64_t tick = 0;
   /// In [0, 1); 0 is the end of `tick` exactly.
   float fraction = 0.0f;
+
+  friend bool operator==(const TickPoint&, const TickPoint&) = default;
 };
+
+/// The moment `query` looks at when it must look into `history`: its `at_tick` (and
+/// `tick_fraction`) when that is not the current tick exactly. nullopt for a query of the world
+/// now (no `at_tick`, or the current tick without a fraction), which runs against the world's
+/// trees (CurrentTree). The tick is not checked: see PoseHistory::Retains.
+inline std::optional<TickPoint> PastTickOf(const PoseHistory& history, const Query& query) {
+  if (!query.at_tick.has_value() ||
+      (*query.at_tick == history.tick() && !(query.tick_fraction > 0.0f))) {
+    return std::nullopt;
+  }
+  return TickPoint{.tick = *query.at_tick, .fraction = query.tick_fraction};
+}
 
 /// The candidate source (query_engine.h, CandidateSource) of queries at `at`: the bodies as
 /// they were then, found through the history's index of that tick.

@@ -16,6 +16,10 @@
 
 namespace collide {
 
+// The queries of a batch and their answers, as values: what a query asks (one struct per kind)
+// and where its hits are. RunQuery (run_query.h) runs one, RunBatch (run_batch.h) a batch, over
+// a candidate source (query_engine.h) that the caller chooses.
+
 /// How many hits a query returns.
 enum class CollectMode : uint8_t {
   kClosest = 0,  ///< the first in (distance, id) order
@@ -82,31 +86,5 @@ struct QueryResult {
   /// kAll only: more hits existed than max_hits.
   bool truncated = false;
 };
-
-/// Answers the queries of a batch that RunBatch is not to run against the world's trees now:
-/// past-tick queries (history/past_batch.h). Called once per query, so a virtual call is cheap.
-class OtherSource {
- public:
-  /// True when `query` is answered by Run.
-  virtual bool Takes(const Query& query) const = 0;
-  /// Appends the hits of `query` to `hits` and returns where they are (as RunQuery).
-  virtual QueryResult Run(const Query& query, std::vector<QueryHit>* hits) const = 0;
-
- protected:
-  ~OtherSource() = default;
-};
-
-/// Runs a batch of queries of mixed kinds against one world state. `results` gets one entry per
-/// query; `hits` is cleared and receives every hit, grouped per query. The closest and any ray
-/// and sphere casts run with their tree traversals interleaved. Queries `other` takes (when
-/// given) are answered by it instead, one by one. Reusing both vectors across batches avoids
-/// allocation in steady state.
-void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
-              std::vector<QueryResult>* results, std::vector<QueryHit>* hits,
-              const OtherSource* other = nullptr);
-
-/// Runs one query against the world now; appends its hits to `hits` and returns where they
-/// are. `at_tick` is ignored (query/run_query.h runs one against any candidate source).
-QueryResult RunQuery(const CollisionWorld& world, const Query& query, std::vector<QueryHit>* hits);
 
 }  // namespace collide

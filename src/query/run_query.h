@@ -11,8 +11,8 @@
 namespace collide {
 
 // One query of any kind and mode against any candidate source (query_engine.h): the one dispatch
-// over kinds (std::visit) and modes, for the world now (batch.cc) and at a past tick
-// (history/past_batch.cc).
+// over kinds (std::visit) and modes, whether the source is the world now (CurrentTree) or a past
+// tick (history/past_tick.h's PastTick). RunBatch (run_batch.h) runs a batch of them.
 
 namespace internal {
 

@@ -6,11 +6,6 @@
 
 namespace collide {
 
-QuerySampler& QuerySampler::Global() {
-  static QuerySampler* const sampler = new QuerySampler();
-  return *sampler;
-}
-
 uint64_t QuerySampler::Follow(const Scene* scene) {
   MutexLock lock(&mu_);
   PerScene& per = scenes_[scene];
@@ -31,6 +26,7 @@ void QuerySampler::Unfollow(const Scene* scene) {
 void QuerySampler::Offer(const Scene* scene, uint64_t version, std::span<const Query> queries,
                          std::span<const absl::Status> status, std::span<const QueryResult> results,
                          std::span<const QueryHit> hits) {
+  if (!active()) return;
   // The casts of the batch.
   std::vector<size_t> casts;
   for (size_t i = 0; i < queries.size(); ++i) {

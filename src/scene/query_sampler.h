@@ -51,16 +51,16 @@ struct SampledQueries {
 /// A bounded sample of the ray and sphere casts answered on the scenes some reader follows (the
 /// browser viewer's fading rays): at most kMaxPerSecond per scene and second (the first casts of
 /// each second; a batch larger than what is left is taken evenly), the latest kMaxKept per scene
-/// kept. Nothing is taken for a scene no reader follows, and when no scene is followed
-/// AnswerQueries pays one relaxed atomic load. Thread-safe; one per process (Global), keyed by the
-/// scene's address, which is stable while a reader follows it (the reader holds the scene).
+/// kept. Nothing is taken for a scene no reader follows, and when no scene is followed an
+/// offer costs one relaxed atomic load. Thread-safe; keyed by the scene's address, which is
+/// stable while a reader follows it (the reader holds the scene). The server owns one and hands
+/// it to whoever answers queries (the rpcs, the viewer's own casts: they offer what
+/// AnswerQueries answered) and to the viewer's streams (they follow and read); the query path
+/// below the server never sees it.
 class QuerySampler {
  public:
   static constexpr size_t kMaxPerSecond = 20;
   static constexpr size_t kMaxKept = 64;
-
-  /// The process's sampler.
-  static QuerySampler& Global();
 
   /// True when some reader follows some scene.
   bool active() const { return followed_.load(std::memory_order_relaxed) > 0; }
@@ -70,8 +70,10 @@ class QuerySampler {
   uint64_t Follow(const Scene* scene);
   void Unfollow(const Scene* scene);
 
-  /// Offers one answered batch of `scene` (AnswerQueries calls it under its read; `status` OK
-  /// for the queries that ran). Takes what the scene's budget for this second allows.
+  /// Offers one batch of `scene` as AnswerQueries answered it at `version` (its `queries`,
+  /// `status`, `results` and `hits`; `status` OK for the queries that ran), after the scene's
+  /// read. Takes what the scene's budget for this second allows; nothing, after one relaxed
+  /// atomic load, while no reader follows any scene.
   void Offer(const Scene* scene, uint64_t version, std::span<const Query> queries,
              std::span<const absl::Status> status, std::span<const QueryResult> results,
              std::span<const QueryHit> hits);

@@ -7,14 +7,18 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <vector>
 
-#include "history/past_batch.h"
+#include "history/past_tick.h"
 #include "history/pose_history.h"
+#include "history/run_at_tick.h"
 #include "query/batch.h"
 #include "query/brute_force.h"
 #include "query/collision_world.h"
+#include "query/query_engine.h"
+#include "query/run_batch.h"
 #include "query/tie_scene.h"
 
 // In the namespace of the tie scenes (tie_scene.h) and the brute force (brute_force.h).
@@ -86,7 +90,15 @@ TEST_P(TieOrderRandom, PastTickQueriesMatchBruteForceAtEveryMargin) {
         }
         std::vector<QueryResult> results;
         std::vector<QueryHit> hits;
-        RunBatch(world, history, queries, &results, &hits);
+        // One moment for the whole batch: the history's at a past tick or between ticks, the
+        // world's trees at the current tick.
+        if (const std::optional<TickPoint> at = PastTickOf(history, queries[0])) {
+          ASSERT_TRUE(tick < kTicks || fraction > 0.0f);
+          RunBatch(PastTick(world, history, *at), queries, &results, &hits);
+        } else {
+          ASSERT_EQ(tick, static_cast<uint64_t>(kTicks));
+          RunBatch(CurrentTree(world), queries, &results, &hits);
+        }
         ASSERT_EQ(results.size(), queries.size());
         std::vector<QueryHit> single;
         for (size_t i = 0; i < queries.size(); ++i) {
@@ -98,7 +110,7 @@ TEST_P(TieOrderRandom, PastTickQueriesMatchBruteForceAtEveryMargin) {
           ExpectAnswer(q, expected, results[i], hits.data() + results[i].first_hit);
           if (HasFatalFailure()) return;
           single.clear();
-          const QueryResult one = RunQuery(world, history, q, &single);
+          const QueryResult one = RunQueryAtTick(world, history, q, &single);
           ExpectAnswer(q, expected, one, single.data());
           if (HasFatalFailure()) return;
         }

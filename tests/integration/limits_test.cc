@@ -132,49 +132,58 @@ TEST_F(LimitsTest, MessagesOverMaxMessageBytesAreRefusedAndTheServerGoesOn) {
 }
 
 TEST_F(LimitsTest,
-       QueryBatchesWhoseAnswerCouldPassMaxAnswerBytesAreRefusedWholeAndTheStreamGoesOn) {
+       QueryBatchesAreRefusedOnlyWhenTheirAnswerPassesMaxAnswerBytesAndTheStreamGoesOn) {
   ASSERT_TRUE(IsOk(client_->CreateScene("arena")));
   ASSERT_TRUE(IsOk(client_->UpsertBodies("arena", Spheres(1, 3))));
   auto stub = v1::Collide::NewStub(client_->channel());
   grpc::ClientContext context;
   context.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(20));
   auto stream = stub->QueryStream(&context);
-  // The largest answer of a batch (server/convert/query_answer.h): 11 bytes + per query 19 + max(59
-  // x its max_hits, 1,032). Two MODE_ALL queries of max_hits 0 (64 each): 11 + 2 x (19 + 3,776) =
-  // 7,601 bytes, the server's limit exactly.
-  v1::QueryBatch batch;
-  batch.set_scene("arena");
-  for (int i = 0; i < 2; ++i) {
-    v1::Query* query = batch.add_queries();
-    *query->mutable_point() = client::MakePoint(MakeVec3(0, 0, 0), 100);
-    query->set_mode(v1::MODE_ALL);
-  }
-  auto expect_refused = [&](const v1::QueryBatch& refused) {
-    ASSERT_TRUE(stream->Write(refused));
-    v1::QueryBatchResult result;
-    ASSERT_TRUE(stream->Read(&result));
-    EXPECT_EQ(result.error().code(), static_cast<int>(StatusCode::kResourceExhausted));
-    EXPECT_TRUE(absl::StartsWith(result.error().message(), "queries: "))
-        << result.error().message();
-    EXPECT_TRUE(absl::StrContains(result.error().message(), "7601")) << result.error().message();
-    EXPECT_EQ(result.results_size(), 0);
+  // `count` MODE_ALL point queries that each touch the scene's 3 bodies. The largest answer such
+  // a batch could get (server/convert/query_answer.h: 11 bytes + per query 19 + max(59 x its
+  // max_hits, 1,032)) passes the server's 7,601 bytes from 2 queries of max_hits 65 on; the
+  // answer each really gets is about 150 bytes per query.
+  auto batch_of = [](int count, uint32_t max_hits) {
+    v1::QueryBatch batch;
+    batch.set_scene("arena");
+    for (int i = 0; i < count; ++i) {
+      v1::Query* query = batch.add_queries();
+      *query->mutable_point() = client::MakePoint(MakeVec3(0, 0, 0), 100);
+      query->set_mode(v1::MODE_ALL);
+      query->set_max_hits(max_hits);
+      query->set_request_id(static_cast<uint64_t>(i));
+    }
+    return batch;
   };
-  // One hit more (7,660 bytes), or a third query even of one hit (8,652): refused.
-  v1::QueryBatch over = batch;
-  over.mutable_queries(1)->set_max_hits(65);
-  expect_refused(over);
-  over = batch;
-  *over.add_queries() = batch.queries(0);
-  over.mutable_queries(2)->set_mode(v1::MODE_CLOSEST);
-  expect_refused(over);
-  // At the limit: answered.
-  ASSERT_TRUE(stream->Write(batch));
-  v1::QueryBatchResult result;
-  ASSERT_TRUE(stream->Read(&result));
-  EXPECT_FALSE(result.has_error()) << result.error().message();
-  ASSERT_EQ(result.results_size(), 2);
-  EXPECT_EQ(result.results(0).hits_size(), 3);
-  EXPECT_EQ(result.results(1).hits_size(), 3);
+  auto answer = [&](const v1::QueryBatch& batch) {
+    EXPECT_TRUE(stream->Write(batch));
+    v1::QueryBatchResult result;
+    EXPECT_TRUE(stream->Read(&result));
+    return result;
+  };
+  // Could pass the limit, does not: answered in full.
+  for (const v1::QueryBatch& fits : {batch_of(2, 65), batch_of(20, 0), batch_of(40, 1000)}) {
+    const v1::QueryBatchResult result = answer(fits);
+    EXPECT_FALSE(result.has_error()) << result.error().message();
+    ASSERT_EQ(result.results_size(), fits.queries_size());
+    for (int i = 0; i < result.results_size(); ++i) {
+      EXPECT_EQ(result.results(i).request_id(), static_cast<uint64_t>(i));
+      EXPECT_EQ(result.results(i).hits_size(), 3);
+    }
+    EXPECT_LE(result.ByteSizeLong(), 7601u);
+  }
+  // Does pass it: refused whole, the limit and the point it was passed at named.
+  const v1::QueryBatchResult refused = answer(batch_of(200, 0));
+  EXPECT_EQ(refused.error().code(), static_cast<int>(StatusCode::kResourceExhausted));
+  EXPECT_TRUE(absl::StartsWith(refused.error().message(), "queries: "))
+      << refused.error().message();
+  EXPECT_TRUE(absl::StrContains(refused.error().message(), "7601")) << refused.error().message();
+  EXPECT_EQ(refused.results_size(), 0);
+  // The stream goes on.
+  const v1::QueryBatchResult after = answer(batch_of(1, 0));
+  EXPECT_FALSE(after.has_error()) << after.error().message();
+  ASSERT_EQ(after.results_size(), 1);
+  EXPECT_EQ(after.results(0).hits_size(), 3);
   stream->WritesDone();
   EXPECT_TRUE(stream->Finish().ok());
 }

@@ -248,12 +248,22 @@ TEST_F(MemoryTest, AStreamWhoseClientStopsReadingHoldsItsAnswerAndGivesItBack) {
   const uint64_t baseline = SettledRss();
   Print("baseline (before)", baseline);
 
-  // The limit is exact: one query more than the most is refused before it runs.
+  // The limit is on the answer a batch really gets: one whose hits encode to more than
+  // --max_answer_bytes (80 queries of 4,096 hits of 52 bytes: about 17 MB) is refused, having
+  // been run in segments whose hits took at most about the limit in memory.
   auto stub = v1::Collide::NewStub(NewConnection(server_->address(), 1));
   v1::QueryBatchResult answer;
-  ASSERT_TRUE(ReadAnswer(LargeAnswerBatch(kMostQueries + 1), stub.get(), &answer).ok());
+  ASSERT_TRUE(ReadAnswer(LargeAnswerBatch(80), stub.get(), &answer).ok());
   EXPECT_EQ(answer.error().code(), static_cast<int>(grpc::StatusCode::RESOURCE_EXHAUSTED));
   EXPECT_TRUE(absl::StartsWith(answer.error().message(), "queries: ")) << answer.error().message();
+  ExpectAtMost("peak while refusing an answer over the limit (VmHWM)", server_->PeakRssBytes(),
+               baseline + 2 * kMaxAnswerBytes + kStreamOverheadBytes + kSlackBytes);
+  // One whose largest possible answer passes the limit while the one it gets does not is
+  // answered.
+  ASSERT_TRUE(ReadAnswer(LargeAnswerBatch(kMostQueries + 1), stub.get(), &answer).ok());
+  ASSERT_FALSE(answer.has_error()) << answer.error().message();
+  EXPECT_EQ(answer.results_size(), kMostQueries + 1);
+  EXPECT_LE(answer.ByteSizeLong(), kMaxAnswerBytes);
   const v1::QueryBatch batch = LargeAnswerBatch(kMostQueries);
   ASSERT_TRUE(ReadAnswer(batch, stub.get(), &answer).ok());
   ASSERT_FALSE(answer.has_error()) << answer.error().message();

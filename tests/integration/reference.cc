@@ -6,6 +6,8 @@
 #include "absl/strings/str_cat.h"
 #include "geom/quat.h"
 #include "geom/vec3.h"
+#include "query/query_engine.h"
+#include "query/run_query.h"
 
 namespace collide::integration {
 namespace {
@@ -242,7 +244,7 @@ v1::QueryResult ReferenceWorld::Run(const v1::Query& api) const {
       break;
   }
   std::vector<QueryHit> hits;
-  QueryResult result = RunQuery(world_, query, &hits);
+  QueryResult result = RunQuery(CurrentTree(world_), query, &hits);
   v1::QueryResult out;
   out.set_request_id(api.request_id());
   out.set_truncated(result.truncated);

@@ -21,6 +21,8 @@
 #include "query/collector.h"
 #include "query/collision_world.h"
 #include "query/query_engine.h"
+#include "query/run_batch.h"
+#include "query/run_query.h"
 #include "query/tie_scene.h"
 
 // In the namespace of the tie scenes (tie_scene.h) and the brute force (brute_force.h).
@@ -33,7 +35,7 @@ void CheckPresent(const CollisionWorld& world, const std::vector<BodyDesc>& bodi
                   TieCount* ties) {
   std::vector<QueryResult> results;
   std::vector<QueryHit> batch_hits;
-  RunBatch(world, queries, &results, &batch_hits);
+  RunBatch(CurrentTree(world), queries, &results, &batch_hits);
   ASSERT_EQ(results.size(), queries.size());
   std::vector<QueryHit> single;
   for (size_t i = 0; i < queries.size(); ++i) {
@@ -47,7 +49,7 @@ void CheckPresent(const CollisionWorld& world, const std::vector<BodyDesc>& bodi
       if (::testing::Test::HasFatalFailure()) return;
     }
     single.clear();
-    const QueryResult one = RunQuery(world, q, &single);
+    const QueryResult one = RunQuery(CurrentTree(world), q, &single);
     SCOPED_TRACE("RunQuery");
     ExpectAnswer(q, expected, one, single.data());
     if (::testing::Test::HasFatalFailure()) return;
@@ -96,10 +98,10 @@ TEST(TieOrder, FourIdenticalBoxesComeBackByIdAtEveryMarginOptimizedOrNot) {
                                                                        .radius = radius})};
         std::vector<QueryHit> hits;
         q.mode = CollectMode::kClosest;
-        const QueryResult closest = RunQuery(world, q, &hits);
+        const QueryResult closest = RunQuery(CurrentTree(world), q, &hits);
         q.mode = CollectMode::kAll;
         q.max_hits = 2;
-        const QueryResult all = RunQuery(world, q, &hits);
+        const QueryResult all = RunQuery(CurrentTree(world), q, &hits);
         EXPECT_EQ(Ids(hits, closest), (std::vector<uint64_t>{1}));
         EXPECT_EQ(Ids(hits, all), (std::vector<uint64_t>{1, 2}));
         EXPECT_TRUE(all.truncated);
@@ -107,7 +109,7 @@ TEST(TieOrder, FourIdenticalBoxesComeBackByIdAtEveryMarginOptimizedOrNot) {
         const Query both[] = {q,
                               Query{.shape_query = q.shape_query, .mode = CollectMode::kClosest}};
         std::vector<QueryResult> results;
-        RunBatch(world, both, &results, &hits);
+        RunBatch(CurrentTree(world), both, &results, &hits);
         ASSERT_EQ(results.size(), 2u);
         EXPECT_EQ(Ids(hits, results[0]), (std::vector<uint64_t>{1, 2}));
         EXPECT_EQ(Ids(hits, results[1]), (std::vector<uint64_t>{1}));
@@ -173,7 +175,7 @@ TEST(TieOrder, AQueryTouchingAFaceFindsEveryBodyOfThatFace) {
       const std::vector<QueryHit> expected = BruteForce(bodies, c.query);
       ASSERT_EQ(expected.size(), 2u) << "the narrow phase counts the touch";
       std::vector<QueryHit> hits;
-      const QueryResult got = RunQuery(world, c.query, &hits);
+      const QueryResult got = RunQuery(CurrentTree(world), c.query, &hits);
       ExpectAnswer(c.query, expected, got, hits.data());
     }
   }

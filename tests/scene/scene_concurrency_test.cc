@@ -9,6 +9,8 @@
 
 #include "gtest/gtest.h"
 #include "query/batch.h"
+#include "query/query_engine.h"
+#include "query/run_query.h"
 #include "scene/scene.h"
 
 namespace collide {
@@ -82,7 +84,7 @@ TEST(SceneConcurrency, ReadersAlwaysSeeOneWholeVersion) {
           q.mode = CollectMode::kAll;
           q.max_hits = 1000;
           hits.clear();
-          QueryResult r = RunQuery(world, q, &hits);
+          QueryResult r = RunQuery(CurrentTree(world), q, &hits);
           violations += r.hit_count != kBodies + 1;
         });
       } else {

@@ -17,11 +17,13 @@
 #include <vector>
 
 #include "base/worker_pool.h"
-#include "history/past_batch.h"
+#include "history/past_tick.h"
+#include "history/run_at_tick.h"
 #include "query/batch.h"
 #include "query/brute_force.h"
 #include "query/collector.h"
 #include "query/query_engine.h"
+#include "query/run_query.h"
 #include "scene/scene.h"
 #include "scene/scene_query.h"
 
@@ -333,7 +335,7 @@ void CheckQuery(HistoryDriver& driver, Query q, uint64_t t, float fraction,
   driver.scene().ReadWithHistory(
       [&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
         ASSERT_TRUE(CheckQueryTick(history, q, 0).ok());
-        result = RunQuery(world, history, q, &hits);
+        result = testing::RunQueryAtTick(world, history, q, &hits);
       });
   const std::vector<QueryHit> expected = BruteForce(BodiesAt(driver, t, fraction), q);
   const std::vector<QueryHit> got(hits.begin() + result.first_hit,
@@ -506,7 +508,8 @@ TEST(SceneHistory, InterpolatedQueriesFindATranslatingBodyBetweenItsEndPoses) {
         q.at_tick = t;
         q.tick_fraction = f;
         std::vector<QueryHit> hits;
-        const QueryResult r = RunQuery(world, history, q, &hits);
+        const QueryResult r =
+            RunQuery(PastTick(world, history, {.tick = t, .fraction = f}), q, &hits);
         ASSERT_EQ(r.hit_count, 1u) << "tick " << t << " fraction " << f;
         EXPECT_EQ(hits[r.first_hit].body_id, 1u);
         EXPECT_NEAR(hits[r.first_hit].distance, 9.75f, 1e-4f);
@@ -532,16 +535,20 @@ TEST(SceneHistory, TicksOutsideTheWindowAreOutOfRangeWithTheRetainedRange) {
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
     EXPECT_EQ(s.message(), "queries[2].at_tick: tick 16 is not retained (retained: 17..20)");
     q.at_tick = 21;
-    EXPECT_EQ(CheckQueryTick(history, q).code(), absl::StatusCode::kOutOfRange);
+    EXPECT_EQ(CheckQueryTick(history, q, 0).code(), absl::StatusCode::kOutOfRange);
     q.at_tick = 17;
-    EXPECT_TRUE(CheckQueryTick(history, q).ok());
+    EXPECT_TRUE(CheckQueryTick(history, q, 0).ok());
     q.at_tick = 20;
     q.tick_fraction = 0.5f;
-    s = CheckQueryTick(history, q);
+    s = CheckQueryTick(history, q, 0);
     EXPECT_EQ(s.code(), absl::StatusCode::kOutOfRange);
-    EXPECT_NE(s.message().find("tick_fraction: interpolating from tick 20 needs tick 21"),
-              absl::string_view::npos)
-        << s.message();
+    EXPECT_EQ(s.message(),
+              "queries[0].tick_fraction: interpolating from tick 20 needs tick 21, which is not "
+              "retained (retained: 17..20)");
+    // The check of a tick alone (the viewer's bodies at a tick) words it at the root.
+    EXPECT_EQ(CheckTickRetained(history, 16).message(),
+              "at_tick: tick 16 is not retained (retained: 17..20)");
+    EXPECT_TRUE(CheckTickRetained(history, 20).ok());
   });
 }
 

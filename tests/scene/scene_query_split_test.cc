@@ -9,15 +9,17 @@
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "base/worker_pool.h"
-#include "history/past_batch.h"
+#include "history/past_tick.h"
 #include "query/batch.h"
 #include "query/brute_force.h"
+#include "query/run_query.h"
 #include "scene/scene.h"
 #include "scene/scene_query.h"
 #include "scene/update_batch.h"
@@ -240,7 +242,9 @@ TEST_F(SceneQuerySplit, ASplitBatchMatchesTheBruteForce) {
                               got.hits.data() + got.results[i].first_hit);
       } else {
         std::vector<QueryHit> single;
-        const QueryResult one = RunQuery(world, history, q, &single);
+        const std::optional<TickPoint> at = PastTickOf(history, q);
+        ASSERT_TRUE(at.has_value());
+        const QueryResult one = RunQuery(PastTick(world, history, *at), q, &single);
         ASSERT_EQ(got.results[i].hit_count, one.hit_count);
         for (uint32_t h = 0; h < one.hit_count; ++h) {
           EXPECT_EQ(got.hits[got.results[i].first_hit + h].body_id,
@@ -251,6 +255,56 @@ TEST_F(SceneQuerySplit, ASplitBatchMatchesTheBruteForce) {
     }
   });
   EXPECT_GT(checked, 900);
+}
+
+// Batches of past-tick queries only, in runs at one moment (each run one RunBatch over its
+// PastTick) from one query to dozens, some between ticks: split over every pool, they answer as
+// one thread, and each query as RunQuery over its own tick alone.
+TEST_F(SceneQuerySplit, PastTickRunsAnswerAsOneByOneOnEveryPool) {
+  Random r(kSeed + 3);
+  std::vector<Query> queries;
+  while (queries.size() < 600) {
+    // A retained tick before the current one (kTicks), maybe with a fraction.
+    const auto tick = kTicks - static_cast<uint64_t>(r.Int(1, kHistory - 1));
+    const float fraction = r.Int(0, 2) == 0 ? r.Uniform(0.0f, 0.99f) : 0.0f;
+    const int run = r.Int(0, 3) == 0 ? r.Int(10, 60) : r.Int(1, 3);
+    for (int k = 0; k < run; ++k) {
+      Query q = RandomQuery(r);
+      q.at_tick = tick;
+      q.tick_fraction = fraction;
+      queries.push_back(q);
+    }
+  }
+  const Answer want = AnswerAll(scene_, queries, {});
+  for (uint32_t threads : {2u, 3u}) {
+    WorkerPool pool(threads);
+    for (const QuerySplit& shape :
+         {QuerySplit{.pool = &pool},
+          QuerySplit{.pool = &pool, .min_queries = 2, .min_chunk = 1, .chunks_per_thread = 4}}) {
+      ExpectSame(want, AnswerAll(scene_, queries, {}, shape),
+                 "seed " + std::to_string(kSeed + 3) + " threads " + std::to_string(threads) +
+                     " min_chunk " + std::to_string(shape.min_chunk));
+      if (HasFatalFailure()) return;
+    }
+  }
+  scene_.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t) {
+    for (size_t i = 0; i < queries.size(); ++i) {
+      SCOPED_TRACE("seed " + std::to_string(kSeed + 3) + " query " + std::to_string(i));
+      ASSERT_TRUE(want.status[i].ok()) << want.status[i];
+      const std::optional<TickPoint> at = PastTickOf(history, queries[i]);
+      ASSERT_TRUE(at.has_value());
+      std::vector<QueryHit> single;
+      const QueryResult one = RunQuery(PastTick(world, history, *at), queries[i], &single);
+      ASSERT_EQ(want.results[i].hit_count, one.hit_count);
+      EXPECT_EQ(want.results[i].truncated, one.truncated);
+      for (uint32_t h = 0; h < one.hit_count; ++h) {
+        const QueryHit& a = want.hits[want.results[i].first_hit + h];
+        const QueryHit& b = single[one.first_hit + h];
+        EXPECT_EQ(a.body_id, b.body_id) << h;
+        EXPECT_EQ(a.distance, b.distance) << h;
+      }
+    }
+  });
 }
 
 // Readers answering split batches on one shared pool while a writer moves bodies: each answer

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "history/past_batch.h"
+#include "history/run_at_tick.h"
 #include "query/batch.h"
 #include "scene/scene.h"
 #include "scene/update_batch.h"
@@ -93,7 +93,9 @@ TEST(SceneQuery, OneVersionForAllAndAnErrorOnlyForTheTickNotRetained) {
   EXPECT_FLOAT_EQ(hits[results[0].first_hit].distance, 19.0f);
 }
 
-TEST(SceneQuery, AUnaryQueryNamesItsOwnFields) {
+// Without positions, a query is named by its index in the batch (a transport moves the path to its
+// request's words: a unary query's `at_tick`).
+TEST(SceneQuery, AQueryWithoutPositionsIsNamedByItsIndex) {
   Scene scene("s", SceneOptions{.history_ticks = 4});
   MakeScene(&scene);
   const Query q = RayAtTick(30.0f, 3);
@@ -102,7 +104,7 @@ TEST(SceneQuery, AUnaryQueryNamesItsOwnFields) {
   std::vector<QueryHit> hits;
   AnswerQueries(scene, std::span<const Query>(&q, 1), {}, &status, &results, &hits);
   ASSERT_EQ(status.size(), 1u);
-  EXPECT_EQ(status[0].message(), "at_tick: tick 3 is not retained (retained: 7..10)");
+  EXPECT_EQ(status[0].message(), "queries[0].at_tick: tick 3 is not retained (retained: 7..10)");
 }
 
 // A batch mixing present-tick casts (interleaved), past-tick and interpolated ones and other
@@ -150,7 +152,7 @@ TEST(SceneQuery, AMixedBatchAnswersAsOneByOne) {
     for (size_t i = 0; i < queries.size(); ++i) {
       ASSERT_TRUE(status[i].ok()) << i << ": " << status[i];
       std::vector<QueryHit> single;
-      const QueryResult one = RunQuery(world, history, queries[i], &single);
+      const QueryResult one = testing::RunQueryAtTick(world, history, queries[i], &single);
       ASSERT_EQ(results[i].hit_count, one.hit_count) << i;
       EXPECT_EQ(results[i].truncated, one.truncated) << i;
       for (uint32_t h = 0; h < one.hit_count; ++h) {
@@ -163,6 +165,69 @@ TEST(SceneQuery, AMixedBatchAnswersAsOneByOne) {
     }
   });
   EXPECT_GT(found, 10);
+}
+
+// A batch answered in segments gets each query's answer as a whole batch does, segment by
+// segment, each segment no larger in potential hits than asked (at least one query); a sink that
+// says stop stops it.
+TEST(SceneQuery, InSegmentsAnswersAsAWholeBatchWithEachSegmentsHitsBounded) {
+  Scene scene("s", SceneOptions{.history_ticks = 4});
+  MakeScene(&scene);
+  std::vector<Query> queries;
+  std::vector<size_t> positions;
+  for (int i = 0; i < 60; ++i) {
+    const float x = 10.0f * static_cast<float>(1 + i % 10);
+    Query q = i % 4 == 1 ? RayAtTick(x, 7 + static_cast<uint64_t>(i % 5))  // 11: not retained
+                         : RayAt(x, static_cast<CollectMode>(i % 3));
+    if (q.mode == CollectMode::kAll) q.max_hits = 1 + static_cast<uint32_t>(i % 4);
+    queries.push_back(q);
+    positions.push_back(static_cast<size_t>(100 + i));
+  }
+  std::vector<absl::Status> whole_status;
+  std::vector<QueryResult> whole_results;
+  std::vector<QueryHit> whole_hits;
+  const uint64_t version =
+      AnswerQueries(scene, queries, positions, &whole_status, &whole_results, &whole_hits);
+  for (const uint64_t max_segment_hits : {uint64_t{1}, uint64_t{3}, uint64_t{7}, uint64_t{1000}}) {
+    std::vector<absl::Status> status;
+    std::vector<QueryResult> results;
+    std::vector<QueryHit> hits;
+    size_t next = 0;
+    const uint64_t read = AnswerQueriesInSegments(
+        scene, queries, positions, max_segment_hits, &status, &results, &hits,
+        [&](uint64_t segment_version, size_t first) {
+          EXPECT_EQ(segment_version, version);
+          EXPECT_EQ(first, next);
+          uint64_t potential = 0;
+          for (size_t j = 0; j < results.size(); ++j) {
+            potential += PotentialHits(queries[first + j]);
+            const size_t i = first + j;
+            EXPECT_EQ(status[j], whole_status[i]) << i;
+            EXPECT_EQ(results[j].hit_count, whole_results[i].hit_count) << i;
+            EXPECT_EQ(results[j].truncated, whole_results[i].truncated) << i;
+            for (uint32_t h = 0; h < results[j].hit_count; ++h) {
+              const QueryHit& got = hits[results[j].first_hit + h];
+              const QueryHit& want = whole_hits[whole_results[i].first_hit + h];
+              EXPECT_EQ(got.body_id, want.body_id) << i;
+              EXPECT_EQ(got.distance, want.distance) << i;
+            }
+          }
+          EXPECT_TRUE(potential <= max_segment_hits || results.size() == 1)
+              << potential << " in " << results.size() << " queries";
+          next = first + results.size();
+          return true;
+        });
+    EXPECT_EQ(read, version);
+    EXPECT_EQ(next, queries.size()) << max_segment_hits;
+  }
+  // Stopped after the first segment.
+  std::vector<absl::Status> status;
+  std::vector<QueryResult> results;
+  std::vector<QueryHit> hits;
+  int segments = 0;
+  AnswerQueriesInSegments(scene, queries, positions, 2, &status, &results, &hits,
+                          [&](uint64_t, size_t) { return ++segments < 1; });
+  EXPECT_EQ(segments, 1);
 }
 
 }  // namespace

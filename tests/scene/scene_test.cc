@@ -9,6 +9,8 @@
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
 #include "query/batch.h"
+#include "query/query_engine.h"
+#include "query/run_query.h"
 
 namespace collide {
 namespace {
@@ -413,7 +415,7 @@ TEST(SceneRead, QueriesSeeTheWorldAndVersion) {
     q.shape_query = RaycastQuery{
         .ray = Ray{.origin = Vec3{-5, 0, 0}, .direction = Vec3{1, 0, 0}, .max_distance = 100}};
     std::vector<QueryHit> hits;
-    QueryResult result = RunQuery(world, q, &hits);
+    QueryResult result = RunQuery(CurrentTree(world), q, &hits);
     EXPECT_EQ(result.hit_count, 1u);
     EXPECT_EQ(hits.at(0).body_id, 1u);
     return v;

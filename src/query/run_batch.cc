@@ -1,4 +1,4 @@
-#include "query/batch.h"
+#include "query/run_batch.h"
 
 #include <cstdint>
 #include <variant>
@@ -8,14 +8,10 @@
 #include "query/run_query.h"
 
 namespace collide {
-
-QueryResult RunQuery(const CollisionWorld& world, const Query& query, std::vector<QueryHit>* hits) {
-  return RunQuery(CurrentTree(world), query, hits);
-}
-
 namespace {
 
-// True for the queries RunBatch runs interleaved: the closest or any hit of a ray or sphere cast.
+// True for the queries RunBatch<CurrentTree> runs interleaved: the closest or any hit of a ray or
+// sphere cast.
 bool Interleavable(const Query& query) {
   return (std::holds_alternative<RaycastQuery>(query.shape_query) ||
           std::holds_alternative<SphereCastQuery>(query.shape_query)) &&
@@ -36,9 +32,10 @@ const Ray& PathOf(const Query& query, const SphereCastQuery* sphere) {
 // collectors[i], with their tree traversals interleaved (DynamicTree::CastBatch): the same hits
 // as RunQuery on each.
 template <HitCollector Collector>
-void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
+void RunInterleaved(const CurrentTree& source, std::span<const Query> queries,
                     std::span<const uint32_t> index, std::vector<Collector>* collectors) {
   thread_local std::vector<BatchCast> casts;
+  const CollisionWorld& world = source.world();
   const size_t count = index.size();
   collectors->clear();
   for (uint32_t i : index) {
@@ -46,7 +43,6 @@ void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
     collectors->emplace_back(PathOf(q, SphereCastOf(q)).max_distance);
   }
   casts.resize(count);
-  const CurrentTree source(world);
   for (BodyKind kind : internal::kTraversalOrder) {
     const DynamicTree& tree = world.tree(kind);
     if (tree.ProxyCount() == 0) continue;
@@ -81,10 +77,9 @@ void RunInterleaved(const CollisionWorld& world, std::span<const Query> queries,
   }
 }
 
-// How RunBatch answers one query.
+// How RunBatch<CurrentTree> answers one query.
 enum class Route : uint8_t {
-  kNow,          // RunQuery against the world's trees
-  kOther,        // the OtherSource
+  kOne,          // RunQuery, alone
   kInterleaved,  // RunInterleaved, with the other queries of its mode
 };
 
@@ -100,25 +95,20 @@ void TakeHit(const Collector& collector, std::vector<QueryResult>* results,
 
 }  // namespace
 
-void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
-              std::vector<QueryResult>* results, std::vector<QueryHit>* hits,
-              const OtherSource* other) {
-  results->clear();
-  hits->clear();
-  results->reserve(queries.size());
-  // The closest and the any casts against the world now each go through one interleaved
-  // traversal (a group of one gains nothing from it); the rest run one by one, in order.
+template <>
+void RunBatch(const CurrentTree& source, std::span<const Query> queries,
+              std::vector<QueryResult>* results, std::vector<QueryHit>* hits) {
+  // The closest and the any casts each go through one interleaved traversal (a group of one
+  // gains nothing from it); the rest run one by one, in order.
   thread_local std::vector<Route> routes;
   thread_local std::vector<uint32_t> closest_index;
   thread_local std::vector<uint32_t> any_index;
-  routes.assign(queries.size(), Route::kNow);
+  routes.assign(queries.size(), Route::kOne);
   closest_index.clear();
   any_index.clear();
   for (size_t i = 0; i < queries.size(); ++i) {
     const Query& q = queries[i];
-    if (other != nullptr && other->Takes(q)) {
-      routes[i] = Route::kOther;
-    } else if (Interleavable(q)) {
+    if (Interleavable(q)) {
       (q.mode == CollectMode::kClosest ? closest_index : any_index)
           .push_back(static_cast<uint32_t>(i));
     }
@@ -129,30 +119,22 @@ void RunBatch(const CollisionWorld& world, std::span<const Query> queries,
   any.clear();
   if (closest_index.size() >= 2) {
     for (uint32_t i : closest_index) routes[i] = Route::kInterleaved;
-    RunInterleaved(world, queries, closest_index, &closest);
+    RunInterleaved(source, queries, closest_index, &closest);
   }
   if (any_index.size() >= 2) {
     for (uint32_t i : any_index) routes[i] = Route::kInterleaved;
-    RunInterleaved(world, queries, any_index, &any);
+    RunInterleaved(source, queries, any_index, &any);
   }
   size_t next_closest = 0;
   size_t next_any = 0;
   for (size_t i = 0; i < queries.size(); ++i) {
     const Query& q = queries[i];
-    switch (routes[i]) {
-      case Route::kNow:
-        results->push_back(RunQuery(world, q, hits));
-        break;
-      case Route::kOther:
-        results->push_back(other->Run(q, hits));
-        break;
-      case Route::kInterleaved:
-        if (q.mode == CollectMode::kClosest) {
-          TakeHit(closest[next_closest++], results, hits);
-        } else {
-          TakeHit(any[next_any++], results, hits);
-        }
-        break;
+    if (routes[i] == Route::kOne) {
+      results->push_back(RunQuery(source, q, hits));
+    } else if (q.mode == CollectMode::kClosest) {
+      TakeHit(closest[next_closest++], results, hits);
+    } else {
+      TakeHit(any[next_any++], results, hits);
     }
   }
 }
