@@ -1,44 +1,27 @@
 #include "server/server.h"
 
-#include <netdb.h>
-#include <sys/socket.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <system_error>
 #include <utility>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "grpcpp/ext/proto_server_reflection_plugin.h"
 #include "grpcpp/health_check_service_interface.h"
 #include "grpcpp/security/server_credentials.h"
 #include "grpcpp/server_builder.h"
 #include "server/infra/access_log.h"
+#include "server/infra/listen_address.h"
 #include "server/infra/metadata_limit.h"
+#include "server/infra/slow_query_log.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
 namespace {
-
-// `address` without its port: `host` of `host:port`, `[v6]` of `[v6]:port`.
-absl::string_view HostOf(absl::string_view address) {
-  if (absl::StartsWith(address, "[")) {
-    const size_t close = address.find(']');
-    return close == absl::string_view::npos ? address : address.substr(0, close + 1);
-  }
-  const size_t colon = address.rfind(':');
-  return colon == absl::string_view::npos ? address : address.substr(0, colon);
-}
 
 absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view what) {
   std::ifstream in(path, std::ios::binary);
@@ -50,15 +33,8 @@ absl::StatusOr<std::string> ReadFile(const std::string& path, absl::string_view 
 
 absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     const ServerOptions& options) {
-  if (options.tls_cert.empty() != options.tls_key.empty()) {
-    return absl::InvalidArgumentError("tls_cert, tls_key: give both or neither");
-  }
-  if (options.tls_cert.empty()) {
-    if (!options.tls_ca.empty()) {
-      return absl::InvalidArgumentError("tls_ca: needs tls_cert and tls_key");
-    }
-    return grpc::InsecureServerCredentials();
-  }
+  // (Validate checked that the files come together.)
+  if (options.tls_cert.empty()) return grpc::InsecureServerCredentials();
   grpc::SslServerCredentialsOptions ssl;
   grpc::SslServerCredentialsOptions::PemKeyCertPair pair;
   absl::StatusOr<std::string> cert = ReadFile(options.tls_cert, "tls_cert");
@@ -75,47 +51,6 @@ absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> MakeCredentials(
     ssl.client_certificate_request = GRPC_SSL_REQUEST_AND_REQUIRE_CLIENT_CERTIFICATE_AND_VERIFY;
   }
   return grpc::SslServerCredentials(ssl);
-}
-
-// Why `address` cannot be listened on, found by binding it with a plain socket (gRPC reports
-// only that no address was added): "in use by another process", "not an address of this host",
-// or the system's reason.
-std::string WhyCannotListen(const std::string& address) {
-  if (absl::StartsWith(address, "unix")) return "see the log above";
-  const size_t colon = address.rfind(':');
-  if (colon == std::string::npos) return "not host:port";
-  std::string host = std::string(HostOf(address));
-  if (absl::StartsWith(host, "[")) host = host.substr(1, host.size() - 2);
-  const std::string port = address.substr(colon + 1);
-  addrinfo hints{};
-  hints.ai_family = AF_UNSPEC;
-  hints.ai_socktype = SOCK_STREAM;
-  hints.ai_flags = AI_PASSIVE;
-  addrinfo* found = nullptr;
-  if (getaddrinfo(host.empty() ? nullptr : host.c_str(), port.c_str(), &hints, &found) != 0) {
-    return "the host does not resolve";
-  }
-  std::string reason = "see the log above";
-  for (addrinfo* a = found; a != nullptr; a = a->ai_next) {
-    const int fd = socket(a->ai_family, a->ai_socktype, a->ai_protocol);
-    if (fd < 0) continue;
-    const int one = 1;
-    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    const int result = bind(fd, a->ai_addr, a->ai_addrlen);
-    const int error = errno;
-    close(fd);
-    if (result == 0) continue;
-    if (error == EADDRINUSE) {
-      reason = "the port is in use by another process";
-    } else if (error == EADDRNOTAVAIL) {
-      reason = "not an address of this host";
-    } else {
-      reason = std::strerror(error);
-    }
-    break;
-  }
-  freeaddrinfo(found);
-  return reason;
 }
 
 // What start-up found in the data directory, for the operator.
@@ -149,41 +84,15 @@ void LogRecovery(const RecoveryReport& report, size_t scenes,
 
 }  // namespace
 
-bool IsLoopbackAddress(absl::string_view address) {
-  if (absl::StartsWith(address, "unix:") || absl::StartsWith(address, "unix-abstract:")) {
-    return true;
-  }
-  absl::string_view host = HostOf(address);
-  if (absl::EqualsIgnoreCase(host, "localhost")) return true;
-  if (host == "[::1]" || host == "::1") return true;
-  std::vector<absl::string_view> parts = absl::StrSplit(host, '.');
-  if (parts.size() != 4) return false;
-  for (absl::string_view part : parts) {
-    int value = 0;
-    if (!absl::SimpleAtoi(part, &value) || value < 0 || value > 255) return false;
-  }
-  return parts[0] == "127";
-}
-
 absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const ServerOptions& options,
                                                                     ServerHooks hooks) {
-  if (options.durability == DurabilityPolicy::kDefault) {
-    return absl::InvalidArgumentError("durability: must be none, periodic or always");
-  }
-  if (options.query_threads == 0 || options.query_threads > kMaxQueryThreads) {
-    return absl::InvalidArgumentError(absl::StrCat("query_threads: must be 1 to ", kMaxQueryThreads,
-                                                   ", got ", options.query_threads));
-  }
+  COLLIDE_RETURN_IF_ERROR(options.Validate());
+  std::chrono::nanoseconds slow_query_threshold{0};
+  SlowQueryThresholdFromMs(options.slow_query_ms, &slow_query_threshold);
   auto server = std::unique_ptr<CollideServer>(new CollideServer());
   server->options_ = options;
 
   if (options.token_file.empty()) {
-    if (!IsLoopbackAddress(options.address) && !options.allow_insecure_remote) {
-      return absl::FailedPreconditionError(absl::StrCat(
-          "address: refusing to serve ", options.address,
-          " (not a loopback address) without --token_file; set --allow_insecure_remote to "
-          "serve it without authentication"));
-    }
     server->auth_ = Authenticator::AllowAll();
   } else {
     absl::StatusOr<std::unique_ptr<Authenticator>> auth =
@@ -194,6 +103,10 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   }
   absl::StatusOr<std::shared_ptr<grpc::ServerCredentials>> credentials = MakeCredentials(options);
   if (!credentials.ok()) return credentials.status();
+  // The port is held from here, before anything is written to the data directory, so that a
+  // busy or foreign address stops the start-up with nothing written.
+  COLLIDE_ASSIGN_OR_RETURN(PortReservation reservation,
+                           PortReservation::Reserve(options.address, "address"));
 
   std::error_code error;
   std::filesystem::create_directories(options.data_dir, error);
@@ -203,7 +116,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   }
   DatabaseOptions db_options;
   db_options.durability = options.durability;
-  db_options.sync_interval = options.sync_interval;
+  db_options.sync_interval = std::chrono::milliseconds(options.sync_interval_ms);
   db_options.max_scenes = options.limits.max_scenes;
   db_options.max_bodies_per_scene = options.limits.max_bodies_per_scene;
   db_options.recovery = options.recovery;
@@ -257,14 +170,14 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .streams = server->streams_.get(),
                      .watches = server->watches_.get(),
                      .counters = hooks.counters,
-                     .slow_queries = SlowQueryLog(options.slow_query_threshold),
+                     .slow_queries = SlowQueryLog(slow_query_threshold),
                      .query_split = QuerySplit{.pool = server->query_pool_.get()},
                      .query_samples = &server->query_samples_});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
-  builder.AddListeningPort(options.address, *credentials, &server->port_);
+  builder.AddListeningPort(reservation.address(), *credentials, &server->port_);
   // gRPC sets SO_REUSEPORT by default, so a second server on the same port would start and take
   // half of the new connections: without it, the second one fails to bind.
   builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
@@ -280,6 +193,11 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   builder.AddChannelArgument(GRPC_ARG_MAX_METADATA_SIZE,
                              TransportMetadataLimit(options.max_metadata_bytes));
   builder.AddChannelArgument(GRPC_ARG_MAX_CONCURRENT_STREAMS, options.max_streams_per_connection);
+  // A connection whose client has not sent its HTTP/2 SETTINGS (a silent or slow client) is
+  // closed after this, not gRPC's default 120 s: such connections hold a socket each, and a
+  // client that keeps opening them needs 12 times more of them to hold as many.
+  builder.AddChannelArgument(GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS,
+                             static_cast<int>(kGrpcHandshakeTimeout.count()));
   builder.RegisterService(server->service_.get());
   server->reflection_ = std::make_unique<ReflectionService>(std::vector<std::string>{
       v1::Collide::service_full_name(), "grpc.health.v1.Health",
@@ -289,17 +207,18 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   // (access_log.h: a line per call at debug level) go in one call.
   hooks.interceptors.push_back(NewAccessLogFactory());
   builder.experimental().SetInterceptorCreators(std::move(hooks.interceptors));
+  reservation.Release();
   server->server_ = builder.BuildAndStart();
   if (server->server_ == nullptr || server->port_ == 0) {
     server->server_.reset();
     server->db_->Close().IgnoreError();
-    return absl::UnavailableError(absl::StrCat("address: cannot listen on ", options.address, " (",
-                                               WhyCannotListen(options.address), ")"));
+    return absl::UnavailableError(absl::StrCat("address: cannot listen on ", reservation.address(),
+                                               " (", WhyCannotListen(reservation.address()), ")"));
   }
   if (absl::StartsWith(options.address, "unix")) {
     server->bound_address_ = options.address;
   } else {
-    server->bound_address_ = absl::StrCat(HostOf(options.address), ":", server->port_);
+    server->bound_address_ = absl::StrCat(HostOf(reservation.address()), ":", server->port_);
   }
   grpc::HealthCheckServiceInterface* health = server->server_->GetHealthCheckService();
   if (health != nullptr) {
@@ -318,7 +237,8 @@ absl::Status CollideServer::Shutdown() {
     if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
       health->SetServingStatus(false);
     }
-    server_->Shutdown(std::chrono::system_clock::now() + options_.drain_timeout);
+    server_->Shutdown(std::chrono::system_clock::now() +
+                      std::chrono::milliseconds(options_.drain_timeout_ms));
     server_->Wait();
   }
   // Every Watch has ended: stop the watch workers and unregister them from the scenes.

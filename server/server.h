@@ -1,12 +1,12 @@
 #pragma once
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/string_view.h"
 #include "base/worker_pool.h"
 #include "grpcpp/server.h"
 #include "grpcpp/support/server_interceptor.h"
@@ -22,9 +22,9 @@
 
 namespace collide {
 
-/// True when `address` (`host:port`, `[v6]:port`, `unix:...`) can only be reached from this
-/// machine: localhost, 127.0.0.0/8, ::1 or a unix socket.
-bool IsLoopbackAddress(absl::string_view address);
+/// How long a gRPC connection may take to start: its TLS handshake and its client's HTTP/2
+/// SETTINGS (GRPC_ARG_SERVER_HANDSHAKE_TIMEOUT_MS); then the server closes it.
+inline constexpr std::chrono::milliseconds kGrpcHandshakeTimeout{10000};
 
 /// What a server counts for /metrics (server/infra/metrics.h); empty: nothing is counted.
 struct ServerHooks {
@@ -39,9 +39,11 @@ struct ServerHooks {
 /// on one address.
 class CollideServer {
  public:
-  /// Opens the database, reads the token file, checks the options (a non-loopback address
-  /// without a token file needs allow_insecure_remote: FAILED_PRECONDITION otherwise), and
-  /// starts serving. UNAVAILABLE when the address cannot be bound.
+  /// Checks the options (ServerOptions::Validate: a non-loopback address without a token file
+  /// needs allow_insecure_remote, FAILED_PRECONDITION otherwise), reads the token file and the
+  /// TLS files, reserves the address (PortReservation: UNAVAILABLE when it cannot be bound, before
+  /// anything is written to the data directory), then opens the database and starts serving on
+  /// the reserved port.
   static absl::StatusOr<std::unique_ptr<CollideServer>> Start(const ServerOptions& options,
                                                               ServerHooks hooks = {});
   /// Shutdown()s the server.

@@ -1,76 +1,18 @@
 #pragma once
 
-#include <chrono>
 #include <cstdint>
+#include <limits>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "absl/status/status.h"
+#include "absl/strings/string_view.h"
+#include "bvh/simd_level.h"
 #include "scene/scene_options.h"
 #include "store/recovery.h"
 
 namespace collide {
-
-/// The limits the service enforces on every request (the collide-server flags of the same names).
-struct ServiceLimits {
-  /// Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or GetBodies
-  /// (and bodies per GetBodies response). Over it: RESOURCE_EXHAUSTED.
-  uint32_t max_batch_ops = 100000;
-  /// Queries per QueryBatch. Over it: RESOURCE_EXHAUSTED.
-  uint32_t max_queries_per_batch = 10000;
-  /// The most scenes the server holds. A create beyond it: RESOURCE_EXHAUSTED.
-  uint32_t max_scenes = 1024;
-  /// The largest SceneOptions.max_bodies accepted, and the cap of its default.
-  uint32_t max_bodies_per_scene = 10000000;
-  /// The largest Query.max_hits accepted (0 asks for min(kDefaultMaxHits, this), query/batch.h).
-  uint32_t max_hits = 4096;
-  /// The most bytes one QueryStream answer may take, encoded. A batch whose largest possible
-  /// answer (MaxAnswer, server/convert/query_answer.h: 59 bytes per hit its queries may return, at
-  /// least 1,051 per query) is larger is refused before it runs: RESOURCE_EXHAUSTED `queries`.
-  /// Bounds the memory a stream holds for a client that does not read. At most 2^31 - 1.
-  uint32_t max_answer_bytes = 16 << 20;
-  /// The longest Filter.excluded_ids accepted.
-  uint32_t max_excluded_ids = 64;
-  /// Batches a stream has read but not answered yet; at this many the stream stops reading
-  /// (HTTP/2 flow control then pushes back on the client).
-  uint32_t max_inflight_per_stream = 64;
-  /// The longest a query asking for a min_version waits for the scene to reach it (ms), whatever
-  /// its deadline.
-  uint32_t max_version_wait_ms = 10000;
-  /// Fences per Watch request. Over it: RESOURCE_EXHAUSTED.
-  uint32_t max_fences_per_watch = 100000;
-  /// The largest WatchRequest.max_queued_events (larger values are lowered to it).
-  uint32_t max_watch_queued_events = 1 << 20;
-  /// The most streams (UpdateStream + QueryStream + Watch) open at once on the server; past it a
-  /// new stream ends at once with RESOURCE_EXHAUSTED.
-  uint32_t max_streams = 10000;
-  /// The most of those that are Watch streams (long-lived readers cannot take every stream from
-  /// writers); past it a new Watch ends at once with RESOURCE_EXHAUSTED `streams`.
-  uint32_t max_watch_streams = 1000;
-  /// Fences plus contact watches over all live watches; a Watch that would pass it ends at once
-  /// with RESOURCE_EXHAUSTED `fences`.
-  uint32_t max_watch_fences = 200000;
-  /// Entries the live watches' state may hold together (WatchBudget::contents: bodies inside
-  /// fences, contact pairs, a batch's candidate pairs); a watch that would pass it ends with
-  /// RESOURCE_EXHAUSTED `fences`.
-  uint32_t max_watch_contents = 4000000;
-  /// Bytes of updates queued for all watchers together; an update that does not fit replaces
-  /// its watcher's queue by a resync snapshot.
-  uint64_t max_watch_queued_bytes = 128u << 20;
-  /// Bytes of applied batches waiting for the watch workers, all scenes together; a batch that
-  /// does not fit drops its scene's backlog, and its watchers resync.
-  uint64_t max_watch_backlog_bytes = 64u << 20;
-  /// A stream whose answer could not be written for this long (its client stopped reading) is
-  /// ended with RESOURCE_EXHAUSTED (ms; 0: never).
-  uint32_t stream_stall_timeout_ms = 30000;
-  /// The most bytes of messages one ImportScene stream may send (RESOURCE_EXHAUSTED past it).
-  /// The stream's memory is about 1.5 times this while it is read (the bodies received) and
-  /// about 3 times at its end (the scene built and its log record encoded). A scene of 1,000,000
-  /// bodies is about 60 MB of messages.
-  uint64_t max_import_bytes = 256u << 20;
-  /// The most ImportScene streams open at once (they count toward max_streams too); past it a
-  /// new import ends at once with RESOURCE_EXHAUSTED `streams`. With max_import_bytes this
-  /// bounds the memory imports take: about 3 x max_import_bytes x max_concurrent_imports.
-  uint32_t max_concurrent_imports = 4;
-};
 
 /// The most watch threads a server runs.
 inline constexpr uint32_t kMaxWatchThreads = 64;
@@ -78,48 +20,227 @@ inline constexpr uint32_t kMaxWatchThreads = 64;
 /// The most threads a QueryStream batch may run on (--query_threads).
 inline constexpr uint32_t kMaxQueryThreads = 1024;
 
-/// Everything collide-server is configured with (flags are parsed only in server/main.cc).
-struct ServerOptions {
-  /// The listen address, `host:port`; port 0 picks a free port (see CollideServer::port()).
-  std::string address = "127.0.0.1:50051";
-  /// The data directory (created if missing).
-  std::string data_dir = "./data";
-  /// The policy of scenes created with DURABILITY_DEFAULT (never kDefault).
-  DurabilityPolicy durability = DurabilityPolicy::kAlways;
-  /// What start-up does with a logged record that no longer applies (strict: refuse to start).
-  RecoveryMode recovery = RecoveryMode::kStrict;
-  /// The periodic fsync interval.
-  std::chrono::milliseconds sync_interval{100};
-  /// When not empty, the token file that enables auth (auth.h).
-  std::string token_file;
-  /// Without a token file, binding a non-loopback address is refused unless this is set.
-  bool allow_insecure_remote = false;
-  /// PEM files of the server's certificate chain and key: serve TLS when set (both or neither).
-  std::string tls_cert;
-  std::string tls_key;
-  /// PEM file of the CA that client certificates must chain to: requires client certificates.
-  std::string tls_ca;
-  /// The largest request message accepted, in bytes.
-  int max_message_bytes = 16 << 20;
-  /// The largest request metadata (headers) accepted, in bytes.
-  int max_metadata_bytes = 16 << 10;
-  /// The most concurrent streams (calls) on one HTTP/2 connection
-  /// (SETTINGS_MAX_CONCURRENT_STREAMS).
-  int max_streams_per_connection = 1024;
-  /// Threads that evaluate watches (1 to kMaxWatchThreads).
-  uint32_t watch_threads = 2;
-  /// The threads one QueryStream batch of at least 64 queries runs on, the gRPC thread that
-  /// received it included (1 to kMaxQueryThreads; 1: each batch on its gRPC thread alone). The
-  /// server starts query_threads - 1 workers, shared by all streams (scene/scene_query.h,
-  /// QuerySplit). collide-server's default is the number of CPUs it may run on.
-  uint32_t query_threads = 1;
-  /// How long a graceful shutdown waits for calls in progress before cancelling them.
-  std::chrono::milliseconds drain_timeout{5000};
-  /// Request limits.
-  ServiceLimits limits;
-  /// Query batches and unary queries that take at least this long are logged at warn (0: none;
-  /// slow_query_log.h).
-  std::chrono::nanoseconds slow_query_threshold{0};
+/// The smallest --max_answer_bytes: room for the answer to one MODE_ALL query of the default 64
+/// hits (11 + 19 + 64 x 59 bytes, server/convert/query_answer.h).
+inline constexpr uint32_t kMinAnswerBytes = 4096;
+
+/// An option any value of its type may take.
+struct AnyValue {};
+/// An option's range, both ends included.
+template <typename T>
+struct ValueRange {
+  T min;
+  T max;
 };
+/// The range [min, max] of an option.
+template <typename T>
+constexpr ValueRange<T> Between(T min, T max) {
+  return {min, max};
+}
+/// 1 to the type's largest value: a count that must not be 0.
+template <typename T>
+constexpr ValueRange<T> AtLeastOne() {
+  return {T{1}, std::numeric_limits<T>::max()};
+}
+
+// X(type, name, default, range, help) for every ServiceLimits field: the field, and the
+// collide-server flag of the same name, its default, the values Validate() accepts (AnyValue or
+// a ValueRange) and its help text (which is the field's documentation). docs/SERVER.md's flag
+// table and docs/SECURITY.md's limits table have a row for each.
+#define COLLIDE_SERVICE_LIMITS(X)                                                                 \
+  X(uint32_t, max_batch_ops, 100000, AnyValue{},                                                  \
+    "Ops + moves per update batch; bodies per UpsertBodies; ids per RemoveBodies or GetBodies "   \
+    "(and bodies per GetBodies answer). Over it: RESOURCE_EXHAUSTED.")                            \
+  X(uint32_t, max_queries_per_batch, 10000, AnyValue{},                                           \
+    "Queries per QueryBatch. Over it: RESOURCE_EXHAUSTED.")                                       \
+  X(uint32_t, max_scenes, 1024, AtLeastOne<uint32_t>(),                                           \
+    "The most scenes the server holds (1 or more); a create beyond it: RESOURCE_EXHAUSTED.")      \
+  X(uint32_t, max_bodies_per_scene, 10000000, AtLeastOne<uint32_t>(),                             \
+    "Upper bound of SceneOptions.max_bodies (and cap of its default of 1,000,000); 1 or more.")   \
+  X(uint32_t, max_hits, 4096, AnyValue{}, "Max max_hits per query (0 asks for min(64, this)).")   \
+  X(uint32_t, max_answer_bytes, 16u << 20,                                                        \
+    Between<uint32_t>(kMinAnswerBytes, std::numeric_limits<int32_t>::max()),                      \
+    "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose answer "  \
+    "passes it is refused with RESOURCE_EXHAUSTED (a batch whose largest possible answer is "     \
+    "larger runs in segments whose hits take about this much memory). A client that stops "       \
+    "reading costs the server at most one answer per stream.")                                    \
+  X(uint32_t, max_excluded_ids, 64, AnyValue{}, "Max Filter.excluded_ids length.")                \
+  X(uint32_t, max_inflight_per_stream, 64, AtLeastOne<uint32_t>(),                                \
+    "Batches read but not yet answered, per stream (1 or more; then the server stops reading, "   \
+    "and HTTP/2 flow control holds the client back).")                                            \
+  X(uint32_t, max_version_wait_ms, 10000, AnyValue{},                                             \
+    "The longest a query with a min_version waits for its scene to reach it (ms; also bounded "   \
+    "by the call's deadline); then DEADLINE_EXCEEDED.")                                           \
+  X(uint32_t, max_fences_per_watch, 100000, AnyValue{},                                           \
+    "Fences of one Watch request; more: the Watch ends at once with RESOURCE_EXHAUSTED "          \
+    "`fences: ...` (0: no fences).")                                                              \
+  X(uint32_t, max_watch_queued_events, 1u << 20, AtLeastOne<uint32_t>(),                          \
+    "The largest WatchRequest.max_queued_events (events queued for one watch before a resync "    \
+    "replaces them; larger values are lowered to it; 1 or more).")                                \
+  X(uint32_t, max_streams, 10000, AtLeastOne<uint32_t>(),                                         \
+    "The most UpdateStream + QueryStream + Watch + ExportScene + ImportScene calls open at once " \
+    "on the server (1 or more; then a new stream ends at once with RESOURCE_EXHAUSTED).")         \
+  X(uint32_t, max_watch_streams, 1000, AnyValue{},                                                \
+    "The most Watch calls open at once (they count toward --max_streams too; then a new Watch "   \
+    "ends at once with RESOURCE_EXHAUSTED; 0: no Watch).")                                        \
+  X(uint32_t, max_watch_fences, 200000, AnyValue{},                                               \
+    "Fences plus contact watches over all live watches (then a new Watch ends at once with "      \
+    "RESOURCE_EXHAUSTED).")                                                                       \
+  X(uint32_t, max_watch_contents, 4000000, AnyValue{},                                            \
+    "Entries all live watches may hold: 1 per body inside a fence, 2 + 2 per contact watch for "  \
+    "each overlapping pair, 1 per candidate pair of a batch being evaluated (a watch that would " \
+    "pass it ends with RESOURCE_EXHAUSTED).")                                                     \
+  X(uint64_t, max_watch_queued_bytes, uint64_t{128} << 20, AnyValue{},                            \
+    "Bytes of updates queued for all watchers together (an update that does not fit replaces "    \
+    "its watcher's queue by a resync snapshot).")                                                 \
+  X(uint64_t, max_watch_backlog_bytes, uint64_t{64} << 20, AnyValue{},                            \
+    "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a "      \
+    "batch that does not fit makes its scene's watchers resync).")                                \
+  X(uint32_t, stream_stall_timeout_ms, 30000, AnyValue{},                                         \
+    "A stream whose answer cannot be written for this long (its client stopped reading), or an "  \
+    "import whose client sends nothing for this long, ends with RESOURCE_EXHAUSTED (ms; 0: "      \
+    "never).")                                                                                    \
+  X(uint64_t, max_import_bytes, uint64_t{256} << 20, AnyValue{},                                  \
+    "The most bytes of messages one ImportScene stream may send (then RESOURCE_EXHAUSTED); the "  \
+    "import holds about 3 times this in memory at its end (0 refuses every import).")             \
+  X(uint32_t, max_concurrent_imports, 4, AnyValue{},                                              \
+    "The most ImportScene calls open at once (they count toward --max_streams too; then a new "   \
+    "import ends at once with RESOURCE_EXHAUSTED; 0: no import). Imports take at most about 3 x " \
+    "--max_import_bytes x this of memory.")
+
+/// The limits the service enforces on every request: one field per COLLIDE_SERVICE_LIMITS entry
+/// (its help text says what the field bounds), each a collide-server flag of the same name.
+struct ServiceLimits {
+#define COLLIDE_LIMIT_FIELD(type, name, default_value, range, help) type name = default_value;
+  COLLIDE_SERVICE_LIMITS(COLLIDE_LIMIT_FIELD)
+#undef COLLIDE_LIMIT_FIELD
+};
+
+/// How much collide-server logs (spdlog's levels; the --log_level flag).
+enum class LogLevel : uint8_t { kTrace, kDebug, kInfo, kWarn, kError, kOff };
+
+/// The instruction set the tree traversal uses (the --simd flag): the best the CPU has, or one.
+enum class SimdChoice : uint8_t { kAuto, kSse, kAvx2, kAvx512 };
+
+/// The level `choice` names: BestSimdLevel() for kAuto.
+SimdLevel ChosenSimdLevel(SimdChoice choice);
+
+// The option types' flag forms (Abseil's flag parser finds them by argument-dependent lookup):
+// each parses its names only, and its refusal lists them.
+bool AbslParseFlag(absl::string_view text, DurabilityPolicy* policy, std::string* error);
+std::string AbslUnparseFlag(DurabilityPolicy policy);
+bool AbslParseFlag(absl::string_view text, RecoveryMode* mode, std::string* error);
+std::string AbslUnparseFlag(RecoveryMode mode);
+bool AbslParseFlag(absl::string_view text, LogLevel* level, std::string* error);
+std::string AbslUnparseFlag(LogLevel level);
+bool AbslParseFlag(absl::string_view text, SimdChoice* choice, std::string* error);
+std::string AbslUnparseFlag(SimdChoice choice);
+
+// X(type, name, default, range, help) for every ServerOptions field besides the limits: the
+// field, the collide-server flag of the same name (the help text), its default (the field's;
+// the flag's own default differs only for query_threads: see DefaultServerOptions) and the
+// values Validate() accepts.
+#define COLLIDE_SERVER_OPTIONS(X)                                                                \
+  X(std::string, address, "127.0.0.1:50051", AnyValue{},                                         \
+    "Listen address host:port; port 0 picks a free port. A non-loopback host needs "             \
+    "--token_file or --allow_insecure_remote.")                                                  \
+  X(std::string, port_file, "", AnyValue{},                                                      \
+    "When set, the bound port is written to this file (decimal, newline), atomically, once the " \
+    "server is serving (after every listener is bound and the data directory is open).")         \
+  X(std::string, data_dir, "./data", AnyValue{},                                                 \
+    "Data directory (created if missing), opened once every listener is bound.")                 \
+  X(::collide::DurabilityPolicy, durability, DurabilityPolicy::kAlways, AnyValue{},              \
+    "none / periodic / always: the durability of scenes created with DURABILITY_DEFAULT.")       \
+  X(int, sync_interval_ms, 100, Between(0, std::numeric_limits<int>::max()),                     \
+    "Periodic fsync interval, in milliseconds.")                                                 \
+  X(::collide::RecoveryMode, recovery, RecoveryMode::kStrict, AnyValue{},                        \
+    "strict / skip: what start-up does with a logged update that no longer applies to its "      \
+    "scene (one an older server accepted that validation now refuses). strict refuses to "       \
+    "start, naming the segment and offset; skip drops each such record (logging it), keeps "     \
+    "every other, and snapshots the scenes so the dropped records are never read again.")        \
+  X(::collide::LogLevel, log_level, LogLevel::kInfo, AnyValue{},                                 \
+    "trace / debug / info / warn / error / off. debug adds one access line per call.")           \
+  X(double, slow_query_ms, 0, Between(0.0, 86400000.0),                                          \
+    "Log (at warn) every query batch and unary query whose answer takes at least this many "     \
+    "milliseconds: rpc, scene, query kinds and counts, duration, version. 0: off; fractions "    \
+    "allowed (0.000001, one nanosecond, logs every one); at most 86400000.")                     \
+  X(std::string, token_file, "", AnyValue{},                                                     \
+    "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "        \
+    "admin).")                                                                                   \
+  X(bool, allow_insecure_remote, false, AnyValue{},                                              \
+    "Without a token file, allow binding a non-loopback address (gRPC, metrics, viewer).")       \
+  X(std::string, tls_cert, "", AnyValue{}, "PEM certificate chain: serve TLS (with --tls_key).") \
+  X(std::string, tls_key, "", AnyValue{}, "PEM private key of --tls_cert.")                      \
+  X(std::string, tls_ca, "", AnyValue{},                                                         \
+    "PEM CA certificates: require and verify client certificates.")                              \
+  X(int, max_message_bytes, 16 << 20, AtLeastOne<int>(),                                         \
+    "gRPC max receive message size, in bytes.")                                                  \
+  X(int, max_metadata_bytes, 16 << 10, AtLeastOne<int>(),                                        \
+    "The largest request metadata of a call (per entry, name + value + 32), in bytes; a call "   \
+    "over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it and closes " \
+    "the whole connection beyond.")                                                              \
+  X(int, max_streams_per_connection, 1024, AtLeastOne<int>(),                                    \
+    "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).")     \
+  X(int, drain_timeout_ms, 5000, Between(0, std::numeric_limits<int>::max()),                    \
+    "Graceful shutdown deadline, in milliseconds.")                                              \
+  X(uint32_t, watch_threads, 2, Between<uint32_t>(1, kMaxWatchThreads),                          \
+    "Threads that evaluate watches, away from the writers (1 to 64).")                           \
+  X(uint32_t, query_threads, 1, Between<uint32_t>(1, kMaxQueryThreads),                          \
+    "The threads one QueryStream batch of 64 queries or more runs on, the gRPC thread that "     \
+    "received it included (1 to 1024; 1: each batch on that thread alone). The default is the "  \
+    "number of CPUs the server may run on. The workers (query_threads - 1) are shared by all "   \
+    "streams; answers are the same, in the same order, whatever the value. The workers also "    \
+    "help writers end their batches (the history's index beside the trees' refit).")             \
+  X(::collide::SimdChoice, simd, SimdChoice::kAuto, AnyValue{},                                  \
+    "The instruction set of the tree traversal: auto (the best this CPU has), sse, avx2 or "     \
+    "avx512. Answers are the same at every level; a level the CPU lacks stops the start.")       \
+  X(std::string, metrics_address, "", AnyValue{},                                                \
+    "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "      \
+    "port; empty: off, nothing is counted). A non-loopback host needs --token_file or "          \
+    "--allow_insecure_remote, like --address; /metrics itself takes no token.")                  \
+  X(std::string, metrics_port_file, "", AnyValue{},                                              \
+    "When set, the bound metrics port is written to this file (decimal, newline), atomically, "  \
+    "once the server is serving; needs --metrics_address.")                                      \
+  X(uint32_t, metrics_max_scenes, 100, AnyValue{},                                               \
+    "The most scenes with their own collide_scene_* series (in name order); the rest are "       \
+    "summed into scene=\"_other\" (0: every scene is).")                                         \
+  X(std::string, viewer_address, "", AnyValue{},                                                 \
+    "Serve the browser viewer at http://HOST:PORT/viewer/ (host:port; port 0 picks a free "      \
+    "port; empty: off). Read-only; same address rules as --metrics_address; with --token_file "  \
+    "every call needs a token.")                                                                 \
+  X(std::string, viewer_port_file, "", AnyValue{},                                               \
+    "When set, the bound viewer port is written to this file (decimal, newline), atomically, "   \
+    "once the server is serving; needs --viewer_address.")                                       \
+  X(int, viewer_max_streams, 8, Between(1, 64), "The most live viewer streams at once (1 to 64).")
+
+/// Everything collide-server is configured with: one field per COLLIDE_SERVER_OPTIONS entry
+/// (flags are parsed only in server/main.cc, each into the field of its name), and the limits.
+struct ServerOptions {
+#define COLLIDE_OPTION_FIELD(type, name, default_value, range, help) type name = default_value;
+  COLLIDE_SERVER_OPTIONS(COLLIDE_OPTION_FIELD)
+#undef COLLIDE_OPTION_FIELD
+  /// Request limits (COLLIDE_SERVICE_LIMITS), each a flag too.
+  ServiceLimits limits;
+
+  /// Checks every option once, for collide-server's start-up and for CollideServer::Start:
+  /// each value within its range, the durability a real policy, the addresses' forms and their
+  /// loopback rule (a non-loopback gRPC, metrics or viewer address needs a token file or
+  /// allow_insecure_remote: FAILED_PRECONDITION), the TLS files given together, a port file only
+  /// with its address, a --simd level this CPU has. INVALID_ARGUMENT otherwise; the message
+  /// starts with the option's (the flag's) name: `viewer_max_streams: 0 is not from 1 to 64`.
+  absl::Status Validate() const;
+
+  /// Every option and limit as `name value` pairs, in flag order, the values as their flags
+  /// would spell them (the start-up log; never a token, only the token file's path).
+  std::vector<std::pair<std::string, std::string>> Describe() const;
+};
+
+/// collide-server's defaults: ServerOptions{} with query_threads the number of CPUs this process
+/// may run on (UsableCpus).
+ServerOptions DefaultServerOptions();
+
+/// The CPUs this process may run on (its affinity mask: taskset, a container's cpuset), else the
+/// machine's; at least 1, at most kMaxQueryThreads.
+uint32_t UsableCpus();
 
 }  // namespace collide

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Usage: simd_isolation_test.sh <binary>
 # The binary is built for baseline x86-64 and holds the traversal kernels once per instruction
-# set (src/bvh/internal/wide_kernels.h). Only the functions of the wide_avx2 and wide_avx512
-# namespaces may hold VEX or EVEX instructions (AVX and later): any other function that does
+# set (src/bvh/internal/wide_kernels.h, src/mesh/internal/mesh_kernels.h). Only the functions of
+# the wide_avx2, wide_avx512, mesh_avx2 and mesh_avx512 namespaces may hold VEX or EVEX
+# instructions (AVX and later): any other function that does
 # would run them on every CPU, the SSE path included (the inline-function trap that
 # docs/ARCHITECTURE.md, "Instruction sets", describes). Disassembles the binary's own code and
 # lists the offenders. Skipped (exit 0 with a message) off x86-64 or without objdump.
@@ -20,10 +21,10 @@ fi
 offenders=$(objdump -d --no-show-raw-insn -C "$binary" | awk '
   /^[0-9a-f]+ <.*>:$/ { name = $0; next }
   /\t(v[a-z0-9]+|k(mov|and|or|xor|not|test|shift|unpck|add)[a-z0-9]*)[ \t]/ { hits[name]++ }
-  END { for (n in hits) print n }' | grep -vE 'collide::wide_avx(2|512)::' || true)
-kernels=$(objdump -d --no-show-raw-insn -C "$binary" | grep -cE '^[0-9a-f]+ <.*collide::wide_avx(2|512)::' || true)
+  END { for (n in hits) print n }' | grep -vE 'collide::(wide|mesh)_avx(2|512)::' || true)
+kernels=$(objdump -d --no-show-raw-insn -C "$binary" | grep -cE '^[0-9a-f]+ <.*collide::(wide|mesh)_avx(2|512)::' || true)
 if [ "$kernels" -eq 0 ]; then
-  echo "simd isolation: no wide_avx2 / wide_avx512 kernel found in $binary"
+  echo "simd isolation: no AVX2 / AVX-512 kernel found in $binary"
   exit 1
 fi
 if [ -n "$offenders" ]; then

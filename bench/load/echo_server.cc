@@ -12,11 +12,9 @@
 #include <string>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
+#include "base/program_flags.h"
 #include "bench/load/echo.grpc.pb.h"
+#include "collide/version.h"
 #include "grpcpp/server_builder.h"
 #include "server/infra/shutdown_signals.h"
 
@@ -126,15 +124,12 @@ class EchoService final : public collide::bench::v1::Echo::CallbackService {
 };
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "the transport ceiling for collide-load: collide's messages answered without work.");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "bench/load/echo_server.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  ParseProgramFlags(
+      argc, argv,
+      {.name = "collide-echo-server",
+       .usage = "the transport ceiling for collide-load: collide's messages answered without work.",
+       .flags_file = "bench/load/echo_server.cc",
+       .version = kVersionLine});
   // Before gRPC starts its threads (server/infra/shutdown_signals.h).
   ShutdownSignals shutdown_signals;
   EchoService service;

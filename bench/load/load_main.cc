@@ -40,13 +40,10 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "base/program_flags.h"
 #include "bench/load/drivers.h"
 #include "bench/load/echo.grpc.pb.h"
 #include "bench/load/latency_histogram.h"
@@ -57,6 +54,7 @@
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "collide/v1/collide.grpc.pb.h"
+#include "collide/version.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "support/server_process.h"
@@ -380,17 +378,13 @@ int Drive(Stub* stub, const Workload& w, const std::vector<Kind>& mix) {
 }
 
 int Main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "a load generator for collide-server and collide-echo-server (see the comment at the top "
-      "of bench/load/load_main.cc for the workloads and examples).");
-  // --help lists this file's flags (by default absl matches files named like the binary).
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "bench/load/load_main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  ParseProgramFlags(argc, argv,
+                    {.name = "collide-load",
+                     .usage = "a load generator for collide-server and collide-echo-server (see "
+                              "the comment at the top of bench/load/load_main.cc for the "
+                              "workloads and examples).",
+                     .flags_file = "bench/load/load_main.cc",
+                     .version = kVersionLine});
   const std::string workload = absl::GetFlag(FLAGS_workload);
   const std::string target = absl::GetFlag(FLAGS_target);
   if (workload != "unary" && workload != "stream" && workload != "ingest") {

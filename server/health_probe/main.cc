@@ -12,11 +12,8 @@
 #include <tuple>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
-#include "absl/strings/match.h"
 #include "absl/time/time.h"
+#include "base/program_flags.h"
 #include "client/health/health_check.h"
 #include "collide/version.h"
 #include "grpcpp/create_channel.h"
@@ -103,19 +100,13 @@ int Main() {
 }  // namespace collide
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "exits 0 when the collide server at --address reports SERVING through grpc.health.v1, "
-      "1 otherwise.");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "health_probe/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  usage.version_string = [] {
-    return std::string("collide-health-probe ") + collide::kVersionLine + "\n";
-  };
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  collide::ParseProgramFlags(
+      argc, argv,
+      {.name = "collide-health-probe",
+       .usage = "exits 0 when the collide server at --address reports SERVING through "
+                "grpc.health.v1, 1 otherwise.",
+       .flags_file = "server/health_probe/main.cc",
+       .version = collide::kVersionLine});
   // gRPC shut down here, on this thread, before exit: see client/cpp/grpc_runtime.h.
   grpc_init();
   int code = collide::Main();

@@ -35,8 +35,8 @@ ServerMetrics::ServerMetrics(const MetricsOptions& options)
     : options_(options), rpc_(std::make_shared<RpcMetrics>(CollideServiceDescriptor())) {}
 
 absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const MetricsOptions& options) {
-  absl::StatusOr<MetricsAddress> address =
-      ParseMetricsAddress(options.address, options.allow_remote);
+  absl::StatusOr<HttpAddress> address =
+      ParseHttpAddress(options.address, options.allow_remote, "metrics_address");
   if (!address.ok()) return address.status();
   auto metrics = std::unique_ptr<ServerMetrics>(new ServerMetrics(options));
   absl::StatusOr<std::unique_ptr<MetricsEndpoint>> endpoint = MetricsEndpoint::Start(*address);
@@ -52,18 +52,16 @@ absl::StatusOr<std::unique_ptr<ServerMetrics>> ServerMetrics::Start(const Metric
 
 ServerMetrics::~ServerMetrics() { Stop(); }
 
-ServerHooks ServerMetrics::Hooks() {
-  ServerHooks hooks;
-  hooks.counters = &counters_;
-  hooks.interceptors.push_back(rpc_->InterceptorFactory());
-  return hooks;
+std::unique_ptr<grpc::experimental::ServerInterceptorFactoryInterface>
+ServerMetrics::InterceptorFactory() {
+  return rpc_->InterceptorFactory();
 }
 
-void ServerMetrics::Attach(CollideServer* server) {
+void ServerMetrics::Attach(const MetricsSources& sources) {
   if (endpoint_ == nullptr) return;
-  endpoint_->Register(std::make_shared<StreamMetrics>(server->streams(), server->watches()));
-  endpoint_->Register(std::make_shared<SceneMetrics>(server->database(), options_.max_scenes));
-  endpoint_->Register(std::make_shared<StoreMetrics>(server->database()));
+  endpoint_->Register(std::make_shared<StreamMetrics>(sources.streams, sources.watches));
+  endpoint_->Register(std::make_shared<SceneMetrics>(sources.database, options_.max_scenes));
+  endpoint_->Register(std::make_shared<StoreMetrics>(sources.database));
 }
 
 void ServerMetrics::Stop() { endpoint_.reset(); }

@@ -67,10 +67,18 @@ void UpdateStreamReactor::Pump() {
 
 void UpdateStreamReactor::OnReadDone(bool ok) {
   {
+    // The read side owns in_, request_ and batch_ from here until processing_ is cleared: no
+    // other thread's Pump starts a read into in_ meanwhile (both flags change in one section).
     MutexLock lock(&mu_);
     reading_ = false;
+    processing_ = true;
   }
-  if (!call_.OnReadDone()) return;
+  if (!call_.OnReadDone()) {
+    // The call is ending: the message, if any, is dropped.
+    MutexLock lock(&mu_);
+    processing_ = false;
+    return;
+  }
   // The stream's messages are named like a repeated field's: messages[i], from 0.
   const size_t message_bytes = ok ? in_.Length() : 0;
   if (ok) ClearRequest();
@@ -88,7 +96,6 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     } else {
       index = first_index_ + pending_.size();
       pending_.emplace_back();
-      processing_ = true;
     }
   }
   if (ok && parsed.ok()) {
@@ -96,12 +103,14 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     // The store has the batch now (Apply encodes and applies it before returning). The parsed
     // message and its ops keep what they grew to, so the next batch of the same size reuses
     // them (a tick loop sends one every tick); past kKeptUpdateBytes they are freed rather than
-    // kept for the stream's life. (Before `processing_` is cleared: the next read may then
-    // start at once.)
+    // kept for the stream's life. (Before processing_ is cleared: the next read may then start
+    // at once.)
     if (message_bytes > kKeptUpdateBytes || KeptBytes() > kKeptUpdateBytes) {
       request_ = v1::UpdateBatch();
       batch_ = UpdateBatch();
     }
+  }
+  {
     MutexLock lock(&mu_);
     processing_ = false;
   }

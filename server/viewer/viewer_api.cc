@@ -519,10 +519,11 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
     if (!value.ok()) return ErrorReply(value.status());
     query.at_tick = *value;
   }
-  // The core's check, as for every query (its errors name the parameters: `direction`).
+  // The core's checks, as for every query; their errors name the parameters (`direction`,
+  // `at_tick`).
+  const RequestLayout params_layout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = ""};
   if (absl::Status s = PrepareQuery(&query, QueryLimits{}, 0); !s.ok()) {
-    return ErrorReply(
-        ForRequest(s, RequestLayout{.kind = RequestLayout::Kind::kUnaryQuery, .query_root = ""}));
+    return ErrorReply(ForRequest(s, params_layout));
   }
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;
@@ -530,7 +531,7 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
   const std::span<const Query> queries(&query, 1);
   const uint64_t version = AnswerQueries(**scene, queries, {}, &status, &results, &hits);
   if (samples_ != nullptr) samples_->Offer(scene->get(), version, queries, status, results, hits);
-  if (!status.empty() && !status[0].ok()) return ErrorReply(status[0]);
+  if (!status.empty() && !status[0].ok()) return ErrorReply(ForRequest(status[0], params_layout));
   std::string out = absl::StrCat("{\"version\":", version, ",\"at_tick\":");
   if (query.at_tick.has_value()) {
     absl::StrAppend(&out, *query.at_tick);

@@ -6,10 +6,9 @@
 
 #include "absl/status/statusor.h"
 #include "server/infra/auth.h"
+#include "server/infra/http_listener.h"
 #include "server/viewer/viewer_api.h"
 #include "store/database.h"
-
-class CivetServer;
 
 namespace collide {
 
@@ -26,55 +25,58 @@ struct ViewerOptions {
   ViewerLimits limits{};
 };
 
-/// The viewer's HTTP server (civetweb): the page under /viewer/, the read-only JSON API under
-/// /viewer/api/ (scenes, scene, raycast, spherecast) and the live stream of a scene as server-sent
-/// events
-/// (/viewer/api/stream). Only GET and HEAD; nothing it serves can change a scene. With a token
-/// file, every API call needs a token (any role reads).
+/// The viewer's HTTP server (an HttpListener: civetweb, GET and HEAD only, anything else 405):
+/// the page under /viewer/, the read-only JSON API under /viewer/api/ (scenes, scene, raycast,
+/// spherecast) and the live stream of a scene as server-sent events (/viewer/api/stream).
+/// Nothing it serves can change a scene. With a token file, every API call needs a token (any
+/// role reads). Started before the data directory is opened (so a bad or busy address stops the
+/// start-up first); its API answers 503 until Attach hands it the open store.
 class ViewerEndpoint {
  public:
   /// Binds `options.address`. INVALID_ARGUMENT / FAILED_PRECONDITION for a bad address,
-  /// UNAVAILABLE when it cannot be bound. `db` and `auth` must outlive the endpoint.
-  /// `watches` (may be null: no watches are shown) lists the Watch streams open on each scene;
-  /// `samples` (may be null: no casts are shown) is the server's sample of the casts it answers
-  /// (the viewer's own casts are offered to it too). Both must outlive the endpoint.
-  static absl::StatusOr<std::unique_ptr<ViewerEndpoint>> Start(const ViewerOptions& options,
-                                                               const Database* db,
-                                                               const Authenticator* auth,
-                                                               WatchDirectory* watches = nullptr,
-                                                               QuerySampler* samples = nullptr);
+  /// UNAVAILABLE when it cannot be bound.
+  static absl::StatusOr<std::unique_ptr<ViewerEndpoint>> Start(const ViewerOptions& options);
   /// Stops serving (ends the live streams first).
   ~ViewerEndpoint();
   ViewerEndpoint(const ViewerEndpoint&) = delete;
   ViewerEndpoint& operator=(const ViewerEndpoint&) = delete;
 
+  /// Serves the API over `db` with `auth`'s tokens; `watches` (may be null: no watches are
+  /// shown) lists the Watch streams open on each scene; `samples` (may be null: no casts are
+  /// shown) is the server's sample of the casts it answers (the viewer's own casts are offered to
+  /// it too). Each must outlive Stop(). Once only.
+  void Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
+              QuerySampler* samples = nullptr);
   /// Ends the live streams and stops the HTTP server (idempotent).
   void Stop();
 
   /// The bound port.
-  int port() const { return port_; }
+  int port() const { return listener_->port(); }
   /// host:port with the bound port.
-  const std::string& bound_address() const { return bound_address_; }
+  const std::string& bound_address() const { return listener_->bound_address(); }
 
-  /// Shared with the request handlers.
+  /// What the API's handlers share once attached.
   struct State {
     ViewerApi api;
-    ViewerOptions options;
     WatchDirectory* watches = nullptr;
     QuerySampler* samples = nullptr;
-    std::atomic<bool> stopping{false};
-    std::atomic<int> streams{0};
   };
 
  private:
-  ViewerEndpoint() = default;
+  explicit ViewerEndpoint(const ViewerOptions& options) : options_(options) {}
 
+  const ViewerOptions options_;
   std::unique_ptr<State> state_;
-  std::unique_ptr<CivetServer> server_;
-  struct Handlers;
-  std::unique_ptr<Handlers> handlers_;
-  int port_ = 0;
-  std::string bound_address_;
+  // state_ once attached: the handlers read it without a lock.
+  std::atomic<const State*> attached_{nullptr};
+  std::atomic<bool> stopping_{false};
+  std::atomic<int> streams_{0};
+  std::unique_ptr<HttpListener> listener_;
+
+  void ServePage(const HttpRequest& request) const;
+  void ServeApi(const HttpRequest& request);
+  void Stream(const HttpRequest& request, const State& state, const Principal& principal,
+              const QueryParams& params);
 };
 
 }  // namespace collide

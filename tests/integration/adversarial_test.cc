@@ -10,7 +10,9 @@
 // bounded throughout. The table of outcomes is printed at the end.
 //
 // The other tests: sequences of imports and move marks at their edges, malformed messages on
-// every rpc and stream, compressed requests, and two servers on one port or one data directory.
+// every rpc and stream, compressed requests, two servers on one port or one data directory, slow
+// and silent clients on every listener (gRPC, /metrics, the viewer), every HTTP method against the
+// HTTP listeners, and every flag at its extremes.
 
 #include <signal.h>
 
@@ -18,6 +20,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdint>
+#include <fstream>
 #include <functional>
 #include <limits>
 #include <map>
@@ -25,7 +28,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "collide/v1/collide.grpc.pb.h"
@@ -33,6 +38,7 @@
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
 #include "gtest/gtest.h"
+#include "integration/http_probe.h"
 #include "integration/raw_call.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
@@ -1360,6 +1366,293 @@ TEST(Exclusive, ASecondServerOnTheSameDataDirectoryFailsFast) {
   EXPECT_TRUE(absl::StrContains(second.status().message(), "in use by another process"))
       << second.status().message();
   EXPECT_TRUE(IsOk((*first)->NewClient()->ListScenes()));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The HTTP listeners (/metrics, the viewer) and slow clients on every listener.
+
+// A server with /metrics and the viewer on 127.0.0.1, port 0 each, and a scene of one body.
+class Listeners {
+ public:
+  Listeners() {
+    ServerConfig config;
+    config.metrics = true;
+    config.extra_flags = {"--viewer_address=127.0.0.1:0",
+                          absl::StrCat("--viewer_port_file=", files_.File("viewer_port"))};
+    auto server = ServerProcess::Start(config);
+    EXPECT_TRUE(IsOk(server));
+    if (!server.ok()) return;
+    server_ = *std::move(server);
+    std::ifstream in(files_.File("viewer_port"));
+    in >> viewer_port_;
+    auto client = server_->NewClient();
+    EXPECT_TRUE(IsOk(client->CreateScene(kScene)));
+    v1::Body body;
+    body.set_id(1);
+    body.mutable_shape()->mutable_sphere()->set_radius(1);
+    const std::vector<v1::Body> bodies = {body};
+    EXPECT_TRUE(IsOk(client->UpsertBodies(kScene, bodies)));
+  }
+
+  bool ok() const { return server_ != nullptr && viewer_port_ > 0; }
+  ServerProcess& server() { return *server_; }
+  int metrics_port() const { return server_->metrics_port(); }
+  int viewer_port() const { return viewer_port_; }
+  int grpc_port() const {
+    int port = 0;
+    EXPECT_TRUE(
+        absl::SimpleAtoi(server_->address().substr(server_->address().rfind(':') + 1), &port));
+    return port;
+  }
+
+ private:
+  TempDir files_{"listeners"};
+  std::unique_ptr<ServerProcess> server_;
+  int viewer_port_ = 0;
+};
+
+// How long an ordinary request may take while the slow clients hold their connections: far
+// less than the 5 s header timeout, so a request answered only after a slow client was cut
+// would fail.
+constexpr auto kPromptAnswer = std::chrono::milliseconds(3000);
+
+// The beginning of a request a slow client spells out, a byte a second.
+const std::string& SlowHttpRequest() {
+  static const std::string request =
+      "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: " + std::string(200, 'a') + "\r\n\r\n";
+  return request;
+}
+
+// The HTTP/2 connection preface and an empty SETTINGS frame, spelled out a byte a second.
+const std::string& SlowHttp2Preface() {
+  static const std::string preface =
+      std::string("PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n") + std::string("\0\0\0\4\0\0\0\0\0", 9);
+  return preface;
+}
+
+TEST(SlowClients, EveryListenerAnswersWhileHundredsOfSlowClientsHoldConnections) {
+  Listeners listeners;
+  ASSERT_TRUE(listeners.ok());
+  // 100 slow connections on each HTTP listener and on the gRPC port, and 100 silent ones on the
+  // gRPC port: before the fix, 100 slow sockets left /metrics without an answer for 8 s and
+  // more, and 20 did the same to the viewer.
+  SlowClients http({listeners.metrics_port(), listeners.viewer_port()}, 100, SlowHttpRequest());
+  SlowClients grpc_slow({listeners.grpc_port()}, 100, SlowHttp2Preface());
+  SlowClients grpc_silent({listeners.grpc_port()}, 100, "", /*silent=*/true);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  ASSERT_GE(http.open() + grpc_slow.open() + grpc_silent.open(), 380)
+      << "the slow clients could not connect";
+  // Several rounds, over more than the header timeout, so the server has cut slow connections
+  // and their replacements hold its workers again.
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(7);
+  int rounds = 0;
+  while (std::chrono::steady_clock::now() < end) {
+    ++rounds;
+    const HttpAnswer scrape =
+        HttpExchange(listeners.metrics_port(), HttpRequestLine("GET", "/metrics"), kPromptAnswer);
+    ASSERT_TRUE(scrape.answered) << "round " << rounds << ": /metrics did not answer in 3 s";
+    EXPECT_EQ(scrape.status, 200);
+    EXPECT_TRUE(absl::StrContains(scrape.body, "collide_scene_bodies")) << scrape.body;
+    const HttpAnswer scenes = HttpExchange(
+        listeners.viewer_port(), HttpRequestLine("GET", "/viewer/api/scenes"), kPromptAnswer);
+    ASSERT_TRUE(scenes.answered) << "round " << rounds << ": the viewer did not answer in 3 s";
+    EXPECT_EQ(scenes.status, 200);
+    EXPECT_TRUE(absl::StrContains(scenes.body, kScene)) << scenes.body;
+    auto client = listeners.server().NewClient();
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + kPromptAnswer);
+    v1::ListScenesResponse list;
+    const grpc::Status listed =
+        v1::Collide::NewStub(client->channel())->ListScenes(&context, {}, &list);
+    ASSERT_TRUE(listed.ok()) << "round " << rounds << ": " << listed.error_message();
+    EXPECT_EQ(list.scenes_size(), 1);
+    std::this_thread::sleep_for(std::chrono::milliseconds(500));
+  }
+  // The HTTP listeners cut the connections whose headers took longer than the header timeout
+  // (5 s): every one of the 200 once, some of their replacements again.
+  EXPECT_GE(http.closed_by_server(), 200);
+  // gRPC closes a connection whose client sent no SETTINGS within its handshake timeout (10 s,
+  // kGrpcHandshakeTimeout; gRPC's default is 120 s): the silent ones, and the slow ones, which
+  // are still spelling the preface.
+  const auto handshake_end = std::chrono::steady_clock::now() + std::chrono::seconds(8);
+  while ((grpc_silent.closed_by_server() < 100 || grpc_slow.closed_by_server() < 100) &&
+         std::chrono::steady_clock::now() < handshake_end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_GE(grpc_silent.closed_by_server(), 100);
+  EXPECT_GE(grpc_slow.closed_by_server(), 100);
+}
+
+TEST(SlowClients, AnHttpRequestWhoseHeadersNeverEndIsCutAfterTheHeaderTimeout) {
+  Listeners listeners;
+  ASSERT_TRUE(listeners.ok());
+  // A byte a second for ever, to each listener: the server closes each connection without an
+  // answer within the header timeout (5 s) and a scheduling margin, never waits for the
+  // headers' end.
+  const std::string endless = "GET /metrics HTTP/1.1\r\nX-Slow: " + std::string(100, 'a');
+  SlowClients one({listeners.metrics_port(), listeners.viewer_port()}, 1, endless);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  while (one.closed_by_server() < 2 && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  EXPECT_EQ(one.closed_by_server(), 2);
+}
+
+// Every method against every kind of path: GET and HEAD answer (HEAD: GET's status and
+// headers, no body), anything else is 405 with `Allow: GET, HEAD` in the listener's format.
+TEST(HttpMethods, TheListenersAnswerGetAndHeadAndRefuseEveryOtherMethod) {
+  Listeners listeners;
+  ASSERT_TRUE(listeners.ok());
+  struct Path {
+    int port;
+    std::string path;
+    int get_status;
+    bool json;
+  };
+  const std::vector<Path> paths = {
+      {listeners.metrics_port(), "/metrics", 200, false},
+      {listeners.metrics_port(), "/", 404, false},
+      {listeners.metrics_port(), "/metrics/more", 404, false},
+      {listeners.viewer_port(), "/viewer/", 200, false},
+      {listeners.viewer_port(), "/viewer/api/scenes", 200, true},
+      {listeners.viewer_port(), absl::StrCat("/viewer/api/scene?name=", kScene), 200, true},
+      {listeners.viewer_port(),
+       absl::StrCat("/viewer/api/raycast?name=", kScene, "&origin=0,0,-5&direction=0,0,1"), 200,
+       true},
+      {listeners.viewer_port(), "/viewer/api/nothing", 404, true},
+      {listeners.viewer_port(), "/viewer/api/scene?name=none", 404, true},
+  };
+  const std::vector<std::string> refused = {"POST",    "PUT",      "DELETE", "OPTIONS", "TRACE",
+                                            "PATCH",   "PROPFIND", "LOCK",   "COPY",    "MOVE",
+                                            "CONNECT", "MKCOL",    "UNLOCK", "BREW"};
+  for (const Path& p : paths) {
+    const HttpAnswer get = HttpExchange(p.port, HttpRequestLine("GET", p.path));
+    ASSERT_TRUE(get.answered) << "GET " << p.path;
+    EXPECT_EQ(get.status, p.get_status) << "GET " << p.path << ": " << get.body;
+    const HttpAnswer head = HttpExchange(p.port, HttpRequestLine("HEAD", p.path));
+    ASSERT_TRUE(head.answered) << "HEAD " << p.path;
+    EXPECT_EQ(head.status, get.status) << "HEAD " << p.path;
+    EXPECT_EQ(head.Header("Content-Type"), get.Header("Content-Type")) << "HEAD " << p.path;
+    EXPECT_TRUE(head.body.empty()) << "HEAD " << p.path << ": " << head.body;
+    if (get.status == 200) {
+      EXPECT_EQ(head.Header("Content-Length"), absl::StrCat(get.body.size())) << p.path;
+    }
+    for (const std::string& method : refused) {
+      const HttpAnswer answer = HttpExchange(p.port, HttpRequestLine(method, p.path));
+      const std::string label = absl::StrCat(method, " ", p.path);
+      ASSERT_TRUE(answer.answered) << label;
+      EXPECT_EQ(answer.status, 405) << label << ": " << answer.body;
+      EXPECT_EQ(answer.Header("Allow"), "GET, HEAD") << label;
+      const std::string why = absl::StrCat("method: ", method, " is not allowed (GET, HEAD)");
+      if (p.json || p.port == listeners.viewer_port()) {
+        EXPECT_EQ(answer.Header("Content-Type"), "application/json") << label;
+        EXPECT_EQ(answer.body, absl::StrCat("{\"error\":\"", why, "\"}\n")) << label;
+      } else {
+        EXPECT_EQ(answer.body, absl::StrCat(why, "\n")) << label;
+      }
+    }
+  }
+  // A request that is not HTTP is a 400 in the listener's format, and a method that is not a
+  // token is not quoted back.
+  for (const int port : {listeners.metrics_port(), listeners.viewer_port()}) {
+    for (const std::string request :
+         {std::string("\x01\x02\x03\r\n\r\n"), std::string("GET /metrics HTTP/9.9\r\n\r\n"),
+          std::string("G\"E{T /metrics HTTP/1.1\r\n\r\n"), std::string("GET /metrics\r\n\r\n")}) {
+      const HttpAnswer answer = HttpExchange(port, request);
+      ASSERT_TRUE(answer.answered) << absl::CEscape(request);
+      EXPECT_GE(answer.status, 400) << absl::CEscape(request);
+      EXPECT_LT(answer.status, 506) << absl::CEscape(request);
+      EXPECT_NE(answer.status, 405) << absl::CEscape(request);
+      EXPECT_FALSE(absl::StrContains(answer.body, "{T")) << answer.body;
+    }
+  }
+  // Nothing was changed, and both still serve.
+  const std::vector<uint64_t> ids = {1};
+  auto bodies = listeners.server().NewClient()->GetBodies(kScene, ids);
+  ASSERT_TRUE(IsOk(bodies));
+  EXPECT_EQ(bodies->bodies_size(), 1);
+  EXPECT_EQ(HttpExchange(listeners.metrics_port(), HttpRequestLine("GET", "/metrics")).status, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Every flag of collide-server at its extremes.
+
+struct FlagInfo {
+  std::string name;
+  std::string default_value;
+};
+
+// The flags `collide-server --help` lists (those of server/main.cc), with their defaults.
+std::vector<FlagInfo> ServerFlags() {
+  const CommandResult help = RunCommand({testing::ServerBinaryPath(), "--help"});
+  std::vector<FlagInfo> flags;
+  const std::string text = help.out + help.err;
+  size_t at = 0;
+  while ((at = text.find("\n    --", at)) != std::string::npos) {
+    at += 7;
+    const size_t name_end = text.find(' ', at);
+    FlagInfo flag{text.substr(at, name_end - at), ""};
+    const size_t default_at = text.find("default: ", name_end);
+    if (default_at != std::string::npos) {
+      const size_t end = text.find(";\n", default_at);
+      flag.default_value = text.substr(default_at + 9, end - default_at - 9);
+    }
+    flags.push_back(flag);
+  }
+  return flags;
+}
+
+TEST(FlagExtremes, EveryFlagIsRefusedWithItsNameOrServesAtItsExtremes) {
+  const std::vector<FlagInfo> flags = ServerFlags();
+  // The list is read from --help: a flag added later is covered the day it is added.
+  ASSERT_GE(flags.size(), 45u);
+  int refused = 0;
+  int served = 0;
+  std::vector<std::string> accepted;
+  for (const FlagInfo& flag : flags) {
+    // The harness's own flags: an empty port file would leave it waiting for the port.
+    if (flag.name == "port_file") continue;
+    double unused = 0;
+    const bool numeric = absl::SimpleAtod(flag.default_value, &unused);
+    std::vector<std::string> values = {""};
+    if (numeric) {
+      values = {"", "-1", "18446744073709551615", "9223372036854775808", "nan", "-inf", "1e999"};
+    }
+    for (const std::string& value : values) {
+      const std::string argument = absl::StrCat("--", flag.name, "=", value);
+      // Refused: exit 1 (Abseil's parser) or 2 (ServerOptions::Validate), never a signal, before
+      // anything is written, with the flag's name in the message.
+      // First Abseil's parser alone (--only_check_args: exit 0 once every value parsed).
+      const CommandResult run = RunCommand(
+          {testing::ServerBinaryPath(), "--log_level=warn", argument, "--only_check_args"});
+      if (run.exit_code != 0) {
+        ++refused;
+        EXPECT_TRUE(run.exit_code == 1 || run.exit_code == 2) << argument << ": " << run.exit_code;
+        EXPECT_TRUE(absl::StrContains(run.err, flag.name)) << argument << ": " << run.err;
+        continue;
+      }
+      // Accepted by the parser: Validate and the start must accept it too, and the server
+      // serves with it.
+      ServerConfig config;
+      config.extra_flags = {argument};
+      auto server = ServerProcess::Start(config);
+      if (!server.ok()) {
+        ++refused;
+        const std::string message(server.status().message());
+        EXPECT_TRUE(absl::StrContains(message, "exited with 2") ||
+                    absl::StrContains(message, "exited with 1"))
+            << argument << ": " << message;
+        EXPECT_TRUE(absl::StrContains(message, flag.name)) << argument << ": " << message;
+        continue;
+      }
+      ++served;
+      accepted.push_back(argument);
+      EXPECT_TRUE(IsOk((*server)->NewClient()->ListScenes())) << argument;
+    }
+  }
+  std::printf("flags at their extremes: %d refused, %d served (%s)\n", refused, served,
+              absl::StrJoin(accepted, " ").c_str());
+  EXPECT_GT(refused, 0);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <regex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -127,6 +128,20 @@ TEST(Examples, ScenarioPrintsTheReferenceAnswersAsJsonLines) {
   auto scenes = (*server)->NewClient()->ListScenes();
   ASSERT_TRUE(IsOk(scenes));
   EXPECT_TRUE(scenes->empty());
+}
+
+TEST(Examples, HelpListsEachProgramsFlagsUnderTheirSourcePath) {
+  for (const auto& [binary, file] :
+       {std::pair<std::string, std::string>{COLLIDE_ARENA_PATH, "examples/arena/cpp/main.cc"},
+        {COLLIDE_SCENARIO_CPP_PATH, "examples/scenario/cpp/main.cc"}}) {
+    const CommandResult help = RunCommand({binary, "--help"});
+    const std::string text = help.out + help.err;
+    EXPECT_TRUE(absl::StrContains(text, "Flags from " + file + ":")) << text;
+    EXPECT_FALSE(absl::StrContains(text, "Flags from /")) << text;
+    EXPECT_FALSE(absl::StrContains(text, "Flags from ..")) << text;
+    const CommandResult version = RunCommand({binary, "--version"});
+    EXPECT_TRUE(absl::StrContains(version.out, " build)\n")) << binary << ": " << version.out;
+  }
 }
 
 }  // namespace

@@ -58,5 +58,16 @@ TEST(HealthProbe, ExitsOneOnBadFlagsNeverTwo) {
   }
 }
 
+TEST(HealthProbe, HelpListsItsFlagsUnderTheirSourcePathAndVersionNamesTheBuild) {
+  CommandResult help = Probe({"--help"});
+  const std::string text = help.out + help.err;
+  EXPECT_TRUE(absl::StrContains(text, "Flags from server/health_probe/main.cc:")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "Flags from /")) << text;
+  EXPECT_FALSE(absl::StrContains(text, "Flags from ..")) << text;
+  CommandResult version = Probe({"--version"});
+  EXPECT_TRUE(absl::StartsWith(version.out, "collide-health-probe ")) << version.out;
+  EXPECT_TRUE(absl::StrContains(version.out, " build)\n")) << version.out;
+}
+
 }  // namespace
 }  // namespace collide::integration

@@ -57,7 +57,7 @@ class HistoryServerTest : public ::testing::Test {
     options.address = "127.0.0.1:0";
     options.data_dir = dir_.File("data");
     options.durability = DurabilityPolicy::kNone;
-    options.drain_timeout = milliseconds(500);
+    options.drain_timeout_ms = 500;
     options.limits.max_version_wait_ms = 300;
     absl::StatusOr<std::unique_ptr<CollideServer>> server = CollideServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();

@@ -250,56 +250,56 @@ TEST(ProcessMetrics, ReportsThisProcessAndTheBuild) {
   EXPECT_EQ(build->metric[0].gauge.value, 1.0);
 }
 
-TEST(ParseMetricsAddress, AcceptsNumericHostsAndLocalhost) {
-  auto v4 = ParseMetricsAddress("127.0.0.1:9464", false);
+TEST(ParseHttpAddress, AcceptsNumericHostsAndLocalhost) {
+  auto v4 = ParseHttpAddress("127.0.0.1:9464", false, "metrics_address");
   ASSERT_TRUE(v4.ok()) << v4.status();
   EXPECT_EQ(v4->port, 9464);
   EXPECT_EQ(v4->bind, "127.0.0.1:9464");
-  auto local = ParseMetricsAddress("localhost:0", false);
+  auto local = ParseHttpAddress("localhost:0", false, "metrics_address");
   ASSERT_TRUE(local.ok()) << local.status();
   EXPECT_EQ(local->bind, "127.0.0.1:0");
   EXPECT_EQ(local->host, "localhost");
-  auto v6 = ParseMetricsAddress("[::1]:65535", false);
+  auto v6 = ParseHttpAddress("[::1]:65535", false, "metrics_address");
   ASSERT_TRUE(v6.ok()) << v6.status();
   EXPECT_EQ(v6->bind, "[::1]:65535");
-  EXPECT_TRUE(ParseMetricsAddress("0.0.0.0:9464", true).ok());
-  EXPECT_TRUE(ParseMetricsAddress("[::]:9464", true).ok());
+  EXPECT_TRUE(ParseHttpAddress("0.0.0.0:9464", true, "metrics_address").ok());
+  EXPECT_TRUE(ParseHttpAddress("[::]:9464", true, "metrics_address").ok());
 }
 
-TEST(ParseMetricsAddress, RefusesWithTheFlagName) {
+TEST(ParseHttpAddress, RefusesWithTheFlagName) {
   for (const char* bad :
        {"", "garbage", "9464", ":9464", "127.0.0.1", "127.0.0.1:", "127.0.0.1:65536",
         "127.0.0.1:18446744073709551615", "127.0.0.1:-1", "127.0.0.1:+80", "127.0.0.1:80x",
         "127.0.0.1: 80", "256.0.0.1:80", "127.0.0.1.5:80", "[::1:80", "[zz]:80", "[]:80",
         "host.example:80", "127.0.0.1:0080000"}) {
-    auto parsed = ParseMetricsAddress(bad, true);
+    auto parsed = ParseHttpAddress(bad, true, "metrics_address");
     ASSERT_FALSE(parsed.ok()) << bad;
     EXPECT_EQ(parsed.status().code(), absl::StatusCode::kInvalidArgument) << bad;
     EXPECT_TRUE(absl::StartsWith(parsed.status().message(), "metrics_address: ")) << bad;
   }
   std::string with_nul("127.0.0.1\0:80", 13);
-  EXPECT_FALSE(ParseMetricsAddress(with_nul, true).ok());
+  EXPECT_FALSE(ParseHttpAddress(with_nul, true, "metrics_address").ok());
 }
 
-TEST(ParseMetricsAddress, ANonLoopbackHostNeedsRemoteAllowed) {
+TEST(ParseHttpAddress, ANonLoopbackHostNeedsRemoteAllowed) {
   for (const char* remote : {"0.0.0.0:9464", "10.1.2.3:9464", "[::]:9464", "[2001:db8::1]:80"}) {
-    auto refused = ParseMetricsAddress(remote, false);
+    auto refused = ParseHttpAddress(remote, false, "metrics_address");
     ASSERT_FALSE(refused.ok()) << remote;
     EXPECT_EQ(refused.status().code(), absl::StatusCode::kFailedPrecondition) << remote;
     EXPECT_TRUE(absl::StrContains(refused.status().message(), "without --token_file")) << remote;
   }
-  EXPECT_TRUE(ParseMetricsAddress("127.8.9.10:1", false).ok());
+  EXPECT_TRUE(ParseHttpAddress("127.8.9.10:1", false, "metrics_address").ok());
 }
 
 TEST(MetricsEndpoint, ServesTheRegisteredFamilies) {
-  auto address = ParseMetricsAddress("127.0.0.1:0", false);
+  auto address = ParseHttpAddress("127.0.0.1:0", false, "metrics_address");
   ASSERT_TRUE(address.ok());
   auto endpoint = MetricsEndpoint::Start(*address);
   ASSERT_TRUE(endpoint.ok()) << endpoint.status();
   EXPECT_GT((*endpoint)->port(), 0);
   EXPECT_EQ((*endpoint)->bound_address(), absl::StrCat("127.0.0.1:", (*endpoint)->port()));
   // The same port again: in use.
-  MetricsAddress same = *address;
+  HttpAddress same = *address;
   same.bind = absl::StrCat("127.0.0.1:", (*endpoint)->port());
   auto second = MetricsEndpoint::Start(same);
   ASSERT_FALSE(second.ok());

@@ -60,7 +60,7 @@ class QuerySamplesTest : public ::testing::Test {
     options.address = "127.0.0.1:0";
     options.data_dir = dir_.File("data");
     options.durability = DurabilityPolicy::kNone;
-    options.drain_timeout = std::chrono::milliseconds(500);
+    options.drain_timeout_ms = 500;
     absl::StatusOr<std::unique_ptr<CollideServer>> server = CollideServer::Start(options);
     ASSERT_TRUE(server.ok()) << server.status();
     server_ = *std::move(server);

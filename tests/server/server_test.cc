@@ -23,6 +23,7 @@
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "server/infra/listen_address.h"
 #include "spdlog/sinks/ostream_sink.h"
 #include "spdlog/spdlog.h"
 
@@ -72,7 +73,7 @@ class ServerTest : public ::testing::Test {
     options.address = "127.0.0.1:0";
     options.data_dir = dir_.File("data");
     options.durability = DurabilityPolicy::kAlways;
-    options.drain_timeout = std::chrono::milliseconds(500);
+    options.drain_timeout_ms = 500;
     options.limits.max_inflight_per_stream = 4;
     options.limits.max_queries_per_batch = 8;
     if (!tokens.empty()) {

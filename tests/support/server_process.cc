@@ -46,6 +46,8 @@ int ExitCode(int wait_status) {
 
 }  // namespace
 
+const char* ServerBinaryPath() { return COLLIDE_SERVER_PATH; }
+
 TempDir::TempDir(const std::string& prefix) {
   const char* base = std::getenv("TMPDIR");
   std::string pattern = absl::StrCat(base != nullptr && *base != '\0' ? base : "/tmp", "/collide-",

@@ -32,6 +32,9 @@ class TempDir {
   std::string path_;
 };
 
+/// The collide-server binary of this build tree.
+const char* ServerBinaryPath();
+
 /// How to start the server.
 struct ServerConfig {
   /// The server binary; empty: the collide-server of this build tree.

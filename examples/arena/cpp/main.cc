@@ -22,18 +22,16 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
-#include "absl/strings/match.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "base/program_flags.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_runtime.h"
 #include "client/cpp/grpc_status.h"
 #include "client/cpp/resilient_update_writer.h"
+#include "collide/version.h"
 #include "google/protobuf/arena.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
@@ -311,16 +309,13 @@ int Run(const Config& config) {
 }  // namespace collide::arena
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "a 60 Hz game-server tick loop against a collide server: pose updates and hitscan queries "
-      "every tick, with the tick round trip's percentiles.");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "arena/cpp/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  collide::ParseProgramFlags(
+      argc, argv,
+      {.name = "collide-arena",
+       .usage = "a 60 Hz game-server tick loop against a collide server: pose updates and "
+                "hitscan queries every tick, with the tick round trip's percentiles.",
+       .flags_file = "examples/arena/cpp/main.cc",
+       .version = collide::kVersionLine});
   collide::client::GrpcRuntime grpc;
 
   collide::arena::Config config;

@@ -15,16 +15,14 @@
 #include <vector>
 
 #include "absl/flags/flag.h"
-#include "absl/flags/parse.h"
-#include "absl/flags/usage.h"
-#include "absl/flags/usage_config.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "base/program_flags.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_runtime.h"
+#include "collide/version.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
 ABSL_FLAG(std::string, scene, "scenario",
@@ -150,15 +148,12 @@ int Run(const std::string& address, const std::string& scene) {
 }  // namespace collide::scenario
 
 int main(int argc, char** argv) {
-  absl::SetProgramUsageMessage(
-      "the cross-language scenario through the C++ client: one JSON line per query.");
-  absl::FlagsUsageConfig usage;
-  usage.contains_help_flags = [](absl::string_view file) {
-    return absl::EndsWith(file, "scenario/cpp/main.cc");
-  };
-  usage.contains_helpshort_flags = usage.contains_help_flags;
-  absl::SetFlagsUsageConfig(usage);
-  absl::ParseCommandLine(argc, argv);
+  collide::ParseProgramFlags(
+      argc, argv,
+      {.name = "collide-scenario-cpp",
+       .usage = "the cross-language scenario through the C++ client: one JSON line per query.",
+       .flags_file = "examples/scenario/cpp/main.cc",
+       .version = collide::kVersionLine});
   collide::client::GrpcRuntime grpc;
   return collide::scenario::Run(absl::GetFlag(FLAGS_address), absl::GetFlag(FLAGS_scene));
 }
