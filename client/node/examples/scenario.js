@@ -5,8 +5,9 @@
 //
 //   node examples/scenario.js --address 127.0.0.1:50051 --scene scenario-node
 //
-// Numbers are printed with JavaScript's default Number-to-string conversion, which parses back
-// to the exact float the server sent; uint64 values (version, body_id) are printed as received.
+// Numbers are printed with JavaScript's default Number-to-string conversion of the values the
+// client read (float32 fields as the shortest decimal that is the same float32); uint64 values
+// (version, body_id) are printed as received.
 
 import { parseArgs } from 'node:util';
 

@@ -316,6 +316,8 @@ export interface SceneExportHeader {
   tick: Uint64;
   clients: ClientMark[];
   body_count: Uint64;
+  /** The export format (2: the trailer's checksum covers the header, chunks and counts). */
+  format: number;
 }
 /** Some of the bodies, in increasing id order across all chunks. */
 export interface SceneExportChunk {
