@@ -274,15 +274,10 @@ absl::StatusOr<const Principal*> ViewerApi::Authenticate(absl::string_view autho
 }
 
 ViewerReply ViewerApi::Scenes(const Principal& principal) const {
-  std::vector<std::string> names = db_->SceneNames();
-  std::sort(names.begin(), names.end());
   v1::ListScenesResponse response;
-  for (const std::string& name : names) {
-    if (!principal.CanSee(name)) continue;
-    absl::StatusOr<std::shared_ptr<const Scene>> scene = db_->GetScene(name);
-    if (!scene.ok()) continue;  // deleted in between
-    SceneInfoToProto(**scene, default_durability_, response.add_scenes());
-  }
+  ListScenesToProto(
+      *db_, [&](const std::string& name) { return principal.CanSee(name); }, default_durability_,
+      &response);
   return JsonReply(response);
 }
 
