@@ -529,7 +529,7 @@ $('ray-fire').addEventListener('click', fireRay);
 // ---------------------------------------------------------------------------------------------
 // Past ticks: the slider spans the retained ticks (oldest_tick..tick); moving it draws the scene
 // at that tick and pauses live following, "live" reloads the scene as it is now and follows it
-// again. Ticks are JSON numbers: exact up to 2^53.
+// again. Ticks (strings in the API's JSON) are read as numbers: exact up to 2^53.
 
 const slider = $('tick-slider');
 
