@@ -377,6 +377,11 @@ export const SCENE_HEADER: 'x-collide-scene';
 export const DEFAULT_DEADLINE_MS: number;
 export const CODE_NAMES: Readonly<Record<number, string>>;
 export const status: typeof grpcStatus;
+/**
+ * The shortest decimal that is the same float32 as `value` (a float32 read from a message):
+ * 0.1 for the float32 nearest 0.1, whose exact value is 0.10000000149011612.
+ */
+export function shortestFloat32(value: number): number;
 export function randomClientId(): Uint64;
 
 export class CollideError extends Error {
