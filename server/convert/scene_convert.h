@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
@@ -10,6 +11,7 @@
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
 #include "server/service_options.h"
+#include "store/database.h"
 
 namespace collide {
 
@@ -33,6 +35,11 @@ v1::Durability DurabilityToProto(DurabilityPolicy policy);
 void StatsToProto(const SceneStats& stats, v1::SceneStats* out);
 /// `scene`'s name, options (durability resolved against `server_default`) and current counters.
 void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::SceneInfo* out);
+/// The ListScenes answer (the rpc's and the viewer's): every scene of `db` whose name `visible`
+/// lets through, by name, each as SceneInfoToProto writes it; a scene deleted meanwhile is left
+/// out.
+void ListScenesToProto(const Database& db, absl::FunctionRef<bool(const std::string&)> visible,
+                       DurabilityPolicy server_default, v1::ListScenesResponse* out);
 
 /// The upsert of `body`, its values as they are. A body whose shape is a mesh or heightfield
 /// instance places that asset: its name is appended to `asset_names` (the batch's

@@ -11,7 +11,7 @@
 namespace collide {
 
 // A WatchRequest's standing queries as the watch layer's specs, translated as they are (the watch
-// layer checks them: ValidateWatch), and the watch layer's messages back as the API's.
+// layer checks them: PrepareWatch), and the watch layer's messages back as the API's.
 
 /// The default WatchRequest.max_queued_events.
 inline constexpr uint32_t kDefaultWatchQueuedEvents = 65536;
@@ -27,5 +27,11 @@ absl::Status WatchSpecsFromProto(const v1::WatchRequest& request, const ServiceL
 
 /// A core message as the proto the stream sends.
 void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
+
+/// One event as the API's message (the fields of its kind set, as WatchUpdate.events holds it).
+void WatchEventToProto(const WatchEvent& event, v1::WatchEvent* out);
+
+/// A fence as its WatchRequest gave it (the filter's category and mask always set).
+void FenceSpecToProto(const FenceSpec& fence, v1::Fence* out);
 
 }  // namespace collide

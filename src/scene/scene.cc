@@ -26,13 +26,13 @@ absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
   return FieldErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
-// The body an upsert describes, placing the asset in `slot` (kNoAsset: its shape). Batches are
-// renormalised; restored state is taken as it was stored (renormalising a unit quaternion again
-// may change its last bits).
-BodyDesc DescOf(const UpdateOp& op, AssetSlot slot, bool normalize = true) {
+// The body an upsert describes, placing the asset in `slot` (kNoAsset: its shape), its rotation
+// normalised: idempotently (NormalizeRotation), so restored and imported state keeps its stored
+// rotations bit for bit.
+BodyDesc DescOf(const UpdateOp& op, AssetSlot slot) {
   return BodyDesc{.id = op.body_id,
                   .shape = slot == kNoAsset ? op.shape : Shape{},
-                  .pose = normalize ? NormalizedPose(op.pose) : op.pose,
+                  .pose = NormalizedPose(op.pose),
                   .category = op.category,
                   .mask = op.mask,
                   .kind = op.kind,
@@ -40,11 +40,12 @@ BodyDesc DescOf(const UpdateOp& op, AssetSlot slot, bool normalize = true) {
                   .scale = slot == kNoAsset ? 1.0f : op.scale};
 }
 
-// The body a stored state describes, placing the asset in `slot`.
+// The body a stored state describes, placing the asset in `slot` (its rotation normalised as an
+// upsert's: a no-op on the rotations a scene stores).
 BodyDesc DescOf(const BodyState& body, AssetSlot slot) {
   return BodyDesc{.id = body.id,
                   .shape = slot == kNoAsset ? body.shape : Shape{},
-                  .pose = body.pose,
+                  .pose = NormalizedPose(body.pose),
                   .category = body.category,
                   .mask = body.mask,
                   .kind = body.kind,
@@ -425,6 +426,18 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
 
 absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
   WriterLock serial(&write_mu_);
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkReplaced(absl::FunctionRef<absl::Status()> commit) {
+  WriterLock serial(&write_mu_);
+  if (std::string destination = moved_to(); !destination.empty()) {
+    return MovedError(name_, destination);
+  }
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit) {
   if (deleted_) {
     return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
                        absl::StrCat("scene \"", name_, "\" was deleted"));
@@ -541,6 +554,10 @@ absl::Status Scene::SetMovedTo(absl::string_view destination,
   if (deleted_) {
     return FieldStatus(absl::StatusCode::kNotFound, "scene",
                        absl::StrCat("scene \"", name_, "\" was deleted"));
+  }
+  if (std::string current = moved_to();
+      !destination.empty() && !current.empty() && current != destination) {
+    return AlreadyMovingError(name_, current);
   }
   COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
   WriterLock lock(&mu_);

@@ -247,6 +247,99 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
   return future.get();
 }
 
+absl::StatusOr<std::unique_ptr<Scene>> Database::BuildImported(absl::string_view name,
+                                                               const SceneOptions& options,
+                                                               const SceneState& state) const {
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
+  if (state.bodies.size() > options.max_bodies) {
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "bodies",
+        absl::StrCat(state.bodies.size(), " bodies, more than the scene's max_bodies ",
+                     options.max_bodies));
+  }
+  return Scene::Restore(std::string(name), options, state);
+}
+
+absl::Status Database::CheckImportTarget(absl::string_view name, bool replace) const {
+  const bool exists = entries_.contains(name);
+  if (exists && !replace) {
+    return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
+                       absl::StrCat("scene \"", name, "\" already exists"));
+  }
+  if (!exists && entries_.size() >= options_.max_scenes) {
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "scene",
+        absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Database::CheckImportAssets(const std::vector<NamedSource>& assets) const {
+  const SceneAssetLimits& limits = options_.scene_assets;
+  uint64_t bytes = 0;
+  for (const NamedSource& named : assets) bytes += named.source.size.SourceBytes();
+  if (assets.size() > std::min<uint32_t>(limits.max_assets, kMaxAssetSlots)) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                       absl::StrCat(assets.size(), " assets, over the limit of ", limits.max_assets,
+                                    " (--max_assets_per_scene)"));
+  }
+  if (bytes > limits.max_bytes) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                       absl::StrCat(bytes, " bytes of assets, over the limit of ", limits.max_bytes,
+                                    " (--max_asset_bytes_per_scene)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
+    absl::string_view name, const SceneOptions& options, const SceneState& state, bool replace,
+    const std::vector<NamedSource>& assets) const {
+  if (closed_) return Closed();
+  COLLIDE_RETURN_IF_ERROR(CheckImportAssets(assets));
+  // The assets are built as an import builds them (hashed and checked against their headers),
+  // so that the scene's bodies can place them; nothing is written or held.
+  const SceneState* checked = &state;
+  SceneState with_assets;
+  if (!assets.empty()) {
+    with_assets = state;
+    with_assets.assets.clear();
+    uint64_t adding = 0;
+    for (size_t i = 0; i < assets.size(); ++i) {
+      const NamedSource& named = assets[i];
+      std::string sha256 = AssetSha256(named.source);
+      if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
+        return WrongSha256(absl::StrCat("assets[", i, "].sha256"), named.expected_sha256, sha256);
+      }
+      {
+        MutexLock contents(&contents_mu_);
+        auto found = contents_.find(sha256);
+        if (found == contents_.end() || found->second.tables == 0) {
+          adding += named.source.size.SourceBytes();
+        }
+      }
+      with_assets.assets.push_back(
+          NamedAsset{named.name, Asset::Build(named.source, std::move(sha256))});
+    }
+    MutexLock contents(&contents_mu_);
+    const uint64_t held = HeldBytesLocked();
+    if (adding > 0 && held + adding > options_.max_asset_bytes) {
+      return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+    }
+    checked = &with_assets;
+  }
+  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<Scene> scene, BuildImported(name, options, *checked));
+  ReaderLock lock(&scenes_mu_);
+  COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
+  if (auto it = entries_.find(name); it != entries_.end()) {
+    // As MarkReplaced refuses it.
+    if (std::string destination = it->second->scene->moved_to(); !destination.empty()) {
+      return MovedError(name, destination);
+    }
+  }
+  return scene;
+}
+
 void Database::ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
   if (state.assets.empty()) return ImportBuilt(name, options, state, replace, std::move(done));
@@ -265,19 +358,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options, 
   state.assets.clear();
   if (closed_) return done(Closed());
   if (assets.empty()) return ImportBuilt(name, options, state, replace, std::move(done));
-  const SceneAssetLimits& limits = options_.scene_assets;
-  uint64_t bytes = 0;
-  for (const NamedSource& named : assets) bytes += named.source.size.SourceBytes();
-  if (assets.size() > std::min<uint32_t>(limits.max_assets, kMaxAssetSlots)) {
-    return done(FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
-                            absl::StrCat(assets.size(), " assets, over the limit of ",
-                                         limits.max_assets, " (--max_assets_per_scene)")));
-  }
-  if (bytes > limits.max_bytes) {
-    return done(FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
-                            absl::StrCat(bytes, " bytes of assets, over the limit of ",
-                                         limits.max_bytes, " (--max_asset_bytes_per_scene)")));
-  }
+  if (absl::Status status = CheckImportAssets(assets); !status.ok()) return done(status);
   RunOnAssetThread([this, name = std::string(name), options, state = std::move(state),
                     assets = std::move(assets), replace, done = std::move(done)]() mutable {
     if (closed_) return done(Closed());
@@ -309,20 +390,8 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options, 
 void Database::ImportBuilt(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
   if (closed_) return done(Closed());
-  if (absl::Status status = ValidateSceneName(name); !status.ok()) return done(status);
-  if (absl::Status status = ValidateSceneOptions(options, options_.max_bodies_per_scene);
-      !status.ok()) {
-    return done(status);
-  }
-  if (state.bodies.size() > options.max_bodies) {
-    return done(
-        FieldStatus(absl::StatusCode::kResourceExhausted, "bodies",
-                    absl::StrCat(state.bodies.size(), " bodies, more than the scene's max_bodies ",
-                                 options.max_bodies)));
-  }
   // Built and encoded before the index is locked: both are O(bodies).
-  absl::StatusOr<std::unique_ptr<Scene>> restored =
-      Scene::Restore(std::string(name), options, state);
+  absl::StatusOr<std::unique_ptr<Scene>> restored = BuildImported(name, options, state);
   if (!restored.ok()) return done(restored.status());
   std::shared_ptr<Scene> scene = *std::move(restored);
   const std::string payload = EncodeImportSceneRecord(name, options, state);
@@ -330,16 +399,8 @@ void Database::ImportBuilt(absl::string_view name, const SceneOptions& options,
   std::shared_ptr<Entry> replaced;
   const absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
+    COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
     auto it = entries_.find(name);
-    if (it != entries_.end() && !replace) {
-      return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
-                         absl::StrCat("scene \"", name, "\" already exists"));
-    }
-    if (it == entries_.end() && entries_.size() >= options_.max_scenes) {
-      return FieldStatus(
-          absl::StatusCode::kResourceExhausted, "scene",
-          absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
-    }
     // The contents the new scene brings that the server does not hold yet must fit.
     auto append = [&]() -> absl::StatusOr<uint64_t> {
       MutexLock contents(&contents_mu_);
@@ -360,8 +421,9 @@ void Database::ImportBuilt(absl::string_view name, const SceneOptions& options,
     };
     if (it != entries_.end()) {
       // The old scene's writers finish first; the one record deletes it and creates the new one.
+      // A scene marked as moving is not replaced (MarkReplaced): its move would delete it.
       replaced = it->second;
-      COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkDeleted([&]() -> absl::Status {
+      COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkReplaced([&]() -> absl::Status {
         COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, append());
         return absl::OkStatus();
       }));
