@@ -122,6 +122,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   db_options.scene_assets = SceneAssetLimits{.max_assets = options.limits.max_assets_per_scene,
                                              .max_bytes = options.limits.max_asset_bytes_per_scene};
   db_options.max_asset_bytes = options.limits.max_asset_bytes;
+  db_options.max_assets = options.limits.max_assets;
   db_options.recovery = options.recovery;
   // A full disk (or file size limit) stops the log but not the server: writes are refused from
   // then on, nothing unsynced is acknowledged, queries go on. Any other log failure (an fsync

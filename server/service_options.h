@@ -111,22 +111,25 @@ constexpr ValueRange<T> AtLeastOne() {
     "take at most about 3 x --max_import_bytes x this of memory, uploads about 3 x "              \
     "--max_asset_bytes_per_scene each.")                                                          \
   X(uint32_t, max_mesh_triangles, 1u << 24, Between<uint32_t>(0, kMaxMeshTriangles),              \
-    "The most triangles of one mesh asset (0 to 134217728; 0: no mesh); more: RESOURCE_EXHAUSTED " \
-    "at the upload's header.")                                                                    \
-  X(uint64_t, max_heightfield_samples, uint64_t{1} << 24, Between<uint64_t>(0, uint64_t{1} << 27), \
+    "The most triangles of one mesh asset (0 to 134217728; 0: no mesh); more: "                   \
+    "RESOURCE_EXHAUSTED at the upload's header.")                                                 \
+  X(uint64_t, max_heightfield_samples, uint64_t{1} << 24, Between<uint64_t>(0, 1u << 27),         \
     "The most samples (rows x columns) of one heightfield asset (0 to 134217728; 0: no "          \
     "heightfield); more: RESOURCE_EXHAUSTED at the upload's header.")                             \
   X(uint32_t, max_assets_per_scene, 1024, Between<uint32_t>(0, kMaxAssetSlots),                   \
     "The most assets one scene holds (0 to 65535; 0: none); an upload or import past it: "        \
     "RESOURCE_EXHAUSTED.")                                                                        \
-  X(uint64_t, max_asset_bytes_per_scene, uint64_t{256} << 20,                                      \
+  X(uint64_t, max_asset_bytes_per_scene, uint64_t{256} << 20,                                     \
     Between<uint64_t>(0, uint64_t{1} << 29),                                                      \
     "The most bytes of asset content one scene holds, as uploaded (12 per vertex and 4 per "      \
     "index, 4 per height; 0 to 536870912): an upload or import past it is RESOURCE_EXHAUSTED. "   \
     "An asset's memory is about 2.5 times its bytes (its content and its built form).")           \
   X(uint64_t, max_asset_bytes, uint64_t{1} << 30, AnyValue{},                                     \
     "The most bytes of asset content all scenes hold together, as uploaded (a content several "   \
-    "scenes hold counted once): an upload or import past it is RESOURCE_EXHAUSTED.")
+    "scenes hold counted once): an upload or import past it is RESOURCE_EXHAUSTED.")              \
+  X(uint64_t, max_assets, 16384, AnyValue{},                                                      \
+    "The most distinct asset contents all scenes hold together (a content several scenes hold "   \
+    "counted once): an upload or import past it is RESOURCE_EXHAUSTED.")
 
 /// The limits the service enforces on every request: one field per COLLIDE_SERVICE_LIMITS entry
 /// (its help text says what the field bounds), each a collide-server flag of the same name.

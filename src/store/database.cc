@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <future>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -54,10 +55,17 @@ absl::Status WrongSha256(absl::string_view field, absl::string_view said,
 
 absl::Status ServerAssetsFull(uint64_t held, uint64_t adding, uint64_t limit,
                               absl::string_view field = "name") {
+  return FieldStatus(
+      absl::StatusCode::kResourceExhausted, field,
+      absl::StrCat("the server would hold ", held + adding, " bytes of assets, over its limit of ",
+                   limit, " (--max_asset_bytes)"));
+}
+
+absl::Status ServerAssetCountFull(uint64_t held, uint64_t adding, uint64_t limit,
+                                  absl::string_view field = "name") {
   return FieldStatus(absl::StatusCode::kResourceExhausted, field,
                      absl::StrCat("the server would hold ", held + adding,
-                                  " bytes of assets, over its limit of ", limit,
-                                  " (--max_asset_bytes)"));
+                                  " asset contents, over its limit of ", limit, " (--max_assets)"));
 }
 
 absl::Status Closed() { return absl::FailedPreconditionError("the database is closed"); }
@@ -305,6 +313,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
     with_assets = state;
     with_assets.assets.clear();
     uint64_t adding = 0;
+    std::set<std::string> new_contents;
     for (size_t i = 0; i < assets.size(); ++i) {
       const NamedSource& named = assets[i];
       std::string sha256 = AssetSha256(named.source);
@@ -316,6 +325,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
         auto found = contents_.find(sha256);
         if (found == contents_.end() || found->second.tables == 0) {
           adding += named.source.size.SourceBytes();
+          new_contents.insert(sha256);
         }
       }
       with_assets.assets.push_back(
@@ -325,6 +335,10 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
     const uint64_t held = HeldBytesLocked();
     if (adding > 0 && held + adding > options_.max_asset_bytes) {
       return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+    }
+    const uint64_t held_count = HeldCountLocked();
+    if (held_count + new_contents.size() > options_.max_assets) {
+      return ServerAssetCountFull(held_count, new_contents.size(), options_.max_assets, "assets");
     }
     checked = &with_assets;
   }
@@ -405,15 +419,21 @@ void Database::ImportBuilt(absl::string_view name, const SceneOptions& options,
     auto append = [&]() -> absl::StatusOr<uint64_t> {
       MutexLock contents(&contents_mu_);
       uint64_t adding = 0;
+      std::set<std::string> new_contents;
       for (const NamedAsset& named : state.assets) {
         auto found = contents_.find(named.asset->sha256());
         if (found == contents_.end() || found->second.tables == 0) {
           adding += named.asset->source_bytes();
+          new_contents.insert(named.asset->sha256());
         }
       }
       const uint64_t held = HeldBytesLocked();
       if (adding > 0 && held + adding > options_.max_asset_bytes) {
         return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+      }
+      const uint64_t held_count = HeldCountLocked();
+      if (held_count + new_contents.size() > options_.max_assets) {
+        return ServerAssetCountFull(held_count, new_contents.size(), options_.max_assets, "assets");
       }
       COLLIDE_ASSIGN_OR_RETURN(const uint64_t sequence, log_->Append(payload));
       for (const NamedAsset& named : state.assets) HoldContent(*named.asset);
@@ -1044,6 +1064,14 @@ void Database::DropContent(const std::string& sha256, uint64_t sequence) {
   if (--it->second.tables == 0) it->second.dropped_at = sequence;
 }
 
+uint64_t Database::HeldCountLocked() const {
+  uint64_t count = 0;
+  for (const auto& [sha256, content] : contents_) {
+    if (content.tables > 0) ++count;
+  }
+  return count;
+}
+
 uint64_t Database::HeldBytesLocked() const {
   uint64_t bytes = 0;
   for (const auto& [sha256, content] : contents_) {
@@ -1098,7 +1126,8 @@ absl::Status Database::CheckAssetRoom(absl::string_view scene, absl::string_view
   MutexLock lock(&contents_mu_);
   const uint64_t held = HeldBytesLocked();
   if (bytes > options_.max_asset_bytes || held > options_.max_asset_bytes - bytes) {
-    return ServerAssetsFull(held, std::min(bytes, options_.max_asset_bytes), options_.max_asset_bytes);
+    return ServerAssetsFull(held, std::min(bytes, options_.max_asset_bytes),
+                            options_.max_asset_bytes);
   }
   return absl::OkStatus();
 }
@@ -1117,8 +1146,8 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
       return done(WrongSha256("sha256", expected_sha256, sha256));
     }
     // The scene's checks first: nothing is built or written for an upload it would refuse.
-    absl::StatusOr<bool> adds = entry->scene->CheckAddAsset(name, sha256, source.size.SourceBytes(),
-                                                            options_.scene_assets);
+    absl::StatusOr<bool> adds =
+        entry->scene->CheckAddAsset(name, sha256, source.size.SourceBytes(), options_.scene_assets);
     if (!adds.ok()) return done(ForWriter(adds.status()));
     if (!*adds) {
       std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
@@ -1136,6 +1165,10 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
           if (content.tables == 0 && held + content.source_bytes > options_.max_asset_bytes) {
             return ServerAssetsFull(held, content.source_bytes, options_.max_asset_bytes);
           }
+          if (const uint64_t held_count = HeldCountLocked();
+              content.tables == 0 && held_count + 1 > options_.max_assets) {
+            return ServerAssetCountFull(held_count, 1, options_.max_assets);
+          }
           const std::string payload = EncodeAddAssetRecord(scene, name, **asset);
           record_bytes = kRecordHeaderBytes + payload.size();
           COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
@@ -1147,8 +1180,8 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
     if (!*added) {
       // Another upload of this name and content got in first.
       std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
-      return done(AddedAsset{.asset = held.has_value() ? held->asset : *asset,
-                             .already_present = true});
+      return done(
+          AddedAsset{.asset = held.has_value() ? held->asset : *asset, .already_present = true});
     }
     const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
     if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&

@@ -136,6 +136,9 @@ struct DatabaseOptions {
   /// The most bytes of asset content (as uploaded; a content several scenes hold counted once)
   /// all scenes may hold together.
   uint64_t max_asset_bytes = uint64_t{1} << 30;
+  /// The most distinct asset contents all scenes may hold together (a content several scenes
+  /// hold counted once).
+  uint64_t max_assets = 16384;
 };
 
 /// An acknowledgement of an applied batch.
@@ -295,8 +298,8 @@ class Database {
   void AddAsset(absl::string_view scene, std::string name, AssetSource source,
                 std::string expected_sha256, AssetCallback done);
   /// Blocking form of the above.
-  absl::StatusOr<AddedAsset> AddAsset(absl::string_view scene, std::string name,
-                                      AssetSource source, std::string expected_sha256 = {});
+  absl::StatusOr<AddedAsset> AddAsset(absl::string_view scene, std::string name, AssetSource source,
+                                      std::string expected_sha256 = {});
   /// Deletes asset `name` of `scene` (Scene::DeleteAsset: refused while bodies place it): one
   /// log record; `done` runs once it is fsynced. NOT_FOUND, FAILED_PRECONDITION, a refused
   /// write.
@@ -468,6 +471,8 @@ class Database {
   void DropContent(const std::string& sha256, uint64_t sequence);
   // The source bytes of the contents scene tables hold.
   uint64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(contents_mu_);
+  // The distinct contents some scene holds (what max_assets bounds).
+  uint64_t HeldCountLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(contents_mu_);
   // Imports (with built assets), on the asset thread or the caller's.
   void ImportBuilt(absl::string_view name, const SceneOptions& options, const SceneState& state,
                    bool replace, DoneCallback done);

@@ -114,8 +114,8 @@ TEST(StoreAssets, AnAssetAndItsBodiesSurviveRestartsFromTheLogAndFromASnapshot) 
     ASSERT_TRUE(Place(*db, "level", 1, "box", AssetKind::kMesh, At(2)).ok());
     ASSERT_TRUE(Place(*db, "level", 2, "ground", AssetKind::kHeightfield, At(0, -1)).ok());
   }
-  EXPECT_EQ(AssetFiles(&fs), (std::vector<std::string>{std::min(box, terrain),
-                                                        std::max(box, terrain)}));
+  EXPECT_EQ(AssetFiles(&fs),
+            (std::vector<std::string>{std::min(box, terrain), std::max(box, terrain)}));
   for (int round = 0; round < 3; ++round) {
     SCOPED_TRACE(round);
     // Round 0 replays the log; round 1 a snapshot (the log behind it deleted); round 2 the same
@@ -185,11 +185,11 @@ TEST(StoreAssets, ScenesHoldingTheSameContentShareItsFileUntilTheLastDropsIt) {
   EXPECT_EQ(AssetFiles(&fs).size(), 1u);
   // ... and goes once the log moved past them (small segments: a few records roll one).
   for (int i = 0; i < 200 && !AssetFiles(&fs).empty(); ++i) {
-    ASSERT_TRUE(db->ApplyAndWait("a", ClientTag{},
-                                 UpdateBatch{.ops = {UpsertOp(BodyDesc{.id = 1,
-                                                                       .shape = Sphere{1},
-                                                                       .pose = At(i)})}})
-                    .ok());
+    ASSERT_TRUE(
+        db->ApplyAndWait(
+              "a", ClientTag{},
+              UpdateBatch{.ops = {UpsertOp(BodyDesc{.id = 1, .shape = Sphere{1}, .pose = At(i)})}})
+            .ok());
     ASSERT_TRUE(db->Checkpoint().ok());
   }
   EXPECT_TRUE(AssetFiles(&fs).empty());
@@ -368,6 +368,62 @@ TEST(StoreAssets, TheServersAndTheScenesByteLimitsHold) {
             absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(db->CheckAssetRoom("b", "box", Cube(1).size).ok());  // the name decides later
   EXPECT_EQ(db->CheckAssetRoom("nope", "x", Cube().size).code(), absl::StatusCode::kNotFound);
+}
+
+// max_assets bounds the distinct contents of all scenes: a content another scene holds costs
+// nothing, a new one past the limit is refused by an upload, an import and a checked import, and
+// nothing is stored.
+TEST(StoreAssets, TheServersContentCountLimitHolds) {
+  FaultFileSystem fs;
+  DatabaseOptions options = Options(&fs);
+  options.max_assets = 1;
+  auto db = Open(&fs, options);
+  ASSERT_TRUE(db->CreateScene("a", SceneOptions{}).ok());
+  ASSERT_TRUE(db->CreateScene("b", SceneOptions{}).ok());
+  ASSERT_TRUE(db->AddAsset("a", "box", Cube()).ok());
+  ASSERT_TRUE(db->AddAsset("b", "box", Cube()).ok());
+  absl::StatusOr<AddedAsset> over = db->AddAsset("b", "other", Cube(1));
+  EXPECT_EQ(over.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_EQ(over.status().message(),
+            "name: the server would hold 2 asset contents, over its limit of 1 (--max_assets)");
+  std::vector<NamedSource> assets;
+  assets.push_back(NamedSource{.name = "box", .source = Cube()});
+  assets.push_back(NamedSource{.name = "ground", .source = Terrain(5)});
+  absl::StatusOr<std::unique_ptr<Scene>> checked =
+      db->CheckImport("c", SceneOptions{}, SceneState{}, false, assets);
+  EXPECT_EQ(checked.status().code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StartsWith(checked.status().message(), "assets: the server would hold 2"))
+      << checked.status();
+  std::promise<absl::Status> refused;
+  db->ImportScene("c", SceneOptions{}, SceneState{}, std::move(assets), false,
+                  [&refused](absl::Status status) { refused.set_value(status); });
+  const absl::Status status = refused.get_future().get();
+  EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
+  EXPECT_TRUE(absl::StartsWith(status.message(), "assets: the server would hold 2")) << status;
+  EXPECT_FALSE(db->GetScene("c").ok());
+  EXPECT_EQ(db->stored_assets().contents, 1u);
+  // A checked import of contents the server holds passes, its bodies placing its assets; a body
+  // placing an asset the import does not bring is named by its path; nothing is created.
+  std::vector<NamedSource> held;
+  held.push_back(NamedSource{.name = "box", .source = Cube()});
+  SceneState placed;
+  placed.bodies.push_back(BodyState{.id = 3,
+                                    .pose = At(1),
+                                    .kind = BodyKind::kStatic,
+                                    .asset = "box",
+                                    .asset_kind = AssetKind::kMesh,
+                                    .scale = 2.0f});
+  absl::StatusOr<std::unique_ptr<Scene>> check =
+      db->CheckImport("c", SceneOptions{}, placed, false, held);
+  ASSERT_TRUE(check.ok()) << check.status();
+  EXPECT_EQ((*check)->ListAssets().size(), 1u);
+  placed.bodies[0].asset = "nowhere";
+  check = db->CheckImport("c", SceneOptions{}, placed, false, held);
+  EXPECT_EQ(check.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(check.status().message(),
+            "bodies[0].shape.mesh.asset: no asset \"nowhere\" in the scene");
+  EXPECT_FALSE(db->GetScene("c").ok());
+  EXPECT_EQ(db->stored_assets().contents, 1u);
 }
 
 TEST(LogCodec, AssetRecordsAndAssetBodiesRoundTrip) {
