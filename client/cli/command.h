@@ -67,5 +67,7 @@ std::vector<Command> WatchCommands();
 std::vector<Command> TransferCommands();
 /// Moving a scene to another server: scene move.
 std::vector<Command> MoveCommands();
+/// Level geometry: mesh upload, mesh list, mesh delete.
+std::vector<Command> MeshCommands();
 
 }  // namespace collide::cli

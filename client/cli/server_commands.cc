@@ -85,9 +85,9 @@ absl::Status Stats(CommandContext& c) {
       absl::StrAppend(&text, out, "\n");
     };
     absl::StrAppend(&text, "scene_stats\n");
-    row("name", {"body_count", "static_body_count", "version", "tick", "memory_bytes",
-                 "history_bytes", "log_bytes", "asset_count", "asset_triangles", "asset_bytes",
-                 "asset_memory_bytes"});
+    row("name",
+        {"body_count", "static_body_count", "version", "tick", "memory_bytes", "history_bytes",
+         "log_bytes", "asset_count", "asset_triangles", "asset_bytes", "asset_memory_bytes"});
     for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
       row(scene.name(), {absl::StrCat(scene.body_count()), absl::StrCat(scene.static_body_count()),
                          absl::StrCat(scene.version()), absl::StrCat(scene.tick()),

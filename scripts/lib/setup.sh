@@ -11,7 +11,8 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
-# the scale-out test, as docker/haproxy.cfg).
+# the scale-out test, as docker/haproxy.cfg; libtinyobjloader-dev: the OBJ reader of
+# `collide mesh upload`).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
@@ -23,6 +24,7 @@ COLLIDE_PACKAGES=(
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
   haproxy
+  libtinyobjloader-dev
 )
 
 collide_log() { echo "[collide] $*" >&2; }
