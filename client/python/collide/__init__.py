@@ -19,24 +19,26 @@ writes export files (Client.export_scene_to_file, Client.import_scene).
 from collide._version import __version__
 from collide.client import SCENE_HEADER, Client
 from collide.errors import BatchRejectedError, CollideError
-from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, ExportSummary,
-                           Filter, Float32,
-                           GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
+from collide.model import (Aabb, AabbQuery, AssetInfo, Body, BodyKind, Box, Capsule, Durability,
+                           ExportSummary, Filter, Float32,
+                           GetBodiesResult, Heightfield, Hit, Mesh, Mode, Overlap, PointQuery,
+                           Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
                            Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
-                           ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+                           ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck,
+                           UploadedAsset, Upsert, Vec3, WriteResult)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
                            WatchEventKind, WatchMessage, WatchSnapshot, WatchUpdate)
 
 __all__ = [
-    "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
+    "Aabb", "AabbQuery", "AssetInfo", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
     "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
-    "Filter", "Float32", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
+    "Filter", "Float32", "GetBodiesResult", "Heightfield", "Hit", "Mesh", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
-    "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "UpdateAck", "UpdateWriter", "UploadedAsset", "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

@@ -146,7 +146,50 @@ class Capsule:
     half_height: float
 
 
-Shape = Union[Sphere, Box, Capsule]
+@dataclass(frozen=True)
+class Mesh:
+    """An instance of the scene's mesh asset `asset` (Client.upload_mesh): its triangles, two-sided,
+    local point p at position + rotation * (scale * p). `scale` None: 1 (0.001 to 1000)."""
+
+    asset: str
+    scale: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Heightfield:
+    """An instance of the scene's heightfield asset `asset` (Client.upload_heightfield), as Mesh."""
+
+    asset: str
+    scale: Optional[float] = None
+
+
+Shape = Union[Sphere, Box, Capsule, Mesh, Heightfield]
+
+
+@dataclass(frozen=True)
+class AssetInfo:
+    """An asset of a scene (collide.v1.AssetInfo): its kind ("mesh" or "heightfield"), its
+    triangles, the SHA-256 of its content, its bounds in its own frame, its bytes as uploaded,
+    the memory the server holds for it and the bodies that place it now."""
+
+    name: str
+    kind: str
+    triangle_count: int
+    sha256: str
+    bounds_min: Vec3
+    bounds_max: Vec3
+    source_bytes: int
+    memory_bytes: int
+    body_count: int
+
+
+@dataclass(frozen=True)
+class UploadedAsset:
+    """An upload's answer: the asset, and whether the scene already held this name with this
+    content (then nothing was written)."""
+
+    asset: AssetInfo
+    already_present: bool
 
 
 @dataclass(frozen=True)
