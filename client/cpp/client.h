@@ -185,8 +185,7 @@ class Client {
   /// Marks `scene` as moving to `destination` (SetSceneMoving; admin): from the answer on, and
   /// durably, writes to it are refused with FAILED_PRECONDITION naming `destination`; queries
   /// go on. Returns the scene (moved_to set). For a whole move, see MoveScene (scene_move.h).
-  absl::StatusOr<v1::SceneInfo> SetSceneMoving(std::string_view scene,
-                                               std::string_view destination,
+  absl::StatusOr<v1::SceneInfo> SetSceneMoving(std::string_view scene, std::string_view destination,
                                                const CallOptions& call = {});
   /// Clears the mark SetSceneMoving set (a failed move's rollback): writes are accepted again.
   absl::StatusOr<v1::SceneInfo> ClearSceneMoving(std::string_view scene,

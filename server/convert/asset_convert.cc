@@ -268,7 +268,8 @@ absl::Status AssetUploader::Add(const v1::UploadAssetRequest& message) {
       if (assembler_ == nullptr) assembler_ = std::make_unique<AssetAssembler>(size_);
       const v1::AssetTrailer& trailer = message.trailer();
       const AssetAssembler& a = *assembler_;
-      COLLIDE_RETURN_IF_ERROR(CheckCount("vertex_count", trailer.vertex_count(), a.vertex_floats() / 3));
+      COLLIDE_RETURN_IF_ERROR(
+          CheckCount("vertex_count", trailer.vertex_count(), a.vertex_floats() / 3));
       COLLIDE_RETURN_IF_ERROR(CheckCount("index_count", trailer.index_count(), a.index_count()));
       COLLIDE_RETURN_IF_ERROR(CheckCount("sample_count", trailer.sample_count(), a.sample_count()));
       COLLIDE_RETURN_IF_ERROR(CheckCount("hole_bytes", trailer.hole_bytes(), a.hole_bytes()));

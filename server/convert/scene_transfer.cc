@@ -249,8 +249,7 @@ absl::Status SceneImporter::AddAsset(uint64_t index, const v1::AssetHeader& asse
   COLLIDE_RETURN_IF_ERROR(EndAsset());
   const uint64_t number = imported_.assets.size();
   if (number >= expected_assets_) {
-    return Misplaced(index,
-                     absl::StrCat("more assets than header.asset_count ", expected_assets_));
+    return Misplaced(index, absl::StrCat("more assets than header.asset_count ", expected_assets_));
   }
   const std::string head = absl::StrCat("assets[", number, "]");
   COLLIDE_RETURN_IF_ERROR(UnderField(ValidateAssetName(asset.name()), head));
@@ -283,14 +282,15 @@ absl::Status SceneImporter::EndAsset() {
   if (asset_ == nullptr) return absl::OkStatus();
   const std::string head = absl::StrCat("assets[", imported_.assets.size(), "]");
   if (!asset_->complete()) {
-    return absl::DataLossError(absl::StrCat(head, ": the data is not what its header announced: ",
-                                            asset_->Received()));
+    return absl::DataLossError(
+        absl::StrCat(head, ": the data is not what its header announced: ", asset_->Received()));
   }
   NamedSource named = std::move(asset_head_);
   named.source = std::move(*asset_).Take();
   asset_.reset();
   // The core's checks of the content, as it arrives (the store then trusts it).
-  COLLIDE_RETURN_IF_ERROR(UnderField(ValidateAssetSource(named.source, AssetLimitsOf(limits_)), head));
+  COLLIDE_RETURN_IF_ERROR(
+      UnderField(ValidateAssetSource(named.source, AssetLimitsOf(limits_)), head));
   imported_.assets.push_back(std::move(named));
   return absl::OkStatus();
 }
@@ -324,9 +324,9 @@ absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
                    .user_data = op.user_data};
     if (op.asset != 0) {
       if (absl::Status status = ValidateAssetName(asset_names[op.asset - 1]); !status.ok()) {
-        return InvalidElementError(
-            head, at, absl::StrCat("shape.", AssetKindName(op.asset_kind), ".asset"),
-            GetFieldError(status)->reason);
+        return InvalidElementError(head, at,
+                                   absl::StrCat("shape.", AssetKindName(op.asset_kind), ".asset"),
+                                   GetFieldError(status)->reason);
       }
       body.asset = std::move(asset_names[op.asset - 1]);
       body.asset_kind = op.asset_kind;
@@ -362,8 +362,9 @@ absl::Status SceneImporter::AddTrailer(const v1::SceneExportTrailer& trailer) {
   counts.clear_crc32c();
   const uint32_t crc = ExtendExportCrc(crc_, counts);
   if (trailer.crc32c() != crc) {
-    return absl::DataLossError(absl::StrCat("trailer.crc32c: says ", trailer.crc32c(),
-                                            ", the header, assets, chunks and counts received give ", crc));
+    return absl::DataLossError(
+        absl::StrCat("trailer.crc32c: says ", trailer.crc32c(),
+                     ", the header, assets, chunks and counts received give ", crc));
   }
   return absl::OkStatus();
 }

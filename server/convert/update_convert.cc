@@ -83,9 +83,9 @@ absl::Status UpsertRequestToBatch(const v1::UpsertBodiesRequest& request,
   out->asset_names.clear();
   for (size_t i = 0; i < out->ops.size(); ++i) {
     out->ops[i] = UpdateOp{};
-    COLLIDE_RETURN_IF_ERROR(AtElement(
-        BodyToOp(request.bodies(static_cast<int>(i)), &out->ops[i], &out->asset_names), "bodies",
-        i));
+    COLLIDE_RETURN_IF_ERROR(
+        AtElement(BodyToOp(request.bodies(static_cast<int>(i)), &out->ops[i], &out->asset_names),
+                  "bodies", i));
   }
   return absl::OkStatus();
 }

@@ -65,13 +65,12 @@ std::vector<prometheus::MetricFamily> SceneMetrics::Collect() const {
       std::string("Bytes held by the scene's bodies, trees, tables, history and assets") + bound +
           ").",
       MetricType::Gauge);
-  MetricFamilyBuilder assets("collide_scene_assets",
-                             std::string("Assets (meshes, heightfields) of the scene") + bound +
-                                 ").",
-                             MetricType::Gauge);
-  MetricFamilyBuilder asset_triangles(
-      "collide_scene_asset_triangles",
-      std::string("Triangles of the scene's assets") + bound + ").", MetricType::Gauge);
+  MetricFamilyBuilder assets(
+      "collide_scene_assets",
+      std::string("Assets (meshes, heightfields) of the scene") + bound + ").", MetricType::Gauge);
+  MetricFamilyBuilder asset_triangles("collide_scene_asset_triangles",
+                                      std::string("Triangles of the scene's assets") + bound + ").",
+                                      MetricType::Gauge);
   MetricFamilyBuilder asset_bytes("collide_scene_asset_bytes",
                                   std::string("Bytes of the scene's assets as uploaded "
                                               "(--max_asset_bytes_per_scene)") +

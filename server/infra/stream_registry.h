@@ -108,7 +108,8 @@ class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
   /// are Watch streams; `max_import_streams`: the most that are ImportScene or UploadAsset
-  /// streams together (each buffers its scene or asset until its end). `stall_timeout`: 0 disables the watchdog.
+  /// streams together (each buffers its scene or asset until its end). `stall_timeout`: 0 disables
+  /// the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
                  uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;

@@ -43,8 +43,7 @@ absl::Status UploadReactor::Take() {
     COLLIDE_RETURN_IF_ERROR(ValidateSceneName(scene));
     COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(scene));
     COLLIDE_RETURN_IF_ERROR(CheckSceneHeader(scene_header_, scene));
-    COLLIDE_RETURN_IF_ERROR(
-        context_.db->CheckAssetRoom(scene, uploader_.name(), uploader_.size()));
+    COLLIDE_RETURN_IF_ERROR(context_.db->CheckAssetRoom(scene, uploader_.name(), uploader_.size()));
   }
   return absl::OkStatus();
 }

@@ -114,9 +114,8 @@ void ImportReactor::Import() {
   }
   if (imported->check_only) {
     // The import's checks, nothing created: answered with the scene the import would create.
-    absl::StatusOr<std::unique_ptr<Scene>> scene =
-        context_.db->CheckImport(imported->scene, imported->options, imported->state,
-                                 imported->replace, imported->assets);
+    absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
+        imported->scene, imported->options, imported->state, imported->replace, imported->assets);
     absl::Status status =
         ForRequest(scene.status(), RequestLayout{.kind = RequestLayout::Kind::kImport,
                                                  .chunk_starts = imported->chunk_starts,

@@ -67,8 +67,8 @@ SceneStream::SceneStream(std::shared_ptr<const Scene> scene, size_t max_event_by
   tick_ = state.tick;
   sent_.reserve(state.bodies.size());
   for (const BodyState& body : state.bodies) {
-    sent_[body.id] = Sent{body.shape, body.pose, body.category, body.kind, 0, body.asset,
-                          body.scale};
+    sent_[body.id] =
+        Sent{body.shape, body.pose, body.category, body.kind, 0, body.asset, body.scale};
   }
 }
 
@@ -143,8 +143,8 @@ std::string SceneStream::Poll() {
       positions->add_ids(body.id);
       AppendPosition(body.pose.position, positions->mutable_positions());
     }
-    sent = Sent{body.shape, body.pose, body.category, body.kind, generation_, body.asset,
-                body.scale};
+    sent =
+        Sent{body.shape, body.pose, body.category, body.kind, generation_, body.asset, body.scale};
   }
   // Bodies not in the state were removed.
   for (auto it = sent_.begin(); it != sent_.end();) {

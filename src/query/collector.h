@@ -89,8 +89,9 @@ class AnyHitCollector {
   QueryHit hit_{};
 };
 
-/// Keeps the best `max_hits` hits in (distance, id, triangle) order; `truncated()` tells whether more
-/// existed. Once more than `max_hits` were seen, the search range shrinks to the worst kept hit.
+/// Keeps the best `max_hits` hits in (distance, id, triangle) order; `truncated()` tells whether
+/// more existed. Once more than `max_hits` were seen, the search range shrinks to the worst kept
+/// hit.
 class AllHitsCollector {
  public:
   static constexpr BodyHits kBodyHits = BodyHits::kEvery;

@@ -74,10 +74,10 @@ absl::Status ValidateHeightfieldSize(const AssetSize& size, const AssetLimits& l
   }
   const uint64_t samples = size.rows * size.columns;  // both <= 2^15
   if (samples > limits.max_heightfield_samples) {
-    return Exhausted("heightfield.rows",
-                     absl::StrCat(size.rows, " x ", size.columns, " = ", samples,
-                                  " samples, over the limit of ", limits.max_heightfield_samples,
-                                  " (--max_heightfield_samples)"));
+    return Exhausted(
+        "heightfield.rows",
+        absl::StrCat(size.rows, " x ", size.columns, " = ", samples, " samples, over the limit of ",
+                     limits.max_heightfield_samples, " (--max_heightfield_samples)"));
   }
   // The mesh layer's own checks of the spacings (finite, > 0, the grid within +-1e9).
   const HeightfieldDesc desc{.rows = size.rows,
@@ -87,8 +87,9 @@ absl::Status ValidateHeightfieldSize(const AssetSize& size, const AssetLimits& l
   if (std::optional<HeightfieldError> e = ValidateHeightfield(desc);
       e.has_value() &&
       (e->field == HeightfieldField::kSpacingX || e->field == HeightfieldField::kSpacingZ)) {
-    return InvalidFieldError(absl::StrCat("heightfield.", std::string(HeightfieldFieldName(e->field))),
-                             std::string(HeightfieldProblemReason(e->problem)));
+    return InvalidFieldError(
+        absl::StrCat("heightfield.", std::string(HeightfieldFieldName(e->field))),
+        std::string(HeightfieldProblemReason(e->problem)));
   }
   return absl::OkStatus();
 }
@@ -205,14 +206,15 @@ absl::Status ValidateAssetSource(const AssetSource& source, const AssetLimits& l
   if (!source.vertices.empty()) return count_error("vertices", 0, source.vertices.size());
   if (!source.indices.empty()) return count_error("indices", 0, source.indices.size());
   const uint64_t samples = size.rows * size.columns;
-  if (source.heights.size() != samples) return count_error("heights", samples, source.heights.size());
+  if (source.heights.size() != samples)
+    return count_error("heights", samples, source.heights.size());
   if (source.holes.size() != size.HoleBytes()) {
     return count_error("holes", size.HoleBytes(), source.holes.size());
   }
   const uint64_t cells = (size.rows - 1) * (size.columns - 1);
   if (size.has_holes && cells % 8 != 0 && (source.holes.back() >> (cells % 8)) != 0) {
-    return InvalidFieldError("holes", absl::StrCat("bits past the last cell (", cells,
-                                                   " cells) must be 0"));
+    return InvalidFieldError("holes",
+                             absl::StrCat("bits past the last cell (", cells, " cells) must be 0"));
   }
   const HeightfieldLimits hf_limits{.max_side = kMaxHeightfieldSide,
                                     .max_samples = limits.max_heightfield_samples};
@@ -220,10 +222,12 @@ absl::Status ValidateAssetSource(const AssetSource& source, const AssetLimits& l
           ValidateHeightfield(DescOf(source, /*holes=*/{}), hf_limits);
       e.has_value()) {
     if (e->field == HeightfieldField::kHeights) {
-      return InvalidElementError("heights", e->index, "", std::string(HeightfieldProblemReason(e->problem)));
+      return InvalidElementError("heights", e->index, "",
+                                 std::string(HeightfieldProblemReason(e->problem)));
     }
-    return InvalidFieldError(absl::StrCat("heightfield.", std::string(HeightfieldFieldName(e->field))),
-                             std::string(HeightfieldProblemReason(e->problem)));
+    return InvalidFieldError(
+        absl::StrCat("heightfield.", std::string(HeightfieldFieldName(e->field))),
+        std::string(HeightfieldProblemReason(e->problem)));
   }
   return absl::OkStatus();
 }
@@ -264,11 +268,10 @@ std::shared_ptr<const Asset> Asset::Build(AssetSource source, std::string sha256
     const std::vector<uint8_t> holes = UnpackHoles(s);
     asset->geometry_.emplace(HeightfieldShape::Build(DescOf(s, holes)));
   }
-  asset->memory_bytes_ = sizeof(Asset) + asset->sha256_.capacity() +
-                         s.vertices.capacity() * sizeof(Vec3) +
-                         s.indices.capacity() * sizeof(uint32_t) +
-                         s.heights.capacity() * sizeof(float) + s.holes.capacity() +
-                         asset->geometry_->MemoryBytes();
+  asset->memory_bytes_ =
+      sizeof(Asset) + asset->sha256_.capacity() + s.vertices.capacity() * sizeof(Vec3) +
+      s.indices.capacity() * sizeof(uint32_t) + s.heights.capacity() * sizeof(float) +
+      s.holes.capacity() + asset->geometry_->MemoryBytes();
   return asset;
 }
 

@@ -125,10 +125,9 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
                                    absl::StrFormat("no asset \"%s\" in the scene", body.asset));
       }
       if (it->second.asset->kind() != body.asset_kind) {
-        return InvalidElementError(
-            "bodies", i, AssetField("", body.asset_kind),
-            absl::StrFormat("asset \"%s\" is a %s", body.asset,
-                            AssetKindName(it->second.asset->kind())));
+        return InvalidElementError("bodies", i, AssetField("", body.asset_kind),
+                                   absl::StrFormat("asset \"%s\" is a %s", body.asset,
+                                                   AssetKindName(it->second.asset->kind())));
       }
       slot = it->second.slot;
       scene->UseSlotLocked(slot, 1);
@@ -268,14 +267,13 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
                 FieldError{.list = "ops",
                            .index = i,
                            .field = field,
-                           .reason = absl::StrFormat("no asset \"%s\" in scene \"%s\"",
-                                                     asset_name, name_)});
+                           .reason = absl::StrFormat("no asset \"%s\" in scene \"%s\"", asset_name,
+                                                     name_)});
           }
           if (found->second.asset->kind() != op.asset_kind) {
-            return InvalidElementError(
-                "ops", i, field,
-                absl::StrFormat("asset \"%s\" is a %s", asset_name,
-                                AssetKindName(found->second.asset->kind())));
+            return InvalidElementError("ops", i, field,
+                                       absl::StrFormat("asset \"%s\" is a %s", asset_name,
+                                                       AssetKindName(found->second.asset->kind())));
           }
         }
         if (t.upserted_by >= 0) {
@@ -323,8 +321,8 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
   return absl::OkStatus();
 }
 
-AssetSlot Scene::SlotOf(const UpdateBatch& batch, const UpdateOp& op) const
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+AssetSlot Scene::SlotOf(const UpdateBatch& batch,
+                        const UpdateOp& op) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Validated: the name exists (assets_ changes only under write_mu_, held).
   if (op.asset == 0) return kNoAsset;
   return assets_.find(batch.asset_names[op.asset - 1])->second.slot;
@@ -515,8 +513,7 @@ void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       const Body& after = world_.body(handle);
       changes_[i].after = after;
       // The observers' copies of the world place the body's asset too (SceneMirror).
-      changes_[i].asset =
-          after.asset != kNoAsset ? world_.shared_asset(after.asset) : nullptr;
+      changes_[i].asset = after.asset != kNoAsset ? world_.shared_asset(after.asset) : nullptr;
     }
   }
   const AppliedBatch applied{.changes = changes_};
@@ -648,7 +645,8 @@ SceneMemory Scene::MemoryLocked() const {
       sizeof(*this) - sizeof(world_) - sizeof(history_) + name_.capacity() + moved_to_.capacity();
   m.assets = map_bytes(assets_.capacity(), sizeof(std::pair<const std::string, TableAsset>)) +
              slot_use_.capacity() * sizeof(SlotUse) + retired_.capacity() * sizeof(RetiredSlot);
-  for (const auto& [name, entry] : assets_) m.assets += entry.asset->memory_bytes() + name.capacity();
+  for (const auto& [name, entry] : assets_)
+    m.assets += entry.asset->memory_bytes() + name.capacity();
   for (const RetiredSlot& retired : retired_) m.assets += retired.asset->memory_bytes();
   return m;
 }
@@ -760,7 +758,8 @@ void Scene::InsertAssetLocked(const std::string& name, std::shared_ptr<const Ass
 
 void Scene::UseSlotLocked(AssetSlot slot, int64_t delta) {
   assert(slot < slot_use_.size());
-  slot_use_[slot].bodies = static_cast<uint64_t>(static_cast<int64_t>(slot_use_[slot].bodies) + delta);
+  slot_use_[slot].bodies =
+      static_cast<uint64_t>(static_cast<int64_t>(slot_use_[slot].bodies) + delta);
 }
 
 void Scene::ReleaseRetiredLocked() {
@@ -793,10 +792,9 @@ absl::StatusOr<bool> Scene::CheckAddAsset(absl::string_view name, absl::string_v
   return CheckAddAssetLocked(name, sha256, source_bytes, limits);
 }
 
-absl::StatusOr<bool> Scene::CheckAddAssetLocked(absl::string_view name, absl::string_view sha256,
-                                                uint64_t source_bytes,
-                                                const SceneAssetLimits& limits) const
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+absl::StatusOr<bool> Scene::CheckAddAssetLocked(
+    absl::string_view name, absl::string_view sha256, uint64_t source_bytes,
+    const SceneAssetLimits& limits) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
   COLLIDE_RETURN_IF_ERROR(ValidateAssetName(name));
   COLLIDE_RETURN_IF_ERROR(CheckWritableLocked());
   // The table changes only under write_mu_ (held): read without mu_.
@@ -832,10 +830,9 @@ absl::StatusOr<bool> Scene::CheckAddAssetLocked(absl::string_view name, absl::st
   return true;
 }
 
-absl::StatusOr<bool> Scene::AddAsset(std::string name, std::shared_ptr<const Asset> asset,
-                                     const SceneAssetLimits& limits,
-                                     absl::FunctionRef<absl::StatusOr<uint64_t>()> commit)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+absl::StatusOr<bool> Scene::AddAsset(
+    std::string name, std::shared_ptr<const Asset> asset, const SceneAssetLimits& limits,
+    absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   WriterLock serial(&write_mu_);
   COLLIDE_ASSIGN_OR_RETURN(
       const bool adds, CheckAddAssetLocked(name, asset->sha256(), asset->source_bytes(), limits));
@@ -848,8 +845,8 @@ absl::StatusOr<bool> Scene::AddAsset(std::string name, std::shared_ptr<const Ass
 }
 
 absl::StatusOr<std::shared_ptr<const Asset>> Scene::DeleteAsset(
-    absl::string_view name, absl::FunctionRef<absl::StatusOr<uint64_t>()> commit)
-    ABSL_NO_THREAD_SAFETY_ANALYSIS {
+    absl::string_view name,
+    absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   WriterLock serial(&write_mu_);
   COLLIDE_RETURN_IF_ERROR(CheckWritableLocked());
   auto it = assets_.find(name);
@@ -863,8 +860,7 @@ absl::StatusOr<std::shared_ptr<const Asset>> Scene::DeleteAsset(
     return FieldStatus(
         absl::StatusCode::kFailedPrecondition, "name",
         absl::StrFormat("asset \"%s\" is used by body %d%s; remove or replace its bodies first",
-                        name, body,
-                        users > 1 ? absl::StrFormat(" (and %d more)", users - 1) : ""));
+                        name, body, users > 1 ? absl::StrFormat(" (and %d more)", users - 1) : ""));
   }
   COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
   WriterLock lock(&mu_);
@@ -897,8 +893,9 @@ std::optional<SceneAssetInfo> Scene::GetAsset(absl::string_view name) const {
   ReaderLock lock(&mu_);
   auto it = assets_.find(name);
   if (it == assets_.end()) return std::nullopt;
-  return SceneAssetInfo{
-      .name = it->first, .asset = it->second.asset, .body_count = slot_use_[it->second.slot].bodies};
+  return SceneAssetInfo{.name = it->first,
+                        .asset = it->second.asset,
+                        .body_count = slot_use_[it->second.slot].bodies};
 }
 
 }  // namespace collide

@@ -36,8 +36,7 @@ absl::Status CheckDimension(float v, absl::string_view field) {
 // An asset placement of a body: the kind it names and its scale (`shape.mesh.scale`).
 absl::Status CheckPlacement(AssetKind kind, float scale) {
   if (kind != AssetKind::kMesh && kind != AssetKind::kHeightfield) {
-    return InvalidFieldError("shape",
-                             absl::StrCat("unknown asset kind ", static_cast<int>(kind)));
+    return InvalidFieldError("shape", absl::StrCat("unknown asset kind ", static_cast<int>(kind)));
   }
   if (!IsValidInstanceScale(scale)) {
     return InvalidFieldError(absl::StrCat("shape.", AssetKindName(kind), ".scale"),
@@ -208,10 +207,10 @@ absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_vie
 
 absl::Status ValidateBody(const BodyState& body, size_t index, absl::string_view list) {
   const bool placed = !body.asset.empty();
-  COLLIDE_RETURN_IF_ERROR(AtElement(CheckBodyValues(body.kind, body.shape, body.pose,
-                                                    placed ? &body.asset_kind : nullptr,
-                                                    body.scale),
-                                    list, index, ""));
+  COLLIDE_RETURN_IF_ERROR(
+      AtElement(CheckBodyValues(body.kind, body.shape, body.pose,
+                                placed ? &body.asset_kind : nullptr, body.scale),
+                list, index, ""));
   if (placed) {
     if (absl::Status status = ValidateAssetName(body.asset); !status.ok()) {
       return InvalidElementError(list, index,

@@ -46,9 +46,9 @@ void WriteFloat(CodedOutputStream* out, int field, float v) {
 }
 
 // The widest limits: what any server accepts.
-constexpr AssetLimits kWidestLimits{.max_mesh_triangles = kMaxMeshTriangles,
-                                    .max_heightfield_samples = kMaxHeightfieldSide *
-                                                               kMaxHeightfieldSide};
+constexpr AssetLimits kWidestLimits{
+    .max_mesh_triangles = kMaxMeshTriangles,
+    .max_heightfield_samples = kMaxHeightfieldSide * kMaxHeightfieldSide};
 
 }  // namespace
 
@@ -102,8 +102,7 @@ std::string EncodeAssetFile(const AssetSource& source) {
       }
       WritePacked(&out, pb::AssetFile::kHeightsFieldNumber, source.heights.data(),
                   source.heights.size() * sizeof(float));
-      WritePacked(&out, pb::AssetFile::kHolesFieldNumber, source.holes.data(),
-                  source.holes.size());
+      WritePacked(&out, pb::AssetFile::kHolesFieldNumber, source.holes.data(), source.holes.size());
     }
   }
   return payload;

@@ -91,8 +91,7 @@ absl::Status Corruption(const std::string& path, uint64_t offset, absl::string_v
 // scene's version still moves past it) and `*skipped` gets the reason.
 absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t record_bytes,
                     RecoveryMode mode, AssetLoader* assets, SceneMap* scenes,
-                    std::vector<std::string>* stale, RecoveryReport* report,
-                    std::string* skipped) {
+                    std::vector<std::string>* stale, RecoveryReport* report, std::string* skipped) {
   auto it = scenes->find(record.scene);
   const bool exists = it != scenes->end();
   switch (record.type) {
@@ -178,8 +177,8 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       }
       absl::Status status = it->second.scene->SetMovedTo(record.destination, at_sequence);
       if (!status.ok()) {
-        return absl::DataLossError(absl::StrCat("move mark of scene \"", record.scene,
-                                                "\": ", status.message()));
+        return absl::DataLossError(
+            absl::StrCat("move mark of scene \"", record.scene, "\": ", status.message()));
       }
       it->second.log_bytes += record_bytes;
       ++report->records_replayed;
@@ -198,16 +197,16 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
         absl::StatusOr<std::shared_ptr<const Asset>> asset = assets->Load(ref);
         status = asset.status();
         if (status.ok()) {
-          status = it->second.scene->AddAsset(ref.name, *std::move(asset), kReplayAssetLimits,
-                                              at_sequence)
+          status = it->second.scene
+                       ->AddAsset(ref.name, *std::move(asset), kReplayAssetLimits, at_sequence)
                        .status();
         }
       } else {
         status = it->second.scene->DeleteAsset(record.asset_name, at_sequence).status();
       }
       if (!status.ok()) {
-        return absl::DataLossError(absl::StrCat("asset record of scene \"", record.scene,
-                                                "\": ", status.message()));
+        return absl::DataLossError(
+            absl::StrCat("asset record of scene \"", record.scene, "\": ", status.message()));
       }
       it->second.log_bytes += record_bytes;
       ++report->records_replayed;

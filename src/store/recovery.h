@@ -113,12 +113,13 @@ struct RecoveredState {
 /// Rebuilds the scenes of the data directory `dir` (which must exist): loads each scene's newest
 /// snapshot, then replays the log segments in order, applying each scene's records after its
 /// snapshot. The assets a snapshot or a replayed record names are read from their files
-/// (asset_files.h) and built once per content; a missing or damaged asset file is DATA_LOSS. A torn tail of the last segment is truncated (reported in `report.torn_tail`).
-/// Refuses with DATA_LOSS naming the file and offset when data that was once complete is
-/// damaged: a damaged record followed by intact ones, damage in a closed segment, a gap in the
-/// sequence numbers, a snapshot that does not decode, or (under RecoveryMode::kStrict) a record
-/// that no longer applies. Work is bounded by the data read: no record makes it hang or grow
-/// without bound (every record is validated as a new batch would be before it is applied).
+/// (asset_files.h) and built once per content; a missing or damaged asset file is DATA_LOSS. A torn
+/// tail of the last segment is truncated (reported in `report.torn_tail`). Refuses with DATA_LOSS
+/// naming the file and offset when data that was once complete is damaged: a damaged record
+/// followed by intact ones, damage in a closed segment, a gap in the sequence numbers, a snapshot
+/// that does not decode, or (under RecoveryMode::kStrict) a record that no longer applies. Work is
+/// bounded by the data read: no record makes it hang or grow without bound (every record is
+/// validated as a new batch would be before it is applied).
 absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir,
                                                 RecoveryMode mode = RecoveryMode::kStrict);
 

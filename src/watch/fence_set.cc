@@ -204,9 +204,8 @@ bool FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     Aabb box;
     const CollisionWorld& world = scene.world;
     if (change.before.has_value() && change.after.has_value()) {
-      box = change.replaced
-                ? Union(world.BoundsOf(*change.before), world.BoundsOf(*change.after))
-                : BodyMotionBox(world, *change.before, change.after->pose);
+      box = change.replaced ? Union(world.BoundsOf(*change.before), world.BoundsOf(*change.after))
+                            : BodyMotionBox(world, *change.before, change.after->pose);
     } else if (change.before.has_value()) {
       box = world.BoundsOf(*change.before);
     } else if (change.after.has_value()) {

@@ -36,6 +36,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "client/cpp/asset_digest.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "collide/viewer/v1/viewer.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -45,7 +46,6 @@
 #include "gtest/gtest.h"
 #include "integration/http_probe.h"
 #include "integration/raw_call.h"
-#include "client/cpp/asset_digest.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
 
@@ -464,7 +464,8 @@ class AdversarialTest : public ::testing::Test {
   // (0,0,1)), changed by `change`, with the trailer's counts and CRC of what is then sent
   // unless `keep_trailer` (a trailer case sets its own).
   static std::vector<v1::UploadAssetRequest> MeshUpload(
-      const std::string& name, const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change,
+      const std::string& name,
+      const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change,
       bool keep_trailer = false) {
     std::vector<v1::UploadAssetRequest> messages(3);
     messages[0].set_scene(kScene);
@@ -484,7 +485,8 @@ class AdversarialTest : public ::testing::Test {
 
   // The same for a 2 x 2 heightfield (heights 0, 1, 2, 3).
   static std::vector<v1::UploadAssetRequest> FieldUpload(
-      const std::string& name, const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change) {
+      const std::string& name,
+      const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change) {
     std::vector<v1::UploadAssetRequest> messages(3);
     messages[0].set_scene(kScene);
     messages[0].mutable_header()->set_name(name);
@@ -1143,19 +1145,16 @@ TEST_F(AdversarialTest, AssetFieldsAtTheirExtremes) {
   ASSERT_EQ(Upload(MeshUpload("cube", [](auto&) {})).code, grpc::StatusCode::OK);
   ASSERT_EQ(Upload(FieldUpload("ground", [](auto&) {})).code, grpc::StatusCode::OK);
   RunU64("UploadAsset.header.mesh.vertex_count", "vert", [](uint64_t v) {
-    return Upload(MeshUpload(FreshName(), [v](auto& m) {
-      m[0].mutable_header()->mutable_mesh()->set_vertex_count(v);
-    }));
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(v); }));
   });
   RunU64("UploadAsset.header.mesh.index_count", "ind", [](uint64_t v) {
-    return Upload(MeshUpload(FreshName(), [v](auto& m) {
-      m[0].mutable_header()->mutable_mesh()->set_index_count(v);
-    }));
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(v); }));
   });
   RunU64("UploadAsset.header.heightfield.rows", "rows", [](uint64_t v) {
-    return Upload(FieldUpload(FreshName(), [v](auto& m) {
-      m[0].mutable_header()->mutable_heightfield()->set_rows(v);
-    }));
+    return Upload(FieldUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_heightfield()->set_rows(v); }));
   });
   RunU64("UploadAsset.header.heightfield.columns", "columns", [](uint64_t v) {
     return Upload(FieldUpload(FreshName(), [v](auto& m) {

@@ -90,7 +90,8 @@ v1::RaycastRequest Down(const std::string& scene, float x, float z, v1::Mode mod
 void Populate(client::Client& client) {
   ASSERT_TRUE(IsOk(client.CreateScene("level")));
   const MeshData block = Block(3);
-  absl::StatusOr<v1::UploadAssetResponse> mesh = client.UploadMesh("level", "block", block.arrays());
+  absl::StatusOr<v1::UploadAssetResponse> mesh =
+      client.UploadMesh("level", "block", block.arrays());
   ASSERT_TRUE(IsOk(mesh));
   const std::vector<float> heights = Heights(30);
   ASSERT_TRUE(IsOk(client.UploadHeightfield("level", "terrain", Terrain(heights, 30))));
@@ -140,8 +141,7 @@ TEST(Assets, UploadedListedPlacedQueriedAndDeleted) {
   EXPECT_EQ((*list)[1].name(), "terrain");
   EXPECT_EQ((*list)[1].heightfield().rows(), 30u);
   EXPECT_EQ((*list)[1].triangle_count(), 2u * 29 * 29);
-  EXPECT_EQ((*list)[1].sha256(),
-            client::HeightfieldSha256(30, 30, 2.0f, 2.0f, heights, {}));
+  EXPECT_EQ((*list)[1].sha256(), client::HeightfieldSha256(30, 30, 2.0f, 2.0f, heights, {}));
 
   std::vector<v1::Body> bodies = {
       MakeStaticBody(1, MakeMesh("block", 0.5f), MakePose(MakeVec3(5, 0, 5))),
@@ -156,8 +156,7 @@ TEST(Assets, UploadedListedPlacedQueriedAndDeleted) {
 
   // Down through box (0, 0) at half scale (x and z 5..7, 5 m high at scale 1: 2.5 here) onto
   // the terrain: the box's top, its bottom, the ground.
-  absl::StatusOr<v1::QueryResponse> all =
-      client->Raycast(Down("level", 6.5f, 6.7f, v1::MODE_ALL));
+  absl::StatusOr<v1::QueryResponse> all = client->Raycast(Down("level", 6.5f, 6.7f, v1::MODE_ALL));
   ASSERT_TRUE(IsOk(all));
   ASSERT_EQ(all->hits_size(), 3);
   EXPECT_EQ(all->hits(0).body_id(), 1u);
@@ -188,16 +187,15 @@ TEST(Assets, UploadedListedPlacedQueriedAndDeleted) {
   EXPECT_EQ(stats->scene_stats(0).asset_triangles(), scene->stats().asset_triangles());
 
   // Deletion: refused while a body places the asset; then done.
-  EXPECT_TRUE(HasError(client->DeleteAsset("level", "block"),
-                       absl::StatusCode::kFailedPrecondition,
+  EXPECT_TRUE(HasError(client->DeleteAsset("level", "block"), absl::StatusCode::kFailedPrecondition,
                        "name: asset \"block\" is used by body 1"));
   const std::vector<uint64_t> one = {1};
   ASSERT_TRUE(IsOk(client->RemoveBodies("level", one)));
   ASSERT_TRUE(IsOk(client->DeleteAsset("level", "block")));
   EXPECT_TRUE(HasError(client->DeleteAsset("level", "block"), absl::StatusCode::kNotFound,
                        "name: no asset \"block\""));
-  EXPECT_TRUE(HasError(client->UpsertBodies("level", bodies).status(),
-                       absl::StatusCode::kNotFound, "bodies[0].shape.mesh.asset"));
+  EXPECT_TRUE(HasError(client->UpsertBodies("level", bodies).status(), absl::StatusCode::kNotFound,
+                       "bodies[0].shape.mesh.asset"));
   list = client->ListAssets("level");
   ASSERT_TRUE(IsOk(list));
   EXPECT_EQ(list->size(), 1u);
@@ -281,15 +279,14 @@ TEST(Assets, TravelWithTheirSceneThroughExportImportAndAMove) {
   without.front().mutable_header()->set_asset_count(0);
   without.back().mutable_trailer()->set_asset_count(0);
   next = 0;
-  absl::Status refused =
-      from->ImportScene(
-              [&](v1::SceneExportMessage* m) -> absl::StatusOr<bool> {
-                if (next == without.size()) return false;
-                *m = without[next++];
-                return true;
-              },
-              "bare")
-          .status();
+  absl::Status refused = from->ImportScene(
+                                 [&](v1::SceneExportMessage* m) -> absl::StatusOr<bool> {
+                                   if (next == without.size()) return false;
+                                   *m = without[next++];
+                                   return true;
+                                 },
+                                 "bare")
+                             .status();
   // The checksum covers the assets too: removing them is noticed first.
   EXPECT_EQ(refused.code(), absl::StatusCode::kDataLoss) << refused;
 

@@ -96,8 +96,8 @@ class BadInputTest : public ::testing::Test {
     ASSERT_TRUE(IsOk(admin.UploadMesh("arena", "tri", TriangleMesh())));
     ASSERT_TRUE(IsOk(admin.UploadMesh("team-scratch", "tri", TriangleMesh())));
     ASSERT_TRUE(IsOk(admin.UpsertBodies(
-        "team-scratch", std::vector<v1::Body>{MakeBody(2, client::MakeMesh("tri"),
-                                                       MakePose(MakeVec3(5, 0, 0)))})));
+        "team-scratch",
+        std::vector<v1::Body>{MakeBody(2, client::MakeMesh("tri"), MakePose(MakeVec3(5, 0, 0)))})));
     auto arena = admin.GetScene("arena");
     ASSERT_TRUE(IsOk(arena));
     arena_version_ = arena->stats().version();
@@ -427,7 +427,9 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
        }},
       {"upload index out of range", StatusCode::kInvalidArgument,
        "indices[2]: must be below the vertex count",
-       [&] { return RawUpload(kWriter, MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 3})); }},
+       [&] {
+         return RawUpload(kWriter, MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 3}));
+       }},
       {"upload index 2^32 - 1", StatusCode::kInvalidArgument,
        "indices[0]: 4294967295 is not a vertex index",
        [&] {
@@ -436,14 +438,13 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
        }},
       {"upload empty mesh", StatusCode::kInvalidArgument, "header.mesh.vertex_count",
        [&] { return RawUpload(kWriter, MeshMessages("bad", {}, {})); }},
-      {"upload zero-area and sliver triangles are kept", StatusCode::kAlreadyExists,
-       "header.name",
+      {"upload zero-area and sliver triangles are kept", StatusCode::kAlreadyExists, "header.name",
        [&] {
          // Accepted as "sliver" (a repeated vertex, collinear ones, a sliver), then refused as
          // other content under the same name.
-         absl::Status first = RawUpload(
-             kWriter, MeshMessages("sliver", {0, 0, 0, 1, 0, 0, 2, 0, 0, 1, 1e-7f, 0},
-                                   {0, 0, 1, 0, 1, 2, 0, 2, 3}));
+         absl::Status first =
+             RawUpload(kWriter, MeshMessages("sliver", {0, 0, 0, 1, 0, 0, 2, 0, 0, 1, 1e-7f, 0},
+                                             {0, 0, 1, 0, 1, 2, 0, 2, 3}));
          if (!first.ok()) return first;
          return RawUpload(kWriter, MeshMessages("sliver", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
        }},
@@ -480,8 +481,8 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
        }},
       {"upload name too long", StatusCode::kInvalidArgument, "header.name",
        [&] {
-         return RawUpload(kWriter,
-                          MeshMessages(std::string(129, 'n'), {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+         return RawUpload(
+             kWriter, MeshMessages(std::string(129, 'n'), {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
        }},
       {"upload name not valid", StatusCode::kInvalidArgument, "header.name",
        [&] {
@@ -498,7 +499,9 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
          return RawUpload(kWriter, m);
        }},
       {"upload by a reader", StatusCode::kPermissionDenied, "",
-       [&] { return RawUpload(kReader, MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2})); }},
+       [&] {
+         return RawUpload(kReader, MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
       {"upload outside the token's prefix", StatusCode::kPermissionDenied, "",
        [&] {
          return RawUpload(kTeamWriter, MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
@@ -546,13 +549,12 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
       {"update stream upsert of a missing asset", StatusCode::kNotFound,
        "ops[0].upsert.shape.mesh.asset",
        [&] {
-         return UpdateCase(kWriter, Batch({client::MakeUpsertOp(MakeBody(
-                                        21, client::MakeMesh("nope"), At(0, 0, 0)))}));
+         return UpdateCase(
+             kWriter,
+             Batch({client::MakeUpsertOp(MakeBody(21, client::MakeMesh("nope"), At(0, 0, 0)))}));
        }},
       {"overlap with a mesh as its shape", StatusCode::kInvalidArgument, "overlap.shape",
-       [&] {
-         return admin().Overlap(OverlapOf(client::MakeMesh("tri"), At(0, 0, 5))).status();
-       }},
+       [&] { return admin().Overlap(OverlapOf(client::MakeMesh("tri"), At(0, 0, 5))).status(); }},
       {"delete of an asset a body places", StatusCode::kFailedPrecondition,
        "name: asset \"tri\" is used by body 2",
        [&] { return admin().DeleteAsset("team-scratch", "tri"); }},

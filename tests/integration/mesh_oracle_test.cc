@@ -105,8 +105,8 @@ std::vector<OracleHit> PointHits(const std::vector<OracleBody>& bodies, const DV
 DVec3 D(const v1::Vec3& v) { return DVec3{v.x(), v.y(), v.z()}; }
 
 // A closed box [0, 1]^3: 12 triangles sharing 8 corners.
-void AddBox(std::vector<float>* v, std::vector<uint32_t>* i, float x0, float y0, float z0,
-            float sx, float sy, float sz) {
+void AddBox(std::vector<float>* v, std::vector<uint32_t>* i, float x0, float y0, float z0, float sx,
+            float sy, float sz) {
   static const uint32_t kFaces[] = {0, 2, 1, 0, 3, 2, 4, 5, 6, 4, 6, 7, 0, 1, 5, 0, 5, 4,
                                     2, 3, 7, 2, 7, 6, 1, 2, 6, 1, 6, 5, 0, 4, 7, 0, 7, 3};
   const uint32_t base = static_cast<uint32_t>(v->size() / 3);
@@ -149,7 +149,9 @@ OracleAsset FieldOracle(int rows, int columns, double sx, double sz,
   return out;
 }
 
-class MeshOracleTest : public ::testing::Test {
+// Each test runs at several fat margins: leaves that reach past their bodies by 0, a little and
+// more than the meshes' own sizes must not change an answer.
+class MeshOracleTest : public ::testing::TestWithParam<float> {
  protected:
   void SetUp() override {
     auto server = ServerProcess::Start();
@@ -157,7 +159,7 @@ class MeshOracleTest : public ::testing::Test {
     server_ = *std::move(server);
     client_ = server_->NewClient();
     v1::SceneOptions options;
-    options.set_fat_margin(0.0f);
+    options.set_fat_margin(GetParam());
     options.set_history_ticks(32);
     ASSERT_TRUE(IsOk(client_->CreateScene(kScene, options)));
   }
@@ -192,8 +194,8 @@ class MeshOracleTest : public ::testing::Test {
         client::MakePose(client::MakeVec3(position.x, position.y, position.z),
                          client::MakeQuat(rotation.x, rotation.y, rotation.z, rotation.w)));
     ASSERT_TRUE(IsOk(client_->UpsertBodies(kScene, std::vector<v1::Body>{body})));
-    bodies_.push_back(OracleBody{id, &assets_[name], Normalize(rotation),
-                                 oracle::ToDouble(position), scale});
+    bodies_.push_back(
+        OracleBody{id, &assets_[name], Normalize(rotation), oracle::ToDouble(position), scale});
   }
 
   std::unique_ptr<ServerProcess> server_;
@@ -226,8 +228,8 @@ void CheckRay(const std::vector<OracleBody>& bodies, const v1::Raycast& ray,
       return h.body_id() == o.body && h.triangle() == o.triangle;
     });
     EXPECT_NE(found, got.hits().end())
-        << where << ": missed body " << o.body << " triangle " << o.triangle << " at "
-        << o.distance << " (margin " << o.margin << ")";
+        << where << ": missed body " << o.body << " triangle " << o.triangle << " at " << o.distance
+        << " (margin " << o.margin << ")";
   }
   for (int i = 1; i < got.hits_size(); ++i) {
     const v1::Hit& a = got.hits(i - 1);
@@ -240,7 +242,7 @@ void CheckRay(const std::vector<OracleBody>& bodies, const v1::Raycast& ray,
   }
 }
 
-TEST_F(MeshOracleTest, RandomRaysPointsAndCastsAgreeWithTheOracle) {
+TEST_P(MeshOracleTest, RandomRaysPointsAndCastsAgreeWithTheOracle) {
   std::mt19937 rng(kSeed);
   // A soup with slivers and degenerate triangles, a city block of closed boxes, a terrain with
   // holes.
@@ -342,11 +344,9 @@ TEST_F(MeshOracleTest, RandomRaysPointsAndCastsAgreeWithTheOracle) {
     }
     for (const OracleHit& o : within) {
       if (o.distance > radius - eps) continue;
-      auto found =
-          std::find_if(result->results(1).hits().begin(), result->results(1).hits().end(),
-                       [&](const v1::Hit& h) {
-                         return h.body_id() == o.body && h.triangle() == o.triangle;
-                       });
+      auto found = std::find_if(
+          result->results(1).hits().begin(), result->results(1).hits().end(),
+          [&](const v1::Hit& h) { return h.body_id() == o.body && h.triangle() == o.triangle; });
       EXPECT_NE(found, result->results(1).hits().end()) << where << ": missed " << o.triangle;
     }
     if (HasFailure()) return;
@@ -360,9 +360,9 @@ TEST_F(MeshOracleTest, RandomRaysPointsAndCastsAgreeWithTheOracle) {
     const double radius = 0.2 + std::fabs(u(rng)) / 8;
     v1::SphereCastRequest request;
     request.set_scene(kScene);
-    *request.mutable_cast() = client::MakeSphereCast(client::MakeVec3(o.x, o.y, o.z),
-                                                     client::MakeVec3(d.x, d.y, d.z), 30,
-                                                     static_cast<float>(radius));
+    *request.mutable_cast() =
+        client::MakeSphereCast(client::MakeVec3(o.x, o.y, o.z), client::MakeVec3(d.x, d.y, d.z), 30,
+                               static_cast<float>(radius));
     absl::StatusOr<v1::QueryResponse> got = client_->SphereCast(request);
     ASSERT_TRUE(IsOk(got));
     double first = 1e9;
@@ -384,7 +384,7 @@ TEST_F(MeshOracleTest, RandomRaysPointsAndCastsAgreeWithTheOracle) {
   }
 }
 
-TEST_F(MeshOracleTest, RaysThroughSharedEdgesAndVerticesHitExactlyOnce) {
+TEST_P(MeshOracleTest, RaysThroughSharedEdgesAndVerticesHitExactlyOnce) {
   // A closed box at (1, 1, 1) of side 2, and a terrain whose samples sit on a 1 m grid.
   std::vector<float> box;
   std::vector<uint32_t> box_idx;
@@ -402,14 +402,13 @@ TEST_F(MeshOracleTest, RaysThroughSharedEdgesAndVerticesHitExactlyOnce) {
   v1::QueryBatch batch;
   batch.set_scene(kScene);
   std::vector<std::string> names;
-  auto add = [&](const std::string& name, const Vec3& origin, const Vec3& target,
-                 int expected) {
+  auto add = [&](const std::string& name, const Vec3& origin, const Vec3& target, int expected) {
     const Vec3 d = target - origin;
-    *batch.add_queries() = client::MakeRaycastQuery(
-        static_cast<uint64_t>(expected),
-        client::MakeRaycast(client::MakeVec3(origin.x, origin.y, origin.z),
-                            client::MakeVec3(d.x, d.y, d.z), 100),
-        v1::MODE_ALL, 64);
+    *batch.add_queries() =
+        client::MakeRaycastQuery(static_cast<uint64_t>(expected),
+                                 client::MakeRaycast(client::MakeVec3(origin.x, origin.y, origin.z),
+                                                     client::MakeVec3(d.x, d.y, d.z), 100),
+                                 v1::MODE_ALL, 64);
     names.push_back(name);
   };
   // Straight through the box: in and out, across a face's diagonal (shared by its two
@@ -446,13 +445,14 @@ TEST_F(MeshOracleTest, RaysThroughSharedEdgesAndVerticesHitExactlyOnce) {
   }
 }
 
-TEST_F(MeshOracleTest, AMovingInstanceAnswersPastTicksWhereItWas) {
+TEST_P(MeshOracleTest, AMovingInstanceAnswersPastTicksWhereItWas) {
   std::vector<float> box;
   std::vector<uint32_t> box_idx;
   AddBox(&box, &box_idx, -1, -1, -1, 2, 2, 2);
   UploadMesh("lift", box, box_idx);
   // A dynamic body: a lift going up 1 m per tick.
-  v1::Body lift = client::MakeBody(1, client::MakeMesh("lift"), client::MakePose(client::MakeVec3(0, 0, 0)));
+  v1::Body lift =
+      client::MakeBody(1, client::MakeMesh("lift"), client::MakePose(client::MakeVec3(0, 0, 0)));
   ASSERT_TRUE(IsOk(client_->UpsertBodies(kScene, std::vector<v1::Body>{lift})));
   absl::StatusOr<std::unique_ptr<client::UpdateWriter>> writer =
       client_->OpenUpdateStream(kScene, 0);
@@ -472,7 +472,8 @@ TEST_F(MeshOracleTest, AMovingInstanceAnswersPastTicksWhereItWas) {
   batch.set_scene(kScene);
   for (uint64_t tick = 2; tick <= 10; ++tick) {
     v1::Query query = client::MakeRaycastQuery(
-        tick, client::MakeRaycast(client::MakeVec3(0.3f, 50, 0.2f), client::MakeVec3(0, -1, 0), 100),
+        tick,
+        client::MakeRaycast(client::MakeVec3(0.3f, 50, 0.2f), client::MakeVec3(0, -1, 0), 100),
         v1::MODE_ALL, 64);
     *batch.add_queries() = client::AtTick(query, tick);
     // Halfway to the next tick.
@@ -490,15 +491,18 @@ TEST_F(MeshOracleTest, AMovingInstanceAnswersPastTicksWhereItWas) {
           OracleBody{1, &assets_["lift"], Quat::Identity(), DVec3{0, y, 0}, 1.0}};
       v1::QueryResponse response;
       *response.mutable_hits() = r.hits();
-      CheckRay(then, client::MakeRaycast(client::MakeVec3(0.3f, 50, 0.2f),
-                                         client::MakeVec3(0, -1, 0), 100),
-               response, absl::StrCat("tick ", tick, " + ", fraction));
+      CheckRay(
+          then,
+          client::MakeRaycast(client::MakeVec3(0.3f, 50, 0.2f), client::MakeVec3(0, -1, 0), 100),
+          response, absl::StrCat("tick ", tick, " + ", fraction));
       ASSERT_EQ(r.hits_size(), 2) << tick << " " << fraction;
       EXPECT_NEAR(r.hits(0).distance(), 50.0 - (y + 1), 1e-4) << tick << " " << fraction;
     }
   }
   ASSERT_TRUE(IsOk((*writer)->Finish()));
 }
+
+INSTANTIATE_TEST_SUITE_P(FatMargins, MeshOracleTest, ::testing::Values(0.0f, 0.1f, 4.0f));
 
 }  // namespace
 }  // namespace collide::integration

@@ -42,9 +42,13 @@ std::shared_ptr<const AssetGeometry> TerrainAsset() {
   }
   std::vector<uint8_t> holes(25, 0);
   holes[12] = 1;
-  return std::make_shared<const AssetGeometry>(HeightfieldShape::Build(HeightfieldDesc{
-      .rows = 6, .columns = 6, .spacing_x = 1.0f, .spacing_z = 1.5f, .heights = heights,
-      .holes = holes}));
+  return std::make_shared<const AssetGeometry>(
+      HeightfieldShape::Build(HeightfieldDesc{.rows = 6,
+                                              .columns = 6,
+                                              .spacing_x = 1.0f,
+                                              .spacing_z = 1.5f,
+                                              .heights = heights,
+                                              .holes = holes}));
 }
 
 // Every hit of `query` on the world's live bodies by brute force: shapes as the brute force of
@@ -131,8 +135,8 @@ bool NearVec(const Vec3& a, const Vec3& b) {
   }
   return ::testing::AssertionFailure()
          << "got id " << got.body_id << " triangle " << got.triangle << " d " << got.distance
-         << " depth " << got.depth << "; want id " << want.body_id << " triangle "
-         << want.triangle << " d " << want.distance << " depth " << want.depth;
+         << " depth " << got.depth << "; want id " << want.body_id << " triangle " << want.triangle
+         << " d " << want.distance << " depth " << want.depth;
 }
 
 // The engine's answer against the brute force's hits by the query's mode.
@@ -213,17 +217,19 @@ TEST(AssetEngine, EveryQueryKindAndModeAgreesWithBruteForce) {
     const AssetSlot terrain = world.AddAsset(TerrainAsset());
     uint64_t id = 1;
     for (int b = 0; b < 40; ++b) {
-      BodyDesc desc{.id = id++,
-                    .pose = Pose{b % 2 == 0 ? Quat::Identity() : RandomRotation(rng),
-                                 Vec3{Uniform(rng, -8, 8), Uniform(rng, -3, 3), Uniform(rng, -8, 8)}},
-                    .category = 1u << (b % 3),
-                    .kind = b % 4 == 0 ? BodyKind::kDynamic : BodyKind::kStatic};
+      BodyDesc desc{
+          .id = id++,
+          .pose = Pose{b % 2 == 0 ? Quat::Identity() : RandomRotation(rng),
+                       Vec3{Uniform(rng, -8, 8), Uniform(rng, -3, 3), Uniform(rng, -8, 8)}},
+          .category = 1u << (b % 3),
+          .kind = b % 4 == 0 ? BodyKind::kDynamic : BodyKind::kStatic};
       switch (b % 5) {
         case 0:
           desc.shape = Sphere{Uniform(rng, 0.2f, 1.0f)};
           break;
         case 1:
-          desc.shape = Box{Vec3{Uniform(rng, 0.1f, 1), Uniform(rng, 0.1f, 1), Uniform(rng, 0.1f, 1)}};
+          desc.shape =
+              Box{Vec3{Uniform(rng, 0.1f, 1), Uniform(rng, 0.1f, 1), Uniform(rng, 0.1f, 1)}};
           break;
         case 2:
         case 3:
@@ -255,9 +261,9 @@ TEST(AssetEngine, EveryQueryKindAndModeAgreesWithBruteForce) {
                                Capsule{radius + 0.1f, 0.4f}};
       const Aabb region{origin - Vec3{1, 1, 1} * (radius + 0.5f),
                         origin + Vec3{1, 1, 1} * (radius + 0.5f)};
-      Query q{.shape_query = testing::ShapeQueryOfKind(kind, ray, radius, shapes[k % 3],
-                                                        Pose{RandomRotation(rng), origin},
-                                                        k % 2 == 0, region),
+      Query q{.shape_query =
+                  testing::ShapeQueryOfKind(kind, ray, radius, shapes[k % 3],
+                                            Pose{RandomRotation(rng), origin}, k % 2 == 0, region),
               .mode = static_cast<CollectMode>(k % 3),
               .max_hits = static_cast<uint32_t>(k % 11 == 0 ? 2 : 64)};
       if (k % 13 == 0) q.filter.mask = 2;
@@ -326,10 +332,8 @@ TEST(AssetEngine, TiesOrderByDistanceThenIdThenTriangle) {
 TEST(AssetEngine, AnAssetBodysBoxIsItsPlacedAssetsAndMovesWithIt) {
   CollisionWorld world;
   const AssetSlot box = world.AddAsset(BoxAsset());
-  const BodyHandle h = world.Add(BodyDesc{.id = 1,
-                                          .pose = Pose{Quat::Identity(), Vec3{10, 0, 0}},
-                                          .asset = box,
-                                          .scale = 3.0f});
+  const BodyHandle h = world.Add(BodyDesc{
+      .id = 1, .pose = Pose{Quat::Identity(), Vec3{10, 0, 0}}, .asset = box, .scale = 3.0f});
   const Aabb bounds = world.BoundsOf(world.body(h));
   EXPECT_NEAR(bounds.min.x, 7.0f, 1e-5f);
   EXPECT_NEAR(bounds.max.x, 13.0f, 1e-5f);

@@ -65,77 +65,107 @@ std::vector<BadSource> BadSources() {
     cases.push_back({name, std::move(s), code, std::move(message)});
   };
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
-  mesh("NanVertex", [](AssetSource& s) { s.vertices[2].y = kNan; }, kInvalid,
-       "vertices[2]: must be finite");
-  mesh("InfiniteVertex", [](AssetSource& s) { s.vertices[3].x = -kInf; }, kInvalid,
-       "vertices[3]: must be finite");
-  mesh("HugeVertex", [](AssetSource& s) { s.vertices[1].z = 1e30f; }, kInvalid,
-       "vertices[1]: must be within +-1e9");
-  mesh("NegativeHugeVertex", [](AssetSource& s) { s.vertices[0].x = -1e30f; }, kInvalid,
-       "vertices[0]: must be within +-1e9");
-  mesh("IndexOutOfRange", [](AssetSource& s) { s.indices[4] = 4; }, kInvalid,
-       "indices[4]: must be below the vertex count");
-  mesh("ReservedIndex", [](AssetSource& s) { s.indices[5] = 0xFFFFFFFFu; }, kInvalid,
-       "indices[5]: 4294967295 is not a vertex index");
-  mesh("NoVertex", [](AssetSource& s) { s.size.vertex_count = 0; }, kInvalid,
-       "mesh.vertex_count: must be at least 1");
-  mesh("NoIndex", [](AssetSource& s) { s.size.index_count = 0; }, kInvalid,
-       "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got 0");
-  mesh("IndicesNotTriangles", [](AssetSource& s) { s.size.index_count = 7; }, kInvalid,
-       "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got 7");
-  mesh("AllTheVertices", [](AssetSource& s) { s.size.vertex_count = ~uint64_t{0}; }, kInvalid,
-       "mesh.vertex_count: must be at most 268435456, got 18446744073709551615");
+  mesh(
+      "NanVertex", [](AssetSource& s) { s.vertices[2].y = kNan; }, kInvalid,
+      "vertices[2]: must be finite");
+  mesh(
+      "InfiniteVertex", [](AssetSource& s) { s.vertices[3].x = -kInf; }, kInvalid,
+      "vertices[3]: must be finite");
+  mesh(
+      "HugeVertex", [](AssetSource& s) { s.vertices[1].z = 1e30f; }, kInvalid,
+      "vertices[1]: must be within +-1e9");
+  mesh(
+      "NegativeHugeVertex", [](AssetSource& s) { s.vertices[0].x = -1e30f; }, kInvalid,
+      "vertices[0]: must be within +-1e9");
+  mesh(
+      "IndexOutOfRange", [](AssetSource& s) { s.indices[4] = 4; }, kInvalid,
+      "indices[4]: must be below the vertex count");
+  mesh(
+      "ReservedIndex", [](AssetSource& s) { s.indices[5] = 0xFFFFFFFFu; }, kInvalid,
+      "indices[5]: 4294967295 is not a vertex index");
+  mesh(
+      "NoVertex", [](AssetSource& s) { s.size.vertex_count = 0; }, kInvalid,
+      "mesh.vertex_count: must be at least 1");
+  mesh(
+      "NoIndex", [](AssetSource& s) { s.size.index_count = 0; }, kInvalid,
+      "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got 0");
+  mesh(
+      "IndicesNotTriangles", [](AssetSource& s) { s.size.index_count = 7; }, kInvalid,
+      "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got 7");
+  mesh(
+      "AllTheVertices", [](AssetSource& s) { s.size.vertex_count = ~uint64_t{0}; }, kInvalid,
+      "mesh.vertex_count: must be at most 268435456, got 18446744073709551615");
   // 2^64 - 1 is a multiple of 3.
-  mesh("AllTheIndices", [](AssetSource& s) { s.size.index_count = ~uint64_t{0}; },
-       absl::StatusCode::kResourceExhausted,
-       "mesh.index_count: 6148914691236517205 triangles, over the limit of 1000 "
-       "(--max_mesh_triangles)");
-  mesh("AllTheIndicesButOne", [](AssetSource& s) { s.size.index_count = ~uint64_t{0} - 1; },
-       kInvalid,
-       "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got "
-       "18446744073709551614");
-  mesh("TooManyTriangles", [](AssetSource& s) { s.size.index_count = 3 * 1001; },
-       absl::StatusCode::kResourceExhausted,
-       "mesh.index_count: 1001 triangles, over the limit of 1000 (--max_mesh_triangles)");
-  mesh("ListShorterThanItsSize", [](AssetSource& s) { s.vertices.pop_back(); }, kInvalid,
-       "vertices: holds 3, the size says 4");
-  mesh("HeightsInAMesh", [](AssetSource& s) { s.heights = {1.0f}; }, kInvalid,
-       "heights: holds 1, the size says 0");
-  field("OneByOne", [](AssetSource& s) { s.size.rows = s.size.columns = 1; }, kInvalid,
-        "heightfield.rows: must be at least 2 (a heightfield needs a cell), got 1");
-  field("NoColumn", [](AssetSource& s) { s.size.columns = 0; }, kInvalid,
-        "heightfield.columns: must be at least 2 (a heightfield needs a cell), got 0");
-  field("TwoToTheThirtyTwoColumns", [](AssetSource& s) { s.size.columns = uint64_t{1} << 32; },
-        kInvalid, "heightfield.columns: must be at most 32768, got 4294967296");
-  field("AllTheRows", [](AssetSource& s) { s.size.rows = ~uint64_t{0}; }, kInvalid,
-        "heightfield.rows: must be at most 32768, got 18446744073709551615");
-  field("TooManySamples", [](AssetSource& s) { s.size.rows = s.size.columns = 200; },
-        absl::StatusCode::kResourceExhausted,
-        "heightfield.rows: 200 x 200 = 40000 samples, over the limit of 10000 "
-        "(--max_heightfield_samples)");
-  field("NanSpacing", [](AssetSource& s) { s.size.spacing_x = kNan; }, kInvalid,
-        "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
-  field("ZeroSpacing", [](AssetSource& s) { s.size.spacing_z = 0.0f; }, kInvalid,
-        "heightfield.spacing_z: must be finite and > 0, and the field within +-1e9");
-  field("NegativeSpacing", [](AssetSource& s) { s.size.spacing_x = -1.0f; }, kInvalid,
-        "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
-  field("SpacingPastTheWorld", [](AssetSource& s) { s.size.spacing_x = 1e30f; }, kInvalid,
-        "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
-  field("NanHeight", [](AssetSource& s) { s.heights[7] = kNan; }, kInvalid,
-        "heights[7]: must be finite");
-  field("HugeHeight", [](AssetSource& s) { s.heights[11] = -1e30f; }, kInvalid,
-        "heights[11]: must be within +-1e9");
-  field("TooFewHeights", [](AssetSource& s) { s.heights.pop_back(); }, kInvalid,
-        "heights: holds 11, the size says 12");
-  field("HoleBitPastTheLastCell", [](AssetSource& s) { s.holes[0] = 0x40; }, kInvalid,
-        "holes: bits past the last cell (6 cells) must be 0");
-  field("HolesWithoutTheFlag",
-        [](AssetSource& s) {
-          s.size.has_holes = false;
-        },
-        kInvalid, "holes: holds 1, the size says 0");
-  field("VerticesInAHeightfield", [](AssetSource& s) { s.vertices = {{0, 0, 0}}; }, kInvalid,
-        "vertices: holds 1, the size says 0");
+  mesh(
+      "AllTheIndices", [](AssetSource& s) { s.size.index_count = ~uint64_t{0}; },
+      absl::StatusCode::kResourceExhausted,
+      "mesh.index_count: 6148914691236517205 triangles, over the limit of 1000 "
+      "(--max_mesh_triangles)");
+  mesh(
+      "AllTheIndicesButOne", [](AssetSource& s) { s.size.index_count = ~uint64_t{0} - 1; },
+      kInvalid,
+      "mesh.index_count: must be a positive multiple of 3 (3 per triangle), got "
+      "18446744073709551614");
+  mesh(
+      "TooManyTriangles", [](AssetSource& s) { s.size.index_count = 3 * 1001; },
+      absl::StatusCode::kResourceExhausted,
+      "mesh.index_count: 1001 triangles, over the limit of 1000 (--max_mesh_triangles)");
+  mesh(
+      "ListShorterThanItsSize", [](AssetSource& s) { s.vertices.pop_back(); }, kInvalid,
+      "vertices: holds 3, the size says 4");
+  mesh(
+      "HeightsInAMesh", [](AssetSource& s) { s.heights = {1.0f}; }, kInvalid,
+      "heights: holds 1, the size says 0");
+  field(
+      "OneByOne", [](AssetSource& s) { s.size.rows = s.size.columns = 1; }, kInvalid,
+      "heightfield.rows: must be at least 2 (a heightfield needs a cell), got 1");
+  field(
+      "NoColumn", [](AssetSource& s) { s.size.columns = 0; }, kInvalid,
+      "heightfield.columns: must be at least 2 (a heightfield needs a cell), got 0");
+  field(
+      "TwoToTheThirtyTwoColumns", [](AssetSource& s) { s.size.columns = uint64_t{1} << 32; },
+      kInvalid, "heightfield.columns: must be at most 32768, got 4294967296");
+  field(
+      "AllTheRows", [](AssetSource& s) { s.size.rows = ~uint64_t{0}; }, kInvalid,
+      "heightfield.rows: must be at most 32768, got 18446744073709551615");
+  field(
+      "TooManySamples", [](AssetSource& s) { s.size.rows = s.size.columns = 200; },
+      absl::StatusCode::kResourceExhausted,
+      "heightfield.rows: 200 x 200 = 40000 samples, over the limit of 10000 "
+      "(--max_heightfield_samples)");
+  field(
+      "NanSpacing", [](AssetSource& s) { s.size.spacing_x = kNan; }, kInvalid,
+      "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
+  field(
+      "ZeroSpacing", [](AssetSource& s) { s.size.spacing_z = 0.0f; }, kInvalid,
+      "heightfield.spacing_z: must be finite and > 0, and the field within +-1e9");
+  field(
+      "NegativeSpacing", [](AssetSource& s) { s.size.spacing_x = -1.0f; }, kInvalid,
+      "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
+  field(
+      "SpacingPastTheWorld", [](AssetSource& s) { s.size.spacing_x = 1e30f; }, kInvalid,
+      "heightfield.spacing_x: must be finite and > 0, and the field within +-1e9");
+  field(
+      "NanHeight", [](AssetSource& s) { s.heights[7] = kNan; }, kInvalid,
+      "heights[7]: must be finite");
+  field(
+      "HugeHeight", [](AssetSource& s) { s.heights[11] = -1e30f; }, kInvalid,
+      "heights[11]: must be within +-1e9");
+  field(
+      "TooFewHeights", [](AssetSource& s) { s.heights.pop_back(); }, kInvalid,
+      "heights: holds 11, the size says 12");
+  field(
+      "HoleBitPastTheLastCell", [](AssetSource& s) { s.holes[0] = 0x40; }, kInvalid,
+      "holes: bits past the last cell (6 cells) must be 0");
+  field(
+      "HolesWithoutTheFlag", [](AssetSource& s) { s.size.has_holes = false; }, kInvalid,
+      "holes: holds 1, the size says 0");
+  field(
+      "VerticesInAHeightfield",
+      [](AssetSource& s) {
+        s.vertices = {{0, 0, 0}};
+      },
+      kInvalid, "vertices: holds 1, the size says 0");
   return cases;
 }
 

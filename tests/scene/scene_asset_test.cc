@@ -47,7 +47,8 @@ constexpr SceneAssetLimits kLimits{.max_assets = 16, .max_bytes = 1 << 20};
 
 // Adds `source` as `name`.
 void Add(Scene& scene, const std::string& name, AssetSource source) {
-  absl::StatusOr<bool> added = scene.AddAsset(name, Asset::Build(std::move(source)), kLimits, NoLog);
+  absl::StatusOr<bool> added =
+      scene.AddAsset(name, Asset::Build(std::move(source)), kLimits, NoLog);
   ASSERT_TRUE(added.ok()) << added.status();
   ASSERT_TRUE(*added);
 }
@@ -115,9 +116,8 @@ TEST(SceneAssets, BodiesPlaceAssetsAndQueriesNameTheirTriangles) {
   EXPECT_EQ(hits[0].triangle / 2, 2u);  // cell (1, 0) of a 3 x 3 grid
 
   // A body of a shape reports no triangle.
-  ASSERT_TRUE(scene
-                  .Apply(Ops({UpsertOp(BodyDesc{.id = 3, .shape = Sphere{0.5f}, .pose = At(30)})}))
-                  .ok());
+  ASSERT_TRUE(
+      scene.Apply(Ops({UpsertOp(BodyDesc{.id = 3, .shape = Sphere{0.5f}, .pose = At(30)})})).ok());
   Query query{.shape_query = RaycastQuery{.ray = Ray{{30, 5, 0}, {0, -1, 0}, 100}}};
   std::vector<absl::Status> status;
   std::vector<QueryResult> results;
@@ -194,14 +194,13 @@ TEST(SceneAssets, TheTableRefusesOtherContentLimitsAndDeletionsOfUsedAssets) {
   // An invalid name, a commit that fails: nothing added.
   EXPECT_EQ(scene.AddAsset("a b", Asset::Build(Flat(1)), kLimits, NoLog).status().code(),
             absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(scene
-                .AddAsset("c", Asset::Build(Flat(1)), kLimits,
-                          []() -> absl::StatusOr<uint64_t> {
-                            return absl::UnavailableError("disk");
-                          })
-                .status()
-                .code(),
-            absl::StatusCode::kUnavailable);
+  EXPECT_EQ(
+      scene
+          .AddAsset("c", Asset::Build(Flat(1)), kLimits,
+                    []() -> absl::StatusOr<uint64_t> { return absl::UnavailableError("disk"); })
+          .status()
+          .code(),
+      absl::StatusCode::kUnavailable);
   EXPECT_EQ(scene.ListAssets().size(), 1u);
 
   // Deletion: refused while bodies place the asset, naming the lowest id.
@@ -233,10 +232,9 @@ TEST(SceneAssets, AMovingInstanceMovesAndPastTicksSeeItWhereItWas) {
   Scene scene("level", SceneOptions{.history_ticks = 16});
   Add(scene, "box", UnitBox());
   // A lift: dynamic, moved every tick.
-  ASSERT_TRUE(scene
-                  .Apply(PlaceBatch(1, "box", AssetKind::kMesh, At(0, 0, 0), 1.0f,
-                                    BodyKind::kDynamic))
-                  .ok());
+  ASSERT_TRUE(
+      scene.Apply(PlaceBatch(1, "box", AssetKind::kMesh, At(0, 0, 0), 1.0f, BodyKind::kDynamic))
+          .ok());
   for (uint64_t t = 1; t <= 5; ++t) {
     ASSERT_TRUE(scene.Apply(Ops({SetPoseOp(1, At(0, static_cast<float>(t), 0))}, t)).ok());
   }

@@ -24,8 +24,8 @@ AssetSource Grid(uint32_t n) {
   AssetSource s;
   for (uint32_t i = 0; i < n; ++i) {
     for (uint32_t j = 0; j < n; ++j) {
-      s.vertices.push_back(Vec3{static_cast<float>(j), 0.1f * static_cast<float>(i * j % 5),
-                                static_cast<float>(i)});
+      s.vertices.push_back(
+          Vec3{static_cast<float>(j), 0.1f * static_cast<float>(i * j % 5), static_cast<float>(i)});
     }
   }
   for (uint32_t i = 0; i + 1 < n; ++i) {
@@ -34,9 +34,8 @@ AssetSource Grid(uint32_t n) {
       for (uint32_t k : {a, a + n, a + n + 1, a, a + n + 1, a + 1}) s.indices.push_back(k);
     }
   }
-  s.size = AssetSize{.kind = AssetKind::kMesh,
-                     .vertex_count = s.vertices.size(),
-                     .index_count = s.indices.size()};
+  s.size = AssetSize{
+      .kind = AssetKind::kMesh, .vertex_count = s.vertices.size(), .index_count = s.indices.size()};
   return s;
 }
 
@@ -85,8 +84,7 @@ ServiceLimits Limits() {
 }
 
 // The first error of feeding `messages` (and finishing), as the client would see it.
-absl::Status Feed(const std::vector<v1::UploadAssetRequest>& messages,
-                  AssetSource* out = nullptr) {
+absl::Status Feed(const std::vector<v1::UploadAssetRequest>& messages, AssetSource* out = nullptr) {
   AssetUploader uploader(Limits());
   for (const v1::UploadAssetRequest& m : messages) {
     absl::Status status = uploader.Add(m);
@@ -112,7 +110,8 @@ TEST(AssetUploader, AssemblesWhatWasSentBitForBitWhateverTheChunks) {
   }
   // A heightfield with holes.
   AssetSource field;
-  field.size = AssetSize{.kind = AssetKind::kHeightfield, .rows = 5, .columns = 7, .has_holes = true};
+  field.size =
+      AssetSize{.kind = AssetKind::kHeightfield, .rows = 5, .columns = 7, .has_holes = true};
   for (int i = 0; i < 35; ++i) field.heights.push_back(static_cast<float>(i) * 0.5f);
   field.holes = {0x81, 0x02, 0x10};
   AssetSource got;
@@ -139,109 +138,128 @@ TEST(AssetUploader, RefusesEveryLieOfTheStreamWithItsPath) {
   };
   const auto kInvalid = absl::StatusCode::kInvalidArgument;
   const auto kDataLoss = absl::StatusCode::kDataLoss;
-  with("ChunkBeforeTheHeader", [](auto& m) { m.erase(m.begin()); }, kInvalid,
-       "messages[0]: the first message must hold the header");
-  with("SecondHeader", [](auto& m) { m.insert(m.begin() + 1, m[0]); }, kInvalid,
-       "messages[1].scene: only the first message names the scene");
-  with("SecondHeaderWithoutScene",
-       [](auto& m) {
-         v1::UploadAssetRequest again = m[0];
-         again.clear_scene();
-         m.insert(m.begin() + 2, again);
-       },
-       kInvalid, "messages[2]: a second header");
-  with("ChunkAfterTheTrailer", [](auto& m) { m.push_back(m[1]); }, kInvalid,
-       "messages[" + std::to_string(good.size()) + "]: a message after the trailer");
-  with("EmptyMessage", [](auto& m) { m.insert(m.begin() + 1, v1::UploadAssetRequest()); },
-       kInvalid, "messages[1]: holds no header, chunk or trailer");
-  with("EmptyChunk",
-       [](auto& m) {
-         v1::UploadAssetRequest empty;
-         empty.mutable_chunk();
-         m.insert(m.begin() + 1, empty);
-       },
-       kInvalid, "messages[1]: an empty chunk");
-  with("NoKind", [](auto& m) { m[0].mutable_header()->clear_kind(); }, kInvalid,
-       "header: must hold a mesh or a heightfield size");
-  with("BadName", [](auto& m) { m[0].mutable_header()->set_name("no name"); }, kInvalid,
-       "header.name: character 2 of the name is not one of [A-Za-z0-9_.-]");
-  with("LongName", [](auto& m) { m[0].mutable_header()->set_name(std::string(129, 'n')); },
-       kInvalid, "header.name: a name has 1 to 128 characters, got 129");
-  with("BadSha", [](auto& m) { m[0].mutable_header()->set_sha256("ABC"); }, kInvalid,
-       "header.sha256: must be empty or 64 lowercase hexadecimal digits");
-  with("AllTheIndices",
-       [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(UINT64_MAX); },
-       absl::StatusCode::kResourceExhausted,
-       "header.mesh.index_count: 6148914691236517205 triangles, over the limit of 1000");
-  with("TooManyTriangles",
-       [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(3 * 1001); },
-       absl::StatusCode::kResourceExhausted,
-       "header.mesh.index_count: 1001 triangles, over the limit of 1000");
-  with("AllTheVertices",
-       [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(UINT64_MAX); },
-       kInvalid, "header.mesh.vertex_count: must be at most 268435456");
-  with("HeaderSaysFewerVertices",
-       [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(2); }, kInvalid,
-       "chunks[0].vertices: more than the header's 6 floats");
-  with("HeaderSaysMoreVertices",
-       [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(17); }, kDataLoss,
-       "trailer: the data is not what the header announced: 48 of 51 vertex floats");
-  with("HeightsInAMesh",
-       [](auto& m) {
-         v1::UploadAssetRequest heights;
-         heights.mutable_chunk()->add_heights(1.0f);
-         m.insert(m.begin() + 1, heights);
-       },
-       kInvalid, "chunks[0].heights: a mesh carries none");
-  with("TrailerLiesAboutVertices",
-       [](auto& m) { m.back().mutable_trailer()->set_vertex_count(15); }, kDataLoss,
-       "trailer.vertex_count: says 15, 16 were received");
-  with("TrailerLiesAboutIndices",
-       [](auto& m) { m.back().mutable_trailer()->set_index_count(UINT64_MAX); }, kDataLoss,
-       "trailer.index_count: says 18446744073709551615, 54 were received");
-  with("TrailerLiesAboutChunks", [](auto& m) { m.back().mutable_trailer()->set_chunk_count(1); },
-       kDataLoss, "trailer.chunk_count: says 1");
-  with("TrailerLiesAboutTheCrc",
-       [](auto& m) {
-         m.back().mutable_trailer()->set_crc32c(m.back().trailer().crc32c() ^ 1);
-       },
-       kDataLoss, "trailer.crc32c: says");
-  with("AFloatChangedOnTheWay",
-       [](auto& m) { m[1].mutable_chunk()->set_vertices(0, 7.0f); }, kDataLoss,
-       "trailer.crc32c: says");
-  with("NoTrailer", [](auto& m) { m.pop_back(); }, kDataLoss,
-       "stream: ended after");
-  with("NanVertex",
-       [](auto& m) {
-         m[1].mutable_chunk()->set_vertices(4, std::numeric_limits<float>::quiet_NaN());
-         // The CRC follows the lie: the core's check finds it.
-         uint32_t crc = 0;
-         for (size_t i = 1; i + 1 < m.size(); ++i) {
-           const v1::AssetChunk& c = m[i].chunk();
-           crc = Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
-           crc = Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
-         }
-         m.back().mutable_trailer()->set_crc32c(crc);
-       },
-       kInvalid, "vertices[1]: must be finite");
-  with("IndexOutOfRange",
-       [](auto& m) {
-         m.back().mutable_trailer()->set_crc32c(0);
-         for (auto& message : m) {
-           if (message.has_chunk() && message.chunk().indices_size() > 0) {
-             message.mutable_chunk()->set_indices(0, 16);
-             break;
-           }
-         }
-         uint32_t crc = 0;
-         for (size_t i = 1; i + 1 < m.size(); ++i) {
-           const v1::AssetChunk& c = m[i].chunk();
-           crc = Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
-           crc = Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
-         }
-         m.back().mutable_trailer()->set_crc32c(crc);
-       },
-       kInvalid, "indices[0]: must be below the vertex count");
+  with(
+      "ChunkBeforeTheHeader", [](auto& m) { m.erase(m.begin()); }, kInvalid,
+      "messages[0]: the first message must hold the header");
+  with(
+      "SecondHeader", [](auto& m) { m.insert(m.begin() + 1, m[0]); }, kInvalid,
+      "messages[1].scene: only the first message names the scene");
+  with(
+      "SecondHeaderWithoutScene",
+      [](auto& m) {
+        v1::UploadAssetRequest again = m[0];
+        again.clear_scene();
+        m.insert(m.begin() + 2, again);
+      },
+      kInvalid, "messages[2]: a second header");
+  with(
+      "ChunkAfterTheTrailer", [](auto& m) { m.push_back(m[1]); }, kInvalid,
+      "messages[" + std::to_string(good.size()) + "]: a message after the trailer");
+  with(
+      "EmptyMessage", [](auto& m) { m.insert(m.begin() + 1, v1::UploadAssetRequest()); }, kInvalid,
+      "messages[1]: holds no header, chunk or trailer");
+  with(
+      "EmptyChunk",
+      [](auto& m) {
+        v1::UploadAssetRequest empty;
+        empty.mutable_chunk();
+        m.insert(m.begin() + 1, empty);
+      },
+      kInvalid, "messages[1]: an empty chunk");
+  with(
+      "NoKind", [](auto& m) { m[0].mutable_header()->clear_kind(); }, kInvalid,
+      "header: must hold a mesh or a heightfield size");
+  with(
+      "BadName", [](auto& m) { m[0].mutable_header()->set_name("no name"); }, kInvalid,
+      "header.name: character 2 of the name is not one of [A-Za-z0-9_.-]");
+  with(
+      "LongName", [](auto& m) { m[0].mutable_header()->set_name(std::string(129, 'n')); }, kInvalid,
+      "header.name: a name has 1 to 128 characters, got 129");
+  with(
+      "BadSha", [](auto& m) { m[0].mutable_header()->set_sha256("ABC"); }, kInvalid,
+      "header.sha256: must be empty or 64 lowercase hexadecimal digits");
+  with(
+      "AllTheIndices",
+      [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(UINT64_MAX); },
+      absl::StatusCode::kResourceExhausted,
+      "header.mesh.index_count: 6148914691236517205 triangles, over the limit of 1000");
+  with(
+      "TooManyTriangles",
+      [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(3 * 1001); },
+      absl::StatusCode::kResourceExhausted,
+      "header.mesh.index_count: 1001 triangles, over the limit of 1000");
+  with(
+      "AllTheVertices",
+      [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(UINT64_MAX); },
+      kInvalid, "header.mesh.vertex_count: must be at most 268435456");
+  with(
+      "HeaderSaysFewerVertices",
+      [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(2); }, kInvalid,
+      "chunks[0].vertices: more than the header's 6 floats");
+  with(
+      "HeaderSaysMoreVertices",
+      [](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(17); }, kDataLoss,
+      "trailer: the data is not what the header announced: 48 of 51 vertex floats");
+  with(
+      "HeightsInAMesh",
+      [](auto& m) {
+        v1::UploadAssetRequest heights;
+        heights.mutable_chunk()->add_heights(1.0f);
+        m.insert(m.begin() + 1, heights);
+      },
+      kInvalid, "chunks[0].heights: a mesh carries none");
+  with(
+      "TrailerLiesAboutVertices", [](auto& m) { m.back().mutable_trailer()->set_vertex_count(15); },
+      kDataLoss, "trailer.vertex_count: says 15, 16 were received");
+  with(
+      "TrailerLiesAboutIndices",
+      [](auto& m) { m.back().mutable_trailer()->set_index_count(UINT64_MAX); }, kDataLoss,
+      "trailer.index_count: says 18446744073709551615, 54 were received");
+  with(
+      "TrailerLiesAboutChunks", [](auto& m) { m.back().mutable_trailer()->set_chunk_count(1); },
+      kDataLoss, "trailer.chunk_count: says 1");
+  with(
+      "TrailerLiesAboutTheCrc",
+      [](auto& m) { m.back().mutable_trailer()->set_crc32c(m.back().trailer().crc32c() ^ 1); },
+      kDataLoss, "trailer.crc32c: says");
+  with(
+      "AFloatChangedOnTheWay", [](auto& m) { m[1].mutable_chunk()->set_vertices(0, 7.0f); },
+      kDataLoss, "trailer.crc32c: says");
+  with(
+      "NoTrailer", [](auto& m) { m.pop_back(); }, kDataLoss, "stream: ended after");
+  with(
+      "NanVertex",
+      [](auto& m) {
+        m[1].mutable_chunk()->set_vertices(4, std::numeric_limits<float>::quiet_NaN());
+        // The CRC follows the lie: the core's check finds it.
+        uint32_t crc = 0;
+        for (size_t i = 1; i + 1 < m.size(); ++i) {
+          const v1::AssetChunk& c = m[i].chunk();
+          crc = Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
+          crc = Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
+        }
+        m.back().mutable_trailer()->set_crc32c(crc);
+      },
+      kInvalid, "vertices[1]: must be finite");
+  with(
+      "IndexOutOfRange",
+      [](auto& m) {
+        m.back().mutable_trailer()->set_crc32c(0);
+        for (auto& message : m) {
+          if (message.has_chunk() && message.chunk().indices_size() > 0) {
+            message.mutable_chunk()->set_indices(0, 16);
+            break;
+          }
+        }
+        uint32_t crc = 0;
+        for (size_t i = 1; i + 1 < m.size(); ++i) {
+          const v1::AssetChunk& c = m[i].chunk();
+          crc = Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
+          crc = Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
+        }
+        m.back().mutable_trailer()->set_crc32c(crc);
+      },
+      kInvalid, "indices[0]: must be below the vertex count");
   for (const Case& c : cases) {
     const absl::Status status = Feed(c.messages);
     EXPECT_EQ(status.code(), c.code) << c.name << ": " << status;

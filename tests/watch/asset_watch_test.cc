@@ -79,8 +79,7 @@ std::vector<WatchEvent> Next(Watcher& watcher) {
 TEST(AssetWatch, AFenceTracksAMeshBodyByItsTrianglesAtEachVersion) {
   std::shared_ptr<Scene> scene = MakeLevel();
   // A sphere fence of radius 0.8 at (5, 0, 0): the cube at x = 0 spans x -1..1, out of it.
-  const std::vector<FenceSpec> fences = {
-      FenceSpec{.id = 7, .shape = Sphere{0.8f}, .pose = At(5)}};
+  const std::vector<FenceSpec> fences = {FenceSpec{.id = 7, .shape = Sphere{0.8f}, .pose = At(5)}};
   Watcher watcher(fences, {}, 1 << 16);
   ASSERT_TRUE(scene->Apply(Place(1, "cube", AssetKind::kMesh, At(0))).ok());
   ASSERT_TRUE(watcher.Attach(scene).ok());
@@ -126,10 +125,9 @@ TEST(AssetWatch, ContactsPairAnAssetBodyWithAShapeButNeverTwoAssetBodies) {
   EXPECT_TRUE(std::get<WatchSnapshot>(message).contacts.empty());
 
   // A ball dropped onto the ground.
-  ASSERT_TRUE(scene
-                  ->Apply(Ops({UpsertOp(
-                      BodyDesc{.id = 9, .shape = Sphere{0.5f}, .pose = At(12, 3, 12)})}))
-                  .ok());
+  ASSERT_TRUE(
+      scene->Apply(Ops({UpsertOp(BodyDesc{.id = 9, .shape = Sphere{0.5f}, .pose = At(12, 3, 12)})}))
+          .ok());
   EXPECT_TRUE(Next(watcher).empty());
   ASSERT_TRUE(scene->Apply(Ops({SetPoseOp(9, At(12, 0.4f, 12))})).ok());
   std::vector<WatchEvent> events = Next(watcher);
