@@ -16,7 +16,7 @@ namespace {
 static_assert(sizeof(Vec3) == 3 * sizeof(float), "vertices are read as an array of floats");
 
 absl::Status Misplaced(uint64_t index, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("messages[", index, "]: ", what));
+  return InvalidElementError("messages", index, "", what);
 }
 
 absl::Status TooLong(absl::string_view list, uint64_t announced, absl::string_view unit) {
@@ -225,8 +225,8 @@ AssetUploader::AssetUploader(const ServiceLimits& limits) : limits_(limits) {}
 absl::Status AssetUploader::Add(const v1::UploadAssetRequest& message) {
   const uint64_t index = messages_++;
   if (index > 0 && !message.scene().empty()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("messages[", index, "].scene: only the first message names the scene"));
+    return InvalidElementError("messages", index, "scene",
+                               "only the first message names the scene");
   }
   if (has_trailer_) return Misplaced(index, "a message after the trailer");
   switch (message.part_case()) {
@@ -258,7 +258,7 @@ absl::Status AssetUploader::Add(const v1::UploadAssetRequest& message) {
       absl::Status status = assembler_->Add(message.chunk());
       if (!status.ok()) {
         if (GetFieldError(status)->field.empty()) return Misplaced(index, "an empty chunk");
-        return UnderField(status, absl::StrCat("chunks[", assembler_->chunk_count(), "]"));
+        return UnderField(status, FieldPath("chunks", assembler_->chunk_count(), ""));
       }
       return absl::OkStatus();
     }
@@ -287,8 +287,7 @@ absl::Status AssetUploader::Add(const v1::UploadAssetRequest& message) {
     case v1::UploadAssetRequest::PART_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("messages[", index, "]: holds no header, chunk or trailer"));
+  return InvalidElementError("messages", index, "", "holds no header, chunk or trailer");
 }
 
 absl::StatusOr<AssetUploader::Upload> AssetUploader::Finish() && {

@@ -250,7 +250,7 @@ absl::Status SceneImporter::AddAsset(uint64_t index, const v1::AssetHeader& asse
   if (number >= expected_assets_) {
     return Misplaced(index, absl::StrCat("more assets than header.asset_count ", expected_assets_));
   }
-  const std::string head = absl::StrCat("assets[", number, "]");
+  const std::string head = FieldPath("assets", number, "");
   COLLIDE_RETURN_IF_ERROR(UnderField(ValidateAssetName(asset.name()), head));
   for (const NamedSource& other : imported_.assets) {
     if (other.name == asset.name()) {
@@ -271,7 +271,7 @@ absl::Status SceneImporter::AddAssetChunk(uint64_t index, const v1::AssetChunk& 
   absl::Status status = asset_->Add(chunk);
   if (!status.ok()) {
     if (GetFieldError(status)->field.empty()) return Misplaced(index, "an empty asset chunk");
-    return UnderField(status, absl::StrCat("assets[", imported_.assets.size(), "]"));
+    return UnderField(status, FieldPath("assets", imported_.assets.size(), ""));
   }
   crc_ = ExtendExportCrc(crc_, chunk);
   return absl::OkStatus();
@@ -279,7 +279,7 @@ absl::Status SceneImporter::AddAssetChunk(uint64_t index, const v1::AssetChunk& 
 
 absl::Status SceneImporter::EndAsset() {
   if (asset_ == nullptr) return absl::OkStatus();
-  const std::string head = absl::StrCat("assets[", imported_.assets.size(), "]");
+  const std::string head = FieldPath("assets", imported_.assets.size(), "");
   if (!asset_->complete()) {
     return absl::DataLossError(
         absl::StrCat(head, ": the data is not what its header announced: ", asset_->Received()));

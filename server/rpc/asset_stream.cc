@@ -2,7 +2,7 @@
 
 #include <utility>
 
-#include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
 #include "server/convert/field_path.h"
@@ -33,7 +33,7 @@ void UploadReactor::Read() {
 
 absl::Status UploadReactor::Take() {
   COLLIDE_RETURN_IF_ERROR(
-      ParseMessage(&in_, &request_, absl::StrCat("messages[", uploader_.messages(), "]")));
+      ParseMessage(&in_, &request_, FieldPath("messages", uploader_.messages(), "")));
   const bool had_header = uploader_.has_header();
   COLLIDE_RETURN_IF_ERROR(uploader_.Add(request_));
   if (!had_header && uploader_.has_header()) {

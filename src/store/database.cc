@@ -318,7 +318,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
       const NamedSource& named = assets[i];
       std::string sha256 = AssetSha256(named.source);
       if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
-        return WrongSha256(absl::StrCat("assets[", i, "].sha256"), named.expected_sha256, sha256);
+        return WrongSha256(FieldPath("assets", i, "sha256"), named.expected_sha256, sha256);
       }
       {
         MutexLock contents(&contents_mu_);
@@ -382,7 +382,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options, 
       NamedSource& named = assets[i];
       std::string sha256 = AssetSha256(named.source);
       if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
-        status = WrongSha256(absl::StrCat("assets[", i, "].sha256"), named.expected_sha256, sha256);
+        status = WrongSha256(FieldPath("assets", i, "sha256"), named.expected_sha256, sha256);
         break;
       }
       absl::StatusOr<std::shared_ptr<const Asset>> asset =
