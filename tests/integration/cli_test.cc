@@ -649,13 +649,13 @@ TEST_F(CliTest, ATypoGetsTheNearestFlagOrCommand) {
 // clear error.
 TEST_F(CliTest, MeshUploadsAnObjFileThatBodiesPlaceAndRaysHitByTriangle) {
   Ok({"scene", "create", "arena"});
-  // A wall in the plane z = 0, 4 wide and 2 high, as two triangles of a quad (the loader
-  // triangulates the face 1 2 3 4 into (1 2 3) and (1 3 4)).
-  const std::string obj = TempDir() + "/wall.obj";
+  const TempDir dir("cli-mesh");
+  // A wall in the plane z = 0, 4 wide and 2 high: two triangles, (1 2 3) and (1 3 4).
+  const std::string obj = dir.File("wall.obj");
   {
     std::ofstream out(obj);
-    out << "# a wall\no wall\nv -2 0 0\nv 2 0 0\nv 2 2 0\nv -2 2 0\nvn 0 0 1\nf 1//1 2//1 3//1 "
-           "4//1\n";
+    out << "# a wall\no wall\nv -2 0 0\nv 2 0 0\nv 2 2 0\nv -2 2 0\nvn 0 0 1\n"
+        << "f 1//1 2//1 3//1\nf 1//1 3//1 4//1\n";
   }
   std::string uploaded = Ok({"mesh", "upload", "arena", "wall", obj});
   EXPECT_TRUE(
@@ -688,10 +688,10 @@ TEST_F(CliTest, MeshUploadsAnObjFileThatBodiesPlaceAndRaysHitByTriangle) {
   EXPECT_EQ(Ok({"mesh", "delete", "arena", "wall"}), "deleted asset wall of arena\n");
   EXPECT_EQ(Ok({"mesh", "list", "arena"}), "no assets\n");
   // Files that hold no mesh: a clear error, nothing uploaded.
-  CommandResult missing = Cli({"mesh", "upload", "arena", "none", TempDir() + "/missing.obj"});
+  CommandResult missing = Cli({"mesh", "upload", "arena", "none", dir.File("missing.obj")});
   EXPECT_NE(missing.exit_code, 0);
   EXPECT_TRUE(absl::StartsWith(missing.err, "error: INVALID_ARGUMENT: ")) << missing.err;
-  const std::string empty = TempDir() + "/empty.obj";
+  const std::string empty = dir.File("empty.obj");
   {
     std::ofstream out(empty);
     out << "v 0 0 0\n";
@@ -699,7 +699,7 @@ TEST_F(CliTest, MeshUploadsAnObjFileThatBodiesPlaceAndRaysHitByTriangle) {
   CommandResult no_faces = Cli({"mesh", "upload", "arena", "none", empty});
   EXPECT_NE(no_faces.exit_code, 0);
   EXPECT_TRUE(absl::StrContains(no_faces.err, "no faces")) << no_faces.err;
-  const std::string bad_index = TempDir() + "/bad_index.obj";
+  const std::string bad_index = dir.File("bad_index.obj");
   {
     std::ofstream out(bad_index);
     out << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1e40 0 0\nf 1 2 4\n";
@@ -708,6 +708,14 @@ TEST_F(CliTest, MeshUploadsAnObjFileThatBodiesPlaceAndRaysHitByTriangle) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_TRUE(absl::StartsWith(bad.err, "error: INVALID_ARGUMENT: vertices[3]")) << bad.err;
   EXPECT_EQ(Ok({"mesh", "list", "arena"}), "no assets\n");
+  // A polygon is split into triangles by the loader: a quad makes two.
+  const std::string quad = dir.File("quad.obj");
+  {
+    std::ofstream out(quad);
+    out << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+  }
+  EXPECT_TRUE(absl::StartsWith(Ok({"mesh", "upload", "arena", "quad", quad}),
+                               "uploaded mesh quad into arena: 2 triangles, 4 vertices"));
 }
 
 }  // namespace
