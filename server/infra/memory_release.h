@@ -27,10 +27,10 @@ namespace collide {
 // heap whenever more than that is free there, and a tick loop, whose buffers under the mmap
 // threshold are freed and allocated again at the top of a heap every tick, then faults those
 // pages in again every tick (measured with collide-arena, 10,000 bodies: half of the server's
-// page faults). TuneAllocator raises it to kHeapTopTrimBytes; what a heap keeps beyond that is
-// the releaser's to return. (Blocks over the mmap threshold that a tick loop frees and
-// allocates again every tick are kept by their owners instead: the scene's log record
-// encoder, the log's write buffer, an UpdateStream's parsed batch.)
+// page faults). TuneAllocator raises it to kHeapTopTrimBytes; the free memory a heap's top
+// keeps under that, the releaser returns once allocations stop growing. Blocks over the mmap
+// threshold that a tick loop frees and allocates again every tick are kept by their owners
+// instead: the scene's log record encoder, the log's write buffer, an UpdateStream's batch.
 // Under AddressSanitizer or ThreadSanitizer, whose allocators replace glibc's, both do nothing.
 
 /// Blocks of this size and more are mappings of their own, given back when freed.
