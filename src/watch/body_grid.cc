@@ -4,19 +4,6 @@
 #include <limits>
 
 namespace collide {
-namespace {
-
-BodyGrid::Entry EntryOf(uint32_t slot, const Body& body) {
-  return BodyGrid::Entry{.x = body.pose.position.x,
-                         .y = body.pose.position.y,
-                         .z = body.pose.position.z,
-                         .category = body.category,
-                         .mask = body.mask,
-                         .slot = slot,
-                         .id = body.id};
-}
-
-}  // namespace
 
 void BodyGrid::Build(std::span<const Body* const> bodies) {
   double lo[3] = {std::numeric_limits<double>::max(), std::numeric_limits<double>::max(),
@@ -37,8 +24,7 @@ void BodyGrid::Build(std::span<const Body* const> bodies) {
     for (int a = 0; a < 3; ++a) lo[a] = hi[a] = 0.0;
   }
   // The box, padded by a tenth of its extent (bodies wander out of it slowly), and the cell
-  // size that puts about kBodiesPerCell bodies in a cell of it: over the axes the box really
-  // extends along (a flat world has one layer of cells).
+  // size that puts about kBodiesPerCell bodies in a cell of it.
   double extent[3];
   for (int a = 0; a < 3; ++a) {
     const double pad = 0.05 * (hi[a] - lo[a]);
@@ -48,8 +34,8 @@ void BodyGrid::Build(std::span<const Body* const> bodies) {
   }
   const double cells_wanted = std::max(1.0, static_cast<double>(n) / kBodiesPerCell);
   // The `used` largest extents share the cells, each at least one cell long; the others are
-  // then shorter than a cell (one layer). Rounding up on each used axis gives at most 2^used
-  // times the cells wanted: at most 2 per body.
+  // then shorter than a cell (one layer: a flat world). Rounding up on each used axis gives at
+  // most 2^used times the cells wanted: at most one per body.
   double sorted[3] = {extent[0], extent[1], extent[2]};
   std::sort(sorted, sorted + 3, [](double a, double b) { return a > b; });
   double cell = 0.0;
@@ -70,15 +56,38 @@ void BodyGrid::Build(std::span<const Body* const> bodies) {
     origin_[a] = lo[a];
     total *= static_cast<size_t>(dims_[a]);
   }
-  cells_.assign(total, {});
+  // Count, lay out the runs, then fill them.
+  count_.assign(total, 0);
   where_.assign(bodies.size(), Location{});
   outside_slot_.assign(bodies.size(), false);
+  for (const Body* body : bodies) {
+    if (body != nullptr) ++count_[CellOf(body->pose.position)];
+  }
+  start_.assign(total + 1, 0);
+  uint32_t at = 0;
+  for (size_t c = 0; c < total; ++c) {
+    start_[c] = at;
+    at += count_[c] + count_[c] / 4 + 2;
+  }
+  start_[total] = at;
+  Resize(at);
+  std::fill(count_.begin(), count_.end(), 0);
   size_ = 0;
   outside_ = 0;
   for (uint32_t slot = 0; slot < bodies.size(); ++slot) {
     if (bodies[slot] != nullptr) Insert(slot, *bodies[slot]);
   }
   built_size_ = size_;
+}
+
+void BodyGrid::Resize(size_t entries) {
+  x_.resize(entries);
+  y_.resize(entries);
+  z_.resize(entries);
+  category_.resize(entries);
+  mask_.resize(entries);
+  slot_.resize(entries);
+  id_.resize(entries);
 }
 
 bool BodyGrid::Outside(const Vec3& p) const {
@@ -89,21 +98,69 @@ bool BodyGrid::Outside(const Vec3& p) const {
   return false;
 }
 
-void BodyGrid::Place(uint32_t slot, uint32_t cell, const Entry& entry) {
-  std::vector<Entry>& entries = cells_[cell];
-  where_[slot] = Location{.cell = cell, .index = static_cast<uint32_t>(entries.size())};
-  entries.push_back(entry);
+void BodyGrid::Write(uint32_t index, uint32_t slot, const Body& body) {
+  x_[index] = body.pose.position.x;
+  y_[index] = body.pose.position.y;
+  z_[index] = body.pose.position.z;
+  category_[index] = body.category;
+  mask_[index] = body.mask;
+  slot_[index] = slot;
+  id_[index] = body.id;
+}
+
+bool BodyGrid::Append(uint32_t cell, uint32_t slot, const Body& body) {
+  const uint32_t index = start_[cell] + count_[cell];
+  if (index >= start_[cell + 1]) return false;
+  Write(index, slot, body);
+  ++count_[cell];
+  where_[slot] = Location{.cell = cell, .index = index};
+  return true;
 }
 
 void BodyGrid::Unplace(uint32_t slot) {
   const Location at = where_[slot];
-  std::vector<Entry>& entries = cells_[at.cell];
-  if (at.index + 1 != entries.size()) {
-    entries[at.index] = entries.back();
-    where_[entries[at.index].slot].index = at.index;
+  const uint32_t last = start_[at.cell] + count_[at.cell] - 1;
+  if (at.index != last) {
+    x_[at.index] = x_[last];
+    y_[at.index] = y_[last];
+    z_[at.index] = z_[last];
+    category_[at.index] = category_[last];
+    mask_[at.index] = mask_[last];
+    slot_[at.index] = slot_[last];
+    id_[at.index] = id_[last];
+    where_[slot_[at.index]].index = at.index;
   }
-  entries.pop_back();
+  --count_[at.cell];
   where_[slot] = Location{};
+}
+
+void BodyGrid::Pack(uint32_t extra_cell) {
+  const size_t cells = count_.size();
+  std::vector<uint32_t> start(cells + 1);
+  uint32_t at = 0;
+  for (size_t c = 0; c < cells; ++c) {
+    start[c] = at;
+    at += count_[c] + count_[c] / 4 + 2 + (c == extra_cell ? 1 : 0);
+  }
+  start[cells] = at;
+  auto move = [&](auto& array) {
+    std::remove_reference_t<decltype(array)> packed(at);
+    for (size_t c = 0; c < cells; ++c) {
+      std::copy_n(array.begin() + start_[c], count_[c], packed.begin() + start[c]);
+    }
+    array.swap(packed);
+  };
+  move(x_);
+  move(y_);
+  move(z_);
+  move(category_);
+  move(mask_);
+  move(slot_);
+  move(id_);
+  start_.swap(start);
+  for (size_t c = 0; c < cells; ++c) {
+    for (uint32_t k = 0; k < count_[c]; ++k) where_[slot_[start_[c] + k]].index = start_[c] + k;
+  }
 }
 
 void BodyGrid::Insert(uint32_t slot, const Body& body) {
@@ -112,7 +169,11 @@ void BodyGrid::Insert(uint32_t slot, const Body& body) {
     outside_slot_.resize(slot + 1, false);
   }
   assert(where_[slot].cell == kNoCell);
-  Place(slot, CellOf(body.pose.position), EntryOf(slot, body));
+  const uint32_t cell = CellOf(body.pose.position);
+  if (!Append(cell, slot, body)) {
+    Pack(cell);
+    Append(cell, slot, body);
+  }
   ++size_;
   if (Outside(body.pose.position)) {
     outside_slot_[slot] = true;
@@ -125,10 +186,13 @@ void BodyGrid::Update(uint32_t slot, const Body& body) {
   const uint32_t cell = CellOf(body.pose.position);
   const Location at = where_[slot];
   if (cell == at.cell) {
-    cells_[cell][at.index] = EntryOf(slot, body);
+    Write(at.index, slot, body);
   } else {
     Unplace(slot);
-    Place(slot, cell, EntryOf(slot, body));
+    if (!Append(cell, slot, body)) {
+      Pack(cell);
+      Append(cell, slot, body);
+    }
   }
   const bool outside = Outside(body.pose.position);
   if (outside != outside_slot_[slot]) {
@@ -151,15 +215,25 @@ void BodyGrid::Erase(uint32_t slot) {
   }
 }
 
+double BodyGrid::RadiusHolding(double count) const {
+  double volume = 1.0;
+  for (int a = 0; a < 3; ++a) volume *= dims_[a] * cell_;
+  if (size_ == 0 || !(volume > 0.0)) return cell_;
+  // (4/3) pi r^3 * (size / volume) = count
+  const double r = std::cbrt(count * volume / (static_cast<double>(size_) * 4.18879020478639));
+  return std::max(r, cell_);
+}
+
 bool BodyGrid::NeedsRebuild() const {
   return outside_ > size_ / 8 + 16 || size_ > 2 * built_size_ + 64 || 4 * size_ + 64 < built_size_;
 }
 
 size_t BodyGrid::MemoryBytes() const {
-  size_t bytes = cells_.capacity() * sizeof(std::vector<Entry>) +
-                 where_.capacity() * sizeof(Location) + outside_slot_.capacity() / 8;
-  for (const std::vector<Entry>& cell : cells_) bytes += cell.capacity() * sizeof(Entry);
-  return bytes;
+  return (start_.capacity() + count_.capacity()) * sizeof(uint32_t) +
+         (x_.capacity() + y_.capacity() + z_.capacity()) * sizeof(float) +
+         (category_.capacity() + mask_.capacity() + slot_.capacity()) * sizeof(uint32_t) +
+         id_.capacity() * sizeof(uint64_t) + where_.capacity() * sizeof(Location) +
+         outside_slot_.capacity() / 8;
 }
 
 }  // namespace collide

@@ -13,9 +13,15 @@
 namespace collide {
 
 /// The bodies of a SceneMirror by position (each body's pose.position, its origin) in a uniform
-/// grid of cubic cells: where interest sets find the bodies near an observer. Each cell holds its
-/// bodies' entries contiguously (position, filter bits, id), so a search reads a few arrays
-/// rather than the bodies themselves.
+/// grid of cubic cells: where interest sets find the bodies near an observer.
+///
+/// Layout. The cells' bodies lie in one set of arrays, structure of arrays (x, y, z, filter
+/// bits, id, slot), each cell a contiguous run with room to spare (a quarter more than it held
+/// at the last packing, and at least 2), the cells in index order (neighbours along x are
+/// neighbours in memory): a search reads a few short runs of floats, which the distance test
+/// takes several at a time. A move within a cell rewrites the body's entry in place; a move to
+/// another cell takes the last entry of the old run into the hole and appends to the new run;
+/// a run that is full makes the grid pack every run again (O(bodies + cells)).
 ///
 /// The grid covers the box of the positions it was last built with, padded; the outermost cells
 /// reach to infinity on their outer sides, so a body that moves out of the box still belongs to
@@ -24,23 +30,21 @@ namespace collide {
 /// says so and the owner rebuilds (O(bodies)). The cell size gives about kBodiesPerCell bodies
 /// per cell of the box.
 ///
-/// Slots are the owner's (the mirror's body table); entries are moved in place on a move.
-/// Not thread-safe.
+/// Slots are the owner's (the mirror's body table). Not thread-safe.
 class BodyGrid {
  public:
-  /// One body in a cell.
-  struct Entry {
-    float x = 0.0f;
-    float y = 0.0f;
-    float z = 0.0f;
-    uint32_t category = 0;
-    uint32_t mask = 0;
-    /// The owner's slot of the body.
-    uint32_t slot = 0;
-    uint64_t id = 0;
+  /// The bodies of one cell: `size` entries of each array.
+  struct Cell {
+    const float* x;
+    const float* y;
+    const float* z;
+    const uint32_t* category;
+    const uint32_t* mask;
+    const uint64_t* id;
+    size_t size;
   };
   /// The bodies per cell the build aims at, over the box of the positions.
-  static constexpr double kBodiesPerCell = 4.0;
+  static constexpr double kBodiesPerCell = 16.0;
 
   /// Rebuilds the grid from `bodies` (each live slot's body; a null pointer for a free slot),
   /// choosing the box and cell size from their positions.
@@ -59,19 +63,25 @@ class BodyGrid {
   size_t size() const { return size_; }
   /// The cell size (length units).
   double cell_size() const { return cell_; }
-  /// Bytes held by the cells and the slot table.
+  /// The radius of a ball that holds `count` bodies at the mean density of the grid's box (an
+  /// estimate to start a search with; a cell's size when the box is flat or empty).
+  double RadiusHolding(double count) const;
+  /// The index of the cell a position belongs to (cells are numbered along x, then y, then z).
+  uint32_t CellIndexOf(const Vec3& p) const { return CellOf(p); }
+  /// Bytes held by the arrays and the slot table.
   size_t MemoryBytes() const;
 
-  /// Calls `f(std::span<const Entry> cell)` for every cell that may hold a body whose squared
+  /// Calls `f(const Cell& cell)` for every non-empty cell that may hold a body whose squared
   /// distance from `p` (InterestDistance2, in float) is at most `bound2`: the cells whose box
   /// lies within sqrt(bound2) of `p`, by a conservative lower bound (a cell is skipped only when
-  /// every point of it is farther, float rounding included). Stops early when `f` returns false.
+  /// every point of it is farther, float rounding included).
   template <typename F>
   void ForEachCellNear(const Vec3& p, float bound2, F&& f) const;
 
  private:
   struct Location {
     uint32_t cell = kNoCell;
+    /// The entry's index in the arrays.
     uint32_t index = 0;
   };
   static constexpr uint32_t kNoCell = UINT32_MAX;
@@ -99,14 +109,28 @@ class BodyGrid {
     }
     return 0.0;
   }
-  void Place(uint32_t slot, uint32_t cell, const Entry& entry);
+  // Writes `body` (in `slot`) into entry `index`.
+  void Write(uint32_t index, uint32_t slot, const Body& body);
+  // Appends `body` to `cell`'s run; false when the run is full.
+  bool Append(uint32_t cell, uint32_t slot, const Body& body);
+  // Removes entry `slot` from its run (the run's last entry takes its place).
   void Unplace(uint32_t slot);
+  // Lays the runs out again, each with room to spare, plus `extra` in `extra_cell`'s.
+  void Pack(uint32_t extra_cell);
+  void Resize(size_t entries);
 
   double origin_[3] = {0.0, 0.0, 0.0};
   double cell_ = 1.0;
   double inverse_cell_ = 1.0;
   int32_t dims_[3] = {1, 1, 1};
-  std::vector<std::vector<Entry>> cells_ = std::vector<std::vector<Entry>>(1);
+  // Per cell: its run's first entry (cells + 1 values: a run ends where the next begins) and
+  // how many entries it holds.
+  std::vector<uint32_t> start_ = {0, 0};
+  std::vector<uint32_t> count_ = {0};
+  // The entries.
+  std::vector<float> x_, y_, z_;
+  std::vector<uint32_t> category_, mask_, slot_;
+  std::vector<uint64_t> id_;
   std::vector<Location> where_;
   size_t size_ = 0;
   size_t built_size_ = 0;
@@ -116,7 +140,8 @@ class BodyGrid {
 };
 
 /// The squared distance interest sets are decided on, in float: ((dx*dx + dy*dy) + dz*dz) of
-/// `b - a`, in that order, so that every evaluation of a pair gives the same value.
+/// `b - a`, in that order, so that every evaluation of a pair gives the same value (the watch
+/// layer is built without fused multiply-adds).
 inline float InterestDistance2(const Vec3& a, const Vec3& b) {
   const float dx = b.x - a.x;
   const float dy = b.y - a.y;
@@ -145,10 +170,16 @@ void BodyGrid::ForEachCellNear(const Vec3& p, float bound2, F&& f) const {
       if (gyz > limit2) continue;
       const size_t row = (static_cast<size_t>(k) * dims_[1] + j) * dims_[0];
       for (int32_t i = lo[0]; i <= hi[0]; ++i) {
-        if (gyz + AxisGap(0, i, v[0]) > limit2) continue;
-        const std::vector<Entry>& cell = cells_[row + i];
-        if (cell.empty()) continue;
-        if (!f(std::span<const Entry>(cell))) return;
+        const size_t c = row + i;
+        if (count_[c] == 0 || gyz + AxisGap(0, i, v[0]) > limit2) continue;
+        const uint32_t s = start_[c];
+        f(Cell{.x = &x_[s],
+               .y = &y_[s],
+               .z = &z_[s],
+               .category = &category_[s],
+               .mask = &mask_[s],
+               .id = &id_[s],
+               .size = count_[c]});
       }
     }
   }

@@ -175,29 +175,57 @@ void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2) 
   const uint64_t host = hosted ? *spec.attached_to : 0;
   const size_t keep = spec.max_relevant;
   const size_t cap = 4 * keep + 64;
+  const float px = frame.position.x, py = frame.position.y, pz = frame.position.z;
   float bound = bound2;
-  grid.ForEachCellNear(frame.position, bound2, [&](std::span<const BodyGrid::Entry> cell) {
-    for (const BodyGrid::Entry& e : cell) {
-      const Vec3 position{e.x, e.y, e.z};
-      const float d2 = InterestDistance2(frame.position, position);
-      if (d2 > bound) continue;
-      if (hosted && e.id == host) continue;
-      if (!Accepts(spec, e.category, e.mask)) continue;
-      const bool eligible = Eligible(o.rules, frame, position, d2, [&] {
-        return std::binary_search(o.set.begin(), o.set.end(), e.id);
-      });
-      if (!eligible) continue;
-      candidates_.push_back(Candidate{d2, e.id});
-      if (candidates_.size() >= cap) {
-        // Keep the best `keep`: nothing farther than the last of them can be in the set.
-        std::nth_element(
-            candidates_.begin(), candidates_.begin() + (keep - 1), candidates_.end(),
-            [](const Candidate& a, const Candidate& b) { return Before(a.d2, a.id, b.d2, b.id); });
-        candidates_.resize(keep);
-        bound = candidates_.back().d2;
+  grid.ForEachCellNear(frame.position, bound2, [&](const BodyGrid::Cell& cell) {
+    // The distances of a run, several at a time (the same float operations, in the same order,
+    // as InterestDistance2: the compiler vectorises this loop without changing a result), then
+    // the few within the bound one by one.
+    constexpr size_t kChunk = 32;
+    float d2s[kChunk];
+    for (size_t base = 0; base < cell.size; base += kChunk) {
+      const size_t n = std::min(kChunk, cell.size - base);
+      const float* xs = cell.x + base;
+      const float* ys = cell.y + base;
+      const float* zs = cell.z + base;
+      for (size_t k = 0; k < n; ++k) {
+        const float dx = xs[k] - px;
+        const float dy = ys[k] - py;
+        const float dz = zs[k] - pz;
+        d2s[k] = (dx * dx + dy * dy) + dz * dz;
+      }
+      // The indices within the bound, without a branch per entry (which half the entries would
+      // mispredict).
+      uint32_t near[kChunk];
+      size_t found = 0;
+      for (size_t k = 0; k < n; ++k) {
+        near[found] = static_cast<uint32_t>(k);
+        found += d2s[k] <= bound ? 1 : 0;
+      }
+      for (size_t f = 0; f < found; ++f) {
+        const size_t k = near[f];
+        const float d2 = d2s[k];
+        if (d2 > bound) continue;  // the bound shrank since (a trim below)
+        const size_t e = base + k;
+        const uint64_t id = cell.id[e];
+        if (hosted && id == host) continue;
+        if (!Accepts(spec, cell.category[e], cell.mask[e])) continue;
+        const Vec3 position{xs[k], ys[k], zs[k]};
+        const bool eligible =
+            Eligible(o.rules, frame, position, d2, [&] { return members_.Contains(id); });
+        if (!eligible) continue;
+        candidates_.push_back(Candidate{d2, id});
+        if (candidates_.size() >= cap) {
+          // Keep the best `keep`: nothing farther than the last of them can be in the set.
+          std::nth_element(candidates_.begin(), candidates_.begin() + (keep - 1), candidates_.end(),
+                           [](const Candidate& a, const Candidate& b) {
+                             return Before(a.d2, a.id, b.d2, b.id);
+                           });
+          candidates_.resize(keep);
+          bound = candidates_.back().d2;
+        }
       }
     }
-    return true;
   });
 }
 
@@ -210,26 +238,39 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
       frame.active != o.frame.active || (frame.active && !(frame.position == o.frame.position));
   o.frame = frame;
   next_.clear();
+  // The set before, by id: for the hysteresis, then for the delta.
+  members_.Prepare(o.set);
   float kth2 = kInfinity;
   if (frame.active) {
     const BodyGrid* grid = mirror.grid();
     assert(grid != nullptr);
     const size_t keep = o.spec.max_relevant;
     candidates_.clear();
-    // First within a guess of where the farthest member will be (the last one's distance, a
-    // quarter more and half a cell: bodies move little between batches), then, when that held
-    // fewer than `keep` eligible bodies, within the whole leave radius.
+    // The nearest `keep` eligible bodies are searched for within a radius first: the distance of
+    // the farthest member last time plus a slack that adapts to how far things move between
+    // batches (it grows when the radius held too few, shrinks while it holds enough), or, for a
+    // new search, the radius that holds `keep` bodies at the grid's mean density. Only when that
+    // holds fewer than `keep` eligible bodies (the set is not full) is the whole leave radius
+    // searched. Every radius is exact: all eligible bodies within it are gathered.
+    const double leave = std::sqrt(static_cast<double>(o.rules.leave2));
+    double radius = o.kth2 < kInfinity ? std::sqrt(static_cast<double>(o.kth2)) + o.slack
+                                       : grid->RadiusHolding(static_cast<double>(keep));
     bool done = false;
-    if (o.kth2 < kInfinity) {
-      const double guess = std::sqrt(static_cast<double>(o.kth2)) * 1.25 + 0.5 * grid->cell_size();
-      const float guess2 = static_cast<float>(guess * guess);
-      if (guess2 < o.rules.leave2) {
-        Gather(o, *grid, guess2);
-        done = candidates_.size() >= keep;
-        if (!done) candidates_.clear();
+    for (int attempt = 0; attempt < 3 && radius < leave; ++attempt) {
+      Gather(o, *grid, static_cast<float>(radius * radius));
+      if (candidates_.size() >= keep) {
+        done = true;
+        break;
       }
+      candidates_.clear();
+      o.slack = std::max(2.0f * o.slack, static_cast<float>(0.25 * grid->cell_size()));
+      radius = o.kth2 < kInfinity ? std::sqrt(static_cast<double>(o.kth2)) + o.slack : radius * 1.6;
     }
-    if (!done) Gather(o, *grid, o.rules.leave2);
+    if (done) {
+      o.slack *= 0.9f;
+    } else {
+      Gather(o, *grid, o.rules.leave2);
+    }
     auto before = [](const Candidate& a, const Candidate& b) {
       return Before(a.d2, a.id, b.d2, b.id);
     };
@@ -244,7 +285,6 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
     }
     next_.reserve(candidates_.size());
     for (const Candidate& c : candidates_) next_.push_back(c.id);
-    std::sort(next_.begin(), next_.end());
   }
   o.kth2 = kth2;
   if (meter != nullptr) {
@@ -256,19 +296,25 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
   }
   held_ += next_.size();
   held_ -= o.set.size();
-  // The delta: entered then left, each ascending.
+  // The delta: entered then left, each ascending. The sets are kept in no order; the members'
+  // table (built from the set before, for the eligibility test) tells which stayed.
   const size_t first = out->ids.size();
   uint32_t entered = 0, left = 0;
   if (full) {
     out->ids.insert(out->ids.end(), next_.begin(), next_.end());
+    std::sort(out->ids.begin() + first, out->ids.end());
     entered = static_cast<uint32_t>(next_.size());
-  } else if (next_ != o.set) {
-    std::set_difference(next_.begin(), next_.end(), o.set.begin(), o.set.end(),
-                        std::back_inserter(out->ids));
+  } else {
+    for (uint64_t id : next_) {
+      if (!members_.Hit(id)) out->ids.push_back(id);
+    }
     entered = static_cast<uint32_t>(out->ids.size() - first);
-    std::set_difference(o.set.begin(), o.set.end(), next_.begin(), next_.end(),
-                        std::back_inserter(out->ids));
+    std::sort(out->ids.begin() + first, out->ids.end());
+    for (size_t i = 0; i < o.set.size(); ++i) {
+      if (!members_.was_hit(i)) out->ids.push_back(o.set[i]);
+    }
     left = static_cast<uint32_t>(out->ids.size() - first - entered);
+    std::sort(out->ids.begin() + first + entered, out->ids.end());
   }
   if (full || entered + left > 0) {
     out->deltas.push_back(
@@ -281,11 +327,51 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
   } else {
     o.set.swap(next_);
   }
-  if (moved && o.listed) {
+  if (defer_listing_) {
+    // Every observer is being evaluated: the observers' grid is brought up to date once, when a
+    // batch next needs it.
+    listing_stale_ = listing_stale_ || moved;
+  } else if (moved && o.listed) {
     Unlist(slot);
     List(slot);
   } else if (!o.listed) {
     List(slot);
+  }
+  return true;
+}
+
+bool InterestSet::EvaluateEach(const std::vector<uint32_t>& by_id, const SceneMirror& mirror,
+                               InterestUpdate* out, ContentsMeter* meter) {
+  // Evaluated in the grid's order of their positions, so that one observer's search finds the
+  // cells its neighbour just read still in cache; the deltas then go out in observer id order.
+  const BodyGrid* grid = mirror.grid();
+  visit_.clear();
+  visit_.reserve(by_id.size());
+  for (uint32_t slot : by_id) {
+    const Observer& o = observers_[slot];
+    visit_.push_back({o.frame.active ? grid->CellIndexOf(o.frame.position) : 0u, slot});
+  }
+  std::sort(visit_.begin(), visit_.end());
+  if (delta_at_.size() < observers_.size()) {
+    delta_at_.resize(observers_.size(), -1);
+    ids_at_.resize(observers_.size(), 0);
+  }
+  scratch_.deltas.clear();
+  scratch_.ids.clear();
+  for (const auto& [cell, slot] : visit_) {
+    const size_t deltas = scratch_.deltas.size();
+    const size_t ids = scratch_.ids.size();
+    if (!Evaluate(slot, mirror, /*full=*/false, &scratch_, meter)) return false;
+    delta_at_[slot] = scratch_.deltas.size() > deltas ? static_cast<int32_t>(deltas) : -1;
+    ids_at_[slot] = static_cast<uint32_t>(ids);
+  }
+  for (uint32_t slot : by_id) {
+    if (delta_at_[slot] < 0) continue;
+    const ObserverDelta& d = scratch_.deltas[static_cast<size_t>(delta_at_[slot])];
+    out->deltas.push_back(d);
+    const auto first = scratch_.ids.begin() + ids_at_[slot];
+    out->ids.insert(out->ids.end(), first, first + d.entered + d.left);
+    delta_at_[slot] = -1;
   }
   return true;
 }
@@ -345,6 +431,10 @@ bool InterestSet::Apply(const AppliedBatch& batch, const SceneMirror& mirror, In
   // Observers a touched body came near or left: through the observers' grid, unless the batch
   // touched so many bodies that evaluating every observer costs less (then so be it).
   bool all = 2 * batch.changes.size() >= index_.size();
+  if (!all && listing_stale_) {
+    Relist();
+    listing_stale_ = false;
+  }
   if (!all) {
     int64_t budget = 4 * static_cast<int64_t>(index_.size()) + 64;
     for (const BodyChange& change : batch.changes) {
@@ -358,19 +448,17 @@ bool InterestSet::Apply(const AppliedBatch& batch, const SceneMirror& mirror, In
       }
     }
   }
-  const std::vector<uint32_t>* list = &dirty_;
   if (all) {
-    list = &Order();
-  } else {
-    std::sort(dirty_.begin(), dirty_.end(), [&](uint32_t a, uint32_t b) {
-      return observers_[a].spec.id < observers_[b].spec.id;
-    });
+    defer_listing_ = true;
+    const bool ok = EvaluateEach(Order(), mirror, out, meter);
+    defer_listing_ = false;
+    last_evaluated_ = index_.size();
+    return ok;
   }
-  for (uint32_t slot : *list) {
-    if (!Evaluate(slot, mirror, /*full=*/false, out, meter)) return false;
-  }
-  last_evaluated_ = list->size();
-  return true;
+  std::sort(dirty_.begin(), dirty_.end(),
+            [&](uint32_t a, uint32_t b) { return observers_[a].spec.id < observers_[b].spec.id; });
+  last_evaluated_ = dirty_.size();
+  return EvaluateEach(dirty_, mirror, out, meter);
 }
 
 void InterestSet::Snapshot(InterestSnapshot* out) const {
@@ -391,13 +479,54 @@ void InterestSet::Snapshot(InterestSnapshot* out) const {
     const Observer& o = observers_[slot];
     out->sets.push_back(
         RelevantSet{.observer_id = o.spec.id, .count = static_cast<uint32_t>(o.set.size())});
+    const size_t first = out->ids.size();
     out->ids.insert(out->ids.end(), o.set.begin(), o.set.end());
+    std::sort(out->ids.begin() + first, out->ids.end());
   }
 }
 
-const std::vector<uint64_t>* InterestSet::SetOf(uint64_t id) const {
+std::optional<std::vector<uint64_t>> InterestSet::SetOf(uint64_t id) const {
   auto it = index_.find(id);
-  return it == index_.end() ? nullptr : &observers_[it->second].set;
+  if (it == index_.end()) return std::nullopt;
+  std::vector<uint64_t> ids = observers_[it->second].set;
+  std::sort(ids.begin(), ids.end());
+  return ids;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The members' table.
+
+void InterestSet::MemberTable::Prepare(const std::vector<uint64_t>& set) {
+  size_t capacity = 16;
+  while (capacity < 2 * set.size()) capacity *= 2;
+  if (slots_.size() < capacity) slots_.resize(capacity);
+  mask_ = capacity - 1;
+  if (++epoch_ == 0) {
+    for (Slot& slot : slots_) slot.epoch = 0;
+    epoch_ = 1;
+  }
+  for (uint32_t i = 0; i < set.size(); ++i) {
+    size_t h = Hash(set[i]);
+    while (slots_[h].epoch == epoch_) h = (h + 1) & mask_;
+    slots_[h] = Slot{.id = set[i], .epoch = epoch_, .index = i};
+  }
+  hits_.assign(set.size(), false);
+}
+
+int64_t InterestSet::MemberTable::Find(uint64_t id) const {
+  size_t h = Hash(id);
+  while (slots_[h].epoch == epoch_) {
+    if (slots_[h].id == id) return slots_[h].index;
+    h = (h + 1) & mask_;
+  }
+  return -1;
+}
+
+bool InterestSet::MemberTable::Hit(uint64_t id) {
+  const int64_t i = Find(id);
+  if (i < 0) return false;
+  hits_[static_cast<size_t>(i)] = true;
+  return true;
 }
 
 ObserverFrame InterestSet::FrameOf(uint64_t id) const {

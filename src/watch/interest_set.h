@@ -24,11 +24,12 @@ namespace collide {
 /// those whose host the batch touched, and those within their leave radius of a touched body's
 /// position before or after the batch (found through a hash grid of the observers' positions);
 /// when the batch touched at least half as many bodies as there are observers, every observer.
-/// An evaluation walks the mirror's BodyGrid outward from the observer: first within a radius
-/// guessed from the distance of its farthest member last time (when its set was full), which
-/// holds its max_relevant nearest eligible bodies in the common case, else within its leave
-/// radius; the nearest are kept by partial selection on (distance, id), the candidates bounded
-/// by 4 * max_relevant + 64 at any time.
+/// An evaluation searches the mirror's BodyGrid around the observer: first within a radius
+/// guessed from the distance of its farthest member last time (when its set was full) plus a
+/// slack that adapts to how far bodies move between batches, which holds its max_relevant
+/// nearest eligible bodies in the common case, else within its leave radius; the nearest are
+/// kept by partial selection on (distance, id), the candidates bounded by 4 * max_relevant + 64
+/// at any time.
 ///
 /// Memory: per observer its spec and state (about 200 bytes) and its set (8 bytes per body, at
 /// most max_relevant); the set entries are counted in a ContentsMeter when one is given (one
@@ -66,8 +67,8 @@ class InterestSet {
 
   /// Every observer's set, by observer id (`out`'s sets and ids are replaced).
   void Snapshot(InterestSnapshot* out) const;
-  /// The set of observer `id` (ascending), or null when there is no such observer.
-  const std::vector<uint64_t>* SetOf(uint64_t id) const;
+  /// The set of observer `id` (ascending), or none when there is no such observer.
+  std::optional<std::vector<uint64_t>> SetOf(uint64_t id) const;
   /// Where observer `id` was at its last evaluation (inactive when unknown or without a host).
   ObserverFrame FrameOf(uint64_t id) const;
 
@@ -85,10 +86,12 @@ class InterestSet {
     ObserverSpec spec;
     ObserverRules rules;
     ObserverFrame frame;
-    /// Ascending body ids.
+    /// The relevant body ids, in no order.
     std::vector<uint64_t> set;
     /// The squared distance of the farthest member when the set was full, else +inf.
     float kth2 = 0.0f;
+    /// How far beyond that distance the next search starts (length units).
+    float slack = 0.0f;
     /// The cell of the observers' hash grid it is listed in (while active).
     bool listed = false;
     int64_t cell[3] = {0, 0, 0};
@@ -99,6 +102,33 @@ class InterestSet {
   struct Candidate {
     float d2;
     uint64_t id;
+  };
+  // The set an observer held before its evaluation, by id (open addressing): whether a body was
+  // a member (hysteresis), and which members stayed (the delta), without sorting the sets.
+  class MemberTable {
+   public:
+    // Builds the table of `set`, no member hit.
+    void Prepare(const std::vector<uint64_t>& set);
+    bool Contains(uint64_t id) const { return Find(id) >= 0; }
+    // Whether `id` is a member; marks it as staying.
+    bool Hit(uint64_t id);
+    // Whether member `index` of the set was hit.
+    bool was_hit(size_t index) const { return hits_[index]; }
+
+   private:
+    struct Slot {
+      uint64_t id = 0;
+      uint32_t epoch = 0;
+      uint32_t index = 0;
+    };
+    size_t Hash(uint64_t id) const {
+      return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+    }
+    int64_t Find(uint64_t id) const;
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    uint32_t epoch_ = 0;
+    std::vector<bool> hits_;
   };
   struct CellKey {
     int64_t x, y, z;
@@ -116,6 +146,10 @@ class InterestSet {
   // always, as a full set, with `full`). False when the meter refused.
   bool Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, InterestUpdate* out,
                 ContentsMeter* meter);
+  // Evaluates the observers of `by_id` (slots in observer id order), appending their deltas to
+  // `out` in that order.
+  bool EvaluateEach(const std::vector<uint32_t>& by_id, const SceneMirror& mirror,
+                    InterestUpdate* out, ContentsMeter* meter);
   // Gathers the eligible bodies within `bound2` of the observer into candidates_, keeping the
   // best 4 * max_relevant + 64 at most.
   void Gather(const Observer& o, const BodyGrid& grid, float bound2);
@@ -146,6 +180,17 @@ class InterestSet {
   std::vector<uint32_t> dirty_;
   std::vector<Candidate> candidates_;
   std::vector<uint64_t> next_;
+  MemberTable members_;
+  // EvaluateEach's order (grid cell, slot), its deltas in that order, and per slot where its
+  // delta and ids are there (-1: none).
+  std::vector<std::pair<uint32_t, uint32_t>> visit_;
+  InterestUpdate scratch_;
+  std::vector<int32_t> delta_at_;
+  std::vector<uint32_t> ids_at_;
+  // While every observer is evaluated, the observers' grid is left alone (listing_stale_: it
+  // is rebuilt when next needed).
+  bool defer_listing_ = false;
+  bool listing_stale_ = false;
   uint64_t held_ = 0;
   size_t last_evaluated_ = 0;
 };

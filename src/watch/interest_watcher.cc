@@ -165,12 +165,12 @@ void InterestWatcher::Publish(const SceneMirror& mirror) {
     listing_wanted_ = false;
   }
   if (follow_ == 0) return;
-  const std::vector<uint64_t>* set = set_.SetOf(follow_);
-  followed_valid_ = set != nullptr;
-  if (set == nullptr) return;
+  std::optional<std::vector<uint64_t>> set = set_.SetOf(follow_);
+  followed_valid_ = set.has_value();
+  if (!set.has_value()) return;
   followed_version_ = mirror.version();
   followed_frame_ = set_.FrameOf(follow_);
-  followed_ids_.assign(set->begin(), set->end());
+  followed_ids_ = std::move(*set);
 }
 
 }  // namespace collide

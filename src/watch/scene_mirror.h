@@ -56,10 +56,8 @@ class SceneMirror {
   /// Runs `f(const SceneView& view)` on the mirror's state. Its world is empty unless kept.
   void WithView(absl::FunctionRef<void(const SceneView&)> f) const;
 
-  /// The bodies' positions (null unless kept). Entries' slots are the mirror's: SlotBody.
+  /// The bodies' positions (null unless kept).
   const BodyGrid* grid() const { return parts_.grid ? &grid_ : nullptr; }
-  /// The body in a slot the grid names.
-  const Body& SlotBody(uint32_t slot) const { return bodies_[slot]; }
   /// The body with `id`, or null.
   const Body* Find(uint64_t id) const;
 

@@ -297,8 +297,8 @@ TEST(InterestSet, EqualsBruteForceOverThousandsOfBatches) {
       EXPECT_EQ(order_error, "");
       ASSERT_EQ(rig.set.size(), oracle.sets().size());
       for (const auto& [id, want] : oracle.sets()) {
-        const std::vector<uint64_t>* got = rig.set.SetOf(id);
-        ASSERT_NE(got, nullptr) << "observer " << id;
+        const std::optional<std::vector<uint64_t>> got = rig.set.SetOf(id);
+        ASSERT_TRUE(got.has_value()) << "observer " << id;
         ASSERT_EQ(Join(*got), Join(want))
             << "observer " << id << " of spec max_relevant " << oracle.specs().at(id).max_relevant;
         const std::vector<uint64_t>& was = old_sets.at(id);
