@@ -24,6 +24,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -257,6 +258,35 @@ class AdversarialTest : public ::testing::Test {
       return Outcome{};
     }
     return Of(reader->Finish());
+  }
+
+  // An Interest stream: `first` (scene set here), then `second` when given once the snapshot came;
+  // OK when the stream answered the last message sent, else the call's status.
+  static Outcome StartInterest(v1::InterestRequest first,
+                               std::optional<v1::InterestRequest> second = std::nullopt) {
+    auto context = Context();
+    auto stream = stub_->Interest(context.get());
+    first.set_scene(kScene);
+    v1::InterestResponse response;
+    bool answered = stream->Write(first) && stream->Read(&response);
+    if (answered && second.has_value()) {
+      answered = stream->Write(*second) && stream->Read(&response);
+    }
+    if (answered) {
+      context->TryCancel();
+      stream->Finish().ok();
+      return Outcome{};
+    }
+    return Of(stream->Finish());
+  }
+
+  // One observer at the origin, enter and leave radius 1.
+  static v1::InterestRequest OneObserver() {
+    v1::InterestRequest request;
+    v1::Observer* observer = request.add_observers();
+    observer->set_id(1);
+    observer->set_enter_radius(1);
+    return request;
   }
 
   static v1::UpdateBatch MoveBatch() {
@@ -692,6 +722,86 @@ TEST_F(AdversarialTest, UnaryQueryFieldsAtTheirExtremes) {
     request.set_mode(v1::MODE_ALL);
     v1::QueryResponse response;
     return Of(stub_->Overlap(Context().get(), request, &response));
+  });
+}
+
+TEST_F(AdversarialTest, InterestFieldsAtTheirExtremes) {
+  RunU32("InterestRequest.max_queued_events", "max_queued_events", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.set_max_queued_events(v);
+    return StartInterest(request);
+  });
+  RunU64("InterestRequest.observers[0].id", "observers[0]", [](uint64_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_id(v);
+    return StartInterest(request);
+  });
+  RunU64("InterestRequest.observers[0].attached_to", "observers[0]", [](uint64_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_attached_to(v);  // unknown bodies: an empty set
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].enter_radius", "observers[0].enter_radius", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_enter_radius(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].leave_radius", "observers[0].leave_radius", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_leave_radius(v);
+    return StartInterest(request);
+  });
+  RunU32("InterestRequest.observers[0].max_relevant", "observers[0].max_relevant", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_max_relevant(v);
+    return StartInterest(request);
+  });
+  RunU32("InterestRequest.observers[0].filter.mask", "observers[0]", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->mutable_filter()->set_mask(v);
+    request.mutable_observers(0)->mutable_filter()->set_category(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].pose.position.x", "observers[0].pose.position", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->mutable_pose()->mutable_position()->set_x(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].cone.direction.x", "observers[0].cone.direction",
+         [](float v) {
+           v1::InterestRequest request = OneObserver();
+           v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+           cone->mutable_direction()->set_x(v);
+           cone->set_half_angle(1);
+           return StartInterest(request);
+         });
+  RunF32("InterestRequest.observers[0].cone.half_angle", "observers[0].cone", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+    cone->mutable_direction()->set_x(1);
+    cone->set_half_angle(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].cone.leave_half_angle", "observers[0].cone.leave_half",
+         [](float v) {
+           v1::InterestRequest request = OneObserver();
+           v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+           cone->mutable_direction()->set_x(1);
+           cone->set_half_angle(0.5f);
+           cone->set_leave_half_angle(v);
+           return StartInterest(request);
+         });
+  // The same fields in a later message of the open stream.
+  RunF32("InterestRequest (messages[1]).observers[0].enter_radius",
+         "messages[1].observers[0].enter_radius", [](float v) {
+           v1::InterestRequest second = OneObserver();
+           second.mutable_observers(0)->set_enter_radius(v);
+           return StartInterest(OneObserver(), second);
+         });
+  RunU64("InterestRequest (messages[1]).removes[0]", "removes", [](uint64_t v) {
+    v1::InterestRequest second;
+    second.add_removes(v);  // unknown ids are ignored
+    return StartInterest(OneObserver(), second);
   });
 }
 
