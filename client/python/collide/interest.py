@@ -267,10 +267,12 @@ class Interest:
             if self._cancelled:
                 raise CollideError(grpc.StatusCode.CANCELLED, "interest: cancelled")
             if not self._reconnect or error.code not in RETRIABLE_CODES:
+                self._requests.put(None)  # ends the request iterator of the ended call
                 raise error
             now = time.monotonic()
             broken_since = now if broken_since is None else broken_since
             if now - broken_since > self._reconnect_timeout:
+                self._requests.put(None)
                 raise CollideError(grpc.StatusCode.UNAVAILABLE,
                                    f"interest: could not reopen the stream for "
                                    f"{self._reconnect_timeout} s (last: {error})")
