@@ -37,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "collide/viewer/v1/viewer.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -2003,6 +2004,48 @@ TEST(ViewerEdges, EveryParameterAndFieldAtItsEdgesIsAnsweredOrRefusedNamingIt) {
       EXPECT_TRUE(named) << label << ": " << error.error();
     }
   }
+  // /viewer/api/relevant: each field of an observer at each value of its type. The answer is a
+  // set (200) or a refusal naming the field, the scene or the request, as the rpc's words.
+  const std::vector<std::pair<std::string, const std::vector<std::string>*>> observer_fields = {
+      {"id", &u64s},
+      {"attached_to", &u64s},
+      {"enter_radius", &floats},
+      {"leave_radius", &floats},
+      {"max_relevant", &u32s},
+      {"pose.position.x", &floats},
+      {"pose.rotation.w", &floats},
+      {"cone.direction.y", &floats},
+      {"cone.half_angle", &floats},
+      {"cone.leave_half_angle", &floats},
+      {"filter.mask", &u32s},
+      {"filter.excluded_ids", &id_lists},
+      {"bogus", &u32s}};
+  for (const auto& [field, field_values] : observer_fields) {
+    for (const std::string& value : *field_values) {
+      // The field as nested JSON objects, beside valid values of the others.
+      std::vector<std::string> path = absl::StrSplit(field, '.');
+      std::string nested = value;
+      for (auto it = path.rbegin(); it != path.rend(); ++it) {
+        nested = absl::StrCat("{\"", *it, "\":", nested, "}");
+      }
+      nested = nested.substr(1, nested.size() - 2);  // the outer braces
+      std::string observer = absl::StrCat("{", nested);
+      if (field != "id") absl::StrAppend(&observer, ",\"id\":\"1\"");
+      if (field != "enter_radius") absl::StrAppend(&observer, ",\"enter_radius\":2");
+      absl::StrAppend(&observer, "}");
+      const std::string json =
+          absl::StrCat("{\"scene\":\"", kScene, "\",\"observers\":[", observer, "]}");
+      const HttpAnswer answer =
+          get(absl::StrCat("/viewer/api/relevant?request=", UrlEncoded(json)));
+      const std::string label = absl::StrCat("relevant ", json);
+      if (answer.status == 200) continue;
+      EXPECT_EQ(answer.status, 400) << label << ": " << answer.body;
+      const std::string error = ViewerErrorOf(answer.body).error();
+      EXPECT_TRUE(absl::StartsWith(error, "observers[0].") || absl::StartsWith(error, "request: "))
+          << label << ": " << error;
+    }
+  }
+
   // Whole requests that are not the message: empty, cut, of another type, nested past the
   // parser's depth, oversized (past the API's 8 KiB, and past the HTTP server's 16 KiB).
   std::string deep = "{\"ray\":";
