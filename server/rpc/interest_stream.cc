@@ -33,7 +33,7 @@ void InterestReactor::OnReadDone(bool ok) {
     return;
   }
   const uint64_t index = messages_read_++;
-  absl::Status status = ParseMessage(&in_, &request_, absl::StrCat("messages[", index, "]"));
+  absl::Status status = ParseMessage(&in_, &request_, FieldPath("messages", index, ""));
   if (status.ok()) status = Process(index);
   if (!status.ok()) {
     End(ToGrpcStatus(status));
@@ -43,7 +43,7 @@ void InterestReactor::OnReadDone(bool ok) {
 }
 
 absl::Status InterestReactor::Process(uint64_t index) {
-  const std::string message = absl::StrCat("messages[", index, "]");
+  const std::string message = FieldPath("messages", index, "");
   // The values, translated then checked by the core; errors named in the stream's words.
   absl::Status status = ObserverChangesFromProto(request_, context_.limits, &changes_);
   if (status.ok()) status = ValidateObserverChanges(&changes_, limits_);
@@ -68,7 +68,7 @@ absl::Status InterestReactor::Process(uint64_t index) {
 
 absl::Status InterestReactor::Open(uint64_t index) {
   if (request_.scene().empty()) {
-    return InvalidFieldError(absl::StrCat("messages[", index, "].scene"),
+    return InvalidFieldError(FieldPath("messages", index, "scene"),
                              "required in the first message");
   }
   COLLIDE_RETURN_IF_ERROR(CheckSceneHeader(scene_header_, request_.scene()));
@@ -93,7 +93,7 @@ absl::Status InterestReactor::Count(const ObserverChanges& changes, uint64_t ind
   for (const ObserverSpec& spec : changes.upserts) added += ids_.contains(spec.id) ? 0 : 1;
   for (uint64_t id : changes.removes) removed += ids_.contains(id) ? 1 : 0;
   const uint64_t after = ids_.size() + added - removed;
-  const std::string field = absl::StrCat("messages[", index, "].observers");
+  const std::string field = FieldPath("messages", index, "observers");
   if (after > context_.limits.max_observers_per_stream) {
     return FieldStatus(
         absl::StatusCode::kResourceExhausted, field,

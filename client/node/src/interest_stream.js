@@ -64,7 +64,9 @@ export class InterestStream extends ReconnectingStream {
     this.maxQueuedEvents_ = request.max_queued_events ?? 0;
     // The declared observers by id (decimal string), as sent.
     this.observers_ = new Map();
-    for (const observer of request.observers ?? []) this.observers_.set(String(observer.id), observer);
+    for (const observer of request.observers ?? []) {
+      this.observers_.set(String(observer.id), observer);
+    }
     /** @type {Map<string, Set<string>>} Every declared observer's set as of the last message. */
     this.sets = new Map();
     // Messages not yet read by the iteration (kept once an iteration started), and its waiters.
