@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/cpp/client_options.h"
+#include "client/cpp/interest_stream.h"
 #include "client/cpp/query_stream.h"
 #include "client/cpp/update_writer.h"
 #include "client/cpp/watch_stream.h"
@@ -164,6 +165,12 @@ class Client {
   /// `call.deadline`, else options().stream_deadline.
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const v1::WatchRequest& request,
                                                      const CallOptions& call = {});
+
+  /// Opens an interest stream on `scene` with `observers` (InterestStream::Open): their relevant
+  /// sets, then deltas, observers changed on the open stream, reopened after a break.
+  absl::StatusOr<std::unique_ptr<InterestStream>> OpenInterest(std::string_view scene,
+                                                               std::vector<v1::Observer> observers,
+                                                               InterestOptions options = {});
 
   /// Streams `scene` at one version into `sink` (ExportScene; admin): one header, chunks of at
   /// most `max_bodies_per_chunk` bodies (0: the server's default, 4,096), one trailer. Deadline:

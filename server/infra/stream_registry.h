@@ -18,17 +18,18 @@
 namespace collide {
 
 /// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene,
-/// kUpload: UploadAsset).
+/// kInterest: Interest, kUpload: UploadAsset).
 enum class StreamKind : uint8_t {
   kUpdate = 0,
   kQuery = 1,
   kWatch = 2,
   kExport = 3,
   kImport = 4,
-  kUpload = 5
+  kInterest = 5,
+  kUpload = 6,
 };
 /// How many StreamKinds there are.
-inline constexpr int kStreamKindCount = 6;
+inline constexpr int kStreamKindCount = 7;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -38,9 +39,10 @@ struct StreamStats {
   uint32_t watch_streams = 0;
   uint32_t export_streams = 0;
   uint32_t import_streams = 0;
+  uint32_t interest_streams = 0;
   uint32_t upload_streams = 0;
   /// Streams opened since the start, and refused because max_streams (or max_watch_streams,
-  /// max_import_streams) were open.
+  /// max_import_streams, max_interest_streams) were open.
   uint64_t opened = 0;
   uint64_t refused = 0;
   /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading (or, for an
@@ -108,10 +110,11 @@ class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
   /// are Watch streams; `max_import_streams`: the most that are ImportScene or UploadAsset
-  /// streams together (each buffers its scene or asset until its end). `stall_timeout`: 0 disables
-  /// the watchdog.
+  /// streams together (each buffers its scene or asset until its end); `max_interest_streams`:
+  /// the most that are Interest streams. `stall_timeout`: 0 disables the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
-                 uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX);
+                 uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX,
+                 uint32_t max_interest_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;
   StreamRegistry& operator=(const StreamRegistry&) = delete;
   /// Stops the watchdog. Every handle must be gone (the gRPC server shut down).
@@ -119,7 +122,8 @@ class StreamRegistry {
 
   /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
   /// for a Watch stream when max_watch_streams Watch streams are, for an import or an upload
-  /// when max_import_streams imports and uploads are.
+  /// when max_import_streams imports and uploads are, for an Interest stream when
+  /// max_interest_streams are.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 
@@ -135,6 +139,7 @@ class StreamRegistry {
   const std::chrono::milliseconds stall_timeout_;
   const uint32_t max_watch_streams_;
   const uint32_t max_import_streams_;
+  const uint32_t max_interest_streams_;
   mutable Mutex mu_;
   CondVar stop_cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

@@ -16,6 +16,7 @@ export {
   QueryStream,
 } from './query_stream.js';
 export { crc32c } from './assets.js';
+export { InterestStream } from './interest_stream.js';
 export { ExportStream } from './scene_transfer.js';
 export { UpdateWriter, randomClientId } from './update_writer.js';
 export { WatchStream } from './watch_stream.js';

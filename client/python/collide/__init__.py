@@ -27,6 +27,8 @@ from collide.model import (Aabb, AabbQuery, AssetInfo, Body, BodyKind, Box, Caps
                            Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
                            ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck,
                            UploadedAsset, Upsert, Vec3, WriteResult)
+from collide.interest import (Interest, InterestMessage, InterestSnapshot, InterestUpdate, Observer,
+                              ObserverDelta, ViewCone)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
@@ -35,10 +37,12 @@ from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watc
 __all__ = [
     "Aabb", "AabbQuery", "AssetInfo", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
     "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
-    "Filter", "Float32", "GetBodiesResult", "Heightfield", "Hit", "Mesh", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
+    "Filter", "Float32", "GetBodiesResult", "Heightfield", "Hit", "Interest", "InterestMessage",
+    "InterestSnapshot", "InterestUpdate", "Mesh", "Mode", "Observer", "ObserverDelta", "Overlap",
+    "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
-    "UpdateAck", "UpdateWriter", "UploadedAsset", "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "UpdateAck", "UpdateWriter", "UploadedAsset", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

@@ -522,6 +522,9 @@ class ServerStats:
     # --max_concurrent_imports).
     export_streams: int
     import_streams: int
+    # Interest streams open now, and the observers they hold (at most --max_interest_observers).
+    interest_streams: int
+    interest_observers: int
     # Level geometry of every scene: distinct asset contents held (a content several scenes hold
     # counted once), their triangles, their bytes as uploaded (against --max_asset_bytes) and
     # their memory.
