@@ -158,7 +158,8 @@ func (c *Client) ImportScene(ctx context.Context, next func() (*pb.SceneExportMe
 	return response.GetScene(), nil
 }
 
-// ImportSceneFile imports an export file (its format guessed from its first bytes).
+// ImportSceneFile imports an export file (its format guessed from its first bytes). A file
+// that does not parse is codes.InvalidArgument at `messages[i]`, wrapping an *ExportFileError.
 func (c *Client) ImportSceneFile(ctx context.Context, path string, options *ImportOptions) (*pb.SceneInfo, error) {
 	reader, err := OpenExportFile(path, "")
 	if err != nil {
@@ -168,7 +169,9 @@ func (c *Client) ImportSceneFile(ctx context.Context, path string, options *Impo
 	info, err := c.ImportScene(ctx, reader.Next, options)
 	var fileErr *ExportFileError
 	if errors.As(err, &fileErr) {
-		return nil, errorf(codes.InvalidArgument, "%s: %v", path, fileErr)
+		e := errorf(codes.InvalidArgument, "messages[%d]: %s (%s)", fileErr.Index, fileErr.Reason, path)
+		e.cause = fileErr
+		return nil, e
 	}
 	return info, err
 }
