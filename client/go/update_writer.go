@@ -331,8 +331,8 @@ func (w *UpdateWriter) run() {
 }
 
 // session opens one stream (waiting at most openWait for the server), writes the pending
-// batches on it and reads acks until it breaks. It returns whether an ack came, and nil when
-// the writer was closed cleanly.
+// batches on it and reads acks until it breaks. It returns whether the stream worked (an ack
+// came, or it opened with nothing pending), and nil when the writer was closed cleanly.
 func (w *UpdateWriter) session(reconnect bool, openWait time.Duration) (bool, error) {
 	ctx, cancel := context.WithCancel(w.client.OutgoingContext(w.ctx, w.scene))
 	defer cancel()
@@ -349,6 +349,9 @@ func (w *UpdateWriter) session(reconnect bool, openWait time.Duration) (bool, er
 	if reconnect {
 		w.reconnects++
 	}
+	// A stream that opens with nothing to resend works: an idle writer's time without acks
+	// is no sign of a server that is gone.
+	progressed := len(w.pending) == 0
 	w.mu.Unlock()
 	sender := make(chan struct{})
 	go func() {
@@ -356,7 +359,6 @@ func (w *UpdateWriter) session(reconnect bool, openWait time.Duration) (bool, er
 		w.sendLoop(ctx, stream)
 	}()
 	defer func() { cancel(); <-sender }()
-	progressed := false
 	for {
 		ack, err := stream.Recv()
 		if err == io.EOF {
