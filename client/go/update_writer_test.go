@@ -212,6 +212,10 @@ func TestWriterAppliesEveryBatchOnceAcrossServerKills(t *testing.T) {
 			t.Fatalf("round %d: nothing pending while the server is down", round)
 		}
 		s.restartSamePort()
+		// Resent: the next kill breaks a working stream.
+		if err := w.Flush(ctx(t)); err != nil {
+			t.Fatal(err)
+		}
 	}
 	sendRange(400, total+1)
 	if err := w.Flush(ctx(t)); err != nil {

@@ -314,7 +314,6 @@ public final class UpdateWriter implements AutoCloseable {
    */
   private void openLocked() {
     int gen = ++generation;
-    client.channel().resetConnectBackoff();
     client.async(scene).withWaitForReady().updateStream(new ClientResponseObserver<UpdateBatch, UpdateAck>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<UpdateBatch> stream) {
@@ -355,11 +354,36 @@ public final class UpdateWriter implements AutoCloseable {
         requests.onNext(p.batch);
       }
     }
+    poke(gen, options.initialBackoff.toNanos());
     if (brokenSinceNanos != 0) {
       long since = brokenSinceNanos;
-      timer.schedule(() -> giveUpIfStillBroken(since),
-          Math.max(0, since + options.reconnectTimeout.toNanos() - System.nanoTime()),
-          TimeUnit.NANOSECONDS);
+      schedule(() -> giveUpIfStillBroken(since),
+          Math.max(0, since + options.reconnectTimeout.toNanos() - System.nanoTime()));
+    }
+  }
+
+  /**
+   * While stream {@code gen} waits for the server, asks the channel to reconnect now, then again
+   * after doubling delays up to maxBackoff: grpc-java's own backoff grows to 120 s, too long to
+   * notice a restarted server.
+   */
+  private void poke(int gen, long delayNanos) {
+    synchronized (this) {
+      if (gen != generation || brokenSinceNanos == 0 || failure != null || cancelled) {
+        return;
+      }
+    }
+    client.channel().resetConnectBackoff();
+    long next = Math.min(delayNanos * 2, options.maxBackoff.toNanos());
+    schedule(() -> poke(gen, next), delayNanos);
+  }
+
+  /** Runs {@code task} on the writer's timer after {@code nanos} (nothing once it ended). */
+  private void schedule(Runnable task, long nanos) {
+    try {
+      timer.schedule(task, nanos, TimeUnit.NANOSECONDS);
+    } catch (java.util.concurrent.RejectedExecutionException e) {
+      // The writer ended.
     }
   }
 
@@ -443,7 +467,7 @@ public final class UpdateWriter implements AutoCloseable {
         }
         long delay = delayNanos;
         delayNanos = Math.min(delayNanos * 2, options.maxBackoff.toNanos());
-        timer.schedule(this::reconnect, delay, TimeUnit.NANOSECONDS);
+        schedule(this::reconnect, delay);
         return;
       }
     }
