@@ -202,12 +202,9 @@ grpc::ServerUnaryReactor* CollideService::ListScenes(grpc::CallbackServerContext
 
 absl::Status CollideService::DoListScenes(const Principal& principal,
                                           v1::ListScenesResponse* response) const {
-  for (const std::string& name : context_.db->SceneNames()) {
-    if (!principal.CanSee(name)) continue;
-    absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
-    if (!scene.ok()) continue;  // deleted meanwhile
-    SceneInfoToProto(**scene, context_.default_durability, response->add_scenes());
-  }
+  ListScenesToProto(
+      *context_.db, [&](const std::string& name) { return principal.CanSee(name); },
+      context_.default_durability, response);
   return absl::OkStatus();
 }
 
