@@ -200,6 +200,51 @@ func TestScenesExportToFilesAndImportBackInBothFormats(t *testing.T) {
 	if err != nil || info.Stats.BodyCount != writerBodies || chunks != 4 {
 		t.Fatalf("streamed: %v %v, %d chunks", info, err, chunks)
 	}
+	// Export format 2: a trailer whose checksum (over the header, the chunks and the counts) does
+	// not match is DATA_LOSS; a check_only import checks and creates nothing.
+	var messages []*pb.SceneExportMessage
+	again, _ := c.ExportScene(ctx(t), "s", 0)
+	for {
+		m, err := again.Recv()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		messages = append(messages, m)
+	}
+	if h := messages[0].GetHeader(); h == nil || h.Format != 2 {
+		t.Fatalf("first message %v, expected a header of format 2", messages[0])
+	}
+	replay := func(edit func(*pb.SceneExportMessage) *pb.SceneExportMessage) func() (*pb.SceneExportMessage, error) {
+		i := 0
+		return func() (*pb.SceneExportMessage, error) {
+			if i == len(messages) {
+				return nil, io.EOF
+			}
+			i++
+			return edit(messages[i-1]), nil
+		}
+	}
+	checked, err := c.ImportScene(ctx(t), replay(func(m *pb.SceneExportMessage) *pb.SceneExportMessage { return m }),
+		&collide.ImportOptions{Scene: "checked", CheckOnly: true})
+	if err != nil || checked.Name != "checked" || checked.Stats.BodyCount != writerBodies {
+		t.Fatalf("check_only: %v %v", checked, err)
+	}
+	_, err = c.GetScene(ctx(t), "checked")
+	expectCode(t, err, codes.NotFound, "scene")
+	_, err = c.ImportScene(ctx(t), replay(func(m *pb.SceneExportMessage) *pb.SceneExportMessage {
+		if m.GetTrailer() == nil {
+			return m
+		}
+		edited := proto.Clone(m).(*pb.SceneExportMessage)
+		edited.GetTrailer().Crc32C ^= 1
+		return edited
+	}), &collide.ImportOptions{Scene: "tampered"})
+	expectCode(t, err, codes.DataLoss, "trailer.crc32c")
+	_, err = c.GetScene(ctx(t), "tampered")
+	expectCode(t, err, codes.NotFound, "scene")
 	// A damaged file imports nothing.
 	path := filepath.Join(dir, "s.pb")
 	data, _ := os.ReadFile(path)

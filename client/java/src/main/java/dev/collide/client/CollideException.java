@@ -11,6 +11,8 @@ import io.grpc.StatusRuntimeException;
  * "bodies[2].shape.sphere.radius: must be finite and >= 0"}) and what can be read from them.
  */
 public class CollideException extends RuntimeException {
+  private static final long serialVersionUID = 1L;
+
   /** The trailing metadata key of a write refused because its scene moved: the new address. */
   public static final Metadata.Key<String> MOVED_TO_KEY =
       Metadata.Key.of("x-collide-moved-to", Metadata.ASCII_STRING_MARSHALLER);

@@ -23,6 +23,7 @@ import java.time.Duration;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * Export files: the messages of ExportScene stored in order, in the formats of {@code collide
@@ -41,6 +42,7 @@ public final class ExportFiles {
 
   /** A file that is not a well-formed export file: the message that could not be read. */
   public static final class FileException extends RuntimeException {
+    private static final long serialVersionUID = 1L;
     private final int index;
 
     FileException(int index, String reason) {
@@ -211,11 +213,11 @@ public final class ExportFiles {
     ImportOptions o = options != null ? options : new ImportOptions(null, false, false);
     String scene = o.scene() != null ? o.scene() : "";
     CompletableFuture<SceneInfo> answer = new CompletableFuture<>();
-    ClientCallStreamObserver<ImportSceneRequest>[] holder = new ClientCallStreamObserver[1];
+    AtomicReference<ClientCallStreamObserver<ImportSceneRequest>> holder = new AtomicReference<>();
     client.async(scene).importScene(new ClientResponseObserver<ImportSceneRequest, ImportSceneResponse>() {
       @Override
       public void beforeStart(ClientCallStreamObserver<ImportSceneRequest> stream) {
-        holder[0] = stream;
+        holder.set(stream);
       }
 
       @Override
@@ -234,7 +236,7 @@ public final class ExportFiles {
             "import: no answer"));
       }
     });
-    ClientCallStreamObserver<ImportSceneRequest> requests = holder[0];
+    ClientCallStreamObserver<ImportSceneRequest> requests = holder.get();
     boolean first = true;
     try {
       while (!answer.isDone() && messages.hasNext()) {

@@ -8,6 +8,7 @@ import io.grpc.stub.ClientCallStreamObserver;
 import io.grpc.stub.ClientResponseObserver;
 import java.util.Iterator;
 import java.util.NoSuchElementException;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * One open Watch: standing queries (fences and contact watches) on one scene. Its messages are
@@ -53,12 +54,12 @@ public final class WatchStream implements Iterator<WatchResponse>, AutoCloseable
   }
 
   static WatchStream open(CollideClient client, WatchRequest request, Listener listener) {
-    ClientCallStreamObserver<WatchRequest>[] holder = new ClientCallStreamObserver[1];
+    AtomicReference<ClientCallStreamObserver<WatchRequest>> holder = new AtomicReference<>();
     client.async(request.getScene()).watch(request,
         new ClientResponseObserver<WatchRequest, WatchResponse>() {
           @Override
           public void beforeStart(ClientCallStreamObserver<WatchRequest> stream) {
-            holder[0] = stream;
+            holder.set(stream);
           }
 
           @Override
@@ -77,7 +78,7 @@ public final class WatchStream implements Iterator<WatchResponse>, AutoCloseable
                 "watch: the server ended the stream"));
           }
         });
-    return new WatchStream(null, null, holder[0]);
+    return new WatchStream(null, null, holder.get());
   }
 
   /** Waits for the stream's next message (only for a watch opened without a listener). */

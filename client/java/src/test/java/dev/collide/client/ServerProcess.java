@@ -105,11 +105,16 @@ final class ServerProcess implements AutoCloseable {
   }
 
   @Override
-  public void close() throws Exception {
+  public void close() throws IOException {
     if (process != null && process.isAlive()) {
       process.destroy();
-      if (!process.waitFor(20, TimeUnit.SECONDS)) {
+      try {
+        if (!process.waitFor(20, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+      } catch (InterruptedException e) {
         process.destroyForcibly();
+        Thread.currentThread().interrupt();
       }
     }
     try (var paths = Files.walk(dir)) {

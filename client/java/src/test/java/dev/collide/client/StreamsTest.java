@@ -113,6 +113,7 @@ class StreamsTest {
               heard.add(error);
             }
           })) {
+        assertNotNull(listened);
         WatchResponse first = watch.next();
         assertTrue(first.hasSnapshot());
         assertEquals(0, first.getSnapshot().getFences(0).getBodyIdsCount());
@@ -171,6 +172,24 @@ class StreamsTest {
             .getBodyCount());
       }
       assertEquals(4, chunks[0]);
+      // Export format 2: a trailer whose checksum (over the header, the chunks and the counts)
+      // does not match is DATA_LOSS; a check_only import checks and creates nothing.
+      List<SceneExportMessage> messages = new ArrayList<>();
+      try (ExportStream export = c.exportScene("s", 0)) {
+        export.forEachRemaining(messages::add);
+      }
+      assertEquals(2, messages.get(0).getHeader().getFormat());
+      SceneInfo checked = c.importScene(messages.iterator(), new ImportOptions("checked", false, true));
+      assertEquals("checked", checked.getName());
+      assertEquals(BODIES, checked.getStats().getBodyCount());
+      expectError(Status.Code.NOT_FOUND, "scene", () -> c.getScene("checked"));
+      List<SceneExportMessage> tampered = new ArrayList<>(messages);
+      SceneExportMessage last = tampered.remove(tampered.size() - 1);
+      tampered.add(last.toBuilder().setTrailer(last.getTrailer().toBuilder()
+          .setCrc32C(last.getTrailer().getCrc32C() ^ 1)).build());
+      expectError(Status.Code.DATA_LOSS, "trailer.crc32c",
+          () -> c.importScene(tampered.iterator(), ImportOptions.as("tampered")));
+      expectError(Status.Code.NOT_FOUND, "scene", () -> c.getScene("tampered"));
       byte[] data = Files.readAllBytes(dir.resolve("s.pb"));
       data[data.length / 2] ^= 0x40;
       Path damaged = dir.resolve("damaged.pb");
