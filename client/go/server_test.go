@@ -1,6 +1,7 @@
 package collide_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"os"
@@ -118,6 +119,46 @@ func (s *server) stop(sig syscall.Signal) {
 		<-s.waitErr
 	}
 	s.cmd = nil
+}
+
+// pause stops the server with SIGSTOP and waits until every thread of it is stopped. The signal
+// does not stop them at once: the thread the kernel picks to take it stops the others when it
+// next runs, and until then they go on answering (on a busy machine, for milliseconds).
+func (s *server) pause() {
+	s.t.Helper()
+	if err := s.cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+		s.t.Fatal(err)
+	}
+	giveUp := time.Now().Add(10 * time.Second)
+	for !allThreadsStopped(s.cmd.Process.Pid) {
+		if time.Now().After(giveUp) {
+			s.t.Fatal("collide-server's threads did not all stop within 10 s of SIGSTOP")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// resume continues a paused server.
+func (s *server) resume() { s.cmd.Process.Signal(syscall.SIGCONT) }
+
+// allThreadsStopped tells whether every thread of process pid is in state T (stopped), as
+// /proc/<pid>/task/<tid>/stat says: "tid (command) state ...".
+func allThreadsStopped(pid int) bool {
+	tasks, err := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	if err != nil || len(tasks) == 0 {
+		return false
+	}
+	for _, task := range tasks {
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			return false
+		}
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 || i+2 >= len(stat) || stat[i+2] != 'T' {
+			return false
+		}
+	}
+	return true
 }
 
 func (s *server) logs() string {

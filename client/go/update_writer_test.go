@@ -295,7 +295,7 @@ func TestWriterSendWaitsWhileMaxPendingBatchesAreUnacknowledged(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A stopped server acknowledges nothing: two batches fit, the third waits for room.
-	s.cmd.Process.Signal(syscall.SIGSTOP)
+	s.pause()
 	first, err1 := w.Send(ctx(t), moveOf(2))
 	_, err2 := w.Send(ctx(t), moveOf(3))
 	if err1 != nil || err2 != nil {
@@ -304,7 +304,7 @@ func TestWriterSendWaitsWhileMaxPendingBatchesAreUnacknowledged(t *testing.T) {
 	short, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
 	_, err := w.Send(short, moveOf(4))
-	s.cmd.Process.Signal(syscall.SIGCONT)
+	s.resume()
 	expectCode(t, err, codes.DeadlineExceeded, "")
 	if w.Pending() != 2 {
 		t.Fatalf("%d pending", w.Pending())
@@ -322,8 +322,8 @@ func TestWriterCancelFailsWhatIsPending(t *testing.T) {
 	c := s.client(nil)
 	createWithBodies(t, c, "s")
 	w, _ := c.OpenUpdateWriter(ctx(t), "s", nil)
-	s.cmd.Process.Signal(syscall.SIGSTOP)
-	defer s.cmd.Process.Signal(syscall.SIGCONT)
+	s.pause()
+	defer s.resume()
 	p, _ := w.Send(ctx(t), moveOf(1))
 	w.Cancel()
 	_, err := p.Wait(ctx(t))

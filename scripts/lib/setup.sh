@@ -33,7 +33,7 @@ COLLIDE_PACKAGES=(
   default-jdk-headless maven libgrpc-java protobuf-compiler-grpc-java-plugin libprotobuf-java
   libnetty-java junit5 libmaven-compiler-plugin-java libmaven-resources-plugin-java
   libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java
-  libbuild-helper-maven-plugin-java
+  libbuild-helper-maven-plugin-java libmaven-dependency-plugin-java
 )
 
 collide_log() { echo "[collide] $*" >&2; }

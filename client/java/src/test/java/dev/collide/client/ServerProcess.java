@@ -91,9 +91,51 @@ final class ServerProcess implements AutoCloseable {
     process.waitFor();
   }
 
-  /** SIGSTOP or SIGCONT (a stopped server answers nothing). */
-  void signal(String name) throws Exception {
+  /** SIGSTOP or SIGCONT. */
+  private void signal(String name) throws Exception {
     new ProcessBuilder("kill", "-" + name, Long.toString(process.pid())).start().waitFor();
+  }
+
+  /**
+   * Stops the server with SIGSTOP and waits until every thread of it is stopped (a stopped
+   * server answers nothing). The signal does not stop them at once: the thread the kernel picks
+   * to take it stops the others when it next runs, and until then they go on answering.
+   */
+  void pause() throws Exception {
+    signal("STOP");
+    long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+    while (!allThreadsStopped()) {
+      if (System.nanoTime() > giveUp) {
+        throw new IllegalStateException("collide-server's threads did not all stop within 10 s");
+      }
+      Thread.sleep(1);
+    }
+  }
+
+  /** Continues a paused server. */
+  void resume() throws Exception {
+    signal("CONT");
+  }
+
+  /** Whether /proc/<pid>/task/<tid>/stat ("tid (command) state ...") says T for every thread. */
+  private boolean allThreadsStopped() {
+    Path tasks = Path.of("/proc", Long.toString(process.pid()), "task");
+    try (var threads = Files.list(tasks)) {
+      List<Path> all = threads.toList();
+      if (all.isEmpty()) {
+        return false;
+      }
+      for (Path thread : all) {
+        String stat = Files.readString(thread.resolve("stat"));
+        int end = stat.lastIndexOf(')');
+        if (end < 0 || end + 2 >= stat.length() || stat.charAt(end + 2) != 'T') {
+          return false;
+        }
+      }
+      return true;
+    } catch (IOException | java.io.UncheckedIOException e) {
+      return false;  // a thread that ended meanwhile: look again
+    }
   }
 
   String logs() {

@@ -166,17 +166,17 @@ class UpdateWriterTest {
       createWithBodies(c, "s");
       UpdateWriter w = c.updateWriter("s").maxPending(2).sendTimeout(Duration.ofMillis(300)).open();
       w.apply(moveOf(1));
-      server.signal("STOP");
+      server.pause();
       try {
         var first = w.send(moveOf(2));
         w.send(moveOf(3));
         expectError(Status.Code.DEADLINE_EXCEEDED, "", () -> w.send(moveOf(4)));
         assertEquals(2, w.pending());
-        server.signal("CONT");
+        server.resume();
         assertEquals(3, await(first).getVersion());
         w.apply(moveOf(4));
       } finally {
-        server.signal("CONT");
+        server.resume();
       }
       w.close();
     }
@@ -187,14 +187,14 @@ class UpdateWriterTest {
     try (ServerProcess server = new ServerProcess(); CollideClient c = server.client()) {
       createWithBodies(c, "s");
       UpdateWriter w = c.updateWriter("s").open();
-      server.signal("STOP");
+      server.pause();
       try {
         var pending = w.send(moveOf(1));
         w.cancel();
         expectError(Status.Code.CANCELLED, "", () -> await(pending));
         expectError(Status.Code.CANCELLED, "", () -> w.send(moveOf(2)));
       } finally {
-        server.signal("CONT");
+        server.resume();
       }
     }
   }
