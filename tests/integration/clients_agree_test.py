@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
-"""Runs the cross-language scenario (client/README.md) through the C++, Python and Node clients
-against one real collide-server and checks that all three print identical answers, and that
-those answers are the ones the scenario's geometry gives.
+"""Runs the cross-language scenario (client/README.md) through the C++, Python, Node, Go and Java
+clients (those given) against one real collide-server and checks that all of them print the same
+bytes, and that their answers are the ones the scenario's geometry gives.
 
 Usage: clients_agree_test.py <collide-server> <name>=<command...> [<name>=<command...> ...]
 Each command is split on spaces; `--address` and `--scene` are appended to it.
@@ -52,7 +52,7 @@ def run_client(name, command, port):
     answers = [json.loads(line) for line in done.stdout.splitlines() if line.strip()]
     if [a["query"] for a in answers] != list("abcde"):
         raise AssertionError(f"{name}: expected answers to queries a..e, got:\n{done.stdout}")
-    return answers
+    return done.stdout, answers
 
 
 def check_geometry(name, answers):
@@ -78,15 +78,25 @@ def main():
         finally:
             process.send_signal(signal.SIGTERM)
             process.wait(timeout=30)
-    first_name, first = clients[0][0], results[clients[0][0]]
+    first_name = clients[0][0]
+    first_text, first = results[first_name]
     check_geometry(first_name, first)
-    for name, answers in results.items():
+    for name, (text, answers) in results.items():
         if answers != first:
             for mine, theirs in zip(answers, first):
                 if mine != theirs:
                     raise AssertionError(f"{name} and {first_name} disagree on query "
                                          f"{mine['query']}:\n{mine}\n{theirs}")
-    print(f"clients agree: {', '.join(results)}; {sum(len(a['hits']) for a in first)} hits")
+        # The same values, and the same bytes: separators, number notation, key order.
+        for mine, theirs in zip(text.splitlines(), first_text.splitlines()):
+            if mine != theirs:
+                raise AssertionError(f"{name} and {first_name} print the same answer differently:"
+                                     f"\n{mine}\n{theirs}")
+        if text != first_text:
+            raise AssertionError(f"{name} and {first_name} print different bytes:\n{text!r}\n"
+                                 f"{first_text!r}")
+    print(f"clients agree byte for byte: {', '.join(results)}; "
+          f"{sum(len(a['hits']) for a in first)} hits")
 
 
 if __name__ == "__main__":

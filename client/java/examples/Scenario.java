@@ -1,8 +1,8 @@
 // The cross-language scenario (client/README.md): creates a scene, upserts five bodies in one
 // call, runs five unary queries and prints one JSON object per query (a..e), then deletes the
-// scene. The C++, Python, Node and Go programs print the same lines for the same server. Floats
-// print as the shortest decimal that reads back as the float32 received (Float32.shortest);
-// uint64 values as received (unsigned).
+// scene. The C++, Python, Node and Go programs print the same bytes for the same server. Floats
+// print as the shortest decimal that reads back as the float32 received, in the notation C++'s
+// std::to_chars picks (number); uint64 values as received (unsigned).
 //
 //   java -cp collide-client-0.1.0.jar:<its dependencies> Scenario.java \
 //       --address 127.0.0.1:50051 --scene scenario-java
@@ -22,22 +22,51 @@ import dev.collide.v1.QueryResponse;
 import dev.collide.v1.RaycastRequest;
 import dev.collide.v1.SphereCastRequest;
 import dev.collide.v1.Vec3;
+import java.math.BigDecimal;
 import java.util.ArrayList;
 import java.util.List;
 
 public class Scenario {
+  /**
+   * The shortest decimal that reads back as {@code f} (Float32.shortest's digits), as C++'s
+   * std::to_chars prints it: fixed, or d.ddde+XX when that is shorter (a tie: fixed); the fixed
+   * form of an integer has all its digits (6528615424, not 6528615400).
+   */
+  static String number(float f) {
+    String sign = (Float.floatToRawIntBits(f) < 0) ? "-" : "";
+    f = Math.abs(f);
+    if (f == 0) {
+      return sign + "0";
+    }
+    BigDecimal shortest = new BigDecimal(Float32.shortest(f)).stripTrailingZeros();
+    String digits = shortest.unscaledValue().toString();
+    int n = digits.length();
+    int exponent = -shortest.scale(); // f = digits x 10^exponent
+    String fixed;
+    if (exponent >= 0) {
+      fixed = new BigDecimal(f).toBigInteger().toString();
+    } else if (-exponent < n) {
+      fixed = digits.substring(0, n + exponent) + "." + digits.substring(n + exponent);
+    } else {
+      fixed = "0." + "0".repeat(-exponent - n) + digits;
+    }
+    int power = n - 1 + exponent;
+    String scientific = digits.charAt(0) + (n > 1 ? "." + digits.substring(1) : "")
+        + (power < 0 ? "e-" : "e+") + String.format("%02d", Math.abs(power));
+    return sign + (fixed.length() <= scientific.length() ? fixed : scientific);
+  }
+
   static String vec3(Vec3 v) {
-    return "[" + Float32.shortest(v.getX()) + ", " + Float32.shortest(v.getY()) + ", "
-        + Float32.shortest(v.getZ()) + "]";
+    return "[" + number(v.getX()) + ", " + number(v.getY()) + ", " + number(v.getZ()) + "]";
   }
 
   static String line(String name, QueryResponse r) {
     List<String> hits = new ArrayList<>();
     for (Hit h : r.getHitsList()) {
       hits.add("{\"body_id\": " + Long.toUnsignedString(h.getBodyId()) + ", \"distance\": "
-          + Float32.shortest(h.getDistance()) + ", \"point\": " + vec3(h.getPoint())
+          + number(h.getDistance()) + ", \"point\": " + vec3(h.getPoint())
           + ", \"normal\": " + vec3(h.getNormal()) + ", \"depth\": "
-          + Float32.shortest(h.getDepth()) + ", \"start_overlapping\": " + h.getStartOverlapping()
+          + number(h.getDepth()) + ", \"start_overlapping\": " + h.getStartOverlapping()
           + "}");
     }
     return "{\"query\": \"" + name + "\", \"version\": " + Long.toUnsignedString(r.getVersion())

@@ -1,8 +1,9 @@
 // The cross-language scenario (client/README.md): creates a scene, upserts five bodies in one
 // call, runs five unary queries and prints one JSON object per query (a..e), then deletes the
 // scene. The C++, Python, Node and Java programs print the same lines for the same server.
-// Floats print as the shortest decimal that reads back as the float32 received
-// (collide.FormatFloat32); uint64 values as received.
+// Floats print as the shortest decimal that reads back as the float32 received, in the
+// notation C++'s std::to_chars picks (number); uint64 values as received. The five programs
+// print the same bytes.
 //
 //	collide-scenario-go --address 127.0.0.1:50051 --scene scenario-go
 package main
@@ -12,6 +13,7 @@ import (
 	"flag"
 	"fmt"
 	"log"
+	"math"
 	"strconv"
 	"strings"
 
@@ -35,9 +37,46 @@ func bodies() []*pb.Body {
 	}
 }
 
+// number is the shortest decimal that reads back as f, as C++'s std::to_chars prints it: fixed,
+// or d.ddde+XX when that is shorter (a tie: fixed); the fixed form of an integer has all its
+// digits (6528615424, not 6528615400).
+func number(f float32) string {
+	sign := ""
+	if math.Signbit(float64(f)) {
+		sign, f = "-", -f
+	}
+	if f == 0 {
+		return sign + "0"
+	}
+	// d.ddde±X: the shortest digits and the exponent of the first.
+	e := strconv.FormatFloat(float64(f), 'e', -1, 32)
+	at := strings.IndexByte(e, 'e')
+	mantissa := e[:at]
+	power, _ := strconv.Atoi(e[at+1:])
+	digits := strings.Replace(mantissa, ".", "", 1)
+	exponent := power - (len(digits) - 1) // f = digits x 10^exponent
+	var fixed string
+	switch n := len(digits); {
+	case exponent >= 0:
+		fixed = strconv.FormatFloat(float64(f), 'f', 0, 64)
+	case -exponent < n:
+		fixed = digits[:n+exponent] + "." + digits[n+exponent:]
+	default:
+		fixed = "0." + strings.Repeat("0", -exponent-n) + digits
+	}
+	powerSign := "+"
+	if power < 0 {
+		powerSign, power = "-", -power
+	}
+	scientific := fmt.Sprintf("%se%s%02d", mantissa, powerSign, power)
+	if len(fixed) <= len(scientific) {
+		return sign + fixed
+	}
+	return sign + scientific
+}
+
 func vec(v *pb.Vec3) string {
-	return "[" + collide.FormatFloat32(v.GetX()) + ", " + collide.FormatFloat32(v.GetY()) + ", " +
-		collide.FormatFloat32(v.GetZ()) + "]"
+	return "[" + number(v.GetX()) + ", " + number(v.GetY()) + ", " + number(v.GetZ()) + "]"
 }
 
 // line is one output line, with the keys in the order of the other languages' programs.
@@ -46,8 +85,8 @@ func line(name string, r *pb.QueryResponse) string {
 	for _, h := range r.Hits {
 		hits = append(hits, fmt.Sprintf(
 			`{"body_id": %d, "distance": %s, "point": %s, "normal": %s, "depth": %s, "start_overlapping": %s}`,
-			h.BodyId, collide.FormatFloat32(h.Distance), vec(h.Point), vec(h.Normal),
-			collide.FormatFloat32(h.Depth), strconv.FormatBool(h.StartOverlapping)))
+			h.BodyId, number(h.Distance), vec(h.Point), vec(h.Normal),
+			number(h.Depth), strconv.FormatBool(h.StartOverlapping)))
 	}
 	return fmt.Sprintf(`{"query": %q, "version": %d, "hits": [%s]}`, name, r.Version, strings.Join(hits, ", "))
 }

@@ -208,6 +208,8 @@ class ClientTest {
     assertEquals("0.25881904", Float32.shortest(0.25881904f));
     assertEquals("0.0000001", Float32.shortest(1e-7f));
     assertEquals("16777216", Float32.shortest(16777216f));
+    assertEquals("1703448.2", Float32.shortest(1703448.25f)); // a tie: the even one
+    assertEquals("390695.62", Float32.shortest(390695.625f));
     Random rng = new Random(5);
     for (int i = 0; i < 100000; i++) {
       float f = Float.intBitsToFloat(rng.nextInt());
