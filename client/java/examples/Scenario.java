@@ -73,9 +73,27 @@ public class Scenario {
         + ", \"hits\": [" + String.join(", ", hits) + "]}";
   }
 
-  public static void main(String[] args) {
+  /** Each float32 of stdin (its bits, 8 hex digits a line), printed as number prints it. */
+  static void printNumbers() throws java.io.IOException {
+    var in = new java.io.BufferedReader(new java.io.InputStreamReader(System.in));
+    StringBuilder out = new StringBuilder();
+    for (String line = in.readLine(); line != null; line = in.readLine()) {
+      if (!line.isBlank()) {
+        out.append(number(Float.intBitsToFloat(Integer.parseUnsignedInt(line.strip(), 16))))
+            .append('\n');
+      }
+    }
+    System.out.print(out);
+  }
+
+  public static void main(String[] args) throws Exception {
     String address = "127.0.0.1:50051";
     String scene = "scenario";
+    if (List.of(args).contains("--numbers")) {
+      // Instead of the scenario (a test compares the programs' numbers).
+      printNumbers();
+      return;
+    }
     for (int i = 0; i + 1 < args.length; i += 2) {
       switch (args[i]) {
         case "--address" -> address = args[i + 1];

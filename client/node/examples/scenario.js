@@ -9,6 +9,7 @@
 // client reads query answers' floats as decoded, their exact float32 values) in the notation
 // C++'s std::to_chars picks (number); uint64 values (version, body_id) are printed as received.
 
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import { Client, shortestFloat32 } from '../src/index.js';
@@ -168,8 +169,25 @@ export function formatLine(name, response) {
 
 async function main() {
   const { values } = parseArgs({
-    options: { address: { type: 'string' }, scene: { type: 'string' } },
+    options: {
+      address: { type: 'string' },
+      scene: { type: 'string' },
+      numbers: { type: 'boolean' },
+    },
   });
+  if (values.numbers) {
+    // Instead of the scenario: each float32 of stdin (its bits, 8 hex digits a line), printed
+    // as the scenario prints numbers (a test compares the programs).
+    const view = new DataView(new ArrayBuffer(4));
+    const lines = [];
+    for await (const line of createInterface({ input: process.stdin })) {
+      if (!line.trim()) continue;
+      view.setUint32(0, parseInt(line.trim(), 16));
+      lines.push(number(view.getFloat32(0)));
+    }
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+    return 0;
+  }
   if (!values.address || !values.scene) {
     process.stderr.write('usage: scenario.js --address host:port --scene NAME\n');
     return 2;

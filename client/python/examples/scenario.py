@@ -16,6 +16,7 @@ from __future__ import annotations
 import argparse
 import decimal
 import json
+import struct
 import sys
 
 import collide
@@ -76,7 +77,16 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50051", help="the server's host:port")
     parser.add_argument("--scene", default="scenario", help="the scene to create and delete")
+    parser.add_argument("--numbers", action="store_true",
+                        help="instead of the scenario: print each float32 of stdin (its bits, 8 "
+                             "hex digits a line) as the scenario prints numbers")
     args = parser.parse_args(argv)
+    if args.numbers:
+        for line in sys.stdin:
+            if line.strip():
+                value = struct.unpack("<f", struct.pack("<I", int(line.strip(), 16)))[0]
+                print(number(collide.Float32(value)))
+        return 0
     scene = args.scene
     with collide.Client(args.address) as client:
         client.create_scene(scene)

@@ -9,11 +9,13 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"flag"
 	"fmt"
 	"log"
 	"math"
+	"os"
 	"strconv"
 	"strings"
 
@@ -75,6 +77,24 @@ func number(f float32) string {
 	return sign + scientific
 }
 
+// printNumbers prints each float32 of stdin (its bits in hex, one a line) as number does.
+func printNumbers() {
+	in := bufio.NewScanner(os.Stdin)
+	out := bufio.NewWriter(os.Stdout)
+	defer out.Flush()
+	for in.Scan() {
+		line := strings.TrimSpace(in.Text())
+		if line == "" {
+			continue
+		}
+		bits, err := strconv.ParseUint(line, 16, 32)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Fprintln(out, number(math.Float32frombits(uint32(bits))))
+	}
+}
+
 func vec(v *pb.Vec3) string {
 	return "[" + number(v.GetX()) + ", " + number(v.GetY()) + ", " + number(v.GetZ()) + "]"
 }
@@ -94,7 +114,13 @@ func line(name string, r *pb.QueryResponse) string {
 func main() {
 	address := flag.String("address", "127.0.0.1:50051", "the server's host:port")
 	scene := flag.String("scene", "scenario", "the scene to create and delete")
+	numbers := flag.Bool("numbers", false, "instead of the scenario: print each float32 of stdin "+
+		"(its bits, 8 hex digits a line) as the scenario prints numbers")
 	flag.Parse()
+	if *numbers {
+		printNumbers()
+		return
+	}
 	ctx := context.Background()
 	client, err := collide.Dial(*address, nil)
 	if err != nil {
