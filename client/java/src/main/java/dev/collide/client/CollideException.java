@@ -72,12 +72,21 @@ public class CollideException extends RuntimeException {
     return sequence;
   }
 
-  /** Converts an error of a gRPC call (a StatusRuntimeException keeps its moved-to trailer). */
+  /**
+   * Converts an error of a gRPC call (a StatusRuntimeException keeps its moved-to trailer). A
+   * call written on a connection the server just closed is UNAVAILABLE, as any other call to a
+   * server that went away: grpc-java's netty transport says UNKNOWN "channel closed" when the
+   * socket closes as the call is written (its ClosedChannelException), UNAVAILABLE otherwise.
+   */
   public static CollideException from(Throwable error) {
     if (error instanceof CollideException e) {
       return e;
     }
     Status status = Status.fromThrowable(error);
+    if (status.getCode() == Status.Code.UNKNOWN && causedByClosedChannel(status.getCause())) {
+      status = Status.UNAVAILABLE.withDescription(
+          "channel closed: the connection to the server closed").withCause(status.getCause());
+    }
     Metadata trailers = Status.trailersFromThrowable(error);
     String movedTo = trailers != null ? trailers.get(MOVED_TO_KEY) : null;
     String message = status.getDescription() != null ? status.getDescription() : "";
@@ -88,7 +97,25 @@ public class CollideException extends RuntimeException {
     return new CollideException(status.getCode(), message, movedTo, 0, error);
   }
 
-  /** Converts a collide.v1.Error found in a stream's answer. */
+  /**
+   * The same error as a new exception whose cause is this one, for a failure reported more than
+   * once (a writer's final failure from send, flush and close): try-with-resources cannot add an
+   * exception to itself as suppressed, so throwing one instance twice would hide it.
+   */
+  CollideException again() {
+    return new CollideException(code, serverMessage, movedTo, sequence, this);
+  }
+
+  private static boolean causedByClosedChannel(Throwable cause) {
+    for (int depth = 0; cause != null && depth < 8; depth++, cause = cause.getCause()) {
+      if (cause instanceof java.nio.channels.ClosedChannelException) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+    /** Converts a collide.v1.Error found in a stream's answer. */
   public static CollideException from(dev.collide.v1.Error error, long sequence) {
     return new CollideException(Status.fromCodeValue(error.getCode()).getCode(),
         error.getMessage(), error.getMovedTo(), sequence, null);

@@ -185,7 +185,8 @@ public final class UpdateWriter implements AutoCloseable {
     try {
       return future.get(timeout.toNanos(), TimeUnit.NANOSECONDS);
     } catch (java.util.concurrent.ExecutionException e) {
-      throw CollideException.from(e.getCause());
+      throw e.getCause() instanceof CollideException failed ? failed.again()
+          : CollideException.from(e.getCause());
     } catch (java.util.concurrent.TimeoutException e) {
       throw new CollideException(Status.Code.DEADLINE_EXCEEDED, "no answer in " + timeout);
     } catch (InterruptedException e) {
@@ -210,12 +211,12 @@ public final class UpdateWriter implements AutoCloseable {
         waitLocked(left);
       }
       if (failure != null) {
-        throw failure;
+        throw failure.again();
       }
       if (!rejected.isEmpty()) {
         CollideException first = rejected.get(0);
         rejected.clear();
-        throw first;
+        throw first.again();
       }
     }
   }
@@ -291,7 +292,7 @@ public final class UpdateWriter implements AutoCloseable {
 
   private void throwIfUnusableLocked() {
     if (failure != null) {
-      throw failure;
+      throw failure.again();
     }
     if (closing || cancelled) {
       throw new CollideException(Status.Code.FAILED_PRECONDITION, "update writer: closed");

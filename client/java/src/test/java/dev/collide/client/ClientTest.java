@@ -10,6 +10,7 @@ import dev.collide.v1.QueryResponse;
 import dev.collide.v1.RaycastRequest;
 import dev.collide.v1.SceneInfo;
 import dev.collide.v1.SceneOptions;
+import dev.collide.v1.UpdateAck;
 import dev.collide.v1.UpdateBatch;
 import io.grpc.Status;
 import java.nio.file.Files;
@@ -19,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.function.Executable;
 
@@ -130,6 +132,20 @@ class ClientTest {
   }
 
   @Test
+  void aConnectionClosedAsACallIsWrittenIsUnavailable() {
+    // What grpc-java's netty transport reports then (Utils.statusFromThrowable).
+    var closed = new java.nio.channels.ClosedChannelException();
+    closed.initCause(new java.nio.channels.ClosedChannelException());
+    CollideException e = CollideException.from(
+        Status.UNKNOWN.withDescription("channel closed").withCause(closed).asRuntimeException());
+    assertEquals(Status.Code.UNAVAILABLE, e.getCode());
+    assertInstanceOf(java.nio.channels.ClosedChannelException.class, e.getCause().getCause());
+    // Other UNKNOWNs stay as they are.
+    assertEquals(Status.Code.UNKNOWN,
+        CollideException.from(Status.UNKNOWN.withDescription("x").asRuntimeException()).getCode());
+  }
+
+  @Test
   void aServerThatIsDownFailsCallsWithUnavailable() throws Exception {
     try (ServerProcess server = new ServerProcess(); CollideClient c = server.client()) {
       c.listScenes();
@@ -165,9 +181,17 @@ class ClientTest {
       expectError(Status.Code.PERMISSION_DENIED, "",
           () -> reader.upsertBodies("s", List.of(body(1, sphere(1), at(0, 0, 0)))));
       try (UpdateWriter w = reader.updateWriter("s").open()) {
-        var future = w.send(UpdateBatch.getDefaultInstance());
+        // The refusal comes asynchronously: a send before it keeps its batch, which then fails
+        // with it; a send after it throws it.
+        CompletableFuture<UpdateAck> future;
+        try {
+          future = w.send(UpdateBatch.getDefaultInstance());
+        } catch (CollideException e) {
+          future = CompletableFuture.failedFuture(e);
+        }
+        var sent = future;
         expectError(Status.Code.PERMISSION_DENIED, "",
-            () -> UpdateWriter.await(future, Duration.ofSeconds(30)));
+            () -> UpdateWriter.await(sent, Duration.ofSeconds(30)));
         expectError(Status.Code.PERMISSION_DENIED, "", () -> w.flush(Duration.ofSeconds(30)));
         expectError(Status.Code.PERMISSION_DENIED, "",
             () -> w.send(UpdateBatch.getDefaultInstance()));

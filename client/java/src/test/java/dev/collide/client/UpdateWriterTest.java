@@ -154,7 +154,9 @@ class UpdateWriterTest {
       CollideException e = expectError(Status.Code.UNAVAILABLE, "",
           () -> w.flush(Duration.ofSeconds(30)));
       assertTrue(System.nanoTime() - started < 15_000_000_000L);
-      assertSame(e, assertThrows(CollideException.class, () -> await(pending)));
+      // The batch failed with the writer's failure (each report a new exception caused by it).
+      assertSame(e.getCause(),
+          assertThrows(CollideException.class, () -> await(pending)).getCause());
       expectError(Status.Code.UNAVAILABLE, "", () -> w.send(moveOf(3)));
       w.cancel();
     }
@@ -179,6 +181,32 @@ class UpdateWriterTest {
         server.resume();
       }
       w.close();
+    }
+  }
+
+  @Test
+  void aFinalFailureInsideTryWithResourcesIsWhatIsCaught() throws Exception {
+    java.nio.file.Path tokens = java.nio.file.Files.createTempFile("collide-tokens", "");
+    java.nio.file.Files.writeString(tokens, "admin-token admin\nreader-token reader\n");
+    try (ServerProcess server = new ServerProcess("--token_file=" + tokens);
+        CollideClient admin = CollideClient.builder(server.address()).token("admin-token").build();
+        CollideClient reader =
+            CollideClient.builder(server.address()).token("reader-token").build()) {
+      createWithBodies(admin, "s");
+      // The writer fails for good (PERMISSION_DENIED): apply throws that, and close (its flush)
+      // throws it again, as a second exception suppressed by the first (one instance thrown
+      // twice would end as IllegalArgumentException "Self-suppression not permitted").
+      CollideException caught = assertThrows(CollideException.class, () -> {
+        try (UpdateWriter w = reader.updateWriter("s").open()) {
+          w.apply(moveOf(1));
+        }
+      });
+      assertEquals(Status.Code.PERMISSION_DENIED, caught.getCode());
+      assertEquals(1, caught.getSuppressed().length);
+      assertEquals(Status.Code.PERMISSION_DENIED,
+          ((CollideException) caught.getSuppressed()[0]).getCode());
+    } finally {
+      java.nio.file.Files.deleteIfExists(tokens);
     }
   }
 
