@@ -25,6 +25,7 @@
 #include "scene/update_batch.h"
 #include "store/commit_log.h"
 #include "store/file_system.h"
+#include "store/log_codec.h"
 #include "store/moved_scenes.h"
 #include "store/recovery.h"
 #include "store/store_histograms.h"
@@ -309,6 +310,9 @@ class Database {
     std::atomic<uint64_t> snapshot_sequence{0};
     std::atomic<uint64_t> snapshot_bytes{0};
     std::string snapshot_file;  // maintenance passes only
+    // The scene's update records are encoded here, kept from batch to batch up to
+    // kKeptRecordBytes: used by Apply under the scene's writer lock only.
+    UpdateRecordEncoder record_encoder;
   };
   // A deleted scene whose snapshot files may still exist: its delete record must stay in the
   // log until they are gone, or recovery would bring the scene back.

@@ -469,6 +469,9 @@ class ServerStats:
     # --max_concurrent_imports).
     export_streams: int
     import_streams: int
+    # Interest streams open now, and the observers they hold (at most --max_interest_observers).
+    interest_streams: int
+    interest_observers: int
 
 
 @dataclass(frozen=True)
