@@ -100,19 +100,6 @@ export function number(value) {
   const trailing = digits.length - digits.replace(/0+$/, '').length;
   digits = digits.slice(0, digits.length - trailing);
   exponent += trailing;
-  // toPrecision, under shortestFloat32, takes the larger of two decimals equally near; C++ and
-  // the other programs the one whose last digit is even (1703448.25 is 1703448.2).
-  const lower = BigInt(digits) - 1n;
-  if (
-    Number(digits.at(-1)) % 2 === 1 &&
-    isMidpoint(magnitude, BigInt(digits) + lower, exponent) &&
-    Math.fround(Number(`${lower}e${exponent}`)) === magnitude
-  ) {
-    digits = lower.toString();
-    const zeros = digits.length - digits.replace(/0+$/, '').length;
-    digits = digits.slice(0, digits.length - zeros);
-    exponent += zeros;
-  }
   const n = digits.length;
   let fixed;
   if (exponent >= 0) {
@@ -127,23 +114,6 @@ export function number(value) {
     `${digits[0]}${n > 1 ? `.${digits.slice(1)}` : ''}e${scientificPower < 0 ? '-' : '+'}` +
     String(Math.abs(scientificPower)).padStart(2, '0');
   return sign + (fixed.length <= scientific.length ? fixed : scientific);
-}
-
-/** Whether 2 x value (a float32) is exactly sum x 10^exponent. */
-function isMidpoint(value, sum, exponent) {
-  const view = new DataView(new ArrayBuffer(4));
-  view.setFloat32(0, value);
-  const bits = view.getUint32(0);
-  const biased = bits >>> 23;
-  // value = m x 2^e exactly.
-  let m = BigInt(biased === 0 ? bits & 0x7fffff : (bits & 0x7fffff) | 0x800000);
-  const e = (biased === 0 ? -149 : biased - 150) + 1; // the 2 of 2 x value
-  let right = sum;
-  if (e >= 0) m <<= BigInt(e);
-  else right <<= BigInt(-e);
-  if (exponent >= 0) right *= 10n ** BigInt(exponent);
-  else m *= 10n ** BigInt(-exponent);
-  return m === right;
 }
 
 function vector(v) {
