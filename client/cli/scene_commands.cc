@@ -22,9 +22,12 @@ absl::Status ParseDurability(absl::string_view name, v1::Durability* durability)
     *durability = v1::DURABILITY_PERIODIC;
   } else if (name == "always") {
     *durability = v1::DURABILITY_ALWAYS;
+  } else if (name == "replicated") {
+    *durability = v1::DURABILITY_REPLICATED;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--durability: expected default, none, periodic or always, got \"", name, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--durability: expected default, none, periodic, always or replicated, got \"",
+                     name, "\""));
   }
   return absl::OkStatus();
 }
@@ -162,8 +165,10 @@ std::vector<Command> SceneCommands() {
        .positional = "SCENE",
        .positional_count = 1,
        .summary = "Creates an empty scene (CreateScene; admin).",
-       .flags = {{"durability", "default|none|periodic|always",
-                  "when update batches are acknowledged (default: the server's --durability)"},
+       .flags = {{"durability", "default|none|periodic|always|replicated",
+                  "when update batches are acknowledged (default: the server's --durability; "
+                  "replicated: stored by the NATS JetStream cluster of a server started with "
+                  "--nats_url, and followed by its other servers)"},
                  {"max_bodies", "N", "the most bodies the scene may hold (default 1000000)"},
                  {"fat_margin", "F", "how far tree leaves reach beyond bodies (default 0.1)"},
                  {"history_ticks", "N",

@@ -11,7 +11,9 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
-# the scale-out test, as docker/haproxy.cfg).
+# the scale-out test, as docker/haproxy.cfg; libnats-dev: the NATS C client of replicated
+# scenes (server/replication/); nats-server: the three-node JetStream cluster the replication
+# tests and benchmarks start on loopback ports).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
@@ -23,6 +25,7 @@ COLLIDE_PACKAGES=(
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
   haproxy
+  libnats-dev nats-server
 )
 
 collide_log() { echo "[collide] $*" >&2; }

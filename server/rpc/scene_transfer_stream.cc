@@ -3,6 +3,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
 #include "server/convert/field_path.h"
@@ -10,6 +11,7 @@
 #include "server/convert/status_convert.h"
 #include "server/convert/wire_message.h"
 #include "server/infra/scene_header.h"
+#include "server/rpc/scene_info.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
@@ -113,6 +115,15 @@ void ImportReactor::Import() {
   }
   const std::string name = imported->scene;
   const size_t bodies = imported->state.bodies.size();
+  // A replicated scene's log starts at its creation on the cluster: it is created, not imported.
+  if (imported->options.durability == DurabilityPolicy::kReplicated ||
+      (imported->options.durability == DurabilityPolicy::kDefault &&
+       context_.default_durability == DurabilityPolicy::kReplicated)) {
+    EndWith(FieldStatus(absl::StatusCode::kFailedPrecondition, "header.options.durability",
+                        "a scene is imported with durability none, periodic or always: a "
+                        "replicated scene is created (CreateScene) and written"));
+    return;
+  }
   // The store's callback holds the call open: once handed over, the import completes (the scene
   // exists then) even if the client goes away meanwhile.
   stream_call_.Hold();
@@ -129,13 +140,27 @@ void ImportReactor::Import() {
           absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
           if (scene.ok()) {
             v1::ImportSceneResponse response;
-            SceneInfoToProto(**scene, context_.default_durability, response.mutable_scene());
+            DescribeScene(context_, **scene, response.mutable_scene());
             status = SerializeMessage(response, response_);
           }
           spdlog::info("imported scene \"{}\" ({} bodies)", name, bodies);
         }
-        EndWith(status);
-        stream_call_.Release();
+        if (!status.ok() || context_.router == nullptr) {
+          EndWith(status);
+          stream_call_.Release();
+          return;
+        }
+        // A scene moved here is routed here before the move goes on (the mover deletes it at its
+        // source next): the import is answered once the routers' maps say so. A router that does
+        // not answer does not fail the import (the map's sync puts it right).
+        context_.router->Claim(name, [this, name](absl::Status claimed) {
+          if (!claimed.ok()) {
+            spdlog::warn("imported scene \"{}\": the routers' map not updated: {}", name,
+                         claimed.ToString());
+          }
+          EndWith(absl::OkStatus());
+          stream_call_.Release();
+        });
       });
 }
 
