@@ -73,6 +73,16 @@ The static client library, its headers, the generated protobuf and gRPC code
 it needs, a CMake package (find_package(collide CONFIG) gives collide::client)
 and the pkg-config file collide-client.pc.")
 
+# CPack installs each component with CMake's install script, which writes
+# install_manifest_<component>.txt into the build directory whatever cpack's -B: removed once the
+# packages are made, so that packaging leaves no file in the build tree (cpack's own work files go
+# to -B; tests/install/clean_tree_test.sh checks both).
+file(WRITE ${PROJECT_BINARY_DIR}/cpack_post_build.cmake
+     "foreach(component server service dev dev_doc)\n"
+     "  file(REMOVE \"${PROJECT_BINARY_DIR}/install_manifest_\${component}.txt\")\n"
+     "endforeach()\n")
+set(CPACK_POST_BUILD_SCRIPTS ${PROJECT_BINARY_DIR}/cpack_post_build.cmake)
+
 include(CPack)
 cpack_add_component_group(runtime)
 cpack_add_component_group(devel)

@@ -22,6 +22,9 @@ struct FlagSpec {
   absl::string_view help;
   /// May be given more than once (read with Args::Repeated).
   bool repeated = false;
+  /// Another name the flag is accepted under (an older spelling), without dashes; its value is
+  /// read under `name`. Empty: none.
+  absl::string_view alias = "";
 };
 
 /// What a command runs with.

@@ -71,7 +71,68 @@ std::string FlagLine(const FlagSpec& flag) {
   if (!flag.value.empty()) absl::StrAppend(&form, "=", flag.value);
   std::string line = absl::StrCat("  ", form);
   line.resize(std::max<size_t>(line.size() + 2, 34), ' ');
-  return absl::StrCat(line, flag.help, "\n");
+  if (flag.alias.empty()) return absl::StrCat(line, flag.help, "\n");
+  return absl::StrCat(line, flag.help, " (also --", flag.alias, ")\n");
+}
+
+// The edit distance between `a` and `b` (insertions, deletions, substitutions and swaps of two
+// neighbours, each 1).
+size_t EditDistance(absl::string_view a, absl::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1, 0));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+          {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// " (did you mean X?)" for the candidate nearest to `word`, when one is near enough: at most a
+// third of the word's length away (at least 1, at most 3 edits); "" otherwise.
+std::string Suggestion(absl::string_view word, const std::vector<std::string>& candidates) {
+  const size_t allowed = std::clamp<size_t>(word.size() / 3, 1, 3);
+  std::string best;
+  size_t best_distance = allowed + 1;
+  for (const std::string& candidate : candidates) {
+    const size_t distance = EditDistance(word, candidate);
+    if (distance < best_distance) {
+      best = candidate;
+      best_distance = distance;
+    }
+  }
+  return best.empty() ? "" : absl::StrCat(" (did you mean ", best, "?)");
+}
+
+// The flags `command` accepts (`--name`, aliases too), and the global ones.
+std::vector<std::string> FlagNames(const Command* command) {
+  std::vector<std::string> names;
+  for (const FlagSpec& flag : GlobalFlags()) names.push_back(absl::StrCat("--", flag.name));
+  if (command == nullptr) return names;
+  for (const FlagSpec& flag : command->flags) {
+    names.push_back(absl::StrCat("--", flag.name));
+    if (!flag.alias.empty()) names.push_back(absl::StrCat("--", flag.alias));
+  }
+  return names;
+}
+
+// The commands, or the verbs of `group` ("scene create" for "scene").
+std::vector<std::string> CommandNames(absl::string_view group = "") {
+  std::vector<std::string> names;
+  for (const Command& command : Commands()) {
+    if (group.empty()) {
+      names.push_back(std::string(command.name));
+    } else if (absl::StartsWith(command.name, absl::StrCat(group, " "))) {
+      names.push_back(std::string(command.name.substr(group.size() + 1)));
+    }
+  }
+  if (group.empty()) names.push_back("help");
+  return names;
 }
 
 std::string Usage(const Command& command) {
@@ -213,8 +274,9 @@ int Run(int argc, char** argv) {
         return 0;
       }
     }
-    return UsageError(
-        absl::StrCat("unknown command \"", name, "\" (collide --help lists the commands)"));
+    return UsageError(absl::StrCat("unknown command \"", name, "\"",
+                                   Suggestion(name, CommandNames()),
+                                   " (collide --help lists the commands)"));
   }
 
   CLI::App app("collide: the command-line client of collide-server.", "collide");
@@ -265,6 +327,7 @@ int Run(int argc, char** argv) {
     }
     for (const FlagSpec& flag : command.flags) {
       std::string name = absl::StrCat("--", flag.name);
+      if (!flag.alias.empty()) absl::StrAppend(&name, ",--", flag.alias);
       std::string key(flag.name);
       if (flag.repeated) {
         leaf->app->add_option(name, leaf->repeated[key])->allow_extra_args(false);
@@ -296,7 +359,8 @@ int Run(int argc, char** argv) {
       if (!group->parsed()) continue;
       std::string word = FirstLeftover(app);
       if (!word.empty() && !absl::StartsWith(word, "-")) {
-        return UsageError(absl::StrCat("unknown command \"", name, " ", word, "\" (collide ", name,
+        return UsageError(absl::StrCat("unknown command \"", name, " ", word, "\"",
+                                       Suggestion(word, CommandNames(name)), " (collide ", name,
                                        " lists its verbs)"));
       }
       if (help) {
@@ -308,11 +372,14 @@ int Run(int argc, char** argv) {
     }
     std::string word = FirstLeftover(app);
     if (!word.empty() && !absl::StartsWith(word, "-")) {
-      return UsageError(
-          absl::StrCat("unknown command \"", word, "\" (collide --help lists the commands)"));
+      return UsageError(absl::StrCat("unknown command \"", word, "\"",
+                                     Suggestion(word, CommandNames()),
+                                     " (collide --help lists the commands)"));
     }
     if (!word.empty()) {
-      return UsageError(absl::StrCat(word, ": not a global flag (collide --help)"));
+      std::string name(word.substr(0, word.find('=')));
+      return UsageError(absl::StrCat(name, ": not a global flag",
+                                     Suggestion(name, FlagNames(nullptr)), " (collide --help)"));
     }
     if (help) {
       std::cout << GeneralHelp();
@@ -330,7 +397,8 @@ int Run(int argc, char** argv) {
   if (!leftover.empty()) {
     if (absl::StartsWith(leftover, "-")) {
       std::string name(leftover.substr(0, leftover.find('=')));
-      return UsageError(absl::StrCat(name, ": not a flag of \"", command.name, "\" (collide help ",
+      return UsageError(absl::StrCat(name, ": not a flag of \"", command.name, "\"",
+                                     Suggestion(name, FlagNames(&command)), " (collide help ",
                                      command.name, ")"));
     }
     return UsageError(absl::StrCat("unexpected argument \"", leftover, "\"; usage: ",

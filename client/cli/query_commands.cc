@@ -16,6 +16,13 @@ constexpr float kDefaultMaxDistance = 100.0f;
 
 uint32_t MaxHits(Args& args) { return args.Uint32("max_hits", 0); }
 
+// --at_tick and --tick_fraction into a request (unary or Query) that has both fields.
+template <typename Request>
+void SetTick(Args& args, Request& request) {
+  if (args.Has("at_tick")) request.set_at_tick(args.Uint64("at_tick", 0));
+  if (args.Has("tick_fraction")) request.set_tick_fraction(args.Float("tick_fraction", 0.0f));
+}
+
 absl::Status Raycast(CommandContext& c) {
   Args& args = c.args;
   v1::RaycastRequest request;
@@ -25,6 +32,8 @@ absl::Status Raycast(CommandContext& c) {
   if (std::optional<v1::Filter> filter = FilterFromFlags(args)) *request.mutable_filter() = *filter;
   request.set_mode(ModeFromFlags(args, v1::MODE_CLOSEST));
   request.set_max_hits(MaxHits(args));
+  SetTick(args, request);
+  request.set_min_version(args.Uint64("min_version", 0));
   if (!args.ok()) return args.status();
   absl::StatusOr<v1::QueryResponse> response = c.client.Raycast(request);
   if (!response.ok()) return response.status();
@@ -43,6 +52,8 @@ absl::Status SphereCast(CommandContext& c) {
   if (std::optional<v1::Filter> filter = FilterFromFlags(args)) *request.mutable_filter() = *filter;
   request.set_mode(ModeFromFlags(args, v1::MODE_CLOSEST));
   request.set_max_hits(MaxHits(args));
+  SetTick(args, request);
+  request.set_min_version(args.Uint64("min_version", 0));
   if (!args.ok()) return args.status();
   absl::StatusOr<v1::QueryResponse> response = c.client.SphereCast(request);
   if (!response.ok()) return response.status();
@@ -60,6 +71,8 @@ absl::Status Overlap(CommandContext& c) {
   request.set_mode(ModeFromFlags(args, v1::MODE_ALL));
   request.set_max_hits(MaxHits(args));
   request.set_detail(args.Bool("detail"));
+  SetTick(args, request);
+  request.set_min_version(args.Uint64("min_version", 0));
   if (!args.ok()) return args.status();
   absl::StatusOr<v1::QueryResponse> response = c.client.Overlap(request);
   if (!response.ok()) return response.status();
@@ -75,8 +88,10 @@ absl::Status RunStreamQuery(CommandContext& c, v1::Query query, HitKind kind) {
   query.set_mode(ModeFromFlags(args, v1::MODE_ALL));
   query.set_max_hits(MaxHits(args));
   query.set_request_id(1);
-  if (!args.ok()) return args.status();
+  SetTick(args, query);
   v1::QueryBatch batch;
+  batch.set_min_version(args.Uint64("min_version", 0));
+  if (!args.ok()) return args.status();
   batch.set_scene(args.positional()[0]);
   *batch.add_queries() = std::move(query);
   absl::StatusOr<std::unique_ptr<client::QueryStreamSession>> session =
@@ -103,7 +118,7 @@ absl::Status Point(CommandContext& c) {
   c.args.Require("radius");
   v1::Query query;
   *query.mutable_point() =
-      client::MakePoint(c.args.RequiredVec3("at"), c.args.Float("radius", 0.0f));
+      client::MakePoint(c.args.RequiredVec3("pos"), c.args.Float("radius", 0.0f));
   return RunStreamQuery(c, std::move(query), HitKind::kPoint);
 }
 
@@ -114,9 +129,11 @@ absl::Status Aabb(CommandContext& c) {
   return RunStreamQuery(c, std::move(query), HitKind::kRegion);
 }
 
+// `flags` and those every query command has: filter, mode, the past tick, the version to wait for.
 std::vector<FlagSpec> WithFilterAndMode(std::vector<FlagSpec> flags) {
   for (const FlagSpec& flag :
-       {kCategoryFlag, kMaskFlag, kExcludeFlag, kModeFlag, kAllFlag, kAnyFlag, kMaxHitsFlag}) {
+       {kCategoryFlag, kMaskFlag, kExcludeFlag, kModeFlag, kAllFlag, kAnyFlag, kMaxHitsFlag,
+        kAtTickFlag, kTickFractionFlag, kMinVersionFlag}) {
     flags.push_back(flag);
   }
   return flags;
@@ -150,7 +167,10 @@ std::vector<Command> QueryCommands() {
        .flags = WithFilterAndMode({kSphereFlag,
                                    kBoxFlag,
                                    kCapsuleFlag,
-                                   {"pos", "X,Y,Z", "the shape's position (default 0,0,0)"},
+                                   {.name = "pos",
+                                    .value = "X,Y,Z",
+                                    .help = "the shape's position (default 0,0,0)",
+                                    .alias = "at"},
                                    kRotFlag,
                                    {"detail", "", "depth, contact point and normal per hit"}}),
        .run = Overlap},
@@ -158,8 +178,9 @@ std::vector<Command> QueryCommands() {
        .positional = "SCENE",
        .positional_count = 1,
        .summary = "Lists the bodies within a radius of a point, nearest first (QueryStream).",
-       .flags = WithFilterAndMode({{"at", "X,Y,Z", "the point (required)"},
-                                   {"radius", "R", "the radius; 0 finds bodies containing it"}}),
+       .flags = WithFilterAndMode(
+           {{.name = "pos", .value = "X,Y,Z", .help = "the point (required)", .alias = "at"},
+            {"radius", "R", "the radius; 0 finds bodies containing it"}}),
        .run = Point},
       {.name = "aabb",
        .positional = "SCENE",

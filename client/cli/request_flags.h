@@ -45,5 +45,14 @@ inline const FlagSpec kAllFlag{"all", "", "every hit, sorted by distance (--mode
 inline const FlagSpec kAnyFlag{"any", "", "any one hit (--mode=any)"};
 /// --max_hits=N.
 inline const FlagSpec kMaxHitsFlag{"max_hits", "N", "with --all: the most hits (default 64)"};
+/// --at_tick=T (Query.at_tick, the unary requests' at_tick).
+inline const FlagSpec kAtTickFlag{"at_tick", "T",
+                                  "answer at the end of retained tick T (default: now)"};
+/// --tick_fraction=F (with --at_tick).
+inline const FlagSpec kTickFractionFlag{
+    "tick_fraction", "F", "with --at_tick: in [0, 1), interpolate towards the end of T + 1"};
+/// --min_version=V (QueryBatch.min_version, the unary requests' min_version).
+inline const FlagSpec kMinVersionFlag{"min_version", "V",
+                                      "wait until the scene reaches version V (default 0)"};
 
 }  // namespace collide::cli

@@ -4,11 +4,13 @@
 #include <filesystem>
 #include <fstream>
 #include <optional>
+#include <set>
 #include <string>
 #include <system_error>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "client/cli/command.h"
 #include "client/cpp/export_file.h"
 #include "google/protobuf/struct.pb.h"
@@ -22,13 +24,30 @@ namespace fs = std::filesystem;
 // The manifest `collide backup` writes beside the scene files.
 constexpr char kManifestName[] = "manifest.json";
 
-// What one export wrote.
+// What an export's header and trailer say, and the bodies its chunks hold.
 struct Exported {
+  std::string scene;
   uint64_t version = 0;
   uint64_t tick = 0;
   uint64_t bodies = 0;
   uint64_t chunks = 0;
+  uint32_t crc32c = 0;
+  uint64_t chunk_bodies = 0;
 };
+
+void Note(const v1::SceneExportMessage& message, Exported* exported) {
+  if (message.has_header()) {
+    exported->scene = message.header().scene();
+    exported->version = message.header().version();
+    exported->tick = message.header().tick();
+  } else if (message.has_chunk()) {
+    exported->chunk_bodies += static_cast<uint64_t>(message.chunk().bodies_size());
+  } else if (message.has_trailer()) {
+    exported->bodies = message.trailer().body_count();
+    exported->chunks = message.trailer().chunk_count();
+    exported->crc32c = message.trailer().crc32c();
+  }
+}
 
 // Exports `scene` into `path` (through a temporary file renamed at the end, so that a failed
 // export leaves no partial file under the name).
@@ -46,13 +65,7 @@ absl::StatusOr<Exported> ExportToFile(client::Client& client, const std::string&
     absl::Status status = client.ExportScene(
         scene,
         [&](const v1::SceneExportMessage& message) -> absl::Status {
-          if (message.has_header()) {
-            exported.version = message.header().version();
-            exported.tick = message.header().tick();
-          } else if (message.has_trailer()) {
-            exported.bodies = message.trailer().body_count();
-            exported.chunks = message.trailer().chunk_count();
-          }
+          Note(message, &exported);
           return writer.Write(message);
         },
         chunk_bodies);
@@ -74,15 +87,22 @@ absl::StatusOr<Exported> ExportToFile(client::Client& client, const std::string&
   return exported;
 }
 
-// Imports the export in `path` as `name` (empty: its own name).
+// Imports the export in `path` as `name` (empty: its own name); with `check_only`, the server
+// checks it as an import and creates nothing. `read`, when given, receives what the file said.
 absl::StatusOr<v1::SceneInfo> ImportFromFile(client::Client& client, const fs::path& path,
                                              std::optional<client::ExportFormat> format,
-                                             const std::string& name, bool replace) {
+                                             const std::string& name, bool replace,
+                                             bool check_only = false, Exported* read = nullptr) {
   std::ifstream in(path, std::ios::binary);
   if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path.string()));
   client::ExportFileReader reader(&in, format);
-  absl::StatusOr<v1::SceneInfo> scene = client.ImportScene(
-      [&](v1::SceneExportMessage* message) { return reader.Next(message); }, name, replace);
+  auto source = [&](v1::SceneExportMessage* message) -> absl::StatusOr<bool> {
+    absl::StatusOr<bool> more = reader.Next(message);
+    if (more.ok() && *more && read != nullptr) Note(*message, read);
+    return more;
+  };
+  absl::StatusOr<v1::SceneInfo> scene = check_only ? client.CheckImport(source, name, replace)
+                                                   : client.ImportScene(source, name, replace);
   if (!scene.ok()) {
     return absl::Status(scene.status().code(),
                         absl::StrCat(path.string(), ": ", scene.status().message()));
@@ -181,6 +201,8 @@ absl::Status Backup(CommandContext& c) {
     e["version"] = Number(static_cast<double>(exported->version));
     e["tick"] = Number(static_cast<double>(exported->tick));
     e["bodies"] = Number(static_cast<double>(exported->bodies));
+    // The export's own checksum (its trailer's): restore checks each file against it.
+    e["crc32c"] = Number(static_cast<double>(exported->crc32c));
     *list->add_values()->mutable_struct_value() = entry;
     absl::StrAppend(&text, "  ", info.name(), " version ", exported->version, ", ",
                     exported->bodies, " bodies -> ", file, "\n");
@@ -207,44 +229,212 @@ absl::Status Backup(CommandContext& c) {
   return absl::OkStatus();
 }
 
-absl::Status Restore(CommandContext& c) {
-  const fs::path dir = c.args.positional()[0];
-  const bool replace = c.args.Bool("replace");
-  if (!c.args.ok()) return c.args.status();
-  std::ifstream in(dir / kManifestName);
-  if (!in) {
-    return absl::NotFoundError(absl::StrCat("cannot read ", (dir / kManifestName).string()));
+// One scene of a backup's manifest.
+struct ManifestEntry {
+  std::string scene;
+  std::string file;
+  uint64_t version = 0;
+  uint64_t bodies = 0;
+  uint32_t crc32c = 0;
+};
+
+// A manifest field that must be a whole number in [0, max]; records a problem in `error`.
+uint64_t WholeField(const google::protobuf::Struct& entry, const std::string& name, double max,
+                    const std::string& where, std::string* error) {
+  const auto it = entry.fields().find(name);
+  if (it == entry.fields().end() || !it->second.has_number_value()) {
+    if (error->empty()) {
+      *error = absl::StrCat(where, " has no \"", name, "\"",
+                            name == "crc32c" ? " (a backup made before restore checked files: "
+                                               "make it again)"
+                                             : "");
+    }
+    return 0;
   }
+  const double value = it->second.number_value();
+  if (!(value >= 0 && value <= max) || value != static_cast<double>(static_cast<uint64_t>(value))) {
+    if (error->empty()) *error = absl::StrCat(where, ": \"", name, "\" is not a whole number");
+    return 0;
+  }
+  return static_cast<uint64_t>(value);
+}
+
+// The scenes `dir`/manifest.json lists, each with its file (a plain name in `dir`).
+absl::StatusOr<std::vector<ManifestEntry>> ReadManifest(const fs::path& dir) {
+  const std::string path = (dir / kManifestName).string();
+  std::ifstream in(dir / kManifestName);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", path));
   std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   google::protobuf::Struct manifest;
   if (!google::protobuf::util::JsonStringToMessage(json, &manifest).ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat((dir / kManifestName).string(), ": not a backup manifest"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": not a backup manifest"));
   }
   const auto& scenes = manifest.fields().find("scenes");
   if (scenes == manifest.fields().end() || !scenes->second.has_list_value()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat((dir / kManifestName).string(), ": no \"scenes\" list"));
+    return absl::InvalidArgumentError(absl::StrCat(path, ": no \"scenes\" list"));
   }
-  v1::ListScenesResponse restored;
-  std::string text;
+  std::vector<ManifestEntry> entries;
   for (const google::protobuf::Value& value : scenes->second.list_value().values()) {
-    const auto& entry = value.struct_value().fields();
-    const auto file = entry.find("file");
-    if (file == entry.end() || file->second.string_value().empty() ||
-        fs::path(file->second.string_value()).has_parent_path()) {
+    const std::string where = absl::StrCat(path, ": scenes[", entries.size(), "]");
+    const google::protobuf::Struct& fields = value.struct_value();
+    ManifestEntry entry;
+    const auto text = [&](const char* name) {
+      const auto it = fields.fields().find(name);
+      return it == fields.fields().end() ? std::string() : it->second.string_value();
+    };
+    entry.scene = text("scene");
+    entry.file = text("file");
+    if (entry.scene.empty() || entry.file.empty() || fs::path(entry.file).has_parent_path()) {
       return absl::InvalidArgumentError(
-          absl::StrCat((dir / kManifestName).string(), ": an entry without a plain \"file\""));
+          absl::StrCat(where, ": an entry without a \"scene\" or a plain \"file\""));
+    }
+    std::string error;
+    // JSON numbers: exact up to 2^53, which bounds what a manifest can say.
+    entry.version = WholeField(fields, "version", 9007199254740992.0, where, &error);
+    entry.bodies = WholeField(fields, "bodies", 9007199254740992.0, where, &error);
+    entry.crc32c = static_cast<uint32_t>(WholeField(fields, "crc32c", 4294967295.0, where, &error));
+    if (!error.empty()) return absl::InvalidArgumentError(error);
+    entries.push_back(std::move(entry));
+  }
+  return entries;
+}
+
+// Where the file `read` disagrees with its manifest entry; empty when it agrees.
+std::string Disagreement(const ManifestEntry& entry, const Exported& read) {
+  std::vector<std::string> found;
+  if (read.scene != entry.scene) {
+    found.push_back(
+        absl::StrCat("its scene is \"", read.scene, "\", the manifest says \"", entry.scene, "\""));
+  }
+  if (read.version != entry.version) {
+    found.push_back(absl::StrCat("version ", read.version, ", the manifest says ", entry.version));
+  }
+  if (read.bodies != entry.bodies || read.chunk_bodies != entry.bodies) {
+    found.push_back(absl::StrCat(read.chunk_bodies, " bodies, the manifest says ", entry.bodies));
+  }
+  if (read.crc32c != entry.crc32c) {
+    found.push_back(absl::StrCat("crc32c ", read.crc32c, ", the manifest says ", entry.crc32c));
+  }
+  return absl::StrJoin(found, "; ");
+}
+
+google::protobuf::Value SceneValue(const std::string& scene, const std::string& outcome) {
+  google::protobuf::Value out;
+  auto& fields = *out.mutable_struct_value()->mutable_fields();
+  fields["scene"] = Text(scene);
+  fields["outcome"] = Text(outcome);
+  return out;
+}
+
+// collide restore DIR: every file the manifest lists is checked first (against the manifest,
+// then by the server as an import that creates nothing: values, counts, checksum, the target),
+// and imported only when all of them pass; a failure while importing deletes what this restore
+// created.
+absl::Status Restore(CommandContext& c) {
+  const fs::path dir = c.args.positional()[0];
+  const bool replace = c.args.Bool("replace");
+  const bool skip_existing = c.args.Bool("skip_existing");
+  if (replace && skip_existing) {
+    c.args.Fail(absl::InvalidArgumentError("--replace, --skip_existing: give at most one"));
+  }
+  if (!c.args.ok()) return c.args.status();
+  absl::StatusOr<std::vector<ManifestEntry>> entries = ReadManifest(dir);
+  if (!entries.ok()) {
+    return absl::Status(entries.status().code(),
+                        absl::StrCat("nothing restored: ", entries.status().message()));
+  }
+
+  // 1. Checks that change nothing.
+  std::vector<std::string> problems;
+  std::vector<std::string> existing;
+  std::vector<bool> exists(entries->size(), false);
+  absl::StatusCode code = absl::StatusCode::kOk;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const ManifestEntry& entry = (*entries)[i];
+    const fs::path file = dir / entry.file;
+    Exported read;
+    absl::StatusOr<v1::SceneInfo> checked =
+        ImportFromFile(c.client, file, std::nullopt, "", replace, /*check_only=*/true, &read);
+    const bool already = absl::IsAlreadyExists(checked.status());
+    if (!checked.ok() && !already) {
+      problems.push_back(std::string(checked.status().message()));
+      if (code == absl::StatusCode::kOk) code = checked.status().code();
+      continue;
+    }
+    // The server read the whole file (existence is checked last): compare it with the manifest.
+    if (std::string wrong = Disagreement(entry, read); !wrong.empty()) {
+      problems.push_back(absl::StrCat(file.string(), ": ", wrong));
+      if (code == absl::StatusCode::kOk) code = absl::StatusCode::kDataLoss;
+      continue;
+    }
+    if (already) {
+      exists[i] = true;
+      existing.push_back(entry.scene);
+    }
+  }
+  if (!problems.empty()) {
+    return absl::Status(code, absl::StrCat("nothing restored from ", dir.string(), ": ",
+                                           absl::StrJoin(problems, "; ")));
+  }
+  if (!existing.empty() && !skip_existing) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("nothing restored from ", dir.string(),
+                     ": these scenes exist: ", absl::StrJoin(existing, ", "),
+                     " (--skip_existing restores the others, --replace replaces them)"));
+  }
+
+  // 2. The imports. The scenes there now, to tell what an import creates from what it replaces.
+  absl::StatusOr<std::vector<v1::SceneInfo>> before = c.client.ListScenes();
+  if (!before.ok()) return before.status();
+  std::set<std::string> there;
+  for (const v1::SceneInfo& info : *before) there.insert(info.name());
+  google::protobuf::Struct result;
+  google::protobuf::ListValue* scenes = (*result.mutable_fields())["scenes"].mutable_list_value();
+  std::string text;
+  std::vector<std::string> created;
+  size_t replaced = 0;
+  size_t restored = 0;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const ManifestEntry& entry = (*entries)[i];
+    if (exists[i]) {
+      *scenes->add_values() = SceneValue(entry.scene, "skipped");
+      absl::StrAppend(&text, "  skipped ", entry.scene, " (it exists)\n");
+      continue;
     }
     absl::StatusOr<v1::SceneInfo> scene =
-        ImportFromFile(c.client, dir / file->second.string_value(), std::nullopt, "", replace);
-    if (!scene.ok()) return scene.status();
-    absl::StrAppend(&text, "  ", scene->name(), " version ", scene->stats().version(), ", ",
-                    scene->stats().body_count(), " bodies\n");
-    *restored.add_scenes() = *std::move(scene);
+        ImportFromFile(c.client, dir / entry.file, std::nullopt, "", replace);
+    if (!scene.ok()) {
+      // Undo what this restore created (a replaced scene cannot be given back).
+      std::string undone;
+      for (const std::string& name : created) {
+        absl::Status deleted = c.client.DeleteScene(name);
+        absl::StrAppend(
+            &undone, undone.empty() ? "" : ", ", name,
+            deleted.ok() ? " deleted" : absl::StrCat(" NOT deleted: ", deleted.ToString()));
+      }
+      return absl::Status(
+          scene.status().code(),
+          absl::StrCat(scene.status().message(), "; restore stopped at ", entry.scene,
+                       created.empty() ? "" : absl::StrCat("; the scenes it had created: ", undone),
+                       replaced > 0 ? absl::StrCat("; the ", replaced,
+                                                   " scenes it had replaced stay replaced")
+                                    : ""));
+    }
+    ++restored;
+    if (there.contains(entry.scene)) {
+      ++replaced;
+    } else {
+      created.push_back(entry.scene);
+    }
+    *scenes->add_values() = SceneValue(entry.scene, "restored");
+    absl::StrAppend(&text, "  restored ", scene->name(), " version ", scene->stats().version(),
+                    ", ", scene->stats().body_count(), " bodies\n");
   }
-  c.out.Print(restored, absl::StrCat("restored ", restored.scenes_size(), " scenes from ",
-                                     dir.string(), "\n", text));
+  c.out.Print(result, absl::StrCat("restored ", restored, " scenes from ", dir.string(),
+                                   existing.empty() ? ""
+                                                    : absl::StrCat(" (skipped ", existing.size(),
+                                                                   " that exist)"),
+                                   "\n", text));
   return absl::OkStatus();
 }
 
@@ -277,8 +467,9 @@ std::vector<Command> TransferCommands() {
       {.name = "restore",
        .positional = "DIR",
        .positional_count = 1,
-       .summary = "Imports every scene of a backup's manifest.json (admin).",
-       .flags = {{"replace", "", "replace scenes that exist (default: ALREADY_EXISTS)"}},
+       .summary = "Imports every scene of a backup's manifest.json, all or nothing (admin).",
+       .flags = {{"replace", "", "replace scenes that exist (default: nothing is restored)"},
+                 {"skip_existing", "", "restore the scenes that do not exist, skip the others"}},
        .run = Restore},
   };
 }

@@ -241,6 +241,17 @@ absl::Status Client::ExportScene(std::string_view scene, ExportSink sink,
 
 absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::string_view scene,
                                                   bool replace, const CallOptions& call) {
+  return Import(std::move(source), scene, replace, /*check_only=*/false, call);
+}
+
+absl::StatusOr<v1::SceneInfo> Client::CheckImport(ImportSource source, std::string_view scene,
+                                                  bool replace, const CallOptions& call) {
+  return Import(std::move(source), scene, replace, /*check_only=*/true, call);
+}
+
+absl::StatusOr<v1::SceneInfo> Client::Import(ImportSource source, std::string_view scene,
+                                             bool replace, bool check_only,
+                                             const CallOptions& call) {
   // The first message is read before the call opens: without `scene`, the scene is named by the
   // export's header, and the x-collide-scene header (a router's key) must carry that name.
   v1::ImportSceneRequest request;
@@ -253,6 +264,7 @@ absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::stri
       stub_->ImportScene(context.get(), &response);
   request.set_scene(std::string(scene));
   request.set_replace(replace);
+  request.set_check_only(check_only);
   absl::Status source_status;
   bool first = true;
   while (*more) {
@@ -261,6 +273,7 @@ absl::StatusOr<v1::SceneInfo> Client::ImportScene(ImportSource source, std::stri
     if (first) {
       request.clear_scene();
       request.clear_replace();
+      request.clear_check_only();
       first = false;
     }
     more = source(request.mutable_message());

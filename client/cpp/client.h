@@ -135,6 +135,11 @@ class Client {
   /// call opens, so that the x-collide-scene header names the scene either way.
   absl::StatusOr<v1::SceneInfo> ImportScene(ImportSource source, std::string_view scene = {},
                                             bool replace = false, const CallOptions& call = {});
+  /// As ImportScene with ImportSceneRequest.check_only: the server checks the messages as an
+  /// import (values, counts, checksum, the target) and creates nothing. Returns the scene the
+  /// import would create, or the error the import would end with.
+  absl::StatusOr<v1::SceneInfo> CheckImport(ImportSource source, std::string_view scene = {},
+                                            bool replace = false, const CallOptions& call = {});
 
   /// Marks `scene` as moving to `destination` (SetSceneMoving; admin): from the answer on, and
   /// durably, writes to it are refused with FAILED_PRECONDITION naming `destination`; queries
@@ -152,6 +157,10 @@ class Client {
   const ClientOptions& options() const { return options_; }
 
  private:
+  // ImportScene and CheckImport.
+  absl::StatusOr<v1::SceneInfo> Import(ImportSource source, std::string_view scene, bool replace,
+                                       bool check_only, const CallOptions& call);
+
   std::shared_ptr<grpc::Channel> channel_;
   ClientOptions options_;
   std::unique_ptr<v1::Collide::Stub> stub_;

@@ -69,8 +69,8 @@ struct MoveReport {
 ///      bounded queue (a few chunks in memory);
 ///   4. verify: the destination's version and body count equal the export's, and (options.verify)
 ///      its own export's CRC-32C equals the source's;
-///   5. delete: DeleteScene at the source (its writers are then told where the scene went until
-///      the source restarts).
+///   5. delete: DeleteScene at the source (its writers are then told where the scene went, across
+///      the source's restarts, until a scene of that name is created there again).
 /// Any failure in steps 3 and 4 rolls back: the destination's copy is deleted (if the import
 /// created it) and the mark cleared, so the source stays authoritative and writable; the error
 /// says which step failed. A failure of the delete (5) leaves both copies, identical, and the

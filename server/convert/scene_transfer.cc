@@ -34,8 +34,8 @@ absl::Status Misplaced(uint64_t index, absl::string_view what) {
 
 }  // namespace
 
-uint32_t ExtendChunkCrc(uint32_t crc, const v1::SceneExportChunk& chunk) {
-  const std::string bytes = chunk.SerializeAsString();
+uint32_t ExtendExportCrc(uint32_t crc, const google::protobuf::MessageLite& part) {
+  const std::string bytes = part.SerializeAsString();
   return Crc32cExtend(crc, bytes.data(), bytes.size());
 }
 
@@ -64,6 +64,8 @@ bool SceneExporter::Next(v1::SceneExportMessage* message) {
         out->set_version(mark.version);
       }
       header->set_body_count(state_.bodies.size());
+      header->set_format(kExportFormat);
+      crc_ = ExtendExportCrc(0, *header);
       state_.clients = {};
       stage_ = Stage::kChunks;
       return true;
@@ -79,14 +81,14 @@ bool SceneExporter::Next(v1::SceneExportMessage* message) {
           BodyStateToProto(state_.bodies[next_body_++], body);
           bytes += body->ByteSizeLong() + kBodyOverhead;
         }
-        crc_ = ExtendChunkCrc(crc_, *chunk);
+        crc_ = ExtendExportCrc(crc_, *chunk);
         ++chunks_;
         return true;
       }
       v1::SceneExportTrailer* trailer = message->mutable_trailer();
       trailer->set_body_count(state_.bodies.size());
       trailer->set_chunk_count(chunks_);
-      trailer->set_crc32c(crc_);
+      trailer->set_crc32c(ExtendExportCrc(crc_, *trailer));  // the counts, crc32c still unset
       state_.bodies = {};
       stage_ = Stage::kDone;
       return true;
@@ -107,10 +109,11 @@ absl::Status SceneImporter::Add(const v1::ImportSceneRequest& message, size_t by
                                                      limits_.max_import_bytes,
                                                      " bytes (the server's --max_import_bytes)"));
   }
-  if (index > 0 && (!message.scene().empty() || message.replace())) {
-    return absl::InvalidArgumentError(absl::StrCat("messages[", index, "].",
-                                                   message.scene().empty() ? "replace" : "scene",
-                                                   ": only the first message names the target"));
+  if (index > 0 && (!message.scene().empty() || message.replace() || message.check_only())) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "messages[", index, "].",
+        !message.scene().empty() ? "scene" : (message.replace() ? "replace" : "check_only"),
+        ": only the first message names the target"));
   }
   if (has_trailer_) return Misplaced(index, "a message after the trailer");
   const v1::SceneExportMessage& part = message.message();
@@ -134,7 +137,17 @@ absl::Status SceneImporter::Add(const v1::ImportSceneRequest& message, size_t by
 absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
   const v1::SceneExportHeader& header = message.message().header();
   has_header_ = true;
+  if (header.format() != kExportFormat) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "header.format: ", header.format(), ", this server imports format ", kExportFormat,
+        header.format() == 0
+            ? " (an export of an earlier development build, whose checksum covered only the "
+              "bodies: export the scene again)"
+            : ""));
+  }
+  crc_ = ExtendExportCrc(0, header);
   imported_.replace = message.replace();
+  imported_.check_only = message.check_only();
   if (!message.scene().empty()) {
     imported_.scene = message.scene();
   } else {
@@ -218,7 +231,7 @@ absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
     COLLIDE_RETURN_IF_ERROR(ValidateBody(body, at, head));
     bodies.push_back(body);
   }
-  crc_ = ExtendChunkCrc(crc_, chunk);
+  crc_ = ExtendExportCrc(crc_, chunk);
   return absl::OkStatus();
 }
 
@@ -234,9 +247,12 @@ absl::Status SceneImporter::AddTrailer(const v1::SceneExportTrailer& trailer) {
     return absl::DataLossError(absl::StrCat("trailer.chunk_count: says ", trailer.chunk_count(),
                                             ", ", chunks_, " were received"));
   }
-  if (trailer.crc32c() != crc_) {
+  v1::SceneExportTrailer counts = trailer;
+  counts.clear_crc32c();
+  const uint32_t crc = ExtendExportCrc(crc_, counts);
+  if (trailer.crc32c() != crc) {
     return absl::DataLossError(absl::StrCat("trailer.crc32c: says ", trailer.crc32c(),
-                                            ", the chunks received give ", crc_));
+                                            ", the header, chunks and counts received give ", crc));
   }
   return absl::OkStatus();
 }

@@ -8,6 +8,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
+#include "google/protobuf/message_lite.h"
 #include "scene/scene.h"
 #include "scene/scene_options.h"
 #include "server/service_options.h"
@@ -15,7 +16,11 @@
 namespace collide {
 
 // A scene's state as the messages of ExportScene and ImportScene (collide.proto, "Moving
-// scenes"): a header, body chunks, a trailer with the count and a CRC-32C over the chunks.
+// scenes"): a header, body chunks, a trailer with the counts and a CRC-32C over every byte an
+// import applies (the header, the chunks, the trailer's counts).
+
+/// The export format this server writes and the only one it imports (SceneExportHeader.format).
+inline constexpr uint32_t kExportFormat = 2;
 
 /// The default and largest ExportSceneRequest.max_bodies_per_chunk.
 inline constexpr uint32_t kDefaultExportChunkBodies = 4096;
@@ -48,14 +53,17 @@ class SceneExporter {
   uint32_t crc_ = 0;
 };
 
-/// The CRC-32C of `chunk` as the trailer counts it (its encoding), extending `crc`.
-uint32_t ExtendChunkCrc(uint32_t crc, const v1::SceneExportChunk& chunk);
+/// Extends `crc` by the encoding of `part` (a SceneExportHeader, a SceneExportChunk, or a
+/// SceneExportTrailer with crc32c unset), as the trailer's checksum counts it.
+uint32_t ExtendExportCrc(uint32_t crc, const google::protobuf::MessageLite& part);
 
 /// A scene assembled from an import stream, ready for Database::ImportScene.
 struct ImportedScene {
   /// The scene to create (the first message's `scene`, else the header's).
   std::string scene;
   bool replace = false;
+  /// Check the import and create nothing (ImportSceneRequest.check_only).
+  bool check_only = false;
   SceneOptions options;
   /// log_position unset.
   SceneState state;
@@ -74,17 +82,21 @@ class SceneImporter {
   explicit SceneImporter(const ServiceLimits& limits);
 
   /// Takes the stream's next message, `bytes` long on the wire. INVALID_ARGUMENT with the field
-  /// path (`header.clients[2].client_id`, `chunks[3].bodies[17].shape` when none is set,
-  /// `messages[4]: ...` for misplaced messages), RESOURCE_EXHAUSTED past max_import_bytes,
-  /// DATA_LOSS for a trailer that does not match what was received. Each body's values are
-  /// checked as it arrives (ValidateBody: `chunks[3].bodies[17].shape.sphere.radius`); the
-  /// scene's name and options are the store's to check (Database::ImportScene), with paths the
-  /// import stream renders through RequestLayout::kImport.
+  /// path (`header.format` for another export format, `header.clients[2].client_id`,
+  /// `chunks[3].bodies[17].shape` when none is set, `messages[4]: ...` for misplaced messages),
+  /// RESOURCE_EXHAUSTED past max_import_bytes, DATA_LOSS for a trailer that does not match what
+  /// was received (counts, or the checksum over the header, the chunks and the counts). Each
+  /// body's values are checked as it arrives (ValidateBody:
+  /// `chunks[3].bodies[17].shape.sphere.radius`); the scene's name and options are the store's
+  /// to check (Database::ImportScene), with paths the import stream renders through
+  /// RequestLayout::kImport.
   absl::Status Add(const v1::ImportSceneRequest& message, size_t bytes);
   /// The target's name, once the header was read (for authorisation).
   const std::string& scene() const { return imported_.scene; }
   /// Whether the header was read.
   bool has_header() const { return has_header_; }
+  /// How many messages Add took: the index of the stream's next message.
+  uint64_t messages() const { return messages_; }
   /// The scene, once the stream ended after its trailer; DATA_LOSS `stream: ...` when it ended
   /// earlier.
   absl::StatusOr<ImportedScene> Finish() &&;

@@ -11,7 +11,7 @@
 namespace collide {
 
 // A WatchRequest's standing queries as the watch layer's specs, translated as they are (the watch
-// layer checks them: ValidateWatch), and the watch layer's messages back as the API's.
+// layer checks them: PrepareWatch), and the watch layer's messages back as the API's.
 
 /// The default WatchRequest.max_queued_events.
 inline constexpr uint32_t kDefaultWatchQueuedEvents = 65536;

@@ -77,7 +77,8 @@ void ImportReactor::Read() {
 
 absl::Status ImportReactor::Take() {
   const size_t bytes = in_.Length();
-  COLLIDE_RETURN_IF_ERROR(ParseMessage(&in_, &request_, "messages"));
+  COLLIDE_RETURN_IF_ERROR(
+      ParseMessage(&in_, &request_, absl::StrCat("messages[", importer_.messages(), "]")));
   const bool had_header = importer_.has_header();
   COLLIDE_RETURN_IF_ERROR(importer_.Add(request_, bytes));
   if (!had_header && importer_.has_header()) {
@@ -111,6 +112,22 @@ void ImportReactor::Import() {
   // A cancel that came after the client's half-close imports nothing.
   if (call_->IsCancelled()) {
     EndWith(absl::CancelledError("stream cancelled; nothing imported"));
+    return;
+  }
+  if (imported->check_only) {
+    // The import's checks, nothing created: answered with the scene the import would create.
+    absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
+        imported->scene, imported->options, imported->state, imported->replace);
+    absl::Status status =
+        ForRequest(scene.status(), RequestLayout{.kind = RequestLayout::Kind::kImport,
+                                                 .chunk_starts = imported->chunk_starts,
+                                                 .name_from_header = imported->name_from_header});
+    if (scene.ok()) {
+      v1::ImportSceneResponse response;
+      SceneInfoToProto(**scene, context_.default_durability, response.mutable_scene());
+      status = SerializeMessage(response, response_);
+    }
+    EndWith(status);
     return;
   }
   const std::string name = imported->scene;

@@ -30,13 +30,18 @@ void SerialWriter::Pump() {
 
 void SerialWriter::OnWriteDone(bool ok) {
   Sent();
+  // Held until the last line: nothing here finishes the call (and so deletes this) before it.
+  call_.Hold();
+  // The call's state first: until writing_ is cleared below, no other thread's Pump takes a
+  // message (it would find the call still writing, and the message it took would be lost).
+  const bool go_on = call_.OnWriteDone(ok);
   {
     MutexLock lock(&mu_);
     writing_ = false;
     out_.Clear();  // the sent message's memory
   }
-  if (!call_.OnWriteDone(ok)) return;
-  Pump();
+  if (go_on) Pump();
+  call_.Release();
 }
 
 void SerialWriter::OnCancel() { call_.OnCancel(); }

@@ -81,6 +81,12 @@ class StreamState {
 /// base (grpc::ServerBidiReactor, ServerWriteReactor or ServerReadReactor of ByteBuffers); the
 /// reactor calls the On* forwards from its own OnReadDone, OnWriteDone and OnCancel, and uses
 /// Read, Write, Hold/Release and End instead of StartRead, StartWrite and Finish.
+///
+/// Any of OnReadDone, OnWriteDone, OnCancel, Release and End may finish the call, after which
+/// gRPC may delete the reactor on another thread: a callback that goes on touching the reactor
+/// after one of them holds the call for its duration (Hold first, Release as its last line). A
+/// reactor that keeps its own "writing" flag (to pull its next message) clears it only after
+/// OnWriteDone: another thread's Write between the two would be refused as a second write.
 template <typename Reactor>
 class StreamCall {
  public:

@@ -66,6 +66,9 @@ void UpdateStreamReactor::Pump() {
 }
 
 void UpdateStreamReactor::OnReadDone(bool ok) {
+  // Held until the end of this callback: nothing here may finish the call (and so delete this)
+  // before the last line, Release.
+  call_.Hold();
   {
     // The read side owns in_, request_ and batch_ from here until processing_ is cleared: no
     // other thread's Pump starts a read into in_ meanwhile (both flags change in one section).
@@ -75,8 +78,11 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   }
   if (!call_.OnReadDone()) {
     // The call is ending: the message, if any, is dropped.
-    MutexLock lock(&mu_);
-    processing_ = false;
+    {
+      MutexLock lock(&mu_);
+      processing_ = false;
+    }
+    call_.Release();
     return;
   }
   // The stream's messages are named like a repeated field's: messages[i], from 0.
@@ -115,6 +121,7 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     processing_ = false;
   }
   Pump();
+  call_.Release();
 }
 
 void UpdateStreamReactor::ClearRequest() {
@@ -185,12 +192,16 @@ void UpdateStreamReactor::Process(uint64_t index) {
 }
 
 void UpdateStreamReactor::OnWriteDone(bool ok) {
+  call_.Hold();
+  // The call's state first: until writing_ is cleared below, no other thread's Pump takes an ack
+  // (it would find the call still writing, and the ack it popped would be lost).
+  const bool go_on = call_.OnWriteDone(ok);
   {
     MutexLock lock(&mu_);
     writing_ = false;
   }
-  if (!call_.OnWriteDone(ok)) return;
-  Pump();
+  if (go_on) Pump();
+  call_.Release();
 }
 
 void UpdateStreamReactor::OnCancel() { call_.OnCancel(); }

@@ -23,7 +23,7 @@ absl::Status WatchReactor::Start(const v1::WatchRequest& request) {
   std::vector<FenceSpec> fences;
   std::vector<ContactWatchSpec> contacts;
   COLLIDE_RETURN_IF_ERROR(WatchSpecsFromProto(request, context_.limits, &fences, &contacts));
-  COLLIDE_RETURN_IF_ERROR(ValidateWatch(fences, contacts));
+  COLLIDE_RETURN_IF_ERROR(PrepareWatch(fences, contacts));
   COLLIDE_ASSIGN_OR_RETURN(std::shared_ptr<const Scene> scene,
                            context_.db->GetScene(request.scene()));
   const uint32_t asked =

@@ -122,6 +122,8 @@ std::optional<FieldError> GetFieldError(const absl::Status& status) {
 
 absl::Status AtElement(const absl::Status& status, absl::string_view list, size_t index,
                        absl::string_view prefix) {
+  // The hot path (every op of every batch): an OK status, returned at once.
+  if (status.ok()) return status;
   std::optional<FieldError> error = GetFieldError(status);
   if (!error.has_value()) return status;
   error->list = std::string(list);
@@ -134,6 +136,7 @@ absl::Status AtElement(const absl::Status& status, absl::string_view list, size_
 }
 
 absl::Status UnderField(const absl::Status& status, absl::string_view parent) {
+  if (status.ok()) return status;
   std::optional<FieldError> error = GetFieldError(status);
   if (!error.has_value() || parent.empty()) return status;
   const auto under = [parent](std::string* inner) {

@@ -35,6 +35,25 @@ inline Quat Normalize(const Quat& q) {
 }
 constexpr Quat Conjugate(const Quat& q) { return {-q.x, -q.y, -q.z, q.w}; }
 
+/// How far from 1 the length of a rotation kept as it is may be: 2^-22, four float ulps at 1.
+/// Normalising a quaternion in float or in double leaves its length within about 2^-23 of 1
+/// (each component is rounded to float), so every rotation a normalisation produced is taken as
+/// unit.
+inline constexpr double kUnitRotationSlack = 0x1p-22;
+
+/// The rotation `q` (finite, not zero) as the unit quaternion collide stores. Idempotent, so that
+/// a stored rotation survives every path that normalises again (an export imported elsewhere, a
+/// move, a replayed log): a quaternion whose length (computed in double) is within
+/// kUnitRotationSlack of 1 is returned bit for bit; any other is divided by its length in double,
+/// which leaves its length within 2^-24 of 1, so normalising the result returns it unchanged.
+inline Quat NormalizeRotation(const Quat& q) {
+  const double len =
+      std::sqrt(double{q.x} * q.x + double{q.y} * q.y + double{q.z} * q.z + double{q.w} * q.w);
+  if (std::fabs(len - 1.0) <= kUnitRotationSlack) return q;
+  return {static_cast<float>(q.x / len), static_cast<float>(q.y / len),
+          static_cast<float>(q.z / len), static_cast<float>(q.w / len)};
+}
+
 /// The composition a * b: rotating by b first, then by a.
 constexpr Quat operator*(const Quat& a, const Quat& b) {
   return {a.w * b.x + a.x * b.w + a.y * b.z - a.z * b.y,

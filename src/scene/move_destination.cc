@@ -32,6 +32,14 @@ absl::Status MovedError(absl::string_view scene, absl::string_view destination) 
   return status;
 }
 
+absl::Status AlreadyMovingError(absl::string_view scene, absl::string_view destination) {
+  absl::Status status = absl::FailedPreconditionError(
+      absl::StrCat("destination: scene \"", scene, "\" is already moving to ", destination,
+                   " (clear the mark first)"));
+  status.SetPayload(kMovedToPayload, absl::Cord(destination));
+  return status;
+}
+
 std::string MovedToOf(const absl::Status& status) {
   const auto payload = status.GetPayload(kMovedToPayload);
   return payload.has_value() ? std::string(*payload) : std::string();

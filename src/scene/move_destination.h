@@ -22,6 +22,11 @@ absl::Status ValidateMoveDestination(absl::string_view destination);
 /// as the payload kMovedToPayload (read it with MovedToOf).
 absl::Status MovedError(absl::string_view scene, absl::string_view destination);
 
+/// The answer to marking scene `scene` as moving to another destination while it is marked as
+/// moving to `destination`: FAILED_PRECONDITION `destination: scene "arena" is already moving to
+/// 10.0.0.4:50051 (clear the mark first)`, carrying `destination` as a MovedError does.
+absl::Status AlreadyMovingError(absl::string_view scene, absl::string_view destination);
+
 /// The absl::Status payload URL that carries the destination of a MovedError.
 inline constexpr char kMovedToPayload[] = "collide.dev/moved-to";
 

@@ -26,12 +26,12 @@ absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
   return FieldErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
-// The body an upsert describes. Batches are renormalised; restored state is taken as it was
-// stored (renormalising a unit quaternion again may change its last bits).
-BodyDesc DescOf(const UpdateOp& op, bool normalize = true) {
+// The body an upsert describes, its rotation normalised: idempotently (NormalizeRotation), so
+// restored and imported state keeps its stored rotations bit for bit.
+BodyDesc DescOf(const UpdateOp& op) {
   return BodyDesc{.id = op.body_id,
                   .shape = op.shape,
-                  .pose = normalize ? NormalizedPose(op.pose) : op.pose,
+                  .pose = NormalizedPose(op.pose),
                   .category = op.category,
                   .mask = op.mask,
                   .kind = op.kind};
@@ -87,7 +87,7 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
       return InvalidElementError("bodies", i, "id",
                                  absl::StrFormat("body %d appears twice", op.body_id));
     }
-    descs.push_back(DescOf(op, /*normalize=*/false));
+    descs.push_back(DescOf(op));
     user_data.push_back(op.user_data);
   }
   std::vector<BodyHandle> handles(descs.size(), kNullBody);
@@ -340,6 +340,18 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
 
 absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
   WriterLock serial(&write_mu_);
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkReplaced(absl::FunctionRef<absl::Status()> commit) {
+  WriterLock serial(&write_mu_);
+  if (std::string destination = moved_to(); !destination.empty()) {
+    return MovedError(name_, destination);
+  }
+  return MarkDeletedLocked(commit);
+}
+
+absl::Status Scene::MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit) {
   if (deleted_) {
     return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
                        absl::StrCat("scene \"", name_, "\" was deleted"));
@@ -450,6 +462,10 @@ absl::Status Scene::SetMovedTo(absl::string_view destination,
   if (deleted_) {
     return FieldStatus(absl::StatusCode::kNotFound, "scene",
                        absl::StrCat("scene \"", name_, "\" was deleted"));
+  }
+  if (std::string current = moved_to();
+      !destination.empty() && !current.empty() && current != destination) {
+    return AlreadyMovingError(name_, current);
   }
   COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
   WriterLock lock(&mu_);

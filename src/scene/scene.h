@@ -236,13 +236,20 @@ class Scene {
   /// logs the deletion there); later Apply calls fail with NOT_FOUND. Readers holding the scene
   /// may go on reading its last version. FAILED_PRECONDITION if already deleted.
   absl::Status MarkDeleted(absl::FunctionRef<absl::Status()> commit);
+  /// As MarkDeleted, for a scene that an import replaces: refused with the MovedError
+  /// (FAILED_PRECONDITION `scene: scene "x" moved to <destination>`, `commit` not run) while the
+  /// scene is marked as moving, so that writes never resume at a source whose move is about to
+  /// delete it. The mark is read under the writer serialisation that SetMovedTo takes too.
+  absl::Status MarkReplaced(absl::FunctionRef<absl::Status()> commit);
 
   /// Marks the scene as moving to `destination` (ValidateMoveDestination), or clears the mark
   /// when it is empty, under the writer serialisation and after `commit` succeeds (the store
   /// logs the mark there and returns its position, recorded as the scene's log position): a
   /// batch in progress finishes first, and every later Apply fails with FAILED_PRECONDITION
   /// (MovedError). Queries and observers go on; the version does not change. NOT_FOUND when the
-  /// scene was deleted.
+  /// scene was deleted. A scene marked as moving is not re-targeted: another non-empty
+  /// `destination` is FAILED_PRECONDITION (AlreadyMovingError, `commit` not run); the same one
+  /// again is accepted (and committed again), a clear always is.
   absl::Status SetMovedTo(absl::string_view destination,
                           absl::FunctionRef<absl::StatusOr<uint64_t>()> commit);
   /// Where the scene is moving; empty when it is not.
@@ -337,6 +344,9 @@ class Scene {
   // With observers: the touched bodies' states before the batch, then after it, then the
   // callbacks.
   void CaptureBefore(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // MarkDeleted under the writer serialisation the caller holds.
+  absl::Status MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   void NotifyApplied() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // The current state as observers see it; `f` runs with it (under write_mu_).
   void WithView(absl::FunctionRef<void(const SceneView&)> f) const

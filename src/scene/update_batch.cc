@@ -69,7 +69,7 @@ std::string OpIdField(UpdateOpType type) {
 }
 
 Pose NormalizedPose(const Pose& pose) {
-  return Pose{.rotation = Normalize(pose.rotation), .position = pose.position};
+  return Pose{.rotation = NormalizeRotation(pose.rotation), .position = pose.position};
 }
 
 }  // namespace collide

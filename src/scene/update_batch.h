@@ -84,7 +84,8 @@ absl::string_view UpdateOpName(UpdateOpType type);
 /// `set_pose.id`, `set_filter.id`; a removal is its id: `remove`).
 std::string OpIdField(UpdateOpType type);
 
-/// `pose` with its rotation normalised to unit length.
+/// `pose` with its rotation normalised to unit length (NormalizeRotation: a rotation already
+/// unit to float precision is kept bit for bit, so normalising again changes nothing).
 Pose NormalizedPose(const Pose& pose);
 
 }  // namespace collide

@@ -66,7 +66,10 @@ struct PrepareKind {
   }
   absl::Status operator()(OverlapQuery& q) const {
     COLLIDE_RETURN_IF_ERROR(UnderField(ValidateShape(q.shape), "shape"));
-    return UnderField(ValidatePose(q.pose), "pose");
+    COLLIDE_RETURN_IF_ERROR(UnderField(ValidatePose(q.pose), "pose"));
+    // The rotation's canonical form, as a body's (NormalizeRotation).
+    q.pose = NormalizedPose(q.pose);
+    return absl::OkStatus();
   }
   absl::Status operator()(WithinRadiusQuery& q) const {
     COLLIDE_RETURN_IF_ERROR(CheckPoint(q.point, "point"));

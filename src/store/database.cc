@@ -250,6 +250,51 @@ absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& o
   return future.get();
 }
 
+absl::StatusOr<std::unique_ptr<Scene>> Database::BuildImported(absl::string_view name,
+                                                               const SceneOptions& options,
+                                                               const SceneState& state) const {
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
+  COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
+  if (state.bodies.size() > options.max_bodies) {
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "bodies",
+        absl::StrCat(state.bodies.size(), " bodies, more than the scene's max_bodies ",
+                     options.max_bodies));
+  }
+  return Scene::Restore(std::string(name), options, state);
+}
+
+absl::Status Database::CheckImportTarget(absl::string_view name, bool replace) const {
+  const bool exists = entries_.contains(name);
+  if (exists && !replace) {
+    return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
+                       absl::StrCat("scene \"", name, "\" already exists"));
+  }
+  if (!exists && entries_.size() >= options_.max_scenes) {
+    return FieldStatus(
+        absl::StatusCode::kResourceExhausted, "scene",
+        absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(absl::string_view name,
+                                                             const SceneOptions& options,
+                                                             const SceneState& state,
+                                                             bool replace) const {
+  if (closed_) return Closed();
+  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<Scene> scene, BuildImported(name, options, state));
+  ReaderLock lock(&scenes_mu_);
+  COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
+  if (auto it = entries_.find(name); it != entries_.end()) {
+    // As MarkReplaced refuses it.
+    if (std::string destination = it->second->scene->moved_to(); !destination.empty()) {
+      return MovedError(name, destination);
+    }
+  }
+  return scene;
+}
+
 void Database::ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
   ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
@@ -259,17 +304,6 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
                             const SceneState& state, bool replace,
                             const ReplicationPosition* position, DoneCallback done) {
   if (closed_) return done(Closed());
-  if (absl::Status status = ValidateSceneName(name); !status.ok()) return done(status);
-  if (absl::Status status = ValidateSceneOptions(options, options_.max_bodies_per_scene);
-      !status.ok()) {
-    return done(status);
-  }
-  if (state.bodies.size() > options.max_bodies) {
-    return done(
-        FieldStatus(absl::StatusCode::kResourceExhausted, "bodies",
-                    absl::StrCat(state.bodies.size(), " bodies, more than the scene's max_bodies ",
-                                 options.max_bodies)));
-  }
   const DurabilityPolicy policy = Resolve(options.durability);
   // A follower's restore (`position`) is a replicated scene's own record, written without the
   // hook; an owner's import of a replicated scene goes to the hook like any record.
@@ -282,8 +316,7 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
     return done(NoReplication(name));
   }
   // Built and encoded before the index is locked: both are O(bodies).
-  absl::StatusOr<std::unique_ptr<Scene>> restored =
-      Scene::Restore(std::string(name), options, state);
+  absl::StatusOr<std::unique_ptr<Scene>> restored = BuildImported(name, options, state);
   if (!restored.ok()) return done(restored.status());
   std::shared_ptr<Scene> scene = *std::move(restored);
   std::string payload = EncodeImportSceneRecord(name, options, state);
@@ -294,16 +327,8 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
   std::optional<ReplicatedTicket> ticket;
   const absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
+    COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
     auto it = entries_.find(name);
-    if (it != entries_.end() && !replace) {
-      return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
-                         absl::StrCat("scene \"", name, "\" already exists"));
-    }
-    if (it == entries_.end() && entries_.size() >= options_.max_scenes) {
-      return FieldStatus(
-          absl::StatusCode::kResourceExhausted, "scene",
-          absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
-    }
     if (it != entries_.end() && !follower && IsReplicated(it->second->policy) != replicated) {
       // A replicated scene's log (and its followers) would go on, or start, half way.
       return FieldStatus(
@@ -334,8 +359,11 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
     };
     if (it != entries_.end()) {
       // The old scene's writers finish first; the one record deletes it and creates the new one.
+      // A scene marked as moving is not replaced (MarkReplaced): its move would delete it.
       replaced = it->second;
-      COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkDeleted(append));
+      // A follower follows its owner's records as they come.
+      COLLIDE_RETURN_IF_ERROR(follower ? replaced->scene->MarkDeleted(append)
+                                       : replaced->scene->MarkReplaced(append));
       entries_.erase(it);
       MutexLock state_lock(&state_mu_);
       zombies_.push_back(

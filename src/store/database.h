@@ -232,11 +232,13 @@ class Database {
   /// Creates scene `name` holding `state` (an import; its log_position is ignored): the whole
   /// state is one log record, so after a crash the scene is either absent or complete. With
   /// `replace`, a scene of that name is replaced by the same record (its readers keep the old
-  /// version, its writers get NOT_FOUND); without, ALREADY_EXISTS. `done` runs once the record
-  /// is fsynced, whatever the scene's durability. Every body must have passed ValidateBody
-  /// (scene/validate.h: the importer checks each as it arrives). Errors: INVALID_ARGUMENT (the
-  /// name, options against max_bodies_per_scene, duplicate ids or client marks as
-  /// Scene::Restore checks them, with their field paths), ALREADY_EXISTS,
+  /// version, its writers get NOT_FOUND); without, ALREADY_EXISTS. A scene marked as moving is
+  /// never replaced: FAILED_PRECONDITION naming its destination (MovedError, as its writes get).
+  /// `done` runs once the record is fsynced, whatever the scene's durability. Every body must
+  /// have passed ValidateBody (scene/validate.h: the importer checks each as it arrives).
+  /// Errors: INVALID_ARGUMENT (the name, options against max_bodies_per_scene, duplicate ids or
+  /// client marks as Scene::Restore checks them, with their field paths), ALREADY_EXISTS,
+  /// FAILED_PRECONDITION (moving),
   /// RESOURCE_EXHAUSTED (max_scenes, or bodies over the options' max_bodies), a refused write
   /// (see Apply). The scene is built (O(bodies)) before the index is locked.
   void ImportScene(absl::string_view name, const SceneOptions& options, const SceneState& state,
@@ -244,14 +246,24 @@ class Database {
   /// Blocking form of the above.
   absl::Status ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace);
+  /// The checks of ImportScene without its effect: the scene it would create (built, not
+  /// indexed or logged), or the error ImportScene would return before logging (the name, the
+  /// options, the state, ALREADY_EXISTS unless `replace`, FAILED_PRECONDITION for a scene marked
+  /// as moving, RESOURCE_EXHAUSTED). A later ImportScene may still fail if the index changes
+  /// meanwhile.
+  absl::StatusOr<std::unique_ptr<Scene>> CheckImport(absl::string_view name,
+                                                     const SceneOptions& options,
+                                                     const SceneState& state, bool replace) const;
 
   /// Marks scene `name` as moving to `destination` (ValidateMoveDestination), or clears the
   /// mark when `destination` is empty: one log record (replayed by recovery, kept by snapshots),
   /// appended under the scene's writer serialisation, so a batch in progress is applied first
   /// and every later write is refused with FAILED_PRECONDITION naming the destination
   /// (Scene::SetMovedTo). Queries and watches go on. `done` runs once the record is fsynced,
-  /// whatever the scene's durability. Errors: INVALID_ARGUMENT (`destination: ...`), NOT_FOUND,
-  /// a refused write (see Apply).
+  /// whatever the scene's durability. A marked scene is not re-targeted: another destination is
+  /// FAILED_PRECONDITION `destination: ... is already moving to ...` (AlreadyMovingError; the
+  /// same destination again is accepted). Errors: INVALID_ARGUMENT (`destination: ...`),
+  /// NOT_FOUND, FAILED_PRECONDITION, a refused write (see Apply).
   void SetSceneMoving(absl::string_view name, absl::string_view destination, DoneCallback done);
   /// Blocking form of the above.
   absl::Status SetSceneMoving(absl::string_view name, absl::string_view destination);
@@ -377,6 +389,15 @@ class Database {
   absl::Status NoSceneForWriter(absl::string_view name) const;
 
   std::shared_ptr<Entry> FindEntry(absl::string_view name) const;
+  // An import's scene built from `state` (O(bodies)): the name, the options, the body count,
+  // Scene::Restore.
+  absl::StatusOr<std::unique_ptr<Scene>> BuildImported(absl::string_view name,
+                                                       const SceneOptions& options,
+                                                       const SceneState& state) const;
+  // An import's target against the index: ALREADY_EXISTS unless `replace`, RESOURCE_EXHAUSTED
+  // for a new scene past max_scenes.
+  absl::Status CheckImportTarget(absl::string_view name, bool replace) const
+      ABSL_SHARED_LOCKS_REQUIRED(scenes_mu_);
   // `status` as a writer gets it: the log's own error, when that is what refused the write,
   // becomes the client-facing one (see Apply); anything else is returned as it is.
   absl::Status ForWriter(const absl::Status& status) const;

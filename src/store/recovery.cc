@@ -116,8 +116,14 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
         ++report->records_skipped;
         return absl::OkStatus();
       }
-      absl::Status status = it->second.scene->SetMovedTo(
-          record.destination, [sequence]() -> absl::StatusOr<uint64_t> { return sequence; });
+      auto at_sequence = [sequence]() -> absl::StatusOr<uint64_t> { return sequence; };
+      // A log written before re-targets were refused may move a marked scene elsewhere: replayed
+      // as it was applied then (the mark cleared, then set).
+      if (const std::string current = it->second.scene->moved_to();
+          !current.empty() && !record.destination.empty() && current != record.destination) {
+        it->second.scene->SetMovedTo("", at_sequence).IgnoreError();
+      }
+      absl::Status status = it->second.scene->SetMovedTo(record.destination, at_sequence);
       if (!status.ok()) {
         return absl::DataLossError(
             absl::StrCat("move mark of scene \"", record.scene, "\": ", status.message()));

@@ -6,6 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
 #include "base/status_macros.h"
+#include "scene/update_batch.h"
 #include "scene/validate.h"
 
 namespace collide {
@@ -25,14 +26,14 @@ absl::Status Twice(absl::string_view list, size_t index, absl::string_view what,
 
 }  // namespace
 
-absl::Status ValidateWatch(std::span<const FenceSpec> fences,
-                           std::span<const ContactWatchSpec> contacts) {
+absl::Status PrepareWatch(std::span<FenceSpec> fences, std::span<const ContactWatchSpec> contacts) {
   absl::flat_hash_map<uint64_t, size_t> first;
   first.reserve(fences.size());
   for (size_t i = 0; i < fences.size(); ++i) {
-    const FenceSpec& fence = fences[i];
+    FenceSpec& fence = fences[i];
     COLLIDE_RETURN_IF_ERROR(AtElement(ValidateShape(fence.shape), "fences", i, "shape"));
     COLLIDE_RETURN_IF_ERROR(AtElement(ValidatePose(fence.pose), "fences", i, "pose"));
+    fence.pose = NormalizedPose(fence.pose);
     if (auto [it, added] = first.try_emplace(fence.id, i); !added) {
       return Twice("fences", i, "fence", fence.id, it->second);
     }

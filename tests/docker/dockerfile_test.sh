@@ -120,12 +120,15 @@ package_user=$(sed -e ':a' -e '/\\$/N; s/\\\n//; ta' "$root/packaging/postinst" 
 [ -n "$package_user" ] || fail "packaging/postinst makes no system user"
 [ "$(grep -E '^USER ' <<<"$runtime_stage" | tail -1)" = "USER $package_user" ] ||
   fail "the runtime stage does not run as the package's user $package_user"
-# The data: the server's --data_dir (COLLIDE_DATA_DIR) is the VOLUME, made for the package's user.
+# The data: the server's --data_dir (COLLIDE_DATA_DIR) is the VOLUME, made for the package's user
+# by the package's postinst (one place: the Dockerfile does not make it again).
 data_dir=$(grep -oE 'COLLIDE_DATA_DIR=[^ ]+' <<<"$runtime_stage" | cut -d= -f2)
 [ -n "$data_dir" ] || fail "the runtime stage sets no COLLIDE_DATA_DIR"
 grep -qxF "VOLUME [\"$data_dir\"]" <<<"$runtime_stage" || fail "$data_dir is not the VOLUME"
-grep -qF "chown $package_user:$package_user $data_dir" <<<"$runtime_stage" ||
-  fail "$data_dir is not made for $package_user"
+grep -qE "^ *install -d -o $package_user -g $package_user -m 0700 $data_dir\$" "$root/packaging/postinst" ||
+  fail "packaging/postinst does not make $data_dir for $package_user (mode 0700)"
+! grep -qE "(mkdir|chown|chmod)[^&]* $data_dir" <<<"$runtime_stage" ||
+  fail "the runtime stage makes $data_dir itself, beside the package's postinst"
 grep -qF "/var/lib/collide" "$root/packaging/collide-server.service" && [ "$data_dir" = /var/lib/collide ] ||
   fail "the image's data directory $data_dir is not the package's (/var/lib/collide)"
 health=$(grep -E '^HEALTHCHECK ' <<<"$runtime_stage")

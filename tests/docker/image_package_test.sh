@@ -5,7 +5,8 @@
 #  1. the package's file name matches what the Dockerfile copies out of the build stage;
 #  2. every path the image uses (docker/Dockerfile's runtime stage, the programs
 #     docker/entrypoint.sh runs, docker/compose.yaml's mounts and commands) is in the package
-#     (dpkg-deb -c) or made by the Dockerfile itself (its mkdir and COPY destinations);
+#     (dpkg-deb -c), made by the package's postinst (its `install -d`: the data directory) or made
+#     by the Dockerfile itself (its mkdir and COPY destinations);
 #  3. the libraries the packaged binaries and the arena image's collide-arena need come from
 #     packages the .deb's Depends names (so apt-get install of the .deb alone runs them);
 #  4. docker/entrypoint.sh maps the Dockerfile's ENV and compose's environment to the server's
@@ -63,8 +64,12 @@ made_by() {
     fi
   done
 }
-made_runtime=$(made_by "$runtime_stage" | grep -v '^/tmp/')
-made_arena=$(made_by "$arena_stage" | grep -v '^/tmp/')
+# What the package's postinst makes when apt-get installs it (the data directory).
+dpkg-deb --ctrl-tarfile "$server_deb" | tar -xO ./postinst >"$tmp/postinst"
+made_by_postinst=$(grep -oE '^ *install -d( -[ogm] [^ ]+)* /[^ ]+$' "$tmp/postinst" | awk '{print $NF}')
+[ -n "$made_by_postinst" ] || fail "the package's postinst makes no directory (the data directory)"
+made_runtime=$(made_by "$runtime_stage" | grep -v '^/tmp/'; echo "$made_by_postinst")
+made_arena=$(made_by "$arena_stage" | grep -v '^/tmp/'; echo "$made_by_postinst")
 # Debian's default PATH, where the entrypoint and compose find programs by name.
 image_path=(/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin)
 
@@ -72,10 +77,12 @@ image_path=(/usr/local/sbin /usr/local/bin /usr/sbin /usr/bin /sbin /bin)
 check_path() {
   if grep -qxF -- "$2" "$tmp/contents"; then
     echo "  $1: $2 (in the package)"
+  elif grep -qxF -- "$2" <<<"$made_by_postinst"; then
+    echo "  $1: $2 (made by the package's postinst)"
   elif grep -qxF -- "$2" <<<"$3"; then
     echo "  $1: $2 (made by the Dockerfile)"
   else
-    fail "$1 uses $2, which is neither in the package nor made by the Dockerfile"
+    fail "$1 uses $2, which is neither in the package, made by its postinst nor by the Dockerfile"
   fi
 }
 # check_program WHERE NAME MADE: a program run by name is found on the image's PATH.

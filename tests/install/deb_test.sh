@@ -4,8 +4,10 @@
 # systemd unit (systemd-analyze verify, when present). Then, only as root and only when no
 # collide-server package or file is on the machine: `dpkg -i` collide-server, run the installed
 # server as the collide user on a free port with a temporary data directory (systemd does not run
-# here), check it with the installed health probe and CLI, `dpkg --purge` it and check that its
-# files are gone. Exits 77 (skipped) for the install part when not root.
+# here), check it with the installed health probe and CLI; then start it by hand as its user on
+# the package's data directory, /var/lib/collide, which the postinst made (as an operator without
+# systemd, or a container, does) and query it; `dpkg --purge` it and check that its files are
+# gone. Exits 77 (skipped) for the install part when not root.
 #   deb_test.sh <source dir> <build dir>
 set -euo pipefail
 source_dir=$1
@@ -136,6 +138,24 @@ step "/usr/bin/collide --address=$address scene create deb; scene list"
 grep -q deb "$tmp/scenes" || fail "the created scene is not listed"
 kill -TERM "$server_pid"
 wait "$server_pid" || fail "collide-server exited with $? on SIGTERM: $(cat "$tmp/server.log")"
+server_pid=
+
+step "/var/lib/collide, made by the postinst"
+[ -d /var/lib/collide ] || fail "the postinst made no /var/lib/collide"
+[ "$(stat -c '%U:%G %a' /var/lib/collide)" = "collide:collide 700" ] ||
+  fail "/var/lib/collide is $(stat -c '%U:%G %a' /var/lib/collide), not collide:collide 700"
+step "runuser -u collide -- /usr/bin/collide-server --data_dir=/var/lib/collide (no systemd)"
+start_server /var/lib/collide/port "$tmp/by-hand.log" runuser -u collide -- \
+  /usr/bin/collide-server --data_dir=/var/lib/collide --address=127.0.0.1:0 \
+  --port_file=/var/lib/collide/port --log_level=warn
+/usr/bin/collide --address="$address" scene create by-hand >/dev/null || fail "collide scene create"
+/usr/bin/collide --address="$address" scene list | tee "$tmp/scenes"
+grep -q by-hand "$tmp/scenes" || fail "the created scene is not listed"
+# SIGTERM to the server itself (runuser's child): runuser would end its session on one instead.
+server_child=$(ps -o pid= --ppid "$server_pid" | tr -d ' ')
+[ -n "$server_child" ] || fail "runuser has no child process"
+kill -TERM "$server_child"
+wait "$server_pid" || fail "collide-server exited with $? on SIGTERM: $(cat "$tmp/by-hand.log")"
 server_pid=
 
 step "dpkg --purge collide-server"

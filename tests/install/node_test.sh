@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# The Node client as a package: `npm pack` of client/node (its prepack script copies
-# proto/collide/v1/collide.proto into the package), checks of the tarball (the proto inside and
-# identical to proto/, the version the CMake project's), then `npm install` of the tarball into an
-# empty directory outside the source tree (dependencies from the npm cache when it has them, else
-# the registry) and a script there that raycasts a body against a real collide-server.
+# The Node client as a package: `node client/node/scripts/pack.js DIR`, the documented command
+# (`npm pack` of a staging copy that carries proto/collide/v1/collide.proto; the source tree is
+# left as it was, which is checked), checks of the tarball (the proto inside and identical to
+# proto/, the version the CMake project's), then `npm install` of the tarball into an empty
+# directory outside the source tree (dependencies from the npm cache when it has them, else the
+# registry) and a script there that raycasts a body against a real collide-server. A plain
+# `npm pack` in client/node is refused and writes nothing.
 #   node_test.sh <source dir> <collide-server>
 set -euo pipefail
 source_dir=$1
@@ -24,15 +26,22 @@ package_version=$(node -p "require('$source_dir/client/node/package.json').versi
 [ "$(node -p "require('$source_dir/client/node/package.json').private === true")" = false ] ||
   fail "client/node/package.json is private"
 
-step "npm pack client/node"
-# From a copy of client/node and proto/ (the layout its prepack script expects): packing in the
-# source tree would add and remove client/node/proto under the Node tests running beside this one.
-mkdir -p "$tmp/repo/client/node" "$tmp/repo/proto"
-(cd "$source_dir/client/node" && tar -cf - --exclude=./node_modules --exclude=./proto .) |
-  tar -xf - -C "$tmp/repo/client/node"
-cp -r "$source_dir/proto/collide" "$tmp/repo/proto/"
-(cd "$tmp/repo/client/node" && npm pack --pack-destination "$tmp" >"$tmp/pack.log" 2>&1) ||
-  fail "npm pack failed: $(cat "$tmp/pack.log")"
+# What client/node holds (its node_modules/ aside), to check that packing changes nothing there.
+tree_state() {
+  (cd "$source_dir/client/node" && find . -path ./node_modules -prune -o -print | LC_ALL=C sort)
+}
+before=$(tree_state)
+step "node client/node/scripts/pack.js <tmp>"
+node "$source_dir/client/node/scripts/pack.js" "$tmp" >"$tmp/pack.log" 2>&1 ||
+  fail "pack.js failed: $(cat "$tmp/pack.log")"
+step "npm pack in client/node itself: refused"
+if (cd "$source_dir/client/node" && npm pack --dry-run >"$tmp/plain.log" 2>&1); then
+  fail "npm pack of the source tree was not refused: $(cat "$tmp/plain.log")"
+fi
+grep -q 'scripts/pack.js' "$tmp/plain.log" || fail "the refusal does not name scripts/pack.js"
+after=$(tree_state)
+[ "$before" = "$after" ] ||
+  fail "packing changed client/node: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]')"
 tarball=$(find "$tmp" -maxdepth 1 -name 'collide-client-*.tgz')
 [ "$(basename "$tarball")" = "collide-client-$version.tgz" ] || fail "npm pack made '$tarball'"
 tar -tzf "$tarball" | sort | sed 's/^/  /'

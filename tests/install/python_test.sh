@@ -16,7 +16,7 @@ test_name="python install test"
 source "$(dirname "$0")/lib.sh"
 
 package=$build_dir/client/python
-for file in pyproject.toml collide/__init__.py collide/py.typed collide/_version.py \
+for file in pyproject.toml setup.py collide/__init__.py collide/py.typed collide/_version.py \
             collide/v1/collide_pb2.py collide/v1/collide_pb2_grpc.py; do
   [ -f "$package/$file" ] || fail "the build did not assemble $package/$file"
 done
@@ -27,13 +27,16 @@ step "$python -m venv --system-site-packages <tmp>/venv"
 "$python" -m venv --system-site-packages "$tmp/venv" >"$tmp/venv.log" 2>&1 ||
   fail "venv failed: $(cat "$tmp/venv.log")"
 step "pip install --no-build-isolation --no-deps <build>/client/python"
-# From a copy, so setuptools' work files (build/, *.egg-info) stay out of the build tree.
-mkdir "$tmp/src"
-cp -r "$package/pyproject.toml" "$package/collide" "$tmp/src/"
+# As documented, from the build tree itself: setuptools' work files (build/, *.egg-info) go to a
+# temporary directory (setup.py), so the package directory is left as it was.
+package_state() { (cd "$package" && find . | LC_ALL=C sort); }
+before=$(package_state)
 (cd "$tmp" && PIP_NO_INDEX=1 PIP_DISABLE_PIP_VERSION_CHECK=1 venv/bin/pip install \
-   --no-build-isolation --no-deps "$tmp/src" >"$tmp/pip.log" 2>&1) ||
+   --no-build-isolation --no-deps "$package" >"$tmp/pip.log" 2>&1) ||
   fail "pip install failed: $(cat "$tmp/pip.log")"
-rm -rf "$tmp/src"
+after=$(package_state)
+[ "$before" = "$after" ] ||
+  fail "pip install changed $package: $(diff <(echo "$before") <(echo "$after") | grep '^[<>]')"
 (cd "$tmp" && venv/bin/pip show -f collide) >"$tmp/show.txt" || fail "pip show collide failed"
 sed -n '/^Name:/p;/^Version:/p;/^Files:/,$p' "$tmp/show.txt" | grep -v __pycache__
 grep -qx "Version: $version" "$tmp/show.txt" || fail "pip show does not give version $version"

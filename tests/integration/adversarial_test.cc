@@ -9,9 +9,10 @@
 // where it must serve again (a logged record must never stop a restart), and its memory must stay
 // bounded throughout. The table of outcomes is printed at the end.
 //
-// The other tests: malformed messages on every rpc and stream, compressed requests, two servers
-// on one port or one data directory, slow and silent clients on every listener (gRPC, /metrics,
-// the viewer), every HTTP method against the HTTP listeners, and every flag at its extremes.
+// The other tests: sequences of imports and move marks at their edges, malformed messages on
+// every rpc and stream, compressed requests, two servers on one port or one data directory, slow
+// and silent clients on every listener (gRPC, /metrics, the viewer), every HTTP method against the
+// HTTP listeners, and every flag at its extremes.
 
 #include <signal.h>
 
@@ -129,6 +130,8 @@ bool IsClientErrorCode(grpc::StatusCode code) {
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::ALREADY_EXISTS:
+    // An import whose trailer disagrees with what arrived (its counts, its checksum).
+    case grpc::StatusCode::DATA_LOSS:
       return true;
     default:
       return false;
@@ -301,6 +304,70 @@ class AdversarialTest : public ::testing::Test {
     return batch;
   }
 
+  // The export of kScene as it stands: a header, one chunk, the trailer.
+  static std::vector<v1::SceneExportMessage> ExportOfScene() {
+    v1::ExportSceneRequest request;
+    request.set_scene(kScene);
+    auto context = Context();
+    auto reader = stub_->ExportScene(context.get(), request);
+    std::vector<v1::SceneExportMessage> messages;
+    v1::SceneExportMessage message;
+    while (reader->Read(&message)) messages.push_back(message);
+    EXPECT_TRUE(reader->Finish().ok());
+    EXPECT_EQ(messages.size(), 3u);
+    return messages;
+  }
+
+  // kScene's export with at least one deduplication mark in its header (one is added, with an
+  // honest trailer, when the scene has none), for the first mark's fields.
+  static std::vector<v1::SceneExportMessage> ExportWithMark() {
+    std::vector<v1::SceneExportMessage> messages = ExportOfScene();
+    if (messages.front().header().clients_size() == 0) {
+      v1::ClientMark* mark = messages.front().mutable_header()->add_clients();
+      mark->set_client_id(5);
+      mark->set_sequence(1);
+      mark->set_version(1);
+      messages.back() = HonestTrailer(messages);
+    }
+    return messages;
+  }
+
+  // The first request of an import into the scene "imported", replacing it.
+  static v1::ImportSceneRequest ImportTarget(bool check_only = false) {
+    v1::ImportSceneRequest first;
+    first.set_scene("imported");
+    first.set_replace(true);
+    first.set_check_only(check_only);
+    return first;
+  }
+
+  // An ImportScene of `messages` into the scene "imported" (replaced when it exists), the
+  // first request carrying `first` (scene and flags); with `honest_trailer`, the trailer is
+  // recomputed first, so that the changed field's own check answers.
+  static Outcome SendImport(std::vector<v1::SceneExportMessage> messages, bool honest_trailer,
+                            v1::ImportSceneRequest first = ImportTarget()) {
+    if (honest_trailer) messages.back() = HonestTrailer(messages);
+    auto context = Context();
+    v1::ImportSceneResponse response;
+    auto writer = stub_->ImportScene(context.get(), &response);
+    for (size_t i = 0; i < messages.size(); ++i) {
+      v1::ImportSceneRequest request = i == 0 ? first : v1::ImportSceneRequest();
+      *request.mutable_message() = messages[i];
+      if (!writer->Write(request)) break;
+    }
+    writer->WritesDone();
+    return Of(writer->Finish());
+  }
+
+  static Outcome SetMoving(const std::string& scene, const std::string& destination, bool clear) {
+    v1::SetSceneMovingRequest request;
+    request.set_scene(scene);
+    request.set_destination(destination);
+    request.set_clear(clear);
+    v1::SetSceneMovingResponse response;
+    return Of(stub_->SetSceneMoving(Context().get(), request, &response));
+  }
+
   static void RunU64(std::string path, std::string names, std::function<Outcome(uint64_t)> f) {
     FieldCase field;
     field.path = std::move(path);
@@ -392,6 +459,10 @@ class AdversarialTest : public ::testing::Test {
         return "FAILED_PRECONDITION";
       case grpc::StatusCode::DEADLINE_EXCEEDED:
         return "DEADLINE_EXCEEDED";
+      case grpc::StatusCode::ALREADY_EXISTS:
+        return "ALREADY_EXISTS";
+      case grpc::StatusCode::DATA_LOSS:
+        return "DATA_LOSS";
       default:
         return absl::StrCat("code ", static_cast<int>(code));
     }
@@ -695,6 +766,217 @@ TEST_F(AdversarialTest, UnaryQueryFieldsAtTheirExtremes) {
   });
 }
 
+// Every numeric field of an ImportSceneRequest (header, mark, options, body, trailer) at its
+// extremes, over an export of the test's scene; the trailer is recomputed for the header's and
+// the bodies' fields, so that each field's own check answers, and left as exported for the
+// trailer's. Plus ExportSceneRequest's one number.
+TEST_F(AdversarialTest, ImportSceneFieldsAtTheirExtremes) {
+  using Messages = std::vector<v1::SceneExportMessage>;
+  const auto header = [](Messages& m) { return m.front().mutable_header(); };
+  const auto body = [](Messages& m, int i) { return m[1].mutable_chunk()->mutable_bodies(i); };
+  RunU64("ImportSceneRequest.header.version", "header.version", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    header(m)->set_version(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.header.tick", "header.tick", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    header(m)->set_tick(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.header.body_count", "body_count", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    header(m)->set_body_count(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.header.clients[0].client_id", "header.clients[0]", [&](uint64_t v) {
+    Messages m = ExportWithMark();
+    header(m)->mutable_clients(0)->set_client_id(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.header.clients[0].sequence", "header.clients[0]", [&](uint64_t v) {
+    Messages m = ExportWithMark();
+    header(m)->mutable_clients(0)->set_sequence(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.header.clients[0].version", "header.clients[0]", [&](uint64_t v) {
+    Messages m = ExportWithMark();
+    header(m)->mutable_clients(0)->set_version(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.chunk.bodies[0].id", "chunks[0].bodies[", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    body(m, 0)->set_id(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.chunk.bodies[0].user_data", "chunks[0].bodies[0]", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    body(m, 0)->set_user_data(v);
+    return SendImport(m, true);
+  });
+  RunU64("ImportSceneRequest.trailer.body_count", "trailer.body_count", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    m.back().mutable_trailer()->set_body_count(v);
+    return SendImport(m, false);
+  });
+  RunU64("ImportSceneRequest.trailer.chunk_count", "trailer.chunk_count", [&](uint64_t v) {
+    Messages m = ExportOfScene();
+    m.back().mutable_trailer()->set_chunk_count(v);
+    return SendImport(m, false);
+  });
+  RunU32("ImportSceneRequest.trailer.crc32c", "trailer.crc32c", [&](uint32_t v) {
+    Messages m = ExportOfScene();
+    m.back().mutable_trailer()->set_crc32c(v);
+    return SendImport(m, false);
+  });
+  RunU32("ImportSceneRequest.header.format", "header.format", [&](uint32_t v) {
+    Messages m = ExportOfScene();
+    header(m)->set_format(v);
+    return SendImport(m, true);
+  });
+  RunU32("ImportSceneRequest.header.options.max_bodies", "max_bodies", [&](uint32_t v) {
+    Messages m = ExportOfScene();
+    header(m)->mutable_options()->set_max_bodies(v);
+    return SendImport(m, true);
+  });
+  RunU32("ImportSceneRequest.header.options.history_ticks", "header.options.history_ticks",
+         [&](uint32_t v) {
+           Messages m = ExportOfScene();
+           header(m)->mutable_options()->set_history_ticks(v);
+           return SendImport(m, true);
+         });
+  RunU32("ImportSceneRequest.chunk.bodies[0].category", "chunks[0].bodies[0]", [&](uint32_t v) {
+    Messages m = ExportOfScene();
+    body(m, 0)->set_category(v);
+    return SendImport(m, true);
+  });
+  RunU32("ImportSceneRequest.chunk.bodies[0].mask", "chunks[0].bodies[0]", [&](uint32_t v) {
+    Messages m = ExportOfScene();
+    body(m, 0)->set_mask(v);
+    return SendImport(m, true);
+  });
+  RunF32("ImportSceneRequest.header.options.fat_margin", "header.options.fat_margin", [&](float v) {
+    Messages m = ExportOfScene();
+    header(m)->mutable_options()->set_fat_margin(v);
+    return SendImport(m, true);
+  });
+  RunF32("ImportSceneRequest.chunk.bodies[0].pose.position.x", "chunks[0].bodies[0].pose.position",
+         [&](float v) {
+           Messages m = ExportOfScene();
+           body(m, 0)->mutable_pose()->mutable_position()->set_x(v);
+           return SendImport(m, true);
+         });
+  RunF32("ImportSceneRequest.chunk.bodies[0].pose.rotation.w", "chunks[0].bodies[0].pose.rotation",
+         [&](float v) {
+           Messages m = ExportOfScene();
+           body(m, 0)->mutable_pose()->mutable_rotation()->set_w(v);
+           return SendImport(m, true);
+         });
+  RunF32("ImportSceneRequest.chunk.bodies[0].shape.sphere.radius", "chunks[0].bodies[0].shape",
+         [&](float v) {
+           Messages m = ExportOfScene();
+           body(m, 0)->mutable_shape()->mutable_sphere()->set_radius(v);
+           return SendImport(m, true);
+         });
+  RunEnum("ImportSceneRequest.header.options.durability", "header.options.durability",
+          [&](int32_t v) {
+            Messages m = ExportOfScene();
+            header(m)->mutable_options()->set_durability(static_cast<v1::Durability>(v));
+            return SendImport(m, true);
+          });
+  RunEnum("ImportSceneRequest.chunk.bodies[0].kind", "chunks[0].bodies[0].kind", [&](int32_t v) {
+    Messages m = ExportOfScene();
+    body(m, 0)->set_kind(static_cast<v1::BodyKind>(v));
+    return SendImport(m, true);
+  });
+  RunU32("ExportSceneRequest.max_bodies_per_chunk", "max_bodies_per_chunk", [](uint32_t v) {
+    v1::ExportSceneRequest request;
+    request.set_scene(kScene);
+    request.set_max_bodies_per_chunk(v);
+    auto context = Context();
+    auto reader = stub_->ExportScene(context.get(), request);
+    v1::SceneExportMessage message;
+    while (reader->Read(&message)) {
+    }
+    return Of(reader->Finish());
+  });
+}
+
+// Sequences of imports and move marks at their edges: a scene marked as moving is neither
+// replaced (checked or not) nor re-targeted; marking it again to the same destination and
+// clearing twice are accepted; counts that lie, a check_only past the first message; then the
+// server restarts from what was logged.
+TEST_F(AdversarialTest, ImportAndMoveSequencesAtTheirEdges) {
+  ResetBodies();
+  const std::vector<v1::SceneExportMessage> good = ExportOfScene();
+  ASSERT_EQ(SendImport(good, false).code, grpc::StatusCode::OK);
+  const auto expect = [](const Outcome& outcome, grpc::StatusCode code, const std::string& text) {
+    EXPECT_EQ(outcome.code, code) << outcome.message;
+    EXPECT_TRUE(absl::StrContains(outcome.message, text)) << outcome.message;
+  };
+  ASSERT_EQ(SetMoving("imported", "a:1", false).code, grpc::StatusCode::OK);
+  expect(SetMoving("imported", "a:1", false), grpc::StatusCode::OK, "");
+  expect(SetMoving("imported", "b:2", false), grpc::StatusCode::FAILED_PRECONDITION,
+         "destination: scene \"imported\" is already moving to a:1");
+  expect(SendImport(good, false), grpc::StatusCode::FAILED_PRECONDITION,
+         "scene: scene \"imported\" moved to a:1");
+  expect(SendImport(good, false, ImportTarget(/*check_only=*/true)),
+         grpc::StatusCode::FAILED_PRECONDITION, "moved to a:1");
+  expect(SetMoving("imported", "", true), grpc::StatusCode::OK, "");
+  expect(SetMoving("imported", "", true), grpc::StatusCode::OK, "");
+  expect(SetMoving("imported", "b:2", false), grpc::StatusCode::OK, "");
+  expect(SetMoving("imported", "", true), grpc::StatusCode::OK, "");
+  expect(SendImport(good, false), grpc::StatusCode::OK, "");
+  // Counts that lie.
+  {
+    auto m = good;
+    m.front().mutable_header()->set_body_count(1);  // two or more bodies follow
+    expect(SendImport(m, true), grpc::StatusCode::INVALID_ARGUMENT, "chunks[0].bodies[1]");
+    m = good;
+    m.front().mutable_header()->set_body_count(good.front().header().body_count() + 1);
+    expect(SendImport(m, true), grpc::StatusCode::DATA_LOSS, "trailer.body_count");
+    m = good;
+    m.back().mutable_trailer()->set_chunk_count(2);
+    expect(SendImport(m, false), grpc::StatusCode::DATA_LOSS, "trailer.chunk_count");
+    m = good;
+    m.insert(m.begin() + 1, m[1]);  // a chunk twice, counted twice, the trailer recomputed
+    m.front().mutable_header()->set_body_count(2 * good.front().header().body_count());
+    expect(SendImport(m, true), grpc::StatusCode::INVALID_ARGUMENT, "chunks[1].bodies[0].id");
+  }
+  // check_only (and the target) only in the first message.
+  {
+    auto context = Context();
+    v1::ImportSceneResponse response;
+    auto writer = stub_->ImportScene(context.get(), &response);
+    for (size_t i = 0; i < good.size(); ++i) {
+      v1::ImportSceneRequest request = i == 0 ? ImportTarget() : v1::ImportSceneRequest();
+      if (i == 2) request.set_check_only(true);
+      *request.mutable_message() = good[i];
+      if (!writer->Write(request)) break;
+    }
+    writer->WritesDone();
+    expect(Of(writer->Finish()), grpc::StatusCode::INVALID_ARGUMENT, "messages[2].check_only");
+  }
+  // A check_only import of a scene that does not exist yet creates nothing.
+  v1::ImportSceneRequest check = ImportTarget(/*check_only=*/true);
+  check.set_scene("checked");
+  expect(SendImport(good, false, check), grpc::StatusCode::OK, "");
+  v1::GetSceneRequest get;
+  get.set_scene("checked");
+  v1::GetSceneResponse scene;
+  EXPECT_EQ(stub_->GetScene(Context().get(), get, &scene).error_code(),
+            grpc::StatusCode::NOT_FOUND);
+  // What was logged restarts.
+  ASSERT_TRUE(IsOk(server_->Stop(SIGKILL)));
+  ASSERT_TRUE(IsOk(server_->Restart())) << server_->Logs();
+  Connect();
+  get.set_scene("imported");
+  ASSERT_TRUE(stub_->GetScene(Context().get(), get, &scene).ok());
+  EXPECT_EQ(scene.scene().moved_to(), "");
+  EXPECT_EQ(static_cast<uint64_t>(scene.scene().stats().body_count()),
+            good.front().header().body_count());
+}
+
 TEST_F(AdversarialTest, StreamedQueryAndWatchFieldsAtTheirExtremes) {
   RunU64("QueryBatch.min_version", "min_version", [](uint64_t v) {
     v1::QueryBatch batch = PointBatch();
@@ -929,6 +1211,42 @@ TEST_F(MalformedTest, AQueryStreamEndsWithInvalidArgumentAtACorruptMessage) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
             "messages[1]: not a valid collide.v1.QueryBatch message (12 bytes)");
+}
+
+TEST_F(MalformedTest, AnImportSceneEndsWithInvalidArgumentNamingTheCorruptMessage) {
+  v1::ExportSceneRequest export_request;
+  export_request.set_scene(kScene);
+  auto export_context = Context();
+  auto reader = stub_->ExportScene(export_context.get(), export_request);
+  std::vector<v1::SceneExportMessage> messages;
+  v1::SceneExportMessage message;
+  while (reader->Read(&message)) messages.push_back(message);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(messages.size(), 2u);  // an empty scene: header, trailer
+  auto context = Context();
+  RawStream stream(channel_, "/collide.v1.Collide/ImportScene", context.get());
+  ASSERT_TRUE(stream.started());
+  v1::ImportSceneRequest first;
+  first.set_scene("copy");
+  *first.mutable_message() = messages[0];
+  ASSERT_TRUE(stream.Write(first.SerializeAsString()));
+  v1::ImportSceneRequest chunk;
+  chunk.mutable_message()->mutable_chunk();
+  ASSERT_TRUE(stream.Write(chunk.SerializeAsString()));
+  stream.Write(kBadTag);
+  v1::ImportSceneRequest trailer;
+  *trailer.mutable_message() = messages[1];
+  stream.Write(trailer.SerializeAsString());
+  stream.WritesDone();
+  const grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "messages[2]: not a valid collide.v1.ImportSceneRequest message (2 bytes)");
+  v1::GetSceneRequest get;
+  get.set_scene("copy");
+  v1::GetSceneResponse scene;
+  EXPECT_EQ(stub_->GetScene(Context().get(), get, &scene).error_code(),
+            grpc::StatusCode::NOT_FOUND);
 }
 
 // ---------------------------------------------------------------------------------------------

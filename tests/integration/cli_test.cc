@@ -1,6 +1,7 @@
 // The collide command-line client against the real server: every subcommand, human-readable
 // and JSON output, errors as `error: <CODE>: <message>` with a non-zero exit (JSON on stderr
-// with --json), COLLIDE_ADDRESS, both flag forms, help everywhere, bad input, --version.
+// with --json), COLLIDE_ADDRESS, both flag forms, help everywhere, bad input, --version; the
+// queries' --pos (and --at), --at_tick and --min_version; suggestions for a typo.
 
 #include <chrono>
 #include <future>
@@ -76,7 +77,7 @@ TEST_F(CliTest, EverySubcommandRunsAndPrintsItsResult) {
   EXPECT_TRUE(absl::StrContains(overlap, "2 hits")) << overlap;
   EXPECT_TRUE(absl::StrContains(overlap, "body 1  depth")) << overlap;
   EXPECT_TRUE(absl::StrContains(overlap, "body 3  depth")) << overlap;
-  std::string point = Ok({"point", "arena", "--at=0,0,0", "--radius=4"});
+  std::string point = Ok({"point", "arena", "--pos=0,0,0", "--radius=4"});
   EXPECT_TRUE(absl::StrContains(point, "body 1  distance 3.5")) << point;
   EXPECT_TRUE(absl::StrContains(point, "body 3  distance 3.5")) << point;
   std::string aabb = Ok({"aabb", "arena", "--min=-1,-1,8", "--max=1,1,12"});
@@ -312,6 +313,26 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
            {{"scene", "list", "--shards=" + server_->address() + ",127.0.0.1:1"},
             1,
             "UNAVAILABLE: shard 127.0.0.1:1: "},
+           // The new query flags at their edges: a clear answer from the CLI or the server.
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--at_tick=" + over64},
+            2,
+            "--at_tick"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--at_tick=" + max64},
+            1,
+            "OUT_OF_RANGE: at_tick"},
+           {{"point", "arena", "--pos=0,0,0", "--radius=1", "--at_tick=" + max64},
+            1,
+            "OUT_OF_RANGE: queries[0].at_tick"},
+           {{"overlap", "arena", "--sphere=1", "--at_tick=0", "--tick_fraction=nan"},
+            1,
+            "INVALID_ARGUMENT: tick_fraction"},
+           {{"spherecast", "arena", "--from=0,0,0", "--dir=0,0,1", "--radius=1",
+             "--min_version=-1"},
+            2,
+            "--min_version"},
+           {{"aabb", "arena", "--min=0,0,0", "--max=1,1,1", "--min_version=" + over64},
+            2,
+            "--min_version"},
        }) {
     CommandResult result = Cli(bad.words);
     std::string line = absl::StrJoin(bad.words, " ");
@@ -512,6 +533,110 @@ TEST_F(CliTest, TheAddressComesFromCollideAddressWhenNotGiven) {
                                     {"COLLIDE_ADDRESS=" + server_->address()});
   EXPECT_EQ(result.exit_code, 0) << result.err;
   EXPECT_TRUE(absl::StrContains(result.out, "created scene arena"));
+}
+
+// --pos is the position of every query command that takes one (point, overlap); --at, point's
+// earlier spelling, is accepted on both.
+TEST_F(CliTest, QueryPositionsTakePosAndTheOlderAt) {
+  Ok({"scene", "create", "arena"});
+  Ok({"body", "add", "arena", "--id=1", "--sphere=0.5", "--pos=0,0,5"});
+  for (const char* flag : {"--pos", "--at"}) {
+    SCOPED_TRACE(flag);
+    std::string point = Ok({"point", "arena", absl::StrCat(flag, "=0,0,0"), "--radius=6"});
+    EXPECT_TRUE(absl::StrContains(point, "body 1  distance 4.5")) << point;
+    std::string overlap = Ok({"overlap", "arena", "--sphere=1", absl::StrCat(flag, "=0,0,5")});
+    EXPECT_TRUE(absl::StrContains(overlap, "1 hit")) << overlap;
+    overlap = Ok({"overlap", "arena", "--sphere=1", flag, "0,0,-5"});
+    EXPECT_TRUE(absl::StrContains(overlap, "no hits")) << overlap;
+  }
+  std::string help = Ok({"help", "point"});
+  EXPECT_TRUE(absl::StrContains(help, "--pos=X,Y,Z")) << help;
+  EXPECT_TRUE(absl::StrContains(help, "(also --at)")) << help;
+}
+
+// --at_tick, --tick_fraction and --min_version on every query command map to the requests'
+// fields: a query at a past tick sees the body where it was then.
+TEST_F(CliTest, QueriesTakeAtTickTickFractionAndMinVersion) {
+  Ok({"scene", "create", "arena", "--history_ticks=8"});
+  auto client = server_->NewClient();
+  for (uint64_t tick = 1; tick <= 3; ++tick) {
+    v1::UpdateBatch batch;
+    batch.set_scene("arena");
+    batch.set_tick(tick);
+    const v1::Pose pose =
+        client::MakePose(client::MakeVec3(static_cast<float>(tick) * 10.0f, 0, 0));
+    if (tick == 1) {
+      *batch.add_ops() = client::MakeUpsertOp(client::MakeBody(1, client::MakeSphere(0.5f), pose));
+    } else {
+      batch.mutable_moves()->add_ids(1);
+      for (float v : {pose.position().x(), 0.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f}) {
+        batch.mutable_moves()->add_poses(v);
+      }
+    }
+    auto writer = client->OpenUpdateStream("arena", 0);
+    ASSERT_TRUE(IsOk(writer));
+    auto ack = (*writer)->Apply(batch);
+    ASSERT_TRUE(IsOk(ack));
+    ASSERT_FALSE(ack->has_error()) << ack->error().message();
+  }
+  // Now at x = 30; at the end of tick 1 at x = 10; halfway to tick 2: x = 15.
+  const std::vector<std::string> ray = {"--from=0,0,0", "--dir=1,0,0", "--max=100"};
+  auto with = [&](std::vector<std::string> words, const std::vector<std::string>& more) {
+    words.insert(words.end(), more.begin(), more.end());
+    return Ok(words);
+  };
+  EXPECT_TRUE(absl::StrContains(with({"raycast", "arena"}, ray), "distance 29.5"));
+  EXPECT_TRUE(absl::StrContains(with({"raycast", "arena", "--at_tick=1"}, ray), "distance 9.5"));
+  const std::string between = with({"raycast", "arena", "--at_tick=1", "--tick_fraction=0.5"}, ray);
+  EXPECT_TRUE(absl::StrContains(between, "distance 14.5")) << between;
+  EXPECT_TRUE(absl::StrContains(with({"spherecast", "arena", "--radius=0.5", "--at_tick=2"}, ray),
+                                "distance 19"));
+  EXPECT_TRUE(absl::StrContains(
+      Ok({"overlap", "arena", "--sphere=1", "--pos=10,0,0", "--at_tick=1"}), "1 hit"));
+  EXPECT_TRUE(absl::StrContains(Ok({"overlap", "arena", "--sphere=1", "--pos=10,0,0"}), "no hits"));
+  EXPECT_TRUE(absl::StrContains(Ok({"point", "arena", "--pos=10,0,0", "--radius=1", "--at_tick=1"}),
+                                "body 1"));
+  EXPECT_TRUE(absl::StrContains(
+      Ok({"aabb", "arena", "--min=9,-1,-1", "--max=11,1,1", "--at_tick=1"}), "body 1"));
+  // A version already reached answers at once; the scene is at version 3.
+  EXPECT_TRUE(absl::StrContains(with({"raycast", "arena", "--min_version=3"}, ray), "version 3"));
+  EXPECT_TRUE(absl::StrContains(
+      Ok({"point", "arena", "--pos=30,0,0", "--radius=1", "--min_version=3"}), "version 3"));
+  // One not reached waits, then ends with the deadline.
+  CommandResult waited =
+      Cli({"--timeout=0.3", "raycast", "arena", "--from=0,0,0", "--dir=1,0,0", "--min_version=9"});
+  EXPECT_EQ(waited.exit_code, 1) << waited.err;
+  EXPECT_TRUE(absl::StrContains(waited.err, "DEADLINE_EXCEEDED")) << waited.err;
+}
+
+// A mistyped flag or command names the nearest known one.
+TEST_F(CliTest, ATypoGetsTheNearestFlagOrCommand) {
+  Ok({"scene", "create", "arena"});
+  struct Case {
+    std::vector<std::string> words;
+    std::string error;
+  };
+  for (const Case& typo : std::vector<Case>{
+           {{"overlap", "arena", "--sphere=1", "--poss=0,0,0"}, "(did you mean --pos?)"},
+           {{"raycast", "arena", "--form=0,0,0", "--dir=0,0,1"}, "(did you mean --from?)"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--max_hit=3"},
+            "(did you mean --max_hits?)"},
+           {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--jsno"},
+            "(did you mean --json?)"},
+           {{"raycats", "arena"}, "unknown command \"raycats\" (did you mean raycast?)"},
+           {{"scene", "craete", "x"}, "(did you mean create?)"},
+           {{"help", "overlpa"}, "(did you mean overlap?)"},
+           {{"--adress=x", "scene", "list"}, "(did you mean --address?)"},
+       }) {
+    CommandResult result = Cli(typo.words);
+    const std::string line = absl::StrJoin(typo.words, " ");
+    EXPECT_EQ(result.exit_code, 2) << line << ": " << result.err;
+    EXPECT_TRUE(absl::StrContains(result.err, typo.error)) << line << ": " << result.err;
+  }
+  // Nothing near: no suggestion.
+  CommandResult far = Cli({"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--zzzzzzzz"});
+  EXPECT_EQ(far.exit_code, 2);
+  EXPECT_FALSE(absl::StrContains(far.err, "did you mean")) << far.err;
 }
 
 }  // namespace

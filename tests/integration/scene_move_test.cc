@@ -4,8 +4,9 @@
 // while a scene is marked as moving, writes get FAILED_PRECONDITION naming the destination (in
 // the message, the ack's Error.moved_to and the x-collide-moved-to trailer) and queries answer;
 // the mark survives a SIGKILL; a move the destination refuses leaves the source writable and
-// intact; SetSceneMoving's fields at their extremes; the CLI's transcript; 100,000 bodies moved
-// with the pause and rate printed.
+// intact; scenes whose bodies carry arbitrary rotations verify at the destination;
+// SetSceneMoving's fields at their extremes; the CLI's transcript; 100,000 bodies moved with the
+// pause and rate printed.
 
 #include "client/cpp/scene_move.h"
 
@@ -329,6 +330,44 @@ TEST_F(SceneMoveTest, AnImportTheDestinationRefusesLeavesTheSourceWritableAndInt
   auto ack = (*writer)->Apply(WriterBatch(1));
   ASSERT_TRUE(IsOk(ack));
   EXPECT_FALSE(ack->has_error()) << ack->error().message();
+}
+
+// Rotations as clients write them (any direction, lengths up to 5e-4 from 1, the quarter turn
+// 0.7071068): the destination stores exactly what the source exported, so the verify step's
+// export from the destination carries the source's checksum and the move completes.
+TEST_F(SceneMoveTest, ScenesWithArbitraryStoredRotationsMoveAndVerify) {
+  ASSERT_TRUE(IsOk(source_->CreateScene(kScene)));
+  ASSERT_TRUE(IsOk(source_->UpsertBodies(kScene, RandomlyRotatedBodies(3000, 2811))));
+  // Moved on an UpdateStream too (the moves columns' own conversion).
+  auto writer = source_->OpenUpdateStream(kScene, kWriterId);
+  ASSERT_TRUE(IsOk(writer));
+  v1::UpdateBatch batch;
+  batch.set_scene(kScene);
+  for (const v1::Body& body : RandomlyRotatedBodies(1000, 2812)) {
+    batch.mutable_moves()->add_ids(body.id() * 3);
+    const v1::Pose& pose = body.pose();
+    for (float v :
+         {pose.position().x(), pose.position().y(), pose.position().z(), pose.rotation().x(),
+          pose.rotation().y(), pose.rotation().z(), pose.rotation().w()}) {
+      batch.mutable_moves()->add_poses(v);
+    }
+  }
+  auto ack = (*writer)->Apply(batch);
+  ASSERT_TRUE(IsOk(ack));
+  ASSERT_FALSE(ack->has_error()) << ack->error().message();
+  auto before = source_->GetBodies(kScene);
+  ASSERT_TRUE(IsOk(before));
+  client::MoveOptions options;
+  options.verify = true;
+  options.max_bodies_per_chunk = 700;
+  auto report = client::MoveScene(*source_, *destination_, kScene, destination_address(), options);
+  ASSERT_TRUE(IsOk(report));
+  ASSERT_EQ(report->steps.size(), 5u);
+  EXPECT_EQ(report->steps[3].name, "verify");
+  EXPECT_TRUE(absl::StrContains(report->steps[3].detail, "as exported")) << report->steps[3].detail;
+  auto after = destination_->GetBodies(kScene);
+  ASSERT_TRUE(IsOk(after));
+  EXPECT_EQ(after->SerializeAsString(), before->SerializeAsString());
 }
 
 TEST_F(SceneMoveTest, AnExistingSceneAtTheDestinationIsRefusedBeforeAnythingChanges) {

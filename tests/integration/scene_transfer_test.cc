@@ -12,12 +12,15 @@
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
 #include "client/cpp/builders.h"
@@ -25,6 +28,8 @@
 #include "client/cpp/export_file.h"
 #include "client/cpp/update_writer.h"
 #include "collide/v1/collide.grpc.pb.h"
+#include "google/protobuf/struct.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "integration/test_util.h"
 #include "sanitizers.h"
@@ -45,33 +50,9 @@ constexpr uint32_t kU32Max = std::numeric_limits<uint32_t>::max();
 constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
 constexpr uint64_t kWriterId = 42;
 
-// CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit: the trailer's checksum computed
-// independently of the server's table-driven one.
-uint32_t Crc32cExtend(uint32_t crc, const std::string& bytes) {
-  crc = ~crc;
-  for (unsigned char byte : bytes) {
-    crc ^= byte;
-    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
-  }
-  return ~crc;
-}
-
 // The trailer of `messages` (header + chunks) as an honest exporter would write it.
 v1::SceneExportMessage TrailerFor(const std::vector<v1::SceneExportMessage>& messages) {
-  v1::SceneExportMessage trailer;
-  uint32_t crc = 0;
-  uint64_t bodies = 0;
-  uint64_t chunks = 0;
-  for (const v1::SceneExportMessage& m : messages) {
-    if (!m.has_chunk()) continue;
-    crc = Crc32cExtend(crc, m.chunk().SerializeAsString());
-    bodies += m.chunk().bodies_size();
-    ++chunks;
-  }
-  trailer.mutable_trailer()->set_body_count(bodies);
-  trailer.mutable_trailer()->set_chunk_count(chunks);
-  trailer.mutable_trailer()->set_crc32c(crc);
-  return trailer;
+  return HonestTrailer(messages);
 }
 
 // Bodies of every shape and kind, with rotations, filters and user data.
@@ -329,6 +310,223 @@ TEST_F(SceneTransferTest, RoundTripUnderANewNameKeepsEverything) {
   EXPECT_EQ(client_->GetScene("src")->stats().version(), source->stats().version());
 }
 
+// Two exports hold the same scene byte for byte: the header but its name, every chunk, the
+// trailer's counts (and, under the same name, its checksum).
+void ExpectSameExport(const std::vector<v1::SceneExportMessage>& got,
+                      const std::vector<v1::SceneExportMessage>& want, bool same_name) {
+  ASSERT_EQ(got.size(), want.size());
+  ASSERT_GE(got.size(), 2u);
+  v1::SceneExportHeader a = got.front().header();
+  v1::SceneExportHeader b = want.front().header();
+  if (!same_name) {
+    a.clear_scene();
+    b.clear_scene();
+  }
+  EXPECT_EQ(a.SerializeAsString(), b.SerializeAsString());
+  for (size_t i = 1; i + 1 < got.size(); ++i) {
+    ASSERT_EQ(got[i].chunk().SerializeAsString(), want[i].chunk().SerializeAsString())
+        << "chunk " << i - 1;
+  }
+  EXPECT_EQ(got.back().trailer().body_count(), want.back().trailer().body_count());
+  EXPECT_EQ(got.back().trailer().chunk_count(), want.back().trailer().chunk_count());
+  if (same_name) {
+    EXPECT_EQ(got.back().trailer().crc32c(), want.back().trailer().crc32c());
+  }
+}
+
+// A scene of bodies whose rotations were written as clients write them (upserts, and moves on an
+// UpdateStream): an import stores exactly what was exported, so the export of the import equals
+// the export, and its export imported under the first name again gives the first export back,
+// checksum included.
+TEST_F(SceneTransferTest, AnExportOfAnImportEqualsTheExportByteForByte) {
+  ASSERT_TRUE(IsOk(client_->CreateScene("src")));
+  const std::vector<v1::Body> bodies = RandomlyRotatedBodies(3000, 28);
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("src", bodies)));
+  auto writer = client_->OpenUpdateStream("src", kWriterId);
+  ASSERT_TRUE(IsOk(writer));
+  v1::UpdateBatch batch;
+  batch.set_scene("src");
+  for (const v1::Body& body : RandomlyRotatedBodies(500, 29)) {
+    batch.mutable_moves()->add_ids(body.id() * 5);
+    const v1::Pose& pose = body.pose();
+    for (float v :
+         {pose.position().x(), pose.position().y(), pose.position().z(), pose.rotation().x(),
+          pose.rotation().y(), pose.rotation().z(), pose.rotation().w()}) {
+      batch.mutable_moves()->add_poses(v);
+    }
+  }
+  auto ack = (*writer)->Apply(batch);
+  ASSERT_TRUE(IsOk(ack));
+  ASSERT_FALSE(ack->has_error()) << ack->error().message();
+
+  auto first = Export(*client_, "src", 1000);
+  ASSERT_TRUE(IsOk(first));
+  ASSERT_TRUE(IsOk(Import(*client_, *first, "copy")));
+  auto second = Export(*client_, "copy", 1000);
+  ASSERT_TRUE(IsOk(second));
+  ExpectSameExport(*second, *first, /*same_name=*/false);
+  // Under the first name: the whole export, checksum included.
+  ASSERT_TRUE(IsOk(client_->DeleteScene("src")));
+  ASSERT_TRUE(IsOk(Import(*client_, *second, "src")));
+  auto third = Export(*client_, "src", 1000);
+  ASSERT_TRUE(IsOk(third));
+  ExpectSameExport(*third, *first, /*same_name=*/true);
+  // And after a restart (from the import's log record).
+  ASSERT_TRUE(IsOk(server_->Stop(SIGKILL)));
+  ASSERT_TRUE(IsOk(server_->Restart())) << server_->Logs();
+  client_ = server_->NewClient();
+  auto fourth = Export(*client_, "src", 1000);
+  ASSERT_TRUE(IsOk(fourth));
+  ExpectSameExport(*fourth, *first, /*same_name=*/true);
+}
+
+// The bytes of an export file (length-delimited protobuf) and where each message starts.
+struct ExportFile {
+  std::string bytes;
+  std::vector<size_t> starts;  // one per message, then the end
+};
+ExportFile ToPbFile(const std::vector<v1::SceneExportMessage>& messages) {
+  ExportFile file;
+  std::ostringstream out;
+  client::ExportFileWriter writer(&out, client::ExportFormat::kPb);
+  for (const v1::SceneExportMessage& m : messages) {
+    file.starts.push_back(static_cast<size_t>(out.tellp()));
+    EXPECT_TRUE(IsOk(writer.Write(m)));
+  }
+  file.starts.push_back(static_cast<size_t>(out.tellp()));
+  file.bytes = out.str();
+  return file;
+}
+
+// Every byte of an export file's header and trailer (their length prefixes included), and every
+// seventh byte of its chunks, flipped one at a time (xor 0x01, then xor 0xff): each import of the
+// changed file is refused with a clear error and creates nothing, or is provably harmless: the
+// scene it creates exports exactly as the original.
+TEST_F(SceneTransferTest, EveryFlippedByteOfAnExportFileIsRefusedOrHarmless) {
+  PopulateSource(40);
+  auto original = Export(*client_, "src", 16);
+  ASSERT_TRUE(IsOk(original));
+  ASSERT_EQ(original->size(), 5u);  // header, 3 chunks, trailer
+  const ExportFile file = ToPbFile(*original);
+  std::vector<size_t> offsets;
+  for (size_t i = file.starts[0]; i < file.starts[1]; ++i) offsets.push_back(i);     // header
+  for (size_t i = file.starts[1]; i < file.starts[4]; i += 7) offsets.push_back(i);  // chunks
+  for (size_t i = file.starts[4]; i < file.starts[5]; ++i) offsets.push_back(i);     // trailer
+  int refused = 0;
+  int harmless = 0;
+  std::map<std::string, int> reasons;
+  for (size_t offset : offsets) {
+    for (unsigned char mask : {0x01, 0xff}) {
+      SCOPED_TRACE(absl::StrCat("byte ", offset, " xor ", mask));
+      std::string bytes = file.bytes;
+      bytes[offset] = static_cast<char>(bytes[offset] ^ mask);
+      std::istringstream in(bytes);
+      client::ExportFileReader reader(&in, client::ExportFormat::kPb);
+      absl::StatusOr<v1::SceneInfo> imported =
+          client_->ImportScene([&](v1::SceneExportMessage* m) { return reader.Next(m); }, "target");
+      if (!imported.ok()) {
+        const absl::StatusCode code = imported.status().code();
+        EXPECT_TRUE(code == absl::StatusCode::kInvalidArgument ||
+                    code == absl::StatusCode::kDataLoss)
+            << imported.status();
+        // The message names where: a field path, a message or the stream.
+        const std::string message(imported.status().message());
+        EXPECT_TRUE(absl::StartsWith(message, "header.") || absl::StartsWith(message, "trailer.") ||
+                    absl::StartsWith(message, "chunks[") ||
+                    absl::StartsWith(message, "messages[") ||
+                    absl::StartsWith(message, "message ") || absl::StartsWith(message, "stream"))
+            << imported.status();
+        reasons[message.substr(0, message.find_first_of(":[ "))]++;
+        ++refused;
+        ExpectNoScene("target");
+        continue;
+      }
+      ++harmless;
+      auto again = Export(*client_, "target", 16);
+      ASSERT_TRUE(IsOk(again));
+      ExpectSameExport(*again, *original, /*same_name=*/false);
+      ASSERT_TRUE(IsOk(client_->DeleteScene("target")));
+    }
+  }
+  std::string summary;
+  for (const auto& [reason, count] : reasons) absl::StrAppend(&summary, " ", reason, "=", count);
+  std::printf("flipped bytes: %zu offsets x 2 masks: %d refused (%s), %d harmless\n",
+              offsets.size(), refused, summary.c_str(), harmless);
+  EXPECT_GT(refused, 0);
+}
+
+// check_only: the server checks a stream as an import and creates nothing; the answer describes
+// the scene the import would create; refusals are the import's.
+TEST_F(SceneTransferTest, ACheckOnlyImportCreatesNothing) {
+  PopulateSource(300);
+  auto messages = Export(*client_, "src", 100);
+  ASSERT_TRUE(IsOk(messages));
+  size_t next = 0;
+  auto source = [&](v1::SceneExportMessage* m) -> absl::StatusOr<bool> {
+    if (next == messages->size()) return false;
+    *m = (*messages)[next++];
+    return true;
+  };
+  auto checked = client_->CheckImport(source, "copy");
+  ASSERT_TRUE(IsOk(checked));
+  EXPECT_EQ(checked->name(), "copy");
+  EXPECT_EQ(checked->stats().body_count(), 300u);
+  EXPECT_EQ(checked->stats().version(), messages->front().header().version());
+  EXPECT_EQ(checked->options().history_ticks(), 16u);
+  ExpectNoScene("copy");
+  next = 0;
+  EXPECT_TRUE(HasError(client_->CheckImport(source, "src").status(),
+                       absl::StatusCode::kAlreadyExists, "scene"));
+  next = 0;
+  EXPECT_TRUE(IsOk(client_->CheckImport(source, "src", /*replace=*/true)));
+  auto bad = *messages;
+  bad[2].mutable_chunk()->mutable_bodies(3)->mutable_pose()->mutable_position()->set_z(7);
+  size_t bad_next = 0;
+  EXPECT_TRUE(HasError(client_
+                           ->CheckImport(
+                               [&](v1::SceneExportMessage* m) -> absl::StatusOr<bool> {
+                                 if (bad_next == bad.size()) return false;
+                                 *m = bad[bad_next++];
+                                 return true;
+                               },
+                               "copy")
+                           .status(),
+                       absl::StatusCode::kDataLoss, "trailer.crc32c"));
+  ExpectNoScene("copy");
+  // Only the first message may ask for it.
+  auto requests = AsRequests(*messages, "copy");
+  requests[1].set_check_only(true);
+  EXPECT_TRUE(HasError(RawImport(*client_, requests), absl::StatusCode::kInvalidArgument,
+                       "messages[1].check_only"));
+  ExpectNoScene("copy");
+}
+
+// A scene marked as moving is not replaced by an import (its writes are refused the same way),
+// and its mark is not re-targeted; the same destination again is accepted.
+TEST_F(SceneTransferTest, AMovingSceneIsNeitherReplacedNorRetargeted) {
+  PopulateSource(50);
+  auto messages = Export(*client_, "src");
+  ASSERT_TRUE(IsOk(messages));
+  ASSERT_TRUE(IsOk(client_->CreateScene("moving")));
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("moving", MixedBodies(3, 500))));
+  ASSERT_TRUE(IsOk(client_->SetSceneMoving("moving", "10.0.0.4:50051")));
+  auto replaced = Import(*client_, *messages, "moving", /*replace=*/true);
+  EXPECT_TRUE(HasError(replaced.status(), absl::StatusCode::kFailedPrecondition,
+                       "scene: scene \"moving\" moved to 10.0.0.4:50051"));
+  auto scene = client_->GetScene("moving");
+  ASSERT_TRUE(IsOk(scene));
+  EXPECT_EQ(scene->stats().body_count(), 3u);
+  EXPECT_EQ(scene->moved_to(), "10.0.0.4:50051");
+  EXPECT_TRUE(HasError(client_->SetSceneMoving("moving", "10.0.0.5:50051").status(),
+                       absl::StatusCode::kFailedPrecondition, "destination: scene \"moving\""));
+  EXPECT_TRUE(IsOk(client_->SetSceneMoving("moving", "10.0.0.4:50051")));
+  EXPECT_EQ(client_->GetScene("moving")->moved_to(), "10.0.0.4:50051");
+  // Cleared, it may be replaced.
+  ASSERT_TRUE(IsOk(client_->ClearSceneMoving("moving")));
+  ASSERT_TRUE(IsOk(Import(*client_, *messages, "moving", /*replace=*/true)));
+  ExpectSameScene("moving", "src");
+}
+
 TEST_F(SceneTransferTest, AnImportIsDurableOnceAnsweredAndKeepsItsMarksAcrossRestarts) {
   const v1::UpdateBatch last = PopulateSource(500);
   auto messages = Export(*client_, "src");
@@ -418,6 +616,7 @@ TEST_F(SceneTransferTest, AFailedImportLeavesNothing) {
   {
     auto m = *good;
     m.front().mutable_header()->mutable_options()->set_fat_margin(kNaN);
+    m.back() = TrailerFor(m);  // an honest checksum: the option's own check answers
     cases.push_back(
         {"NaN option", absl::StatusCode::kInvalidArgument, "header.options.fat_margin", m});
   }
@@ -504,6 +703,10 @@ TEST_F(SceneTransferTest, MessagesOutOfPlaceAreRefusedWithTheirIndex) {
     auto r = requests;
     r[0].clear_scene();
     r[0].mutable_message()->mutable_header()->set_scene(std::string(200, 'a'));
+    // An honest checksum over the changed header: the name's own check answers.
+    std::vector<v1::SceneExportMessage> messages;
+    for (const v1::ImportSceneRequest& request : r) messages.push_back(request.message());
+    *r.back().mutable_message() = TrailerFor(messages);
     cases.push_back({"a bad header name", "header.scene", r});
   }
   {
@@ -555,22 +758,22 @@ TEST_F(SceneTransferTest, NewFieldsAtTheirExtremesGetAClearAnswer) {
     // Marks may not be above the version: keep them consistent so that only the version counts.
     for (auto& mark : *m[0].mutable_header()->mutable_clients())
       mark.set_version(std::min(mark.version(), v));
-    check("header.version", m, false);
+    check("header.version", m, true);
     m = *good;
     m[0].mutable_header()->set_tick(v);
-    check("header.tick", m, false);
+    check("header.tick", m, true);
     m = *good;
     m[0].mutable_header()->set_body_count(v);
-    check("body_count", m, false);
+    check("body_count", m, true);
     m = *good;
     m[0].mutable_header()->mutable_clients(0)->set_client_id(v);
-    check("header.clients[0]", m, false);
+    check("header.clients[0]", m, true);
     m = *good;
     m[0].mutable_header()->mutable_clients(0)->set_sequence(v);
-    check("header.clients[0]", m, false);
+    check("header.clients[0]", m, true);
     m = *good;
     m[0].mutable_header()->mutable_clients(0)->set_version(v);
-    check("header.clients[0].version", m, false);
+    check("header.clients[0].version", m, true);
     m = *good;
     m.back().mutable_trailer()->set_body_count(v);
     check("trailer.body_count", m, false);
@@ -593,10 +796,13 @@ TEST_F(SceneTransferTest, NewFieldsAtTheirExtremesGetAClearAnswer) {
     m = *good;
     m[0].mutable_header()->mutable_options()->set_max_bodies(v);
     // Below the 20 bodies sent, the header's body_count is refused, naming the option.
-    check("options.max_bodies", m, false);
+    check("options.max_bodies", m, true);
     m = *good;
     m[0].mutable_header()->mutable_options()->set_history_ticks(v);
-    check("header.options.history_ticks", m, false);
+    check("header.options.history_ticks", m, true);
+    m = *good;
+    m[0].mutable_header()->set_format(v);
+    check("header.format", m, true);
     m = *good;
     m[1].mutable_chunk()->mutable_bodies(0)->set_category(v);
     check("chunks[0].bodies[0]", m, true);
@@ -613,7 +819,7 @@ TEST_F(SceneTransferTest, NewFieldsAtTheirExtremesGetAClearAnswer) {
     SCOPED_TRACE(v);
     auto m = *good;
     m[0].mutable_header()->mutable_options()->set_fat_margin(v);
-    check("header.options.fat_margin", m, false);
+    check("header.options.fat_margin", m, true);
     m = *good;
     m[1].mutable_chunk()->mutable_bodies(0)->mutable_pose()->mutable_position()->set_y(v);
     check("chunks[0].bodies[0].pose.position", m, true);
@@ -632,7 +838,7 @@ TEST_F(SceneTransferTest, NewFieldsAtTheirExtremesGetAClearAnswer) {
   for (int32_t v : {0, 3, 4, 99, -1, std::numeric_limits<int32_t>::max()}) {
     auto m = *good;
     m[0].mutable_header()->mutable_options()->set_durability(static_cast<v1::Durability>(v));
-    check("header.options.durability", m, false);
+    check("header.options.durability", m, true);
     m = *good;
     m[1].mutable_chunk()->mutable_bodies(0)->set_kind(static_cast<v1::BodyKind>(v));
     check("chunks[0].bodies[0].kind", m, true);
@@ -850,6 +1056,143 @@ TEST_F(SceneTransferCliTest, BackupAndRestoreThreeScenes) {
   EXPECT_TRUE(absl::StrContains(again.err, "ALREADY_EXISTS")) << again.err;
   CommandResult replaced = Cli({"restore", backup, "--replace"});
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+}
+
+// The text of `path`.
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+void WriteFile(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << text;
+}
+
+// `manifest` (the JSON of manifest.json) with `field` of the entry of `scene` set to `value`
+// (removed when `value` holds nothing).
+std::string EditManifest(const std::string& manifest, const std::string& scene,
+                         const std::string& field, const google::protobuf::Value& value) {
+  google::protobuf::Struct parsed;
+  EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(manifest, &parsed).ok());
+  for (google::protobuf::Value& entry :
+       *(*parsed.mutable_fields())["scenes"].mutable_list_value()->mutable_values()) {
+    auto& fields = *entry.mutable_struct_value()->mutable_fields();
+    if (fields["scene"].string_value() != scene) continue;
+    if (value.kind_case() == google::protobuf::Value::KIND_NOT_SET) {
+      fields.erase(field);
+    } else {
+      fields[field] = value;
+    }
+  }
+  std::string json;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(parsed, &json).ok());
+  return json;
+}
+google::protobuf::Value NumberValue(double v) {
+  google::protobuf::Value value;
+  value.set_number_value(v);
+  return value;
+}
+
+// restore checks every file against manifest.json (scene, version, body count, checksum) and
+// through the server (an import that creates nothing) before it imports any: a wrong manifest,
+// a damaged file or a swapped one changes nothing and is named; an existing scene stops the
+// whole restore unless --skip_existing, which restores the others and names what it skipped.
+TEST_F(SceneTransferCliTest, RestoreChecksEveryFileBeforeItWritesAnything) {
+  PopulateSource(800);
+  ASSERT_TRUE(IsOk(client_->CreateScene("empty")));
+  ASSERT_TRUE(IsOk(client_->CreateScene("small")));
+  ASSERT_TRUE(IsOk(client_->UpsertBodies("small", MixedBodies(7, 50))));
+  auto small_before = client_->GetBodies("small");
+  ASSERT_TRUE(IsOk(small_before));
+  TempDir dir("restore");
+  const std::string backup = dir.File("b");
+  CommandResult done = Cli({"backup", backup});
+  ASSERT_EQ(done.exit_code, 0) << done.err;
+  const std::string manifest_path = backup + "/manifest.json";
+  const std::string manifest = ReadFile(manifest_path);
+  EXPECT_TRUE(absl::StrContains(manifest, "\"crc32c\"")) << manifest;
+  server_.reset();
+  StartServer({});
+
+  struct Case {
+    std::string name;
+    std::string manifest;
+    std::string file;    // a file to damage ("" none)
+    std::string wanted;  // in the error
+  };
+  const auto source_crc = [&] {
+    google::protobuf::Struct parsed;
+    EXPECT_TRUE(google::protobuf::util::JsonStringToMessage(manifest, &parsed).ok());
+    for (const auto& entry : parsed.fields().at("scenes").list_value().values()) {
+      if (entry.struct_value().fields().at("scene").string_value() == "small") {
+        return entry.struct_value().fields().at("crc32c").number_value();
+      }
+    }
+    return 0.0;
+  }();
+  google::protobuf::Value text;
+  text.set_string_value("src");
+  const std::vector<Case> cases = {
+      {"version", EditManifest(manifest, "small", "version", NumberValue(99)), "",
+       "small.pb: version 1, the manifest says 99"},
+      {"bodies", EditManifest(manifest, "small", "bodies", NumberValue(8)), "",
+       "small.pb: 7 bodies, the manifest says 8"},
+      {"checksum", EditManifest(manifest, "small", "crc32c", NumberValue(source_crc + 1)), "",
+       "crc32c"},
+      {"scene", EditManifest(manifest, "small", "scene", text), "", "the manifest says \"src\""},
+      {"no checksum", EditManifest(manifest, "small", "crc32c", google::protobuf::Value()), "",
+       "crc32c"},
+      {"damaged file", manifest, "src.pb", "src.pb: "},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    WriteFile(manifest_path, c.manifest);
+    std::string kept;
+    if (!c.file.empty()) {
+      kept = ReadFile(backup + "/" + c.file);
+      std::string damaged = kept;
+      damaged[damaged.size() / 2] = static_cast<char>(damaged[damaged.size() / 2] ^ 0x20);
+      WriteFile(backup + "/" + c.file, damaged);
+    }
+    CommandResult refused = Cli({"restore", backup});
+    EXPECT_NE(refused.exit_code, 0);
+    EXPECT_TRUE(absl::StrContains(refused.err, "nothing restored")) << refused.err;
+    EXPECT_TRUE(absl::StrContains(refused.err, c.wanted)) << refused.err;
+    auto scenes = client_->ListScenes();
+    ASSERT_TRUE(IsOk(scenes));
+    EXPECT_TRUE(scenes->empty()) << scenes->front().name();
+    if (!c.file.empty()) WriteFile(backup + "/" + c.file, kept);
+  }
+  WriteFile(manifest_path, manifest);
+
+  // An existing scene: nothing restored, the scene named.
+  ASSERT_TRUE(IsOk(client_->CreateScene("small")));
+  CommandResult exists = Cli({"restore", backup});
+  EXPECT_NE(exists.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(exists.err, "ALREADY_EXISTS")) << exists.err;
+  EXPECT_TRUE(absl::StrContains(exists.err, "these scenes exist: small")) << exists.err;
+  EXPECT_EQ(client_->ListScenes()->size(), 1u);
+  CommandResult both = Cli({"restore", backup, "--replace", "--skip_existing"});
+  EXPECT_EQ(both.exit_code, 2) << both.err;
+  EXPECT_EQ(client_->ListScenes()->size(), 1u);
+  // --skip_existing restores the others and says what it did with each.
+  CommandResult skipped = Cli({"restore", backup, "--skip_existing"});
+  ASSERT_EQ(skipped.exit_code, 0) << skipped.err;
+  EXPECT_TRUE(absl::StrContains(skipped.out, "restored 2 scenes")) << skipped.out;
+  EXPECT_TRUE(absl::StrContains(skipped.out, "skipped 1 that exist")) << skipped.out;
+  EXPECT_TRUE(absl::StrContains(skipped.out, "skipped small")) << skipped.out;
+  EXPECT_TRUE(absl::StrContains(skipped.out, "restored src")) << skipped.out;
+  EXPECT_TRUE(absl::StrContains(skipped.out, "restored empty")) << skipped.out;
+  EXPECT_EQ(client_->GetScene("small")->stats().body_count(), 0u);
+  EXPECT_EQ(client_->GetScene("src")->stats().body_count(), 800u);
+  // --replace replaces it with the backup's.
+  CommandResult replaced = Cli({"--json", "restore", backup, "--replace"});
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_TRUE(absl::StrContains(replaced.out, "\"outcome\":\"restored\"")) << replaced.out;
+  auto small_after = client_->GetBodies("small");
+  ASSERT_TRUE(IsOk(small_after));
+  EXPECT_EQ(small_after->SerializeAsString(), small_before->SerializeAsString());
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <random>
 #include <sstream>
 
 #include "absl/strings/match.h"
@@ -110,6 +111,84 @@ std::string ReadAll(const std::string& path) {
 
 std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response) {
   return std::vector<v1::Body>(response.bodies().begin(), response.bodies().end());
+}
+
+namespace {
+
+// CRC-32C (Castagnoli, reflected 0x82F63B78), bit by bit.
+uint32_t Crc32cExtend(uint32_t crc, const std::string& bytes) {
+  crc = ~crc;
+  for (unsigned char byte : bytes) {
+    crc ^= byte;
+    for (int k = 0; k < 8; ++k) crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1u)));
+  }
+  return ~crc;
+}
+
+}  // namespace
+
+v1::SceneExportMessage HonestTrailer(const std::vector<v1::SceneExportMessage>& messages) {
+  v1::SceneExportMessage trailer;
+  uint32_t crc = 0;
+  uint64_t bodies = 0;
+  uint64_t chunks = 0;
+  for (const v1::SceneExportMessage& m : messages) {
+    if (m.has_header()) crc = Crc32cExtend(crc, m.header().SerializeAsString());
+    if (!m.has_chunk()) continue;
+    crc = Crc32cExtend(crc, m.chunk().SerializeAsString());
+    bodies += m.chunk().bodies_size();
+    ++chunks;
+  }
+  trailer.mutable_trailer()->set_body_count(bodies);
+  trailer.mutable_trailer()->set_chunk_count(chunks);
+  trailer.mutable_trailer()->set_crc32c(Crc32cExtend(crc, trailer.trailer().SerializeAsString()));
+  return trailer;
+}
+
+std::vector<v1::Body> RandomlyRotatedBodies(int count, uint32_t seed, uint64_t first_id) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<double> normal;
+  std::uniform_real_distribution<double> off(-5e-4, 5e-4);
+  std::uniform_real_distribution<float> coordinate(-50.0f, 50.0f);
+  std::vector<v1::Body> bodies;
+  for (int i = 0; i < count; ++i) {
+    v1::Body body;
+    body.set_id(first_id + static_cast<uint64_t>(i));
+    v1::Shape* shape = body.mutable_shape();
+    switch (i % 3) {
+      case 0:
+        shape->mutable_sphere()->set_radius(0.5f);
+        break;
+      case 1:
+        shape->mutable_box()->mutable_half_extents()->set_x(0.5f);
+        shape->mutable_box()->mutable_half_extents()->set_y(0.25f);
+        shape->mutable_box()->mutable_half_extents()->set_z(1.0f);
+        break;
+      default:
+        shape->mutable_capsule()->set_radius(0.3f);
+        shape->mutable_capsule()->set_half_height(0.6f);
+    }
+    v1::Vec3* position = body.mutable_pose()->mutable_position();
+    position->set_x(coordinate(rng));
+    position->set_y(coordinate(rng));
+    position->set_z(coordinate(rng));
+    double q[4] = {normal(rng), normal(rng), normal(rng), normal(rng)};
+    if (i % 5 == 1) q[0] = q[1] = 0.0;  // about z only
+    const double len = std::sqrt(q[0] * q[0] + q[1] * q[1] + q[2] * q[2] + q[3] * q[3]);
+    const double scale = (i % 4 == 0 ? 1.0 : 1.0 + off(rng)) / len;
+    v1::Quat* rotation = body.mutable_pose()->mutable_rotation();
+    if (i % 7 == 3) {
+      rotation->set_z(0.7071068f);
+      rotation->set_w(0.7071068f);
+    } else {
+      rotation->set_x(static_cast<float>(q[0] * scale));
+      rotation->set_y(static_cast<float>(q[1] * scale));
+      rotation->set_z(static_cast<float>(q[2] * scale));
+      rotation->set_w(static_cast<float>(q[3] * scale));
+    }
+    bodies.push_back(body);
+  }
+  return bodies;
 }
 
 CommandResult RunCommand(const std::vector<std::string>& argv,

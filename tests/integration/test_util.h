@@ -50,6 +50,16 @@ template <typename T>
 /// The bodies of a GetBodies answer as a vector.
 std::vector<v1::Body> BodiesOf(const v1::GetBodiesResponse& response);
 
+/// The trailer an honest exporter writes after `messages` (a header and chunks): the counts, and
+/// the CRC-32C over the header, the chunks and the counts (collide.proto, SceneExportTrailer),
+/// computed bit by bit, independently of the server's table-driven one.
+v1::SceneExportMessage HonestTrailer(const std::vector<v1::SceneExportMessage>& messages);
+
+/// `count` spheres, boxes and capsules with ids first_id, first_id + 1, ... and rotations drawn
+/// from `seed` as clients write them: any direction, some about one axis only, some the quarter
+/// turn (0, 0, 0.7071068, 0.7071068), lengths up to 5e-4 from 1 (the API accepts 1e-3).
+std::vector<v1::Body> RandomlyRotatedBodies(int count, uint32_t seed, uint64_t first_id = 1);
+
 /// What a command printed, and how it exited.
 struct CommandResult {
   /// The exit code, or 128 + the signal that ended it.

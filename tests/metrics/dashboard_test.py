@@ -208,6 +208,27 @@ class DashboardTest(unittest.TestCase):
                         .replace("$scene", ".*"))
             self.prometheus.query(concrete, at)  # raises on a bad expression
 
+    def test_the_documented_alert_rules_copy_as_they_are_and_name_exposed_metrics(self):
+        # docs/SERVER.md's rules block, taken from the Markdown source as a reader copies it.
+        with open(os.path.join(SOURCE_DIR, "docs", "SERVER.md"), encoding="utf-8") as f:
+            text = f.read()
+        section = text[text.index("### What to alert on"):]
+        rules = re.search(r"```yaml\n(.*?)```", section, re.S).group(1)
+        path = os.path.join(self.metrics_dir, "rules.yml")
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(rules)
+        promtool = os.path.join(os.path.dirname(os.environ["PROMETHEUS"]), "promtool")
+        checked = subprocess.run([promtool, "check", "rules", path], capture_output=True,
+                                 text=True, timeout=60)
+        self.assertEqual(checked.returncode, 0, checked.stdout + checked.stderr)
+        exposition = http_get(f"http://127.0.0.1:{self.metrics_port}/metrics").decode()
+        families = exposition_families(exposition) | {"up"}
+        exprs = re.findall(r"^\s+expr: (.*?)(?:\s+#.*)?$", rules, re.M)
+        self.assertGreaterEqual(len(exprs), 10)
+        for expr in exprs:
+            names = metric_names(expr)
+            self.assertTrue(names <= families, f"{expr}: not exposed: {names - families}")
+
 
 if __name__ == "__main__":
     unittest.main()

@@ -1,5 +1,6 @@
 // SceneExporter and SceneImporter in process: chunks bounded by count and bytes, the trailer's
-// counts and checksum, a round trip that keeps every value, and the importer's refusals.
+// counts and checksum (over the header, the chunks and the counts), a round trip that keeps every
+// value, and the importer's refusals (a changed header, an unknown format among them).
 
 #include <gtest/gtest.h>
 
@@ -116,6 +117,21 @@ TEST(SceneImporter, ARoundTripKeepsEveryValue) {
   }
 }
 
+TEST(SceneExporter, TheTrailerChecksumsTheHeaderTheChunksAndTheCounts) {
+  const std::vector<v1::SceneExportMessage> messages = ExportAll(StateOf(50), 20);
+  ASSERT_EQ(messages.size(), 5u);
+  EXPECT_EQ(messages.front().header().format(), kExportFormat);
+  uint32_t crc = ExtendExportCrc(0, messages.front().header());
+  for (size_t i = 1; i + 1 < messages.size(); ++i) crc = ExtendExportCrc(crc, messages[i].chunk());
+  v1::SceneExportTrailer counts;
+  counts.set_body_count(50);
+  counts.set_chunk_count(3);
+  crc = ExtendExportCrc(crc, counts);
+  EXPECT_EQ(messages.back().trailer().crc32c(), crc);
+  EXPECT_EQ(messages.back().trailer().body_count(), 50u);
+  EXPECT_EQ(messages.back().trailer().chunk_count(), 3u);
+}
+
 TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
   const std::vector<v1::SceneExportMessage> good = ExportAll(StateOf(100), 30);
   ASSERT_EQ(good.size(), 6u);
@@ -151,11 +167,13 @@ TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
     auto m = good;
     m[1].mutable_chunk()->mutable_bodies(2)->mutable_shape()->mutable_sphere()->set_radius(-2);
     // A sender that checksums what it sends: the value is the store's to refuse.
-    uint32_t crc = 0;
+    uint32_t crc = ExtendExportCrc(0, m.front().header());
     for (const v1::SceneExportMessage& message : m) {
-      if (message.has_chunk()) crc = ExtendChunkCrc(crc, message.chunk());
+      if (message.has_chunk()) crc = ExtendExportCrc(crc, message.chunk());
     }
-    m.back().mutable_trailer()->set_crc32c(crc);
+    v1::SceneExportTrailer counts = m.back().trailer();
+    counts.clear_crc32c();
+    m.back().mutable_trailer()->set_crc32c(ExtendExportCrc(crc, counts));
     cases.push_back({"bad radius", absl::StatusCode::kInvalidArgument,
                      "chunks[0].bodies[2].shape.sphere.radius", m});
   }
@@ -163,6 +181,52 @@ TEST(SceneImporter, RefusesWhatDoesNotAddUp) {
     auto m = good;
     m[0].mutable_header()->set_tick(uint64_t{1} << 63);
     cases.push_back({"tick", absl::StatusCode::kInvalidArgument, "header.tick", m});
+  }
+  // The checksum covers the header and the trailer's counts, not only the chunks: a valid value
+  // changed anywhere is refused.
+  {
+    auto m = good;
+    m[0].mutable_header()->mutable_options()->set_max_bodies(5000);
+    cases.push_back({"header option", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->mutable_options()->set_fat_margin(0.025f);
+    cases.push_back({"fat margin", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->set_version(30);
+    cases.push_back({"version", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->mutable_clients(0)->set_sequence(41);
+    cases.push_back({"mark", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->set_scene("other");
+    cases.push_back({"name", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;  // an unknown field in the header (a flipped tag) is covered too
+    m[0].mutable_header()
+        ->GetReflection()
+        ->MutableUnknownFields(m[0].mutable_header())
+        ->AddVarint(99, 1);
+    cases.push_back({"unknown field", absl::StatusCode::kDataLoss, "trailer.crc32c", m});
+  }
+  {
+    auto m = good;
+    m[0].mutable_header()->set_format(3);
+    cases.push_back({"format", absl::StatusCode::kInvalidArgument, "header.format: 3", m});
+  }
+  {
+    auto m = good;  // an export of an earlier build: no format, a checksum over the chunks only
+    m[0].mutable_header()->clear_format();
+    cases.push_back(
+        {"no format", absl::StatusCode::kInvalidArgument, "header.format: 0, this server", m});
   }
   for (const Case& c : cases) {
     absl::StatusOr<ImportedScene> imported = ImportAndCheck(c.messages);

@@ -1,6 +1,7 @@
 // Database::ImportScene: a scene created holding a whole state in one log record. It keeps its
 // bodies, version, tick and client marks across restarts (from the log alone, and from a
-// snapshot taken after it); a replacement is the same one record; refusals leave nothing.
+// snapshot taken after it); a replacement is the same one record; refusals leave nothing;
+// CheckImport answers as ImportScene would and creates nothing.
 
 #include <string>
 #include <vector>
@@ -103,6 +104,46 @@ TEST(ImportScene, AReplacementIsOneRecordAndRefusalsLeaveNothing) {
   }
   auto db = MustOpen(dir.path());
   EXPECT_TRUE(SameState((*db->GetScene("arena"))->CaptureState(), source));
+}
+
+TEST(ImportScene, CheckImportAnswersAsTheImportWouldAndCreatesNothing) {
+  TempDir source_dir;
+  const SceneState source = SourceState(source_dir.path(), 20);
+  TempDir dir;
+  {
+    DatabaseOptions options;
+    options.max_scenes = 2;
+    auto db = MustOpen(dir.path(), options);
+    ASSERT_TRUE(db->CreateScene("arena", SceneOptions{}).ok());
+    absl::StatusOr<std::unique_ptr<Scene>> checked =
+        db->CheckImport("copy", SceneOptions{.history_ticks = 3}, source, false);
+    ASSERT_TRUE(checked.ok()) << checked.status();
+    EXPECT_EQ((*checked)->name(), "copy");
+    EXPECT_EQ((*checked)->options().history_ticks, 3u);
+    EXPECT_TRUE(SameState((*checked)->CaptureState(), source));
+    EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"arena"}));
+    // Each refusal as ImportScene gives it.
+    EXPECT_EQ(db->CheckImport("arena", SceneOptions{}, source, false).status().code(),
+              absl::StatusCode::kAlreadyExists);
+    EXPECT_TRUE(db->CheckImport("arena", SceneOptions{}, source, true).ok());
+    EXPECT_EQ(db->CheckImport("bad name", SceneOptions{}, source, false).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    SceneState duplicate = source;
+    duplicate.bodies.push_back(duplicate.bodies.front());
+    EXPECT_EQ(db->CheckImport("dup", SceneOptions{}, duplicate, false).status().code(),
+              absl::StatusCode::kInvalidArgument);
+    EXPECT_EQ(db->CheckImport("full", SceneOptions{.max_bodies = 1}, source, false).status().code(),
+              absl::StatusCode::kResourceExhausted);
+    ASSERT_TRUE(db->CreateScene("second", SceneOptions{}).ok());
+    EXPECT_EQ(db->CheckImport("third", SceneOptions{}, source, false).status().code(),
+              absl::StatusCode::kResourceExhausted);
+    EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"arena", "second"}));
+    EXPECT_EQ((*db->GetScene("arena"))->CaptureState().bodies.size(), 0u);
+  }
+  // Nothing was logged either.
+  auto db = MustOpen(dir.path());
+  EXPECT_EQ(db->SceneNames(), (std::vector<std::string>{"arena", "second"}));
+  EXPECT_EQ((*db->GetScene("arena"))->CaptureState().bodies.size(), 0u);
 }
 
 }  // namespace

@@ -2,9 +2,12 @@
 // reads go on; it survives restarts from the log alone and from a snapshot that covers it, and
 // so does its clearing; a scene deleted while marked keeps telling writers where it went, across
 // restarts and crashes (the moved-scenes file), until the name is created again; the list is
-// bounded, and a damaged or unwritable list never stops a start-up or a deletion.
+// bounded, and a damaged or unwritable list never stops a start-up or a deletion. A marked scene
+// is neither re-targeted nor replaced by an import; a log written before that was refused is
+// replayed as it was written.
 
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
 
@@ -14,7 +17,9 @@
 #include "store/batch_stream.h"
 #include "store/database.h"
 #include "store/fault_file_system.h"
+#include "store/log_codec.h"
 #include "store/moved_scenes.h"
+#include "store/record_format.h"
 #include "store/store_files.h"
 #include "store/store_testing.h"
 
@@ -267,6 +272,95 @@ TEST(MoveMark, BadDestinationsAndUnknownScenesAreRefused) {
   EXPECT_EQ(db->SetSceneMoving("nothing", "a:1").code(), absl::StatusCode::kNotFound);
   EXPECT_TRUE(Write(*db, "arena").ok());
   EXPECT_TRUE(db->SetSceneMoving("arena", std::string(kMaxMoveDestinationLength, 'a')).ok());
+}
+
+TEST(MoveMark, AMarkedSceneIsNeitherRetargetedNorReplacedByAnImport) {
+  TempDir dir;
+  SceneState before;
+  SceneState other;
+  {
+    auto db = MustOpen(dir.path());
+    ASSERT_TRUE(db->CreateScene("arena", SceneOptions{}).ok());
+    ASSERT_TRUE(db->CreateScene("other", SceneOptions{}).ok());
+    BatchStream stream(4);
+    for (int k = 0; k < 3; ++k) ASSERT_TRUE(db->ApplyAndWait("arena", {}, stream.Next()).ok());
+    BatchStream other_stream(9);
+    for (int k = 0; k < 2; ++k) {
+      ASSERT_TRUE(db->ApplyAndWait("other", {}, other_stream.Next()).ok());
+    }
+    other = (*db->GetScene("other"))->CaptureState();
+    ASSERT_TRUE(db->SetSceneMoving("arena", "10.0.0.4:50051").ok());
+    before = (*db->GetScene("arena"))->CaptureState();
+    // The same destination again: accepted, nothing changes.
+    ASSERT_TRUE(db->SetSceneMoving("arena", "10.0.0.4:50051").ok());
+    EXPECT_EQ((*db->GetScene("arena"))->moved_to(), "10.0.0.4:50051");
+    // Another destination: refused, naming the one it is moving to.
+    const absl::Status retarget = db->SetSceneMoving("arena", "10.0.0.5:50051");
+    EXPECT_EQ(retarget.code(), absl::StatusCode::kFailedPrecondition) << retarget;
+    EXPECT_EQ(retarget.message(),
+              "destination: scene \"arena\" is already moving to 10.0.0.4:50051 (clear the mark "
+              "first)");
+    EXPECT_EQ(MovedToOf(retarget), "10.0.0.4:50051");
+    EXPECT_EQ((*db->GetScene("arena"))->moved_to(), "10.0.0.4:50051");
+    // An import onto it with replace: refused as its writes are, checked or not.
+    const absl::Status replaced = db->ImportScene("arena", SceneOptions{}, other, true);
+    EXPECT_EQ(replaced.code(), absl::StatusCode::kFailedPrecondition) << replaced;
+    EXPECT_EQ(replaced.message(), "scene: scene \"arena\" moved to 10.0.0.4:50051");
+    EXPECT_EQ(MovedToOf(replaced), "10.0.0.4:50051");
+    const absl::Status checked = db->CheckImport("arena", SceneOptions{}, other, true).status();
+    EXPECT_EQ(checked.code(), absl::StatusCode::kFailedPrecondition) << checked;
+    EXPECT_EQ(MovedToOf(checked), "10.0.0.4:50051");
+    std::shared_ptr<const Scene> scene = *db->GetScene("arena");
+    EXPECT_TRUE(SameState(scene->CaptureState(), before));
+    EXPECT_EQ(scene->moved_to(), "10.0.0.4:50051");
+  }
+  // Nothing of the refusals was logged: the restarted store holds the mark and the state.
+  {
+    auto db = MustOpen(dir.path());
+    std::shared_ptr<const Scene> scene = *db->GetScene("arena");
+    EXPECT_EQ(scene->moved_to(), "10.0.0.4:50051");
+    EXPECT_TRUE(SameState(scene->CaptureState(), before));
+    EXPECT_EQ(db->SetSceneMoving("arena", "10.0.0.5:50051").code(),
+              absl::StatusCode::kFailedPrecondition);
+    // Cleared (a failed move's rollback), the scene may be marked elsewhere or replaced.
+    ASSERT_TRUE(db->SetSceneMoving("arena", "").ok());
+    ASSERT_TRUE(db->SetSceneMoving("arena", "10.0.0.5:50051").ok());
+    ASSERT_TRUE(db->SetSceneMoving("arena", "").ok());
+    ASSERT_TRUE(db->ImportScene("arena", SceneOptions{}, other, true).ok());
+  }
+  auto db = MustOpen(dir.path());
+  EXPECT_EQ((*db->GetScene("arena"))->moved_to(), "");
+  EXPECT_TRUE(SameState((*db->GetScene("arena"))->CaptureState(), other));
+}
+
+TEST(MoveMark, ALogThatRetargetsAMarkIsReplayedAsWritten) {
+  TempDir dir;
+  {
+    auto db = MustOpen(dir.path());
+    ASSERT_TRUE(db->CreateScene("arena", SceneOptions{}).ok());  // record 1
+    ASSERT_TRUE(db->SetSceneMoving("arena", "a:1").ok());        // record 2
+    ASSERT_TRUE(db->Close().ok());
+  }
+  // What a server that still re-targeted marks wrote: a second mark elsewhere.
+  std::string segment;
+  for (const auto& entry : std::filesystem::directory_iterator(dir.path())) {
+    uint64_t first = 0;
+    if (ParseSegmentFileName(entry.path().filename().string(), &first)) {
+      segment = entry.path().string();
+    }
+  }
+  ASSERT_FALSE(segment.empty());
+  std::string tail;
+  AppendRecord(3, EncodeMoveSceneRecord("arena", "b:2"), &tail);
+  {
+    std::ofstream out(segment, std::ios::binary | std::ios::app);
+    out << tail;
+    ASSERT_TRUE(out.good());
+  }
+  auto db = MustOpen(dir.path());
+  ASSERT_NE(db, nullptr);
+  EXPECT_EQ((*db->GetScene("arena"))->moved_to(), "b:2");
+  EXPECT_EQ(MovedToOf(Write(*db, "arena")), "b:2");
 }
 
 }  // namespace

@@ -5,12 +5,13 @@
 //
 //   node examples/scenario.js --address 127.0.0.1:50051 --scene scenario-node
 //
-// Numbers are printed with JavaScript's default Number-to-string conversion, which parses back
-// to the exact float the server sent; uint64 values (version, body_id) are printed as received.
+// Numbers are printed as the shortest decimal that is the same float32 (shortestFloat32: the
+// client reads query answers' floats as decoded, their exact float32 values); uint64 values
+// (version, body_id) are printed as received.
 
 import { parseArgs } from 'node:util';
 
-import { Client } from '../src/index.js';
+import { Client, shortestFloat32 } from '../src/index.js';
 
 const vec = (x, y, z) => ({ x, y, z });
 const at = (x, y, z) => ({ position: vec(x, y, z) });
@@ -79,10 +80,10 @@ const QUERIES = [
   ],
 ];
 
-/** A number as JSON: JavaScript's default conversion (the shortest exact form). */
+/** A float32 as JSON: the shortest decimal that is the same float32. */
 function number(value) {
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-  return String(value);
+  return String(shortestFloat32(value));
 }
 
 function vector(v) {

@@ -316,6 +316,8 @@ export interface SceneExportHeader {
   tick: Uint64;
   clients: ClientMark[];
   body_count: Uint64;
+  /** The export format (2: the trailer's checksum covers the header, chunks and counts). */
+  format: number;
 }
 /** Some of the bodies, in increasing id order across all chunks. */
 export interface SceneExportChunk {
@@ -375,6 +377,11 @@ export const SCENE_HEADER: 'x-collide-scene';
 export const DEFAULT_DEADLINE_MS: number;
 export const CODE_NAMES: Readonly<Record<number, string>>;
 export const status: typeof grpcStatus;
+/**
+ * The shortest decimal that is the same float32 as `value` (a float32 read from a message):
+ * 0.1 for the float32 nearest 0.1, whose exact value is 0.10000000149011612.
+ */
+export function shortestFloat32(value: number): number;
 export function randomClientId(): Uint64;
 
 export class CollideError extends Error {

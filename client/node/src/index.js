@@ -18,4 +18,4 @@ export {
 export { ExportStream } from './scene_transfer.js';
 export { UpdateWriter, randomClientId } from './update_writer.js';
 export { WatchStream } from './watch_stream.js';
-export { status } from './proto.js';
+export { shortestFloat32, status } from './proto.js';

@@ -60,6 +60,120 @@ export const service = /** @type {any} */ (packageDefinition[`${PACKAGE}.Collide
 export const status = grpc.status;
 
 /**
+ * The shortest decimal number that is the same float32 as `value` (a float32 read from a
+ * message): 0.1 for the float32 nearest 0.1, whose exact value is 0.10000000149011612. Encoded
+ * again it gives the same float32 bits. Protobuf's JSON mapping writes float fields this way.
+ * @param {number} value
+ * @returns {number}
+ */
+export function shortestFloat32(value) {
+  if (value === 0 || !Number.isFinite(value)) return value;
+  bitsView[0] = value;
+  // Next to a power of two the float32 below is twice as near as the one above, so a decimal
+  // other than the nearest of its length may be the one that reads back; a subnormal float32
+  // has fewer digits than 6: the careful search for both.
+  if ((bitsWord[0] & 0x7fffff) === 0 || (bitsWord[0] & 0x7f800000) === 0) {
+    return shortestCarefully(value);
+  }
+  // A normal float32 needs 6 to 9 significant digits, and a shorter decimal that reads back is
+  // also the nearest one of 6 digits (its distance is below half a float32 step, far below half a
+  // 6-digit step): the shortest number is the nearest decimal of the first length from 6 that
+  // reads back. Most need 7 or 8, so 7 is tried first.
+  const seven = Number(value.toPrecision(7));
+  if (Math.fround(seven) === value) {
+    const six = Number(value.toPrecision(6));
+    return Math.fround(six) === value ? six : seven;
+  }
+  const eight = Number(value.toPrecision(8));
+  return Math.fround(eight) === value ? eight : Number(value.toPrecision(9));
+}
+
+const bitsView = new Float32Array(1);
+const bitsWord = new Uint32Array(bitsView.buffer);
+
+// shortestFloat32 for a power of two or a subnormal: per length from 1, the nearest decimal and
+// its two neighbours.
+function shortestCarefully(value) {
+  for (let digits = 1; digits <= 9; digits++) {
+    const [mantissa, exponent] = value.toExponential(digits - 1).split('e');
+    const whole = BigInt(mantissa.replace('.', ''));
+    const scale = Number(exponent) - (digits - 1);
+    let best;
+    for (const step of [0n, -1n, 1n]) {
+      const candidate = Number(`${whole + step}e${scale}`);
+      if (Math.fround(candidate) !== value) continue;
+      if (best === undefined || Math.abs(candidate - value) < Math.abs(best - value)) {
+        best = candidate;
+      }
+    }
+    if (best !== undefined) return best;
+  }
+  return value;
+}
+
+// Per message type: the fields that are float32 values (typeName null) or messages holding some
+// (their type), repeated or not, so that a decoded message is walked only where floats can be.
+const floatPlans = new Map();
+
+function floatPlanOf(typeName, visiting = new Set()) {
+  let plan = floatPlans.get(typeName);
+  if (plan) return plan;
+  if (visiting.has(typeName)) return [];
+  visiting.add(typeName);
+  plan = [];
+  for (const [name, field] of fieldsOf(typeName)) {
+    if (field.type === 'TYPE_FLOAT') {
+      plan.push({ name, repeated: field.repeated, typeName: null });
+    } else if (field.type === 'TYPE_MESSAGE' && floatPlanOf(field.typeName, visiting).length > 0) {
+      plan.push({ name, repeated: field.repeated, typeName: field.typeName });
+    }
+  }
+  visiting.delete(typeName);
+  floatPlans.set(typeName, plan);
+  return plan;
+}
+
+/**
+ * `message` (decoded, a `typeName`) with every float32 field set to its shortest decimal
+ * (shortestFloat32), in place.
+ * @param {string} typeName
+ * @param {any} message
+ * @returns {any}
+ */
+export function roundFloat32Fields(typeName, message) {
+  if (message === null || message === undefined) return message;
+  for (const { name, repeated, typeName: nested } of floatPlanOf(typeName)) {
+    const value = message[name];
+    if (value === null || value === undefined) continue;
+    if (nested === null) {
+      if (repeated) {
+        for (let i = 0; i < value.length; i++) value[i] = shortestFloat32(value[i]);
+      } else {
+        message[name] = shortestFloat32(value);
+      }
+    } else if (repeated) {
+      for (const element of value) roundFloat32Fields(nested, element);
+    } else {
+      roundFloat32Fields(nested, value);
+    }
+  }
+  return message;
+}
+
+// The answers people read (scenes, their options and stats, bodies, imports) have their float32
+// fields read as their shortest decimal. The query answers and the streams do not: they are the
+// hot path (a 10,000-hit answer decodes about 3.5 times slower rounded), and their floats are
+// numbers to compute with; roundFloat32Fields rounds one when it is to be shown.
+const kHotRpcs = new Set(['Raycast', 'SphereCast', 'Overlap', 'QueryStream', 'UpdateStream',
+  'Watch', 'ExportScene']);
+for (const [name, method] of Object.entries(service)) {
+  if (kHotRpcs.has(name)) continue;
+  const decode = method.responseDeserialize;
+  const typeName = method.responseType.type.name;
+  method.responseDeserialize = (bytes) => roundFloat32Fields(typeName, decode(bytes));
+}
+
+/**
  * The request of `rpc` checked (see checkMessage) and encoded: what the client sends. Encoding at
  * once keeps a request from changing with the caller's objects while it waits to be sent (or, in
  * an UpdateWriter, to be resent).

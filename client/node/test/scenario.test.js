@@ -1,6 +1,6 @@
 // The cross-language scenario program (examples/scenario.js) against a real collide-server: five
-// JSON lines a..e whose hits match distances worked out by hand, every number exact as a float32,
-// and the scene gone afterwards.
+// JSON lines a..e whose hits match distances worked out by hand, every number the shortest decimal
+// of a float32, and the scene gone afterwards.
 
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 
 import { Client } from '../src/index.js';
+import { shortestFloat32 } from '../src/proto.js';
 import { ServerProcess } from './server.js';
 
 const scenario = path.join(
@@ -65,8 +66,10 @@ test('the scenario prints queries a..e as JSON lines and deletes its scene', asy
         'start_overlapping',
       ]);
     }
-    // The server sends float32 values: printed exactly, each parses back to a float32.
-    for (const value of numbers(line.hits)) assert.equal(Math.fround(value), value);
+    // The server sends float32 values: each printed as the shortest decimal of its float32.
+    for (const value of numbers(line.hits)) {
+      assert.equal(shortestFloat32(Math.fround(value)), value);
+    }
   }
   const hits = (line) => line.hits.map((hit) => [hit.body_id, hit.distance]);
   const near = (got, expected) => {

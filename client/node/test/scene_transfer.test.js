@@ -85,11 +85,20 @@ describe('exportScene / importScene', () => {
       { scene: 'copy', replace: true });
     assert.equal(replaced.stats.body_count, BODIES);
     await expectSameScene('copy', 'src');
-    // Under the header's name, once free.
+    // An edited header is refused: the trailer's checksum covers it (a new name goes in
+    // options.scene, as above).
     await ctx.client.deleteScene({ scene: 'copy' });
-    const named = await ctx.client.importScene(
-      messages.map((m) => (m.header ? { header: { ...m.header, scene: 'copy' } } : m)));
-    assert.equal(named.name, 'copy');
+    await rejectsWith(
+      ctx.client.importScene(
+        messages.map((m) => (m.header ? { header: { ...m.header, scene: 'copy' } } : m))),
+      'DATA_LOSS',
+      'trailer.crc32c',
+    );
+    await rejectsWith(ctx.client.getScene({ scene: 'copy' }), 'NOT_FOUND', 'scene');
+    // Under the header's name, once free.
+    await ctx.client.deleteScene({ scene: 'src' });
+    const named = await ctx.client.importScene(messages);
+    assert.equal(named.name, 'src');
   });
 
   test('bad messages and bad sources import nothing', async () => {

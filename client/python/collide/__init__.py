@@ -20,7 +20,7 @@ from collide._version import __version__
 from collide.client import SCENE_HEADER, Client
 from collide.errors import BatchRejectedError, CollideError
 from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, ExportSummary,
-                           Filter,
+                           Filter, Float32,
                            GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
                            Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
@@ -33,7 +33,7 @@ from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watc
 __all__ = [
     "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
     "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
-    "Filter", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
+    "Filter", "Float32", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",

@@ -6,6 +6,8 @@ import dataclasses
 import typing
 from typing import Iterable, List, Optional, Sequence
 
+from google.protobuf.descriptor import FieldDescriptor
+
 from collide import model as t
 from collide._pb import pb
 from collide.errors import CollideError
@@ -185,9 +187,14 @@ def set_query(message, query: t.Query) -> None:
     message.tick_fraction = query.tick_fraction
 
 
+# Every float32 field read from a message is a Float32: the exact value, printed as its shortest
+# float32 decimal (0.1, not 0.10000000149011612).
+f32 = t.Float32
+
+
 def vec3(message) -> t.Vec3:
     """Reads a collide.v1.Vec3."""
-    return t.Vec3(message.x, message.y, message.z)
+    return t.Vec3(f32(message.x), f32(message.y), f32(message.z))
 
 
 def pose(message) -> t.Pose:
@@ -195,7 +202,7 @@ def pose(message) -> t.Pose:
     rotation = None
     if message.HasField("rotation"):
         r = message.rotation
-        rotation = t.Quat(r.x, r.y, r.z, r.w)
+        rotation = t.Quat(f32(r.x), f32(r.y), f32(r.z), f32(r.w))
     return t.Pose(vec3(message.position), rotation)
 
 
@@ -203,11 +210,11 @@ def shape(message) -> t.Shape:
     """Reads a collide.v1.Shape."""
     which = message.WhichOneof("shape")
     if which == "sphere":
-        return t.Sphere(message.sphere.radius)
+        return t.Sphere(f32(message.sphere.radius))
     if which == "box":
         return t.Box(vec3(message.box.half_extents))
     if which == "capsule":
-        return t.Capsule(message.capsule.radius, message.capsule.half_height)
+        return t.Capsule(f32(message.capsule.radius), f32(message.capsule.half_height))
     raise ValueError("shape without a kind")
 
 
@@ -224,7 +231,7 @@ def scene_info(message) -> t.SceneInfo:
     o = message.options
     s = message.stats
     options = t.SceneOptions(
-        fat_margin=o.fat_margin if o.HasField("fat_margin") else None,
+        fat_margin=f32(o.fat_margin) if o.HasField("fat_margin") else None,
         max_bodies=o.max_bodies if o.HasField("max_bodies") else None,
         durability=t.Durability(o.durability),
         history_ticks=o.history_ticks if o.HasField("history_ticks") else None)
@@ -235,8 +242,10 @@ def scene_info(message) -> t.SceneInfo:
 
 def hits(messages) -> List[t.Hit]:
     """Reads repeated collide.v1.Hit."""
-    return [t.Hit(h.body_id, h.distance, t.Vec3(h.point.x, h.point.y, h.point.z),
-                  t.Vec3(h.normal.x, h.normal.y, h.normal.z), h.depth, h.start_overlapping)
+    return [t.Hit(h.body_id, f32(h.distance),
+                  t.Vec3(f32(h.point.x), f32(h.point.y), f32(h.point.z)),
+                  t.Vec3(f32(h.normal.x), f32(h.normal.y), f32(h.normal.z)), f32(h.depth),
+                  h.start_overlapping)
             for h in messages]
 
 
@@ -270,6 +279,8 @@ def read_dataclass(cls, message):
             (item,) = typing.get_args(kind)
             value = [read_dataclass(item, v) if dataclasses.is_dataclass(item) else v
                      for v in value]
+        elif message.DESCRIPTOR.fields_by_name[field.name].type == FieldDescriptor.TYPE_FLOAT:
+            value = f32(value)
         values[field.name] = value
     return cls(**values)
 

@@ -6,8 +6,61 @@ Wherever a Vec3 or a Quat is expected, a plain tuple (x, y, z) / (x, y, z, w) wo
 from __future__ import annotations
 
 import enum
+import math
+import struct
 from dataclasses import dataclass, field
 from typing import List, Optional, Sequence, Tuple, Union
+
+_FLOAT32 = struct.Struct("<f")
+
+
+def _reads_as(number: float, bits: bytes) -> bool:
+    """Whether `number` rounds to the float32 whose encoding is `bits`."""
+    try:
+        return _FLOAT32.pack(number) == bits
+    except OverflowError:
+        return False
+
+
+def float32_text(value: float) -> str:
+    """The shortest decimal that reads back as the same float32 as `value`, in Python's float
+    notation (0.1 for the float32 nearest 0.1, whose exact value 0.10000000149011612 Python's
+    repr would print). Protobuf's JSON mapping writes float fields the same way."""
+    if not math.isfinite(value) or value == 0.0:
+        return float.__repr__(float(value))
+    try:
+        bits = _FLOAT32.pack(value)
+    except OverflowError:  # beyond float32: not a float32 value
+        return float.__repr__(float(value))
+    for digits in range(1, 10):
+        # The nearest decimal of `digits` significant digits, and its two neighbours (next to a
+        # power of two the float32 below is twice as near as the one above, so a neighbour may
+        # read back where the nearest does not); the nearest of those that read back as `value`.
+        mantissa, exponent = f"{value:.{digits - 1}e}".split("e")
+        whole = int(mantissa.replace(".", ""))
+        scale = int(exponent) - (digits - 1)
+        best = None
+        for candidate in (whole, whole - 1, whole + 1):
+            number = float(f"{candidate}e{scale}")
+            if _reads_as(number, bits) and (best is None or
+                                             abs(number - value) < abs(best - value)):
+                best = number
+        if best is not None:
+            return float.__repr__(best)
+    return float.__repr__(float(value))
+
+
+class Float32(float):
+    """A float32 field as read from the server: a float holding the exact value received, which
+    prints (repr, str, f-strings) as the shortest decimal of that float32: `fat_margin=0.1`, not
+    `fat_margin=0.10000000149011612`. Like numpy.float32, it does not compare equal to 0.1."""
+
+    __slots__ = ()
+
+    def __repr__(self) -> str:
+        return float32_text(self)
+
+    __str__ = __repr__
 
 
 class Mode(enum.IntEnum):

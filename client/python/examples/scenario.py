@@ -2,8 +2,8 @@
 """The cross-language scenario: one scene, five bodies, five unary queries printed as JSON.
 
 Creates the scene, upserts the bodies in one UpsertBodies call, prints one JSON object per query
-(a..e) on its own line, then deletes the scene. Floats print as Python's repr, which parses back
-to the exact value received.
+(a..e) on its own line, then deletes the scene. Floats print as the shortest decimal that reads
+back as the float32 received (a Float32's repr), as the C++ and Node programs print them.
 
     PYTHONPATH=build/client/python /usr/bin/python3 client/python/examples/scenario.py \\
         --address 127.0.0.1:50051 --scene scenario
@@ -31,6 +31,12 @@ def bodies():
     ]
 
 
+def number(value: float) -> float:
+    """A float32 the client read as the float JSON prints in its shortest form (json writes a
+    float's own repr, the Float32's exact value)."""
+    return float(repr(value))
+
+
 def as_json(name: str, response: QueryResponse) -> str:
     """One output line."""
     return json.dumps({
@@ -38,10 +44,10 @@ def as_json(name: str, response: QueryResponse) -> str:
         "version": response.version,
         "hits": [{
             "body_id": h.body_id,
-            "distance": h.distance,
-            "point": [h.point.x, h.point.y, h.point.z],
-            "normal": [h.normal.x, h.normal.y, h.normal.z],
-            "depth": h.depth,
+            "distance": number(h.distance),
+            "point": [number(h.point.x), number(h.point.y), number(h.point.z)],
+            "normal": [number(h.normal.x), number(h.normal.y), number(h.normal.z)],
+            "depth": number(h.depth),
             "start_overlapping": h.start_overlapping,
         } for h in response.hits],
     })

@@ -66,6 +66,10 @@ class ClientTest(ServerTestCase):
         self.assertEqual(names, sorted(names))
         got = self.client.get_scene("scenes-b")
         self.assertEqual(got.options.fat_margin, 0.10000000149011612)
+        # Printed as the float32 it is: what was written, not the float32's exact expansion.
+        self.assertEqual(repr(got.options.fat_margin), "0.1")
+        self.assertIn("fat_margin=0.1,", repr(got.options))
+        self.assertEqual(f"{got.options.fat_margin}", "0.1")
         self.assertEqual(got.stats.body_count, 0)
         self.client.delete_scene("scenes-a")
         with self.assertRaisesCode(grpc.StatusCode.NOT_FOUND, "scene"):

@@ -1,11 +1,15 @@
 """Checks that need no server: the asyncio client has the blocking client's surface, and
 ServerStats has the fields of collide.v1.GetServerStatsResponse (both fail when one side changes
-and the other does not)."""
+and the other does not); float32 values print as their shortest float32 decimal."""
 
 from __future__ import annotations
 
 import dataclasses
+import decimal
 import inspect
+import math
+import random
+import struct
 import typing
 import unittest
 
@@ -168,6 +172,80 @@ class ServerStatsDriftTest(unittest.TestCase):
         # And an empty message reads as the defaults.
         self.assertReadAs(convert.server_stats(pb.GetServerStatsResponse()),
                           pb.GetServerStatsResponse())
+
+
+
+def as_float32(value: float) -> float:
+    """`value` rounded to float32."""
+    return struct.unpack("<f", struct.pack("<f", value))[0]
+
+
+def float32_neighbours(value: float):
+    """The float32 values just below and above `value` (a finite, nonzero float32)."""
+    bits = struct.unpack("<I", struct.pack("<f", abs(value)))[0]
+    below = struct.unpack("<f", struct.pack("<I", bits - 1))[0] if bits > 0 else 0.0
+    above = struct.unpack("<f", struct.pack("<I", bits + 1))[0]
+    return below, above
+
+
+def shortest_inside(value: float) -> int:
+    """The fewest significant digits of a decimal strictly between the midpoints from `value` to
+    its float32 neighbours: the oracle, by interval, of the shortest text."""
+    with decimal.localcontext() as context:
+        context.prec = 200  # exact for every float32 and their midpoints
+        return _shortest_inside(value)
+
+
+def _shortest_inside(value: float) -> int:
+    below, above = float32_neighbours(value)
+    exact = decimal.Decimal(abs(value))
+    low = (exact + decimal.Decimal(below)) / 2
+    high = (exact + decimal.Decimal(above)) / 2
+    for digits in range(1, 12):
+        # The smallest multiple of the digit's unit above `low` (at `digits` significant digits).
+        unit = decimal.Decimal(1).scaleb(exact.adjusted() - digits + 1)
+        candidate = (low / unit).to_integral_value(rounding=decimal.ROUND_FLOOR) * unit + unit
+        if low < candidate < high:
+            return digits
+    raise AssertionError(f"no decimal inside the interval of {value}")
+
+
+class Float32TextTest(unittest.TestCase):
+    SEED = 2811
+
+    def test_random_float32_values_print_shortest_and_read_back_exactly(self) -> None:
+        rng = random.Random(self.SEED)
+        for case in range(20000):
+            exponent = rng.uniform(-40, 38)
+            value = as_float32(rng.choice((-1, 1)) * rng.random() * 10.0 ** exponent)
+            text = collide.model.float32_text(value)
+            with self.subTest(seed=self.SEED, case=case, value=value):
+                # Reads back as the same float32 ...
+                self.assertEqual(as_float32(float(text)), value)
+                # ... with no more significant digits than the shortest decimal strictly inside
+                # the value's float32 rounding interval (found with exact decimal arithmetic).
+                digits = len(text.split("e")[0].replace("-", "").replace(".", "").strip("0"))
+                self.assertLessEqual(digits, shortest_inside(value))
+
+    def test_edge_values(self) -> None:
+        text = collide.model.float32_text
+        self.assertEqual(text(as_float32(0.1)), "0.1")
+        self.assertEqual(text(as_float32(0.7071068)), "0.7071068")
+        self.assertEqual(text(0.0), "0.0")
+        self.assertEqual(text(-0.0), "-0.0")
+        self.assertEqual(text(1.0), "1.0")
+        self.assertEqual(text(as_float32(1e9)), "1000000000.0")
+        self.assertEqual(text(as_float32(3.4028234663852886e38)), "3.4028235e+38")
+        self.assertEqual(text(1.401298464324817e-45), "1e-45")  # the smallest subnormal
+        self.assertEqual(text(math.inf), "inf")
+        self.assertTrue(math.isnan(float(text(math.nan))))
+        value = collide.Float32(as_float32(0.1))
+        self.assertEqual((repr(value), str(value), f"{value}", f"{value:.3f}"),
+                         ("0.1", "0.1", "0.1", "0.100"))
+        self.assertEqual(value, 0.10000000149011612)
+        self.assertEqual(repr(collide.SceneOptions(fat_margin=value)),
+                         "SceneOptions(fat_margin=0.1, max_bodies=None, "
+                         "durability=<Durability.DEFAULT: 0>, history_ticks=None)")
 
 
 if __name__ == "__main__":

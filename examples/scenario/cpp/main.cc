@@ -3,7 +3,8 @@
 // Creates --scene (default options), upserts five bodies in one UpsertBodies call, runs five
 // unary queries (a..e), prints one JSON object per query on its own line, then deletes the
 // scene. The Python and Node programs do the same, so that a test can compare the three outputs.
-// Numbers are printed as the shortest text that parses back to the exact float received.
+// Numbers are printed as the shortest text that reads back as the float32 received (as the Python
+// and Node clients print them).
 //
 //   collide-scenario-cpp --address=127.0.0.1:50051 --scene=scenario
 
@@ -33,10 +34,10 @@ namespace {
 using client::MakePose;
 using client::MakeVec3;
 
-// The shortest decimal text that parses back to `value` (as a double, hence exactly the float).
+// The shortest decimal text that reads back as the float32 `value`.
 std::string Number(float value) {
   char text[64];
-  std::to_chars_result end = std::to_chars(text, text + sizeof(text), static_cast<double>(value));
+  std::to_chars_result end = std::to_chars(text, text + sizeof(text), value);
   return std::string(text, end.ptr);
 }
 
