@@ -277,6 +277,12 @@ absl::StatusOr<std::vector<std::string>> ParseNatsUrls(absl::string_view list) {
       return absl::InvalidArgumentError(
           absl::StrCat("nats_url: \"", url, "\" is not nats://host:port (or tls://)"));
     }
+    if (url.find('@') != std::string::npos) {
+      // Every option is logged at start (Describe): a password here would be too.
+      return absl::InvalidArgumentError(
+          "nats_url: holds credentials (user@ or user:password@), which the start-up log would "
+          "show; collide-server connects to NATS without credentials (docs/SECURITY.md)");
+    }
   }
   return urls;
 }

@@ -151,7 +151,8 @@ std::string AbslUnparseFlag(SimdChoice choice);
   X(std::string, data_dir, "./data", AnyValue{},                                                   \
     "Data directory (created if missing), opened once every listener is bound.")                   \
   X(::collide::DurabilityPolicy, durability, DurabilityPolicy::kAlways, AnyValue{},                \
-    "none / periodic / always: the durability of scenes created with DURABILITY_DEFAULT.")         \
+    "none / periodic / always / replicated: the durability of scenes created with "                \
+    "DURABILITY_DEFAULT (replicated needs --nats_url).")                                           \
   X(int, sync_interval_ms, 100, Between(0, std::numeric_limits<int>::max()),                       \
     "Periodic fsync interval, in milliseconds.")                                                   \
   X(::collide::RecoveryMode, recovery, RecoveryMode::kStrict, AnyValue{},                          \

@@ -98,13 +98,16 @@ absl::StatusOr<std::vector<std::string>> ParseShards(absl::string_view list) {
 }
 
 // `collide scene list --shards A,B,C`: ListScenes on each shard directly (the global options but
-// the address), each scene named with its shard. A shard that fails fails the command, named.
+// the address), each scene named with its shard. Every shard that answers is listed; those that
+// do not are named (JSON: their "error") and fail the command once the others are printed.
 absl::Status ListShardScenes(CommandContext& c) {
   absl::StatusOr<std::vector<std::string>> shards = ParseShards(c.args.String("shards"));
   if (!shards.ok()) c.args.Fail(shards.status());
   if (!c.args.ok()) return c.args.status();
   std::string text;
   std::vector<std::string> json;
+  std::vector<std::string> unreachable;
+  absl::StatusCode first_code = absl::StatusCode::kOk;
   size_t total = 0;
   for (const std::string& shard : *shards) {
     client::ClientOptions options = c.client.options();
@@ -114,8 +117,13 @@ absl::Status ListShardScenes(CommandContext& c) {
         client.ok() ? (*client)->ListScenes()
                     : absl::StatusOr<std::vector<v1::SceneInfo>>(client.status());
     if (!scenes.ok()) {
-      return absl::Status(scenes.status().code(),
-                          absl::StrCat("shard ", shard, ": ", scenes.status().message()));
+      if (first_code == absl::StatusCode::kOk) first_code = scenes.status().code();
+      const std::string error = absl::StrCat(absl::StatusCodeToString(scenes.status().code()),
+                                             ": ", scenes.status().message());
+      unreachable.push_back(absl::StrCat("shard ", shard, ": ", error));
+      json.push_back(absl::StrCat("{\"shard\":", JsonString(shard),
+                                  ",\"error\":", JsonString(error), "}"));
+      continue;
     }
     v1::ListScenesResponse response;
     for (const v1::SceneInfo& scene : *scenes) {
@@ -128,8 +136,17 @@ absl::Status ListShardScenes(CommandContext& c) {
   }
   if (c.out.json()) {
     c.out.PrintText(absl::StrCat("{\"shards\":[", absl::StrJoin(json, ","), "]}"));
-  } else {
+  } else if (unreachable.size() < shards->size()) {
     c.out.PrintText(total == 0 ? "no scenes" : text);
+  }
+  if (!unreachable.empty()) {
+    // The scenes of the shards that answered are above; these are missing from the list.
+    return absl::Status(first_code,
+                        absl::StrCat(unreachable.size() == 1 ? "" : "unreachable shards: ",
+                                     absl::StrJoin(unreachable, "; "),
+                                     unreachable.size() < shards->size()
+                                         ? " (the scenes of the other shards are listed)"
+                                         : ""));
   }
   return absl::OkStatus();
 }
@@ -184,7 +201,8 @@ std::vector<Command> SceneCommands() {
        .flags = {{"shards", "HOST:PORT,...",
                   "ask each of these servers directly instead of --address; every scene line "
                   "starts with its shard (JSON: {\"shards\":[{\"shard\":..., \"scenes\":"
-                  "{ListScenesResponse}}]})"}},
+                  "{ListScenesResponse}}]}); a shard that does not answer is named (JSON: its "
+                  "\"error\") and fails the command after the others are listed"}},
        .run = ListScenes},
       {.name = "scene get",
        .positional = "SCENE",

@@ -114,6 +114,16 @@ void ImportReactor::Import() {
     EndWith(absl::CancelledError("stream cancelled; nothing imported"));
     return;
   }
+  // A replicated scene's log starts at its creation on the cluster: it is created, not imported
+  // (check_only answers the same).
+  if (imported->options.durability == DurabilityPolicy::kReplicated ||
+      (imported->options.durability == DurabilityPolicy::kDefault &&
+       context_.default_durability == DurabilityPolicy::kReplicated)) {
+    EndWith(FieldStatus(absl::StatusCode::kFailedPrecondition, "header.options.durability",
+                        "a scene is imported with durability none, periodic or always: a "
+                        "replicated scene is created (CreateScene) and written"));
+    return;
+  }
   if (imported->check_only) {
     // The import's checks, nothing created: answered with the scene the import would create.
     absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
@@ -132,15 +142,6 @@ void ImportReactor::Import() {
   }
   const std::string name = imported->scene;
   const size_t bodies = imported->state.bodies.size();
-  // A replicated scene's log starts at its creation on the cluster: it is created, not imported.
-  if (imported->options.durability == DurabilityPolicy::kReplicated ||
-      (imported->options.durability == DurabilityPolicy::kDefault &&
-       context_.default_durability == DurabilityPolicy::kReplicated)) {
-    EndWith(FieldStatus(absl::StatusCode::kFailedPrecondition, "header.options.durability",
-                        "a scene is imported with durability none, periodic or always: a "
-                        "replicated scene is created (CreateScene) and written"));
-    return;
-  }
   // The store's callback holds the call open: once handed over, the import completes (the scene
   // exists then) even if the client goes away meanwhile.
   stream_call_.Hold();
