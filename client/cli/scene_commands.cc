@@ -118,11 +118,11 @@ absl::Status ListShardScenes(CommandContext& c) {
                     : absl::StatusOr<std::vector<v1::SceneInfo>>(client.status());
     if (!scenes.ok()) {
       if (first_code == absl::StatusCode::kOk) first_code = scenes.status().code();
-      const std::string error = absl::StrCat(absl::StatusCodeToString(scenes.status().code()),
-                                             ": ", scenes.status().message());
+      const std::string error = absl::StrCat(absl::StatusCodeToString(scenes.status().code()), ": ",
+                                             scenes.status().message());
       unreachable.push_back(absl::StrCat("shard ", shard, ": ", error));
-      json.push_back(absl::StrCat("{\"shard\":", JsonString(shard),
-                                  ",\"error\":", JsonString(error), "}"));
+      json.push_back(
+          absl::StrCat("{\"shard\":", JsonString(shard), ",\"error\":", JsonString(error), "}"));
       continue;
     }
     v1::ListScenesResponse response;
@@ -141,12 +141,12 @@ absl::Status ListShardScenes(CommandContext& c) {
   }
   if (!unreachable.empty()) {
     // The scenes of the shards that answered are above; these are missing from the list.
-    return absl::Status(first_code,
-                        absl::StrCat(unreachable.size() == 1 ? "" : "unreachable shards: ",
-                                     absl::StrJoin(unreachable, "; "),
-                                     unreachable.size() < shards->size()
-                                         ? " (the scenes of the other shards are listed)"
-                                         : ""));
+    return absl::Status(
+        first_code,
+        absl::StrCat(
+            unreachable.size() == 1 ? "" : "unreachable shards: ", absl::StrJoin(unreachable, "; "),
+            unreachable.size() < shards->size() ? " (the scenes of the other shards are listed)"
+                                                : ""));
   }
   return absl::OkStatus();
 }

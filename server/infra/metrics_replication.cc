@@ -74,16 +74,14 @@ std::vector<prometheus::MetricFamily> ReplicationMetrics::Collect() const {
   gauge("collide_replication_followed_scenes", "Replicated scenes this server follows.",
         figures.followed);
   counter("collide_replication_takeovers_total",
-          "Replicated scenes this server took over (failovers and handovers).",
-          figures.takeovers);
+          "Replicated scenes this server took over (failovers and handovers).", figures.takeovers);
   counter("collide_replication_depositions_total",
           "Replicated scenes another server took from this one while it owned them.",
           figures.depositions);
   counter("collide_replication_rebuilds_total",
           "Copies of replicated scenes rebuilt here from their replicated logs.", figures.rebuilds);
   counter("collide_replication_records_published_total",
-          "Records this server stored in replicated logs as an owner.",
-          figures.records_published);
+          "Records this server stored in replicated logs as an owner.", figures.records_published);
   counter("collide_replication_records_applied_total",
           "Records this server applied from replicated logs as a follower.",
           figures.records_applied);

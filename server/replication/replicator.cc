@@ -65,6 +65,9 @@ struct Replicator::Replica {
   // Owning (also while taking over: my_revision is the key's revision this server wrote).
   std::shared_ptr<ScenePublisher> publisher ABSL_GUARDED_BY(mu);
   uint64_t my_revision ABSL_GUARDED_BY(mu) = 0;
+  // When the key's latest write by this server (the takeover's, or a renewal's) was asked for:
+  // the lease runs from there.
+  Clock::time_point lease_asked ABSL_GUARDED_BY(mu){};
   OwnerRecord my_record ABSL_GUARDED_BY(mu);
   ReplicatedRecordKind reserved_kind ABSL_GUARDED_BY(mu) = ReplicatedRecordKind::kUpdate;
 
@@ -658,7 +661,9 @@ absl::Status Replicator::TakeOver(const std::shared_ptr<Replica>& replica) {
                record.address, mine.epoch);
   // Catch up with the stream, then write the takeover mark right after its last message: from
   // then on, no message of an earlier owner can be stored.
-  const auto give_up = Clock::now() + 4 * options_.lease;
+  // Catching up may need a rebuild from the stream: not bounded by a short lease alone.
+  const auto give_up = Clock::now() + std::max<std::chrono::milliseconds>(4 * options_.lease,
+                                                                          std::chrono::seconds(10));
   uint64_t mark = 0;
   std::string mark_id;
   absl::Status failure;
@@ -735,9 +740,22 @@ absl::Status Replicator::TakeOver(const std::shared_ptr<Replica>& replica) {
     }
   }
   if (mark == 0) {
-    MutexLock lock(&replica->mu);
-    replica->taking_over = false;
-    // The key stays ours until its lease runs out; the next attempt (or another server) goes on.
+    // The key is handed back, marked released, so that any follower (this one included) may
+    // take the scene at once; it is no longer renewed here either way. (Kept and renewed, it
+    // would name an owner that never writes: nobody would ever take the scene over.)
+    OwnerRecord released = mine;
+    released.released = true;
+    uint64_t revision;
+    {
+      MutexLock lock(&replica->mu);
+      revision = replica->my_revision;
+      replica->my_revision = 0;
+      replica->taking_over = false;
+    }
+    if (revision != 0) {
+      nats_->KvUpdate(replica->names.owner_key, EncodeOwnerRecord(released), revision)
+          .IgnoreError();
+    }
     return failure;
   }
   // The last deliveries finish here (the subscription waits for them).
@@ -771,9 +789,11 @@ absl::Status Replicator::TakeOver(const std::shared_ptr<Replica>& replica) {
                        .part_bytes = options_.part_bytes,
                        .timeout_ms = options_.publish_timeout.count()};
   std::shared_ptr<ScenePublisher> publisher = MakePublisher(replica, std::move(start));
-  publisher->SetLeaseUntil(asked + options_.lease - options_.lease / 10);
   {
     MutexLock lock(&replica->mu);
+    // Renewals while catching up extended the lease (the publisher did not exist yet).
+    publisher->SetLeaseUntil(std::max(asked, replica->lease_asked) + options_.lease -
+                             options_.lease / 10);
     replica->publisher = publisher;
     replica->role = Replica::Role::kOwner;
     replica->taking_over = false;
@@ -1180,7 +1200,11 @@ void Replicator::RunLeases() {
         revision = replica->my_revision;
         record = replica->my_record;
         publisher = replica->publisher;
-        if (replica->role == Replica::Role::kFollowing) due = TakeoverDue(*replica, now);
+        // A takeover that failed waits for its retry time (retry_at) before the next.
+        const bool waiting = replica->retry_at != Clock::time_point{} && now < replica->retry_at;
+        if (replica->role == Replica::Role::kFollowing && !waiting) {
+          due = TakeoverDue(*replica, now);
+        }
         retry = replica->retry_at != Clock::time_point{} && now >= replica->retry_at;
         if (retry) replica->retry_at = Clock::time_point{};
       }
@@ -1195,6 +1219,7 @@ void Replicator::RunLeases() {
         if (replica->my_revision == revision) {
           replica->my_revision = *renewed;
           replica->my_record = record;
+          replica->lease_asked = asked;
         }
         if (replica->publisher != nullptr) {
           replica->publisher->SetLeaseUntil(asked + options_.lease - options_.lease / 10);
@@ -1205,6 +1230,17 @@ void Replicator::RunLeases() {
           if (absl::StatusOr<OwnerRecord> now_owner = ParseOwnerRecord(key->value);
               now_owner.ok()) {
             owner = now_owner->address;
+            if (now_owner->server == instance_ && now_owner->epoch == record.epoch &&
+                !now_owner->released) {
+              // The key holds this server's own record: an earlier renewal was stored but its
+              // answer was lost (a timeout while the cluster regained its quorum). Nobody else
+              // wrote it, so this server still owns the scene: go on from that revision (the
+              // next renewal extends the lease).
+              MutexLock lock(&replica->mu);
+              if (replica->my_revision == revision) replica->my_revision = key->revision;
+              next_renewal = Clock::now();
+              continue;
+            }
           }
         }
         Depose(replica, owner);

@@ -375,8 +375,8 @@ TEST_F(CliTest, SceneListShardsListsWhatItReachesAndNamesWhatItCannot) {
   CommandResult json =
       Cli({"--json", "scene", "list", "--shards=" + down + "," + server_->address()});
   EXPECT_EQ(json.exit_code, 1) << json.err;
-  EXPECT_TRUE(absl::StartsWith(json.out, "{\"shards\":[{\"shard\":\"" + down +
-                                             "\",\"error\":\"UNAVAILABLE: "))
+  EXPECT_TRUE(absl::StartsWith(
+      json.out, "{\"shards\":[{\"shard\":\"" + down + "\",\"error\":\"UNAVAILABLE: "))
       << json.out;
   EXPECT_TRUE(absl::StrContains(json.out, "{\"shard\":\"" + server_->address() +
                                               "\",\"scenes\":{\"scenes\":[{\"name\":\"a\""))
@@ -385,8 +385,7 @@ TEST_F(CliTest, SceneListShardsListsWhatItReachesAndNamesWhatItCannot) {
   CommandResult none = Cli({"scene", "list", "--shards=" + down + ",127.0.0.1:2"});
   EXPECT_EQ(none.exit_code, 1);
   EXPECT_EQ(none.out, "");
-  EXPECT_TRUE(absl::StrContains(none.err, "unreachable shards: shard " + down + ": "))
-      << none.err;
+  EXPECT_TRUE(absl::StrContains(none.err, "unreachable shards: shard " + down + ": ")) << none.err;
   EXPECT_TRUE(absl::StrContains(none.err, "shard 127.0.0.1:2: ")) << none.err;
 }
 

@@ -133,8 +133,9 @@ absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text,
       out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", ports.stats));
       ++stats_binds;
     } else if (absl::StartsWith(body, "stats socket ipv4@0.0.0.0:9999 ")) {
-      out.push_back(absl::StrCat(indent, "stats socket ipv4@127.0.0.1:", ports.admin,
-                                 body.substr(std::string_view("stats socket ipv4@0.0.0.0:9999").size())));
+      out.push_back(
+          absl::StrCat(indent, "stats socket ipv4@127.0.0.1:", ports.admin,
+                       body.substr(std::string_view("stats socket ipv4@0.0.0.0:9999").size())));
       ++admin_sockets;
     } else if (absl::StrContains(body, kMapFile) && !absl::StartsWith(body, "#")) {
       out.push_back(absl::StrCat(indent, absl::StrReplaceAll(body, {{kMapFile, ports.map_file}})));

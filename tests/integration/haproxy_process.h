@@ -67,7 +67,10 @@ class HaproxyProcess {
  private:
   HaproxyProcess(int port, int admin_port, std::string map_file,
                  std::unique_ptr<testing::TempDir> dir)
-      : port_(port), admin_port_(admin_port), map_file_(std::move(map_file)), dir_(std::move(dir)) {}
+      : port_(port),
+        admin_port_(admin_port),
+        map_file_(std::move(map_file)),
+        dir_(std::move(dir)) {}
 
   int port_;
   int admin_port_;

@@ -6,9 +6,9 @@ namespace collide {
 namespace {
 
 TEST(DurabilityPolicy, NamesRoundTrip) {
-  for (DurabilityPolicy p : {DurabilityPolicy::kDefault, DurabilityPolicy::kNone,
-                             DurabilityPolicy::kPeriodic, DurabilityPolicy::kAlways,
-                             DurabilityPolicy::kReplicated}) {
+  for (DurabilityPolicy p :
+       {DurabilityPolicy::kDefault, DurabilityPolicy::kNone, DurabilityPolicy::kPeriodic,
+        DurabilityPolicy::kAlways, DurabilityPolicy::kReplicated}) {
     absl::StatusOr<DurabilityPolicy> parsed = ParseDurabilityPolicy(DurabilityPolicyName(p));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, p);

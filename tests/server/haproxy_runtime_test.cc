@@ -96,8 +96,9 @@ TEST(HaproxyCommand, NoListenerNoAnswerAndBadAddressesAreUnavailableAndNamed) {
   // Nothing listens on port 1 of loopback.
   absl::StatusOr<std::string> refused = HaproxyCommand("127.0.0.1:1", "show map m", kTimeout);
   EXPECT_EQ(refused.status().code(), absl::StatusCode::kUnavailable);
-  EXPECT_TRUE(absl::StrContains(refused.status().message(), "router_admin: HAProxy's runtime "
-                                                            "API at 127.0.0.1:1: "))
+  EXPECT_TRUE(absl::StrContains(refused.status().message(),
+                                "router_admin: HAProxy's runtime "
+                                "API at 127.0.0.1:1: "))
       << refused.status();
   for (const char* bad : {"nohost", ":80", "127.0.0.1:99999999", "127.0.0.1:x"}) {
     absl::StatusOr<std::string> answer = HaproxyCommand(bad, "show map m", kTimeout);

@@ -47,8 +47,7 @@ std::string HttpGet(int port, const std::string& path) {
   address.sin_port = htons(static_cast<uint16_t>(port));
   std::string answer;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0) {
-    const std::string request =
-        absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
+    const std::string request = absl::StrCat("GET ", path, " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n");
     if (send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
         static_cast<ssize_t>(request.size())) {
       char buffer[4096];
@@ -58,6 +57,17 @@ std::string HttpGet(int port, const std::string& path) {
   }
   close(fd);
   return answer;
+}
+
+// True when a /jsz answer names the JetStream meta group's leader ("meta_cluster": {...
+// "leader": "n1" ...}).
+bool HasMetaLeader(const std::string& jsz) {
+  const size_t meta = jsz.find("\"meta_cluster\"");
+  if (meta == std::string::npos) return false;
+  size_t at = jsz.find("\"leader\"", meta);
+  if (at == std::string::npos) return false;
+  at = jsz.find('"', at + 8);  // the value's opening quote
+  return at != std::string::npos && at + 1 < jsz.size() && jsz[at + 1] != '"';
 }
 
 }  // namespace
@@ -179,6 +189,12 @@ absl::Status NatsCluster::WaitHealthy(std::chrono::milliseconds timeout) {
       const std::string answer = HttpGet(node.monitor_port, "/healthz");
       if (!absl::StrContains(answer, "\"status\":\"ok\"") &&
           !absl::StrContains(answer, "\"status\": \"ok\"")) {
+        all = false;
+        break;
+      }
+      // /healthz answers ok before the JetStream meta group has a leader, and until it has one
+      // every JetStream request gets "no responders": wait for the node to name one.
+      if (nodes_.size() > 1 && !HasMetaLeader(HttpGet(node.monitor_port, "/jsz"))) {
         all = false;
         break;
       }
