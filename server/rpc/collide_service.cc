@@ -676,9 +676,10 @@ void CollideService::DoGetServerStats(const Principal& principal,
   response->set_writable(writable.ok());
   if (!writable.ok()) response->set_write_error(std::string(writable.message()));
   response->set_server_address(context_.address);
+  // Present either way (enabled false without --nats_url), so that every field is answered.
+  v1::ReplicationStats* out = response->mutable_replication();
   if (context_.replication != nullptr) {
     const ReplicationFigures figures = context_.replication->Figures();
-    v1::ReplicationStats* out = response->mutable_replication();
     out->set_enabled(true);
     out->set_connected(figures.connected);
     out->set_address(figures.address);
