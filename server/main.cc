@@ -112,7 +112,9 @@ class Running {
       absl::StatusOr<std::unique_ptr<ViewerEndpoint>> viewer =
           ViewerEndpoint::Start(ViewerOptions{.address = options.viewer_address,
                                               .allow_remote = allow_remote,
-                                              .max_streams = options.viewer_max_streams});
+                                              .max_streams = options.viewer_max_streams,
+                                              .service_limits = options.limits,
+                                              .default_durability = options.durability});
       if (!viewer.ok()) return viewer.status();
       viewer_ = *std::move(viewer);
     }

@@ -80,8 +80,10 @@ check server/replication $core absl nats spdlog collide/v1 server/replication \
 # rpc: the service and its streams.
 check server/rpc $core absl grpc grpcpp google/protobuf collide/v1 collide/version.h spdlog \
   server/rpc server/convert server/infra server/service_context.h server/service_options.h
-# viewer: the browser viewer's HTTP API, on infra's listener.
-check server/viewer $core absl civetweb.h server/viewer server/infra server/convert
+# viewer: the browser viewer's HTTP API, on infra's listener; requests and answers as the API's
+# messages (and its own, collide/viewer) through convert, printed by protobuf's JSON mapping.
+check server/viewer $core absl civetweb.h collide/v1 collide/viewer google/protobuf \
+  server/viewer server/infra server/convert server/service_options.h
 # The server that assembles them, and the binaries.
 for file in server/server.h server/server.cc; do
   check $file $core absl grpc grpcpp google/protobuf collide/v1 spdlog server/rpc server/infra \

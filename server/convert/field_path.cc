@@ -74,7 +74,7 @@ void ForImport(const RequestLayout& layout, absl::StatusCode code, FieldError* e
         std::upper_bound(layout.chunk_starts.begin(), layout.chunk_starts.end(), e->index);
     const size_t chunk = static_cast<size_t>(next - layout.chunk_starts.begin()) - 1;
     e->index -= layout.chunk_starts[chunk];
-    e->list = absl::StrCat("chunks[", chunk, "].bodies");
+    e->list = FieldPath("chunks", chunk, "bodies");
     return;
   }
   // The scene's name is the first message's `scene`, or the header's: a name that is not

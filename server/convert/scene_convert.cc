@@ -105,6 +105,16 @@ absl::Status BodyToOp(const v1::Body& body, UpdateOp* op) {
   return absl::OkStatus();
 }
 
+void ListScenesToProto(const Database& db, absl::FunctionRef<bool(const std::string&)> visible,
+                       DurabilityPolicy server_default, v1::ListScenesResponse* out) {
+  for (const std::string& name : db.SceneNames()) {  // sorted
+    if (!visible(name)) continue;
+    absl::StatusOr<std::shared_ptr<const Scene>> scene = db.GetScene(name);
+    if (!scene.ok()) continue;  // deleted meanwhile
+    SceneInfoToProto(**scene, server_default, out->add_scenes());
+  }
+}
+
 void BodyStateToProto(const BodyState& state, v1::Body* out) {
   out->set_id(state.id);
   ToProtoShape(state.shape, out->mutable_shape());

@@ -1,5 +1,6 @@
 #pragma once
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "collide/v1/collide.pb.h"
@@ -7,6 +8,7 @@
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
 #include "server/service_options.h"
+#include "store/database.h"
 
 namespace collide {
 
@@ -30,6 +32,11 @@ v1::Durability DurabilityToProto(DurabilityPolicy policy);
 void StatsToProto(const SceneStats& stats, v1::SceneStats* out);
 /// `scene`'s name, options (durability resolved against `server_default`) and current counters.
 void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::SceneInfo* out);
+/// The ListScenes answer (the rpc's and the viewer's): every scene of `db` whose name `visible`
+/// lets through, by name, each as SceneInfoToProto writes it; a scene deleted meanwhile is left
+/// out.
+void ListScenesToProto(const Database& db, absl::FunctionRef<bool(const std::string&)> visible,
+                       DurabilityPolicy server_default, v1::ListScenesResponse* out);
 
 /// The upsert of `body`, its values as they are. INVALID_ARGUMENT (a FieldError of the body,
 /// for the caller to place with AtElement) about `shape` when none is set or `kind` when the API

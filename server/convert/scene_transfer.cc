@@ -29,7 +29,7 @@ void OptionsToProto(const SceneOptions& options, v1::SceneOptions* out) {
 }
 
 absl::Status Misplaced(uint64_t index, absl::string_view what) {
-  return absl::InvalidArgumentError(absl::StrCat("messages[", index, "]: ", what));
+  return InvalidElementError("messages", index, "", what);
 }
 
 }  // namespace
@@ -105,15 +105,15 @@ absl::Status SceneImporter::Add(const v1::ImportSceneRequest& message, size_t by
   const uint64_t index = messages_++;
   bytes_ += bytes;
   if (bytes_ > limits_.max_import_bytes) {
-    return absl::ResourceExhaustedError(absl::StrCat("messages[", index, "]: the import passes ",
-                                                     limits_.max_import_bytes,
-                                                     " bytes (the server's --max_import_bytes)"));
+    return FieldStatus(absl::StatusCode::kResourceExhausted, FieldPath("messages", index, ""),
+                       absl::StrCat("the import passes ", limits_.max_import_bytes,
+                                    " bytes (the server's --max_import_bytes)"));
   }
   if (index > 0 && (!message.scene().empty() || message.replace() || message.check_only())) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "messages[", index, "].",
+    return InvalidElementError(
+        "messages", index,
         !message.scene().empty() ? "scene" : (message.replace() ? "replace" : "check_only"),
-        ": only the first message names the target"));
+        "only the first message names the target");
   }
   if (has_trailer_) return Misplaced(index, "a message after the trailer");
   const v1::SceneExportMessage& part = message.message();
@@ -130,8 +130,7 @@ absl::Status SceneImporter::Add(const v1::ImportSceneRequest& message, size_t by
     case v1::SceneExportMessage::PART_NOT_SET:
       break;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("messages[", index, "].message: holds no header, chunk or trailer"));
+  return InvalidElementError("messages", index, "message", "holds no header, chunk or trailer");
 }
 
 absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
@@ -203,7 +202,7 @@ absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
 
 absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
   const uint64_t index = chunks_++;
-  const std::string head = absl::StrCat("chunks[", index, "].bodies");
+  const std::string head = FieldPath("chunks", index, "bodies");
   std::vector<BodyState>& bodies = imported_.state.bodies;
   imported_.chunk_starts.push_back(bodies.size());
   for (int j = 0; j < chunk.bodies_size(); ++j) {

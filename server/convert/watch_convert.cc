@@ -78,29 +78,41 @@ void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out) {
   v1::WatchUpdate* update = out->mutable_update();
   update->set_version(u.version);
   update->set_tick(u.tick);
-  for (const WatchEvent& e : u.events) {
-    v1::WatchEvent* event = update->add_events();
-    event->set_body_id(e.body_id);
-    switch (e.kind) {
-      case WatchEventKind::kEnter:
-        event->set_kind(v1::WatchEvent::KIND_ENTER);
-        event->set_fence_id(e.watch_id);
-        ToProtoVec3(e.point, event->mutable_point());
-        ToProtoVec3(e.normal, event->mutable_normal());
-        break;
-      case WatchEventKind::kExit:
-        event->set_kind(v1::WatchEvent::KIND_EXIT);
-        event->set_fence_id(e.watch_id);
-        break;
-      case WatchEventKind::kContactBegin:
-      case WatchEventKind::kContactEnd:
-        event->set_kind(e.kind == WatchEventKind::kContactBegin ? v1::WatchEvent::KIND_CONTACT_BEGIN
-                                                                : v1::WatchEvent::KIND_CONTACT_END);
-        event->set_contact_id(e.watch_id);
-        event->set_other_body_id(e.other_body_id);
-        break;
-    }
+  for (const WatchEvent& e : u.events) WatchEventToProto(e, update->add_events());
+}
+
+void WatchEventToProto(const WatchEvent& e, v1::WatchEvent* event) {
+  event->Clear();
+  event->set_body_id(e.body_id);
+  switch (e.kind) {
+    case WatchEventKind::kEnter:
+      event->set_kind(v1::WatchEvent::KIND_ENTER);
+      event->set_fence_id(e.watch_id);
+      ToProtoVec3(e.point, event->mutable_point());
+      ToProtoVec3(e.normal, event->mutable_normal());
+      break;
+    case WatchEventKind::kExit:
+      event->set_kind(v1::WatchEvent::KIND_EXIT);
+      event->set_fence_id(e.watch_id);
+      break;
+    case WatchEventKind::kContactBegin:
+    case WatchEventKind::kContactEnd:
+      event->set_kind(e.kind == WatchEventKind::kContactBegin ? v1::WatchEvent::KIND_CONTACT_BEGIN
+                                                              : v1::WatchEvent::KIND_CONTACT_END);
+      event->set_contact_id(e.watch_id);
+      event->set_other_body_id(e.other_body_id);
+      break;
   }
+}
+
+void FenceSpecToProto(const FenceSpec& fence, v1::Fence* out) {
+  out->Clear();
+  out->set_id(fence.id);
+  ToProtoShape(fence.shape, out->mutable_shape());
+  ToProtoPose(fence.pose, out->mutable_pose());
+  if (fence.attached_to.has_value()) out->set_attached_to(*fence.attached_to);
+  out->mutable_filter()->set_category(fence.category);
+  out->mutable_filter()->set_mask(fence.mask);
 }
 
 }  // namespace collide

@@ -28,4 +28,10 @@ absl::Status WatchSpecsFromProto(const v1::WatchRequest& request, const ServiceL
 /// A core message as the proto the stream sends.
 void WatchMessageToProto(const WatchMessage& message, v1::WatchResponse* out);
 
+/// One event as the API's message (the fields of its kind set, as WatchUpdate.events holds it).
+void WatchEventToProto(const WatchEvent& event, v1::WatchEvent* out);
+
+/// A fence as its WatchRequest gave it (the filter's category and mask always set).
+void FenceSpecToProto(const FenceSpec& fence, v1::Fence* out);
+
 }  // namespace collide

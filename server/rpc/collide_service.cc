@@ -224,11 +224,18 @@ grpc::ServerUnaryReactor* CollideService::ListScenes(grpc::CallbackServerContext
 
 absl::Status CollideService::DoListScenes(const Principal& principal,
                                           v1::ListScenesResponse* response) const {
-  for (const std::string& name : context_.db->SceneNames()) {
-    if (!principal.CanSee(name)) continue;
-    absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
-    if (!scene.ok()) continue;  // deleted meanwhile
-    DescribeScene(context_, **scene, response->add_scenes());
+  ListScenesToProto(
+      *context_.db, [&](const std::string& name) { return principal.CanSee(name); },
+      context_.default_durability, response);
+  // Replicated scenes: their owner and this server's lag (DescribeScene's part).
+  if (context_.replication != nullptr) {
+    for (v1::SceneInfo& info : *response->mutable_scenes()) {
+      if (info.options().durability() != v1::DURABILITY_REPLICATED) continue;
+      if (std::optional<SceneReplicaFigures> figures =
+              context_.replication->SceneFigures(info.name())) {
+        ReplicationToProto(*figures, info.mutable_replication());
+      }
+    }
   }
   return absl::OkStatus();
 }

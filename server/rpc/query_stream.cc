@@ -65,7 +65,7 @@ void QueryStreamReactor::OnReadDone(bool ok) {
   }
   if (request_ == nullptr) NewRequest();
   if (absl::Status parsed =
-          ParseMessage(&in_, request_, absl::StrCat("messages[", messages_read_++, "]"));
+          ParseMessage(&in_, request_, FieldPath("messages", messages_read_++, ""));
       !parsed.ok()) {
     call_.End(ToGrpcStatus(parsed));
     return;

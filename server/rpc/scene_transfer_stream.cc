@@ -78,7 +78,7 @@ void ImportReactor::Read() {
 absl::Status ImportReactor::Take() {
   const size_t bytes = in_.Length();
   COLLIDE_RETURN_IF_ERROR(
-      ParseMessage(&in_, &request_, absl::StrCat("messages[", importer_.messages(), "]")));
+      ParseMessage(&in_, &request_, FieldPath("messages", importer_.messages(), "")));
   const bool had_header = importer_.has_header();
   COLLIDE_RETURN_IF_ERROR(importer_.Add(request_, bytes));
   if (!had_header && importer_.has_header()) {

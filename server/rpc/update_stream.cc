@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "server/convert/field_path.h"
 #include "server/convert/status_convert.h"
 #include "server/convert/update_convert.h"
@@ -89,7 +90,7 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   const size_t message_bytes = ok ? in_.Length() : 0;
   if (ok) ClearRequest();
   const absl::Status parsed =
-      ok ? MergeMessage(&in_, &request_, absl::StrCat("messages[", messages_read_++, "]"))
+      ok ? MergeMessage(&in_, &request_, FieldPath("messages", messages_read_++, ""))
          : absl::OkStatus();
   uint64_t index = 0;
   {

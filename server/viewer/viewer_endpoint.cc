@@ -11,9 +11,13 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
 #include "absl/strings/strip.h"
+#include "base/field_error.h"
 #include "civetweb.h"
+#include "server/convert/query_convert.h"
 #include "server/infra/listen_address.h"
 #include "server/viewer/viewer_assets.h"
+#include "server/viewer/viewer_json.h"
+#include "server/viewer/viewer_stream.h"
 
 namespace collide {
 namespace {
@@ -37,9 +41,7 @@ absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(
   // Live streams each hold a thread; the others are for page and API calls.
   listener.threads = kHttpWorkerThreads + std::max(1, options.max_streams);
   listener.error_content_type = "application/json";
-  listener.error_body = [](int, absl::string_view message) {
-    return ErrorReply(absl::InvalidArgumentError(message)).body;
-  };
+  listener.error_body = &ListenerErrorBody;
   std::vector<HttpRoute> routes;
   routes.push_back({"/viewer/api", [self](const HttpRequest& r) { self->ServeApi(r); }});
   routes.push_back({"/", [self](const HttpRequest& r) { self->ServePage(r); }});
@@ -53,7 +55,10 @@ absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(
 void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
                             QuerySampler* samples) {
   if (state_ != nullptr) return;
-  state_.reset(new State{ViewerApi(db, auth, options_.limits, samples), watches, samples});
+  ViewerLimits limits = options_.limits;
+  limits.queries = QueryLimitsOf(options_.service_limits);
+  state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples), watches,
+                         samples});
   attached_.store(state_.get());
 }
 
@@ -76,7 +81,8 @@ void ViewerEndpoint::ServePage(const HttpRequest& request) const {
   if (path.empty()) path = "index.html";
   const ViewerAsset* asset = FindViewerAsset(std::string_view(path.data(), path.size()));
   if (asset == nullptr) {
-    SendReply(request, ViewerReply{404, "{\"error\":\"path: no such page\"}\n"});
+    SendReply(request,
+              ErrorReply(FieldStatus(absl::StatusCode::kNotFound, "path", "no such page")));
     return;
   }
   WriteHttpAnswer(
@@ -93,15 +99,16 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
   } else if (call == "scene") {
     allowed = {"token", "name", "after", "limit", "at_tick"};
   } else if (call == "raycast") {
-    allowed = {"token", "name", "origin", "direction", "max_distance", "at_tick"};
+    allowed = {"token", "request", "name", "origin", "direction", "max_distance", "at_tick"};
   } else if (call == "spherecast") {
-    allowed = {"token", "name", "origin", "direction", "radius", "max_distance", "at_tick"};
+    allowed = {"token",     "request", "name",         "origin",
+               "direction", "radius",  "max_distance", "at_tick"};
   } else if (call == "stream") {
     allowed = {"token", "name"};
   } else {
-    SendReply(request, ViewerReply{404,
-                                   "{\"error\":\"path: no such API call (scenes, scene, "
-                                   "raycast, spherecast, stream)\"}\n"});
+    SendReply(request, ErrorReply(FieldStatus(
+                           absl::StatusCode::kNotFound, "path",
+                           "no such API call (scenes, scene, raycast, spherecast, stream)")));
     return;
   }
   const State* state = attached_.load();

@@ -5,10 +5,13 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "scene/scene_options.h"
 #include "server/infra/auth.h"
 #include "server/infra/http_listener.h"
+#include "server/service_options.h"
 #include "server/viewer/viewer_api.h"
 #include "store/database.h"
+#include "watch/watch_directory.h"
 
 namespace collide {
 
@@ -22,12 +25,20 @@ struct ViewerOptions {
   int max_streams = 8;
   /// Live-stream events per second at most (changes in between are coalesced).
   int events_per_second = 10;
+  /// The server's limits: the casts are bounded as the rpcs are (--max_hits,
+  /// --max_excluded_ids).
+  ServiceLimits service_limits{};
+  /// The server's durability, which the scene list resolves each scene's default against.
+  DurabilityPolicy default_durability = DurabilityPolicy::kAlways;
+  /// The rest of the API's limits (ViewerLimits::queries comes from `service_limits`).
   ViewerLimits limits{};
 };
 
 /// The viewer's HTTP server (an HttpListener: civetweb, GET and HEAD only, anything else 405):
 /// the page under /viewer/, the read-only JSON API under /viewer/api/ (scenes, scene, raycast,
-/// spherecast) and the live stream of a scene as server-sent events (/viewer/api/stream).
+/// spherecast: ViewerApi) and the live stream of a scene as server-sent events
+/// (/viewer/api/stream: SceneStream, WatchFeed, QuerySampleFeed). Every answer, event and
+/// refusal is a protobuf message in protobuf's JSON mapping (viewer_json.h).
 /// Nothing it serves can change a scene. With a token file, every API call needs a token (any
 /// role reads). Started before the data directory is opened (so a bad or busy address stops the
 /// start-up first); its API answers 503 until Attach hands it the open store.

@@ -12,6 +12,7 @@
 #include "geom/triangle_distance.h"
 #include "geom/triangle_overlap.h"
 #include "mesh/internal/mesh_kernels.h"
+#include "mesh/internal/shape_triangles.h"
 #include "mesh/internal/triangle_queries.h"
 
 namespace collide {
@@ -219,59 +220,23 @@ void BoxTriangles(const MeshShape& mesh, const Aabb& local_box, Test&& test) {
 
 bool Overlap(const MeshShape& mesh, const ScaledPose& pose, const Shape& shape,
              const Pose& shape_pose) {
-  Shape s;
-  Pose p;
-  ToLocalShape(pose, shape, shape_pose, &s, &p);
-  bool found = false;
-  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
-               [&](const Triangle& tri, uint32_t) {
-                 found = OverlapTriangle(s, p, tri);
-                 return !found;
-               });
-  return found;
+  return mesh_internal::OverlapsAnyTriangle(
+      mesh.local_bounds(), pose, shape, shape_pose,
+      [&](const Aabb& box, auto&& test) { BoxTriangles(mesh, box, test); });
 }
 
 bool Penetrate(const MeshShape& mesh, const ScaledPose& pose, const Shape& shape,
                const Pose& shape_pose, MeshContact* contact) {
-  Shape s;
-  Pose p;
-  ToLocalShape(pose, shape, shape_pose, &s, &p);
-  bool found = false;
-  MeshContact best;
-  BoxTriangles(
-      mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
-      [&](const Triangle& tri, uint32_t id) {
-        Penetration pen;
-        if (!PenetrateTriangle(s, p, tri, &pen)) return true;
-        if (!found || pen.depth > best.depth || (pen.depth == best.depth && id < best.triangle)) {
-          found = true;
-          best = MeshContact{id, pen.depth, pen.normal, pen.point};
-        }
-        return true;
-      });
-  if (!found) return false;
-  *contact = mesh_internal::ToWorldContact(pose, best);
-  return true;
+  return mesh_internal::DeepestTriangleContact(
+      mesh.local_bounds(), pose, shape, shape_pose,
+      [&](const Aabb& box, auto&& test) { BoxTriangles(mesh, box, test); }, contact);
 }
 
 void OverlapAll(const MeshShape& mesh, const ScaledPose& pose, const Shape& shape,
                 const Pose& shape_pose, bool detail, MeshContactSink sink) {
-  Shape s;
-  Pose p;
-  ToLocalShape(pose, shape, shape_pose, &s, &p);
-  BoxTriangles(mesh, mesh_internal::PaddedBounds(mesh.local_bounds(), s, p),
-               [&](const Triangle& tri, uint32_t id) {
-                 MeshContact out{id, 0.0f, Vec3{}, Vec3{}};
-                 if (detail) {
-                   Penetration pen;
-                   if (!PenetrateTriangle(s, p, tri, &pen)) return true;
-                   out = mesh_internal::ToWorldContact(
-                       pose, MeshContact{out.triangle, pen.depth, pen.normal, pen.point});
-                 } else if (!OverlapTriangle(s, p, tri)) {
-                   return true;
-                 }
-                 return sink(out);
-               });
+  mesh_internal::EveryTriangleContact(
+      mesh.local_bounds(), pose, shape, shape_pose, detail,
+      [&](const Aabb& box, auto&& test) { BoxTriangles(mesh, box, test); }, sink);
 }
 
 bool ClosestPoint(const MeshShape& mesh, const ScaledPose& pose, const Vec3& point,

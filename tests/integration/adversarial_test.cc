@@ -12,7 +12,8 @@
 // The other tests: sequences of imports and move marks at their edges, malformed messages on
 // every rpc and stream, compressed requests, two servers on one port or one data directory, slow
 // and silent clients on every listener (gRPC, /metrics, the viewer), every HTTP method against the
-// HTTP listeners, and every flag at its extremes.
+// HTTP listeners, every parameter of the viewer's calls and every field of its JSON requests at
+// its edges, and every flag at its extremes.
 
 #include <signal.h>
 
@@ -28,12 +29,16 @@
 #include <string>
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "collide/v1/collide.grpc.pb.h"
+#include "collide/viewer/v1/viewer.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
@@ -1546,7 +1551,9 @@ TEST(HttpMethods, TheListenersAnswerGetAndHeadAndRefuseEveryOtherMethod) {
       const std::string why = absl::StrCat("method: ", method, " is not allowed (GET, HEAD)");
       if (p.json || p.port == listeners.viewer_port()) {
         EXPECT_EQ(answer.Header("Content-Type"), "application/json") << label;
-        EXPECT_EQ(answer.body, absl::StrCat("{\"error\":\"", why, "\"}\n")) << label;
+        EXPECT_EQ(answer.body,
+                  absl::StrCat("{\"error\":\"", why, "\",\"code\":\"UNIMPLEMENTED\"}\n"))
+            << label;
       } else {
         EXPECT_EQ(answer.body, absl::StrCat(why, "\n")) << label;
       }
@@ -1572,6 +1579,349 @@ TEST(HttpMethods, TheListenersAnswerGetAndHeadAndRefuseEveryOtherMethod) {
   ASSERT_TRUE(IsOk(bodies));
   EXPECT_EQ(bodies->bodies_size(), 1);
   EXPECT_EQ(HttpExchange(listeners.metrics_port(), HttpRequestLine("GET", "/metrics")).status, 200);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The viewer's API at its edges.
+
+// The longest query string the viewer takes (docs/SECURITY.md).
+constexpr size_t kMaxViewerQueryBytes = 8192;
+
+// A text as a query string's value: every byte but letters, digits and -_.~ escaped.
+std::string UrlEncoded(absl::string_view text) {
+  std::string out;
+  for (const char c : text) {
+    if (absl::ascii_isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') {
+      out.push_back(c);
+    } else {
+      absl::StrAppendFormat(&out, "%%%02X", static_cast<unsigned char>(c));
+    }
+  }
+  return out;
+}
+
+// A RaycastRequest (or, `sphere`, a SphereCastRequest) on kScene as JSON, its fields (dotted
+// paths below the request, the cast's under `ray` / `cast`) as in `fields` (raw JSON values)
+// where given.
+std::string CastJson(bool sphere, const std::map<std::string, std::string>& fields) {
+  const std::string root = sphere ? "cast" : "ray";
+  std::map<std::string, std::string> v = {{"scene", absl::StrCat("\"", kScene, "\"")},
+                                          {root + ".origin.x", "0"},
+                                          {root + ".origin.y", "0"},
+                                          {root + ".origin.z", "-5"},
+                                          {root + ".direction.x", "0"},
+                                          {root + ".direction.y", "0"},
+                                          {root + ".direction.z", "1"},
+                                          {root + ".max_distance", "10"}};
+  if (sphere) v[root + ".radius"] = "0.5";
+  for (const auto& [field, value] : fields) v[field] = value;
+  const auto vec = [&](const std::string& name) {
+    return absl::StrCat("{\"x\":", v[name + ".x"], ",\"y\":", v[name + ".y"],
+                        ",\"z\":", v[name + ".z"], "}");
+  };
+  std::string cast = absl::StrCat("{\"origin\":", vec(root + ".origin"),
+                                  ",\"direction\":", vec(root + ".direction"),
+                                  ",\"max_distance\":", v[root + ".max_distance"]);
+  if (sphere) absl::StrAppend(&cast, ",\"radius\":", v[root + ".radius"]);
+  cast.push_back('}');
+  std::string out = absl::StrCat("{\"scene\":", v["scene"], ",\"", root, "\":", cast);
+  std::string filter;
+  for (const auto& [field, value] : v) {
+    if (absl::StartsWith(field, "filter.")) {
+      absl::StrAppend(&filter, filter.empty() ? "" : ",", "\"", field.substr(7), "\":", value);
+    } else if (field != "scene" && !absl::StartsWith(field, root + ".")) {
+      absl::StrAppend(&out, ",\"", field, "\":", value);
+    }
+  }
+  if (!filter.empty()) absl::StrAppend(&out, ",\"filter\":{", filter, "}");
+  out.push_back('}');
+  return out;
+}
+
+// `message` as the viewer prints its answers (protobuf's JSON mapping: the .proto's names, every
+// field, a newline): an rpc's answer printed so is, text for text, what the viewer answers the
+// same request. (Text, not bytes once parsed: Debian's protobuf 3.21 reads the JSON number -0
+// as +0, and a hit's normal may hold -0.)
+std::string ViewerJson(const google::protobuf::Message& message) {
+  google::protobuf::util::JsonPrintOptions options;
+  options.preserve_proto_field_names = true;
+  options.always_print_primitive_fields = true;
+  std::string out;
+  EXPECT_TRUE(google::protobuf::util::MessageToJsonString(message, &out, options).ok());
+  return out + "\n";
+}
+
+// The viewer's refusal (collide.viewer.v1.Error), or an empty one when `body` is not one.
+viewer::v1::Error ViewerErrorOf(const std::string& body) {
+  viewer::v1::Error error;
+  if (!google::protobuf::util::JsonStringToMessage(body, &error).ok()) error.Clear();
+  return error;
+}
+
+// Every parameter of every viewer call and every field of the casts' JSON requests at its edges
+// (NaN, the infinities, past float's and double's ranges, 2^64-1 and past it, negative, empty,
+// oversized, malformed, unknown, of the wrong type): each request is answered at once with 200
+// or a 4xx whose body is a collide.viewer.v1.Error (a code, and the parameter's or field's path);
+// a JSON request that is an rpc's message gets the rpc's own answer or refusal, word for word;
+// JSON that is not gets `request: ...`. The server serves on, its scene unchanged.
+TEST(ViewerEdges, EveryParameterAndFieldAtItsEdgesIsAnsweredOrRefusedNamingIt) {
+  Listeners listeners;
+  ASSERT_TRUE(listeners.ok());
+  auto client = listeners.server().NewClient();
+  auto stub = v1::Collide::NewStub(client->channel());
+  int refused = 0;
+  int answered = 0;
+  // GET `path`: an answer within the deadline, 200 or a 4xx with an Error body; returns it.
+  const auto get = [&](const std::string& path) {
+    const HttpAnswer answer =
+        HttpExchange(listeners.viewer_port(), HttpRequestLine("GET", path), kPromptAnswer);
+    EXPECT_TRUE(answer.answered) << path;
+    EXPECT_TRUE(answer.status == 200 || (answer.status >= 400 && answer.status < 500))
+        << path << ": " << answer.status << " " << answer.body;
+    if (answer.status == 200) {
+      ++answered;
+    } else {
+      ++refused;
+      const viewer::v1::Error error = ViewerErrorOf(answer.body);
+      EXPECT_FALSE(error.error().empty()) << path << ": " << answer.body;
+      EXPECT_FALSE(error.code().empty()) << path << ": " << answer.body;
+    }
+    return answer;
+  };
+
+  // The parameters' form: each parameter of each call set to each value.
+  const std::vector<std::string> values = {"NaN",
+                                           "nan",
+                                           "Infinity",
+                                           "-Infinity",
+                                           "inf",
+                                           "1e400",
+                                           "-1e400",
+                                           "1e39",
+                                           "3.4028235e38",
+                                           "-3.4028235e38",
+                                           "18446744073709551615",
+                                           "18446744073709551616",
+                                           "-1",
+                                           "-0",
+                                           "0",
+                                           "",
+                                           "%00",
+                                           "%ZZ",
+                                           "1e-50",
+                                           "0x10",
+                                           "1,2",
+                                           "1,2,3,4",
+                                           "abc",
+                                           "+1",
+                                           "%201",
+                                           std::string(3000, '9'),
+                                           std::string(9000, '7')};
+  struct Call {
+    std::string call;
+    std::string base;  // the other parameters, valid
+    std::vector<std::string> params;
+  };
+  const std::string ray = absl::StrCat("name=", kScene, "&origin=0,0,-5&direction=0,0,1");
+  const std::vector<Call> calls = {
+      {"scene", absl::StrCat("name=", kScene), {"after", "limit", "at_tick"}},
+      {"raycast", ray, {"max_distance", "at_tick"}},
+      {"raycast", absl::StrCat("name=", kScene, "&direction=0,0,1"), {"origin"}},
+      {"raycast", absl::StrCat("name=", kScene, "&origin=0,0,-5"), {"direction"}},
+      {"spherecast", absl::StrCat(ray, "&radius=1"), {"max_distance", "at_tick"}},
+      {"spherecast", ray, {"radius"}},
+      {"scene", "", {"name"}},
+      {"raycast", "origin=0,0,-5&direction=0,0,1", {"name"}},
+      {"spherecast", "origin=0,0,-5&direction=0,0,1&radius=1", {"name"}},
+      // No valid scene name among the values: a stream that opens would never end.
+      {"stream", "", {"name"}},
+  };
+  for (const Call& c : calls) {
+    for (const std::string& param : c.params) {
+      for (const std::string& value : values) {
+        // Vectors get the value in one coordinate, and as the whole parameter.
+        std::vector<std::string> forms = {value};
+        if (param == "origin" || param == "direction") forms.push_back(absl::StrCat(value, ",0,1"));
+        for (const std::string& form : forms) {
+          const std::string path = absl::StrCat("/viewer/api/", c.call, "?", c.base,
+                                                c.base.empty() ? "" : "&", param, "=", form);
+          const HttpAnswer answer = get(path);
+          if (answer.status == 200) continue;
+          const std::string error = ViewerErrorOf(answer.body).error();
+          const std::string label = absl::StrCat(c.call, " ", param, "=", form.substr(0, 40));
+          if (path.size() - path.find('?') - 1 > kMaxViewerQueryBytes) {
+            EXPECT_TRUE(absl::StartsWith(error, "query: ")) << label << ": " << error;
+          } else {
+            EXPECT_TRUE(absl::StartsWith(error, absl::StrCat(param, ": ")))
+                << label << ": " << error;
+          }
+        }
+      }
+    }
+  }
+
+  // The JSON form: each field of each cast's request set to each value of its type.
+  const std::vector<std::string> floats = {"\"NaN\"",
+                                           "\"Infinity\"",
+                                           "\"-Infinity\"",
+                                           "1e400",
+                                           "-1e400",
+                                           "1e39",
+                                           "3.4028235e38",
+                                           "-3.4028235e38",
+                                           "1e9",
+                                           "1.0000001e9",
+                                           "-1",
+                                           "-0",
+                                           "0",
+                                           "1e-50",
+                                           "\"abc\"",
+                                           "\"1\"",
+                                           "true",
+                                           "{}",
+                                           "[]",
+                                           "null",
+                                           "\"\"",
+                                           "18446744073709551615"};
+  const std::vector<std::string> u64s = {"\"18446744073709551615\"",
+                                         "18446744073709551615",
+                                         "\"18446744073709551616\"",
+                                         "\"9223372036854775808\"",
+                                         "-1",
+                                         "1.5",
+                                         "\"x\"",
+                                         "\"\"",
+                                         "true",
+                                         "[]",
+                                         "{}",
+                                         "null",
+                                         "0",
+                                         "1"};
+  const std::vector<std::string> u32s = {"4294967295", "4294967296", "-1",    "\"x\"", "1e10",
+                                         "0",          "1",          "\"7\"", "null"};
+  const std::vector<std::string> modes = {
+      "7", "-1", "\"MODE_NOPE\"", "\"MODE_ALL\"", "\"MODE_ANY\"", "2147483648", "\"\"", "1.5"};
+  std::string many_ids = "[";
+  for (int i = 0; i < 100; ++i) absl::StrAppend(&many_ids, i > 0 ? "," : "", "\"", i, "\"");
+  many_ids.push_back(']');
+  const std::vector<std::string> id_lists = {
+      "[\"1\",\"x\"]", many_ids, "{}", "\"1\"", "[null]", "[\"18446744073709551615\"]", "[-1]"};
+  const std::vector<std::string> scenes = {
+      "\"\"",         "5",     absl::StrCat("\"", std::string(300, 'x'), "\""),
+      "\"../x\"",     "null",  "\"\\u0000\"",
+      "\"t\\u00ff\"", "\"t\"", "[]",
+      "\"nope\""};
+  std::vector<std::pair<bool, std::map<std::string, std::string>>> requests;
+  for (const bool sphere : {false, true}) {
+    const std::string root = sphere ? "cast" : "ray";
+    std::vector<std::pair<std::string, const std::vector<std::string>*>> fields = {
+        {root + ".origin.x", &floats},
+        {root + ".origin.z", &floats},
+        {root + ".direction.y", &floats},
+        {root + ".direction.z", &floats},
+        {root + ".max_distance", &floats},
+        {"tick_fraction", &floats},
+        {"at_tick", &u64s},
+        {"min_version", &u64s},
+        {"max_hits", &u32s},
+        {"filter.category", &u32s},
+        {"filter.mask", &u32s},
+        {"mode", &modes},
+        {"filter.excluded_ids", &id_lists},
+        {"scene", &scenes},
+        {"bogus", &u32s},
+        {root + ".bogus", &u32s}};
+    if (sphere) fields.push_back({root + ".radius", &floats});
+    for (const auto& [field, field_values] : fields) {
+      for (const std::string& value : *field_values) {
+        requests.push_back({sphere, {{field, value}}});
+      }
+    }
+    // With at_tick: tick_fraction's edges; with MODE_ALL: max_hits'.
+    for (const std::string& value : floats) {
+      requests.push_back({sphere, {{"at_tick", "\"0\""}, {"tick_fraction", value}}});
+    }
+    for (const std::string& value : u32s) {
+      requests.push_back({sphere, {{"mode", "\"MODE_ALL\""}, {"max_hits", value}}});
+    }
+  }
+  for (const auto& [sphere, fields] : requests) {
+    const std::string json = CastJson(sphere, fields);
+    const std::string call = sphere ? "spherecast" : "raycast";
+    const HttpAnswer answer =
+        get(absl::StrCat("/viewer/api/", call, "?request=", UrlEncoded(json)));
+    const std::string label = absl::StrCat(call, " ", json);
+    // What the rpc answers to the same message, when the JSON is one.
+    v1::RaycastRequest ray_request;
+    v1::SphereCastRequest sphere_request;
+    google::protobuf::Message& request =
+        sphere ? static_cast<google::protobuf::Message&>(sphere_request) : ray_request;
+    if (!google::protobuf::util::JsonStringToMessage(json, &request).ok()) {
+      EXPECT_EQ(answer.status, 400) << label;
+      EXPECT_TRUE(absl::StartsWith(
+          ViewerErrorOf(answer.body).error(),
+          absl::StrCat("request: not a ", request.GetDescriptor()->full_name(), " in ")))
+          << label << ": " << answer.body;
+      continue;
+    }
+    // The rpc waits for a min_version (the viewer never does): a short deadline cuts the wait.
+    grpc::ClientContext context;
+    context.set_deadline(std::chrono::system_clock::now() + (fields.contains("min_version")
+                                                                 ? std::chrono::milliseconds(300)
+                                                                 : kCallDeadline));
+    v1::QueryResponse response;
+    const grpc::Status status = sphere ? stub->SphereCast(&context, sphere_request, &response)
+                                       : stub->Raycast(&context, ray_request, &response);
+    if (status.ok()) {
+      EXPECT_EQ(answer.status, 200) << label << ": " << answer.body;
+      EXPECT_EQ(answer.body, ViewerJson(response)) << label;
+    } else if (status.error_code() == grpc::StatusCode::DEADLINE_EXCEEDED) {
+      EXPECT_TRUE(fields.contains("min_version")) << label;
+      EXPECT_TRUE(absl::StartsWith(ViewerErrorOf(answer.body).error(), "min_version: "))
+          << label << ": " << answer.body;
+    } else {
+      const viewer::v1::Error error = ViewerErrorOf(answer.body);
+      EXPECT_EQ(error.error(), status.error_message()) << label;
+      EXPECT_EQ(error.code(),
+                absl::StatusCodeToString(static_cast<absl::StatusCode>(status.error_code())))
+          << label;
+      // A field path: the request's field that holds the edge, or the scene's.
+      bool named = absl::StartsWith(error.error(), "scene: ");
+      for (const auto& [field, value] : fields) {
+        named = named || absl::StartsWith(error.error(), field.substr(0, field.find('.')));
+      }
+      EXPECT_TRUE(named) << label << ": " << error.error();
+    }
+  }
+  // Whole requests that are not the message: empty, cut, of another type, nested past the
+  // parser's depth, oversized (past the API's 8 KiB, and past the HTTP server's 16 KiB).
+  std::string deep = "{\"ray\":";
+  for (int i = 0; i < 200; ++i) absl::StrAppend(&deep, "{\"origin\":");
+  for (const std::string& json :
+       {std::string(""), std::string("{"), std::string("[]"), std::string("\"x\""),
+        std::string("1"), std::string("null"), std::string("{\"scene\":\"t\"}garbage"), deep,
+        std::string(3000, '['), absl::StrCat("{\"scene\":\"", std::string(3000, 'x'), "\"}"),
+        std::string(6000, ' ')}) {
+    const HttpAnswer answer = get(absl::StrCat("/viewer/api/raycast?request=", UrlEncoded(json)));
+    EXPECT_GE(answer.status, 400) << json.substr(0, 80);
+    const std::string error = ViewerErrorOf(answer.body).error();
+    // (A message with a scene but no ray is one: its absent ray's direction is refused.)
+    EXPECT_TRUE(absl::StartsWith(error, "request: ") || absl::StartsWith(error, "query: ") ||
+                absl::StartsWith(error, "ray.direction: "))
+        << json.substr(0, 80) << ": " << error;
+  }
+  EXPECT_GT(refused, 500);
+  EXPECT_GT(answered, 50);
+
+  // Nothing changed, and the server serves on, over both APIs.
+  const std::vector<uint64_t> ids = {1};
+  auto bodies = client->GetBodies(kScene, ids);
+  ASSERT_TRUE(IsOk(bodies));
+  EXPECT_EQ(bodies->bodies_size(), 1);
+  EXPECT_EQ(bodies->version(), 1u);
+  EXPECT_EQ(
+      HttpExchange(listeners.viewer_port(), HttpRequestLine("GET", "/viewer/api/scenes")).status,
+      200);
 }
 
 // ---------------------------------------------------------------------------------------------

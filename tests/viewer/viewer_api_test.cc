@@ -1,176 +1,107 @@
-// The viewer's API below HTTP: query strings, the live stream's diffs (coalesced, bounded per
-// event, nothing lost across events), body JSON.
+// The viewer's API below HTTP: query strings decoded by civetweb's decoder, refusals rendered
+// as collide.viewer.v1.Error in protobuf's JSON mapping with their HTTP status.
 
 #include "server/viewer/viewer_api.h"
 
-#include <cstdint>
-#include <map>
-#include <memory>
 #include <string>
-#include <vector>
 
 #include "absl/strings/match.h"
-#include "absl/strings/numbers.h"
-#include "absl/strings/str_split.h"
+#include "collide/v1/collide.pb.h"
+#include "collide/viewer/v1/viewer.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
-#include "scene/scene.h"
-#include "scene/update_batch.h"
+#include "server/viewer/viewer_json.h"
 
 namespace collide {
 namespace {
 
-std::shared_ptr<Scene> MakeScene(int bodies) {
-  auto scene = std::make_shared<Scene>("viewer", SceneOptions{});
-  UpdateBatch batch;
-  for (int i = 1; i <= bodies; ++i) {
-    BodyDesc desc;
-    desc.id = static_cast<uint64_t>(i);
-    desc.shape = Sphere{1.0f};
-    desc.pose.position = Vec3{static_cast<float>(i), 0, 0};
-    batch.ops.push_back(UpsertOp(desc));
-  }
-  EXPECT_TRUE(scene->Apply(batch).ok());
-  return scene;
+std::string Message(absl::string_view query) {
+  return std::string(ParseQueryParams(query, {"name", "limit"}).status().message());
 }
 
-void Move(Scene& scene, uint64_t id, float y) {
-  UpdateBatch batch;
-  batch.ops.push_back(SetPoseOp(id, Pose{Quat::Identity(), Vec3{static_cast<float>(id), y, 0}}));
-  ASSERT_TRUE(scene.Apply(batch).ok());
-}
-
-// The ids of the moves (`"poses":[["id",...` entries) of an update event, with their y.
-std::map<uint64_t, float> MovesOf(const std::string& event) {
-  std::map<uint64_t, float> moves;
-  const size_t start = event.find("\"poses\":[");
-  const size_t end = event.find("],\"removed\"");
-  if (start == std::string::npos || end == std::string::npos) return moves;
-  const std::string list = event.substr(start + 9, end - start - 9);
-  for (absl::string_view entry : absl::StrSplit(list, "],[")) {
-    std::vector<std::string> fields = absl::StrSplit(entry, ',');
-    if (fields.size() < 3) continue;
-    std::string id = fields[0];
-    id.erase(std::remove_if(id.begin(), id.end(), [](char c) { return c == '"' || c == '['; }),
-             id.end());
-    uint64_t parsed = 0;
-    float y = 0;
-    EXPECT_TRUE(absl::SimpleAtoi(id, &parsed)) << entry;
-    EXPECT_TRUE(absl::SimpleAtof(fields[2], &y)) << entry;
-    moves[parsed] = y;
-  }
-  return moves;
-}
-
-TEST(ParseQueryParamsTest, DecodesAndRefusesUnknownRepeatedAndMalformed) {
-  absl::StatusOr<QueryParams> params = ParseQueryParams("name=a%20b&limit=3", {"name", "limit"});
+TEST(ParseQueryParamsTest, DecodesNamesAndValuesWithTheHttpServersDecoder) {
+  absl::StatusOr<QueryParams> params = ParseQueryParams(
+      "name=a%20b+c&limit=3&&li%6dit2=%7B%22x%22%3A1%7D", {"name", "limit", "limit2"});
   ASSERT_TRUE(params.ok()) << params.status();
-  ASSERT_EQ(params->size(), 2u);
-  EXPECT_EQ((*params)[0].second, "a b");
-  EXPECT_EQ((*params)[1].second, "3");
-
-  auto message = [](absl::string_view query) {
-    return std::string(ParseQueryParams(query, {"name", "limit"}).status().message());
-  };
-  EXPECT_TRUE(absl::StartsWith(message("nope=1"), "query: unknown parameter \"nope\""))
-      << message("nope=1");
-  EXPECT_TRUE(absl::StartsWith(message("name=a&name=b"), "name: given more than once"));
-  EXPECT_TRUE(absl::StartsWith(message("name=%4"), "name: a % escape"));
-  EXPECT_TRUE(absl::StartsWith(message("name=%zz"), "name: a % escape"));
-  EXPECT_TRUE(absl::StartsWith(message("%="), "query: a % escape"));
-  EXPECT_TRUE(absl::StartsWith(message(std::string(3000, 'a')), "query: 3000 bytes"));
-  // A NUL or control byte in a name is quoted, not copied raw.
-  EXPECT_TRUE(absl::StrContains(message("%01x=1"), "\\u0001x"));
+  ASSERT_EQ(params->size(), 3u);
+  EXPECT_EQ((*params)[0], (std::pair<std::string, std::string>{"name", "a b c"}));
+  EXPECT_EQ((*params)[1], (std::pair<std::string, std::string>{"limit", "3"}));
+  EXPECT_EQ((*params)[2], (std::pair<std::string, std::string>{"limit2", "{\"x\":1}"}));
+  // A value may hold '=' and a NUL byte; a name without '=' has an empty value.
+  params = ParseQueryParams("name=a=b%00c&limit", {"name", "limit"});
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ((*params)[0].second, std::string("a=b\0c", 5));
+  EXPECT_EQ((*params)[1].second, "");
+  // A '%' without two hex digits after it is kept as it is (the scene name's check refuses it).
+  params = ParseQueryParams("name=%zz%4", {"name"});
+  ASSERT_TRUE(params.ok()) << params.status();
+  EXPECT_EQ((*params)[0].second, "%zz%4");
 }
 
-TEST(SceneStreamTest, SendsNothingUntilAChangeThenTheChangeCoalesced) {
-  std::shared_ptr<Scene> scene = MakeScene(10);
-  SceneStream stream(scene, 64 * 1024);
-  EXPECT_TRUE(absl::StrContains(stream.Hello(), "\"version\":1"));
-  EXPECT_EQ(stream.Poll(), "");
-  for (int i = 1; i <= 5; ++i) Move(*scene, 3, static_cast<float>(i));
-  const std::string event = stream.Poll();
-  EXPECT_TRUE(absl::StartsWith(event, "event: update\n")) << event;
-  EXPECT_EQ(MovesOf(event), (std::map<uint64_t, float>{{3, 5.0f}}));
-  EXPECT_TRUE(absl::StrContains(event, "\"version\":6")) << event;
-  EXPECT_EQ(stream.Poll(), "");
+TEST(ParseQueryParamsTest, RefusesUnknownRepeatedAndOversizedNamingTheParameter) {
+  EXPECT_EQ(Message("nope=1"), "query: unknown parameter \"nope\" (known: name, limit)");
+  EXPECT_EQ(Message("name=a&name=b"), "name: given more than once");
+  EXPECT_EQ(Message("name=a&na%6de=b"), "name: given more than once");
+  EXPECT_TRUE(absl::StartsWith(Message(std::string(kMaxViewerQueryBytes + 1, 'a')),
+                               "query: 8193 bytes, over the limit of 8192"));
+  EXPECT_TRUE(ParseQueryParams(std::string(kMaxViewerQueryBytes, '&'), {}).ok());
+  // A control or non-ASCII byte in a name is escaped, not copied raw; a long one is cut.
+  EXPECT_EQ(Message("%01x%ff=1"), "query: unknown parameter \"\\001x\\377\" (known: name, limit)");
+  EXPECT_EQ(Message(std::string(1000, 'x')).size(), Message(std::string(100, 'x')).size());
 }
 
-TEST(SceneStreamTest, SendsTheRotationOfAMoveOnlyWhenItChanged) {
-  std::shared_ptr<Scene> scene = MakeScene(3);
-  SceneStream stream(scene, 64 * 1024);
-  const Quat turned{0, 0, 0.6f, 0.8f};
-  UpdateBatch batch;
-  batch.ops.push_back(SetPoseOp(2, Pose{turned, Vec3{2, 1, 0}}));
-  ASSERT_TRUE(scene->Apply(batch).ok());
-  std::string event = stream.Poll();
-  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,1,0,0,0,0.6,0.8]]")) << event;
-  // The same rotation again: the position only.
-  batch.ops.clear();
-  batch.ops.push_back(SetPoseOp(2, Pose{turned, Vec3{2, 5, 0}}));
-  ASSERT_TRUE(scene->Apply(batch).ok());
-  event = stream.Poll();
-  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,5,0]]")) << event;
-  // Back to no rotation: sent in full.
-  Move(*scene, 2, 6);
-  event = stream.Poll();
-  EXPECT_TRUE(absl::StrContains(event, "\"poses\":[[\"2\",2,6,0,0,0,0,1]]")) << event;
-}
-
-TEST(SceneStreamTest, BoundsEachEventAndLosesNothingAcrossEvents) {
-  constexpr int kBodies = 5000;
-  std::shared_ptr<Scene> scene = MakeScene(kBodies);
-  constexpr size_t kMaxEventBytes = 16 * 1024;
-  SceneStream stream(scene, kMaxEventBytes);
-  UpdateBatch batch;
-  for (int i = 1; i <= kBodies; ++i) {
-    batch.ops.push_back(SetPoseOp(static_cast<uint64_t>(i),
-                                  Pose{Quat::Identity(), Vec3{static_cast<float>(i), 7, 0}}));
-  }
-  ASSERT_TRUE(scene->Apply(batch).ok());
-  std::map<uint64_t, float> seen;
-  int events = 0;
-  for (std::string event = stream.Poll(); !event.empty(); event = stream.Poll()) {
-    ++events;
-    ASSERT_LE(event.size(), kMaxEventBytes);
-    for (const auto& [id, y] : MovesOf(event)) {
-      EXPECT_FALSE(seen.contains(id)) << "sent twice: " << id;
-      seen[id] = y;
-    }
-    ASSERT_LT(events, 1000);
-  }
-  EXPECT_GT(events, 1);
-  ASSERT_EQ(seen.size(), static_cast<size_t>(kBodies));
-  for (const auto& [id, y] : seen) EXPECT_EQ(y, 7.0f) << id;
-}
-
-TEST(SceneStreamTest, SendsNewBodiesInFullAndRemovedIds) {
-  std::shared_ptr<Scene> scene = MakeScene(3);
-  SceneStream stream(scene, 64 * 1024);
-  UpdateBatch batch;
-  BodyDesc box;
-  box.id = 18446744073709551615ull;
-  box.shape = Box{Vec3{1, 2, 3}};
-  box.kind = BodyKind::kStatic;
-  batch.ops.push_back(UpsertOp(box));
-  batch.ops.push_back(RemoveOp(2));
-  ASSERT_TRUE(scene->Apply(batch).ok());
-  const std::string event = stream.Poll();
-  EXPECT_TRUE(absl::StrContains(
-      event, "{\"id\":\"18446744073709551615\",\"shape\":\"box\",\"half_extents\":[1,2,3]"))
-      << event;
-  EXPECT_TRUE(absl::StrContains(event, "\"static\":true")) << event;
-  EXPECT_TRUE(absl::StrContains(event, "\"removed\":[\"2\"]")) << event;
-  EXPECT_EQ(stream.Poll(), "");
-}
-
-TEST(ErrorReplyTest, MapsCodesToHttpStatusAndEscapesTheMessage) {
+TEST(ErrorReplyTest, MapsCodesToHttpStatusAndWritesAnErrorMessage) {
   EXPECT_EQ(ErrorReply(absl::InvalidArgumentError("x")).http_status, 400);
+  EXPECT_EQ(ErrorReply(absl::OutOfRangeError("x")).http_status, 400);
+  EXPECT_EQ(ErrorReply(absl::FailedPreconditionError("x")).http_status, 400);
   EXPECT_EQ(ErrorReply(absl::UnauthenticatedError("x")).http_status, 401);
   EXPECT_EQ(ErrorReply(absl::PermissionDeniedError("x")).http_status, 403);
   EXPECT_EQ(ErrorReply(absl::NotFoundError("x")).http_status, 404);
+  EXPECT_EQ(ErrorReply(absl::ResourceExhaustedError("x")).http_status, 413);
   EXPECT_EQ(ErrorReply(absl::UnavailableError("x")).http_status, 503);
+  EXPECT_EQ(ErrorReply(absl::InternalError("x")).http_status, 500);
   EXPECT_EQ(ErrorReply(absl::InvalidArgumentError("a\"b\\c\n")).body,
-            "{\"error\":\"a\\\"b\\\\c\\u000a\"}\n");
+            "{\"error\":\"a\\\"b\\\\c\\n\",\"code\":\"INVALID_ARGUMENT\"}\n");
+  EXPECT_EQ(ErrorReply(absl::OutOfRangeError("at_tick: tick 17 is not retained")).body,
+            "{\"error\":\"at_tick: tick 17 is not retained\",\"code\":\"OUT_OF_RANGE\"}\n");
+  // UTF-8 is kept; other bytes (which protobuf would drop, logging each time) are escaped, and
+  // the body reads back as the message.
+  EXPECT_EQ(ErrorReply(absl::NotFoundError("scene: no scene \"t\xc3\xbf\"")).body,
+            "{\"error\":\"scene: no scene \\\"t\xc3\xbf\\\"\",\"code\":\"NOT_FOUND\"}\n");
+  const ViewerReply reply = ErrorReply(absl::InvalidArgumentError("request: \xff\xfe\x01"));
+  viewer::v1::Error error;
+  ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(reply.body, &error).ok()) << reply.body;
+  EXPECT_EQ(error.error(), "request: \\377\\376\\001");
+  EXPECT_EQ(error.code(), "INVALID_ARGUMENT");
+}
+
+TEST(ErrorReplyTest, TheListenersOwnRefusalsCarryACode) {
+  EXPECT_EQ(ListenerErrorBody(405, "method: PUT is not allowed (GET, HEAD)"),
+            "{\"error\":\"method: PUT is not allowed (GET, HEAD)\",\"code\":\"UNIMPLEMENTED\"}\n");
+  EXPECT_TRUE(absl::StrContains(ListenerErrorBody(404, "path: no such page"), "\"NOT_FOUND\""));
+  EXPECT_TRUE(absl::StrContains(ListenerErrorBody(400, "request: x"), "\"INVALID_ARGUMENT\""));
+  EXPECT_TRUE(absl::StrContains(ListenerErrorBody(413, "request: x"), "\"RESOURCE_EXHAUSTED\""));
+  EXPECT_TRUE(absl::StrContains(ListenerErrorBody(500, "request: x"), "\"INTERNAL\""));
+}
+
+TEST(ToJsonTest, PrintsTheApisMessagesAsProtobufsJsonMapping) {
+  v1::QueryResponse response;
+  response.set_version(18446744073709551615ull);
+  v1::Hit* hit = response.add_hits();
+  hit->set_body_id(7);
+  hit->set_distance(0.1f);
+  hit->mutable_point()->set_x(0.70710677f);
+  hit->mutable_normal()->set_z(-1);
+  EXPECT_EQ(ToJson(response),
+            "{\"version\":\"18446744073709551615\",\"hits\":[{\"body_id\":\"7\",\"distance\":0.1,"
+            "\"point\":{\"x\":0.707106769,\"y\":0,\"z\":0},\"normal\":{\"x\":0,\"y\":0,\"z\":-1},"
+            "\"depth\":0,\"start_overlapping\":false}],\"truncated\":false}");
+  // An absent optional field is left out; a present one is printed at any value.
+  viewer::v1::ScenePage page;
+  EXPECT_FALSE(absl::StrContains(ToJson(page), "at_tick"));
+  EXPECT_FALSE(absl::StrContains(ToJson(page), "next_after"));
+  page.set_at_tick(0);
+  EXPECT_TRUE(absl::StrContains(ToJson(page), "\"at_tick\":\"0\""));
 }
 
 }  // namespace

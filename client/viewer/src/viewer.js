@@ -7,11 +7,24 @@
 // `watch_events`). A bounded sample of the casts the server answers on the scene is drawn as
 // fading lines (stream event `query_samples`). Read-only: the page never writes to a scene.
 //
+// The API speaks protobuf's JSON mapping of the server's messages (collide/v1/collide.proto and
+// collide/viewer/v1/viewer.proto): bodies and fences are collide.v1.Body and collide.v1.Fence
+// (turned into the drawing's plain bodies by bodyFromProto), the casts send a
+// collide.v1.RaycastRequest or SphereCastRequest and get a collide.v1.QueryResponse, 64-bit
+// integers are strings (ids stay strings; versions and ticks are read as numbers, exact up to
+// 2^53).
+//
 // URL parameters: scene=NAME, token=TOKEN (when the server has a token file),
 // camera=x,y,z and target=x,y,z (a fixed view instead of one fitted to the bodies),
 // detail=high|medium|low|coarse (triangles per round shape; by default by the scene's size),
 // detail=points (every body always drawn as a point), points_above=N (the point level of detail's
-// body count, default 20,000), samples=off (sampled queries counted, not drawn).
+// body count, default 20,000), samples=off (sampled queries counted, not drawn), follow=off (the
+// scene is read and drawn once and the live stream is never opened, so that the page goes idle:
+// `chromium --headless --screenshot` captures it), panel=off (the side panel starts hidden).
+//
+// Layout: the canvas takes the width the side panel leaves (below the canvas on a narrow
+// window), so the panel never covers the scene; the button at the canvas's top right hides and
+// shows the panel.
 //
 // Point level of detail: a scene of more than points_above bodies is drawn as one point sprite
 // per body (its bounding sphere's size on screen, its colour) while the camera moves or is
@@ -29,6 +42,7 @@ import { BodyDrawing } from './draw.js';
 
 const params = new URLSearchParams(window.location.search);
 const token = params.get('token');
+const FOLLOW = params.get('follow') !== 'off';
 const LIST_CAP = 500;
 const PALETTE = [0xe03030, 0x30c040, 0x3070e0, 0xe0c030, 0xc040c0, 0x30c0c0, 0xe08030, 0xe0e0e0];
 const STATIC_COLOR = 0x808080;
@@ -50,23 +64,133 @@ function apiUrl(call, query = {}) {
   return `api/${call}?${search}`;
 }
 
-async function api(call, query) {
-  const response = await fetch(apiUrl(call, query));
+// The answer of `call` at `url`; a refusal throws its message (collide.viewer.v1.Error).
+async function fetchJson(url, call) {
+  const response = await fetch(url);
   const body = await response.json();
   if (!response.ok) throw new Error(body.error ?? `${call}: HTTP ${response.status}`);
   return body;
 }
 
+// follow=off reads the scene with JSON modules rather than fetch until it is drawn: a script
+// inserted before the page's load event delays that event until it has run, and a module runs
+// only once its imports (here the API's answer) have arrived; the code an answer resumes
+// inserts the next read before it returns. So the load event waits until the scene is read and
+// drawn, and a capture taken at the load event (`chromium --headless --screenshot`) holds it. A
+// failed read is read again with fetch, for the refusal's message.
+const imports = new Map();
+let importCount = 0;
+state.imported = (key, answer) => {
+  imports.get(key)?.(answer);
+  imports.delete(key);
+};
+function importJson(url, call) {
+  return new Promise((resolve, reject) => {
+    const key = String(++importCount);
+    imports.set(key, resolve);
+    const script = document.createElement('script');
+    script.type = 'module';
+    script.textContent = `import answer from ${JSON.stringify(new URL(url, document.baseURI).href)} ` +
+      `with { type: 'json' };\nwindow.viewer.imported(${JSON.stringify(key)}, answer);\n`;
+    script.addEventListener('error', () => {
+      imports.delete(key);
+      fetchJson(url, call).then(resolve, reject);
+    });
+    document.head.append(script);
+  });
+}
+
+// How the page reads the API's answers.
+let readJson = FOLLOW ? fetchJson : importJson;
+
+function api(call, query) {
+  return readJson(apiUrl(call, query), call);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The API's messages (protobuf's JSON mapping) as the page's plain values.
+
+const vec3 = (v) => [v?.x ?? 0, v?.y ?? 0, v?.z ?? 0];
+const quat = (q) => (q ? [q.x ?? 0, q.y ?? 0, q.z ?? 0, q.w ?? 0] : [0, 0, 0, 1]);
+
+// A collide.v1.Shape as `shape` ('sphere' | 'box' | 'capsule') and its dimensions.
+function shapeOf(shape) {
+  if (shape?.box) return { shape: 'box', half_extents: vec3(shape.box.half_extents) };
+  if (shape?.capsule) {
+    return { shape: 'capsule', radius: shape.capsule.radius ?? 0, half_height: shape.capsule.half_height ?? 0 };
+  }
+  return { shape: 'sphere', radius: shape?.sphere?.radius ?? 0 };
+}
+
+// A collide.v1.Body as the drawing's body: {id, shape, its dimensions, position: [x, y, z],
+// rotation: [x, y, z, w], category, static}.
+function bodyFromProto(body) {
+  return {
+    id: body.id,
+    ...shapeOf(body.shape),
+    position: vec3(body.pose?.position),
+    rotation: quat(body.pose?.rotation),
+    category: body.category ?? 1,
+    static: body.kind === 'BODY_KIND_STATIC',
+  };
+}
+
+// A collide.v1.Fence as the page draws it: the body's fields and `attached_to` (an id or null).
+function fenceFromProto(fence) {
+  return { ...bodyFromProto(fence), attached_to: fence.attached_to ?? null };
+}
+
+// A collide.viewer.v1.QuerySample as {kind, version, origin, direction, max_distance, radius,
+// at_tick, hit: null | {id, distance}}.
+function sampleFromProto(sample) {
+  const cast = sample.raycast ?? sample.sphere_cast ?? {};
+  return {
+    kind: sample.sphere_cast ? 'sphere_cast' : 'raycast',
+    version: Number(sample.version),
+    origin: vec3(cast.origin),
+    direction: vec3(cast.direction),
+    max_distance: cast.max_distance ?? 0,
+    radius: cast.radius ?? 0,
+    at_tick: sample.at_tick ?? null,
+    hit: sample.hit ? { id: sample.hit.body_id, distance: sample.hit.distance ?? 0 } : null,
+  };
+}
+
+// An `x,y,z` field of the page as a collide.v1.Vec3: a component that is not a finite number is
+// sent as its text, for the server to name in its refusal (`ray.origin.x: invalid value ...`).
+function vec3Field(text, name) {
+  const parts = text.split(',').map((p) => p.trim());
+  if (parts.length !== 3) throw new Error(`${name}: "${text}" is not three numbers x,y,z`);
+  const [x, y, z] = parts.map((p) => (p !== '' && Number.isFinite(Number(p)) ? Number(p) : p));
+  return { x, y, z };
+}
+
+// A cast through the viewer's API: the rpc's request as JSON, its QueryResponse's closest hit as
+// {id, distance, point, normal} or null, and the version read.
+async function cast(call, request) {
+  const answer = await api(call, { request: JSON.stringify(request) });
+  const hit = answer.hits[0];
+  return {
+    version: Number(answer.version),
+    hit: hit ? {
+      id: hit.body_id, distance: hit.distance, point: vec3(hit.point), normal: vec3(hit.normal),
+    } : null,
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Drawing: one group per shape kind; a group is one or more instanced parts sharing the slots.
 
+// The canvas fills #view, the part of the window the panel leaves (viewer.css).
+const view = $('view');
+const viewSize = () => [Math.max(1, view.clientWidth), Math.max(1, view.clientHeight)];
 const renderer = new THREE.WebGLRenderer({ antialias: false, preserveDrawingBuffer: true });
 renderer.setPixelRatio(1);
-renderer.setSize(window.innerWidth, window.innerHeight);
+renderer.setSize(...viewSize());
 renderer.setClearColor(0x111111);
-$('view').appendChild(renderer.domElement);
+view.appendChild(renderer.domElement);
 const scene3 = new THREE.Scene();
-const camera = new THREE.PerspectiveCamera(50, window.innerWidth / window.innerHeight, 0.1, 1e6);
+const camera = new THREE.PerspectiveCamera(50, viewSize()[0] / viewSize()[1], 0.1, 1e6);
 camera.position.set(0, 0, 50);
 const controls = new OrbitControls(camera, renderer.domElement);
 scene3.add(new THREE.AmbientLight(0xffffff, 1.2));
@@ -157,8 +281,9 @@ function upsert(body) {
   listBody(drawing.upsert(body));
 }
 
-function move(pose) {
-  const body = drawing.move(...pose);
+// Moves body `id` to (px, py, pz), and turns it when the rotation is given.
+function move(id, px, py, pz, qx, qy, qz, qw) {
+  const body = drawing.move(id, px, py, pz, qx, qy, qz, qw);
   if (body && listed.has(body.id)) listBody(body);
 }
 
@@ -177,6 +302,8 @@ function showVersion() {
   $('body-count').textContent = String(drawing.size);
 }
 
+// The view of the bodies' centres: the camera looks at their middle from above and in front,
+// far enough that the sphere around them fits the canvas both ways (narrow canvases included).
 function fitCamera() {
   const fixed = params.get('camera');
   const target = params.get('target');
@@ -192,8 +319,12 @@ function fitCamera() {
   for (const body of drawing.bodies()) box.expandByPoint(point.fromArray(body.position));
   if (box.isEmpty()) return;
   const center = box.getCenter(new THREE.Vector3());
-  const size = Math.max(box.getSize(new THREE.Vector3()).length(), 10);
-  camera.position.copy(center).add(new THREE.Vector3(0, size * 0.3, size));
+  // The bodies' own size at the edge: a margin of a tenth, at least 5 units.
+  const radius = Math.max(box.getSize(new THREE.Vector3()).length() / 2 * 1.1, 5);
+  const vertical = THREE.MathUtils.degToRad(camera.fov);
+  const horizontal = 2 * Math.atan(Math.tan(vertical / 2) * camera.aspect);
+  const distance = radius / Math.sin(Math.min(vertical, horizontal) / 2);
+  camera.position.copy(center).addScaledVector(new THREE.Vector3(0, 0.3, 1).normalize(), distance);
   controls.target.copy(center);
   controls.update();
   redraw();
@@ -214,17 +345,17 @@ async function loadBodies({ atTick = null, replace = false } = {}) {
     if (atTick !== null) query.at_tick = atTick;
     page = await api('scene', query);
     for (const body of page.bodies) {
-      upsert(body);
+      upsert(bodyFromProto(body));
       seen.add(body.id);
     }
-    after = page.next_after;
+    after = page.next_after ?? null;
   } while (after !== null);
   if (replace) {
     for (const id of [...drawing.entries.keys()]) if (!seen.has(id)) removeBody(id);
   }
-  state.version = page.version;
-  state.tick = page.tick;
-  state.oldestTick = Math.max(state.oldestTick, page.oldest_tick);
+  state.version = Number(page.version);
+  state.tick = Number(page.tick);
+  state.oldestTick = Math.max(state.oldestTick, Number(page.oldest_tick));
   state.retainedTicks = page.retained_ticks;
   showTicks();
   return page;
@@ -240,17 +371,28 @@ function follow() {
     // reloads, they wait and those after the reloaded version are applied once it is done.
     if (state.mode !== 'live') {
       if (state.mode === 'returning') returning.push(update);
-      followTicks(update.tick);
+      followTicks(Number(update.tick));
       return;
     }
-    if (update.version < state.version) return;
+    const version = Number(update.version);
+    if (version < state.version) return;
     const start = performance.now();
-    for (const body of update.bodies) upsert(body);
-    for (const pose of update.poses) move(pose);
+    for (const body of update.bodies) upsert(bodyFromProto(body));
+    // Moves that turned: 7 floats per id; moves that kept the rotation: 3.
+    const { ids: turnedIds, poses } = update.poses;
+    for (let k = 0; k < turnedIds.length; k++) {
+      const i = 7 * k;
+      move(turnedIds[k], poses[i], poses[i + 1], poses[i + 2], poses[i + 3], poses[i + 4],
+        poses[i + 5], poses[i + 6]);
+    }
+    const { ids: movedIds, positions } = update.positions;
+    for (let k = 0; k < movedIds.length; k++) {
+      move(movedIds[k], positions[3 * k], positions[3 * k + 1], positions[3 * k + 2]);
+    }
     for (const id of update.removed) removeBody(id);
     state.timing.applyMs += performance.now() - start;
-    state.version = update.version;
-    followTicks(update.tick);
+    state.version = version;
+    followTicks(Number(update.tick));
     showVersion();
   };
   state.applyLive = apply;
@@ -279,7 +421,10 @@ function follow() {
   });
   source.addEventListener('watches', (event) => showFences(JSON.parse(event.data)));
   source.addEventListener('watch_events', (event) => flashFences(JSON.parse(event.data)));
-  source.addEventListener('query_samples', (event) => showSamples(JSON.parse(event.data)));
+  source.addEventListener('query_samples', (event) => {
+    const { samples, dropped } = JSON.parse(event.data);
+    showSamples({ samples: samples.map(sampleFromProto), dropped: Number(dropped) });
+  });
   source.addEventListener('deleted', () => {
     $('status').textContent = 'the scene was deleted';
     source.close();
@@ -287,6 +432,22 @@ function follow() {
   source.onerror = () => {
     if (source.readyState === EventSource.CLOSED) $('status').textContent = 'stream closed';
   };
+}
+
+// follow=off: the scene as it is now, read and drawn once; no live stream (no watches, no
+// sampled casts), so the page goes idle once drawn.
+async function loadOnce() {
+  await loadBodies();
+  showVersion();
+  fitCamera();
+  $('status').textContent = 'drawn once (follow=off)';
+  // Drawn now, as shapes, before the page's load event (importJson).
+  drawing.flush();
+  lastMotion = -Infinity;
+  chooseDrawMode(performance.now());
+  render();
+  readJson = fetchJson;
+  state.ready = true;
 }
 
 async function start() {
@@ -299,13 +460,15 @@ async function start() {
       $('status').textContent = 'no scenes';
       return;
     }
-    makeDrawing(scenes.find((s) => s.name === state.scene)?.bodies ?? 0);
+    makeDrawing(scenes.find((s) => s.name === state.scene)?.stats?.body_count ?? 0);
     select.value = state.scene;
     select.addEventListener('change', () => {
       params.set('scene', select.value);
       window.location.search = params.toString();
     });
-    follow();
+    state.following = FOLLOW;
+    if (FOLLOW) follow();
+    else await loadOnce();
   } catch (error) {
     $('status').textContent = `error: ${error.message}`;
   }
@@ -322,9 +485,12 @@ async function fireRay() {
   const direction = $('ray-direction').value.trim();
   const result = $('ray-result');
   try {
-    const query = { name: state.scene, origin, direction };
-    if (state.shownTick !== null) query.at_tick = state.shownTick;
-    const answer = await api('raycast', query);
+    const request = {
+      scene: state.scene,
+      ray: { origin: vec3Field(origin, 'origin'), direction: vec3Field(direction, 'direction'), max_distance: 1e10 },
+    };
+    if (state.shownTick !== null) request.at_tick = String(state.shownTick);
+    const answer = await cast('raycast', request);
     rayObjects.clear();
     const from = new THREE.Vector3(...origin.split(',').map(Number));
     const dir = new THREE.Vector3(...direction.split(',').map(Number)).normalize();
@@ -363,7 +529,7 @@ $('ray-fire').addEventListener('click', fireRay);
 // ---------------------------------------------------------------------------------------------
 // Past ticks: the slider spans the retained ticks (oldest_tick..tick); moving it draws the scene
 // at that tick and pauses live following, "live" reloads the scene as it is now and follows it
-// again. Ticks are JSON numbers: exact up to 2^53.
+// again. Ticks (strings in the API's JSON) are read as numbers: exact up to 2^53.
 
 const slider = $('tick-slider');
 
@@ -405,7 +571,8 @@ async function showTick(tick) {
         state.mode = 'live';
         for (const update of returning.splice(0)) state.applyLive(update);
       }
-      $('status').textContent = state.mode === 'live' ? 'live' : `tick ${next} (paused)`;
+      const now = FOLLOW ? 'live' : 'now (follow=off)';
+      $('status').textContent = state.mode === 'live' ? now : `tick ${next} (paused)`;
     } catch (error) {
       if (state.mode === 'returning') state.mode = 'past';  // "live" can be pressed again
       returning.length = 0;
@@ -434,9 +601,17 @@ async function castSphere() {
   const radius = $('sphere-radius').value.trim();
   const result = $('sphere-result');
   try {
-    const query = { name: state.scene, origin, direction, radius };
-    if (state.shownTick !== null) query.at_tick = state.shownTick;
-    const answer = await api('spherecast', query);
+    const request = {
+      scene: state.scene,
+      cast: {
+        origin: vec3Field(origin, 'origin'),
+        direction: vec3Field(direction, 'direction'),
+        max_distance: 1e10,
+        radius: radius !== '' && Number.isFinite(Number(radius)) ? Number(radius) : radius,
+      },
+    };
+    if (state.shownTick !== null) request.at_tick = String(state.shownTick);
+    const answer = await cast('spherecast', request);
     sphereObjects.clear();
     const from = new THREE.Vector3(...origin.split(',').map(Number));
     const dir = new THREE.Vector3(...direction.split(',').map(Number)).normalize();
@@ -521,7 +696,8 @@ function placeFence(entry) {
   return true;
 }
 
-function showFences({ watches, truncated }) {
+function showFences({ watches: listed, truncated }) {
+  const watches = listed.map(({ watch, fences: specs }) => ({ watch, fences: specs.map(fenceFromProto) }));
   for (const entry of fences.values()) {
     fenceObjects.remove(entry.mesh);
     entry.mesh.geometry.dispose();
@@ -552,8 +728,14 @@ function showFences({ watches, truncated }) {
   $('watches').dataset.truncated = String(truncated);
 }
 
-function flashFences({ events, dropped }) {
+function flashFences({ events: listed, dropped: missed }) {
   const now = performance.now();
+  const dropped = Number(missed);
+  // collide.viewer.v1.FenceEvent: the watch, the version and the Watch stream's own event.
+  const events = listed.map(({ watch, version, event }) => ({
+    watch, version: Number(version), fence: event.fence_id, body: event.body_id,
+    kind: event.kind === 'KIND_ENTER' ? 'enter' : 'exit',
+  }));
   for (const e of events) {
     const entry = fences.get(`${e.watch}/${e.fence}`);
     if (!entry) continue;
@@ -660,6 +842,18 @@ function fadeSamples(now) {
 
 let frameCount = 0;
 let frameStart = performance.now();
+
+function render() {
+  dirty = false;
+  const start = performance.now();
+  renderer.render(scene3, camera);
+  state.timing.renderMs += performance.now() - start;
+  state.renders += 1;
+  state.renderTimes.push(start);
+  if (state.renderTimes.length > 1000) state.renderTimes.splice(0, 500);
+  frameCount += 1;
+}
+
 function frame(now) {
   controls.update();
   updateFences(now);
@@ -669,16 +863,7 @@ function frame(now) {
     lastMotion = performance.now();
   }
   chooseDrawMode(performance.now());
-  if (dirty || state.continuous) {
-    dirty = false;
-    const start = performance.now();
-    renderer.render(scene3, camera);
-    state.timing.renderMs += performance.now() - start;
-    state.renders += 1;
-    state.renderTimes.push(start);
-    if (state.renderTimes.length > 1000) state.renderTimes.splice(0, 500);
-    frameCount += 1;
-  }
+  if (dirty || state.continuous) render();
   state.frames += 1;
   if (now - frameStart >= 1000) {
     state.fps = (frameCount * 1000) / (now - frameStart);
@@ -691,18 +876,35 @@ function frame(now) {
 }
 requestAnimationFrame(frame);
 
-window.addEventListener('resize', () => {
-  camera.aspect = window.innerWidth / window.innerHeight;
+// The canvas follows #view's size: the window's, and the panel shown or hidden.
+function resize() {
+  const [width, height] = viewSize();
+  if (width === renderer.domElement.width && height === renderer.domElement.height) return;
+  camera.aspect = width / height;
   camera.updateProjectionMatrix();
-  renderer.setSize(window.innerWidth, window.innerHeight);
+  renderer.setSize(width, height);
   drawing?.setViewportHeight(renderer.domElement.height);
   redraw();
-});
+}
+new ResizeObserver(resize).observe(view);
+
+// The panel's button: hides the panel (the canvas takes the whole window) and shows it again.
+const toggle = $('panel-toggle');
+function showPanel(shown) {
+  document.body.classList.toggle('panel-hidden', !shown);
+  toggle.setAttribute('aria-expanded', String(shown));
+  toggle.textContent = shown ? '\u203a' : '\u2039';
+  toggle.title = shown ? 'hide the panel' : 'show the panel';
+  resize();
+}
+toggle.addEventListener('click', () => showPanel(document.body.classList.contains('panel-hidden')));
+showPanel(params.get('panel') !== 'off');
 
 // Where a world point is drawn, in CSS pixels of the page (for tests).
 state.project = (x, y, z) => {
   const v = new THREE.Vector3(x, y, z).project(camera);
-  return { x: (v.x + 1) / 2 * window.innerWidth, y: (1 - v.y) / 2 * window.innerHeight };
+  const box = renderer.domElement.getBoundingClientRect();
+  return { x: box.left + (v.x + 1) / 2 * box.width, y: box.top + (1 - v.y) / 2 * box.height };
 };
 state.webgl = renderer.getContext() !== null;
 

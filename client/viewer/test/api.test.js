@@ -10,7 +10,9 @@ import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { tempDir } from '../../node/test/server.js';
-import { Client, KNOWN_BODIES, get, startViewerServer } from './viewer_server.js';
+import {
+  Client, KNOWN_BODIES, assertSameAnswer, castQuery, get, startViewerServer,
+} from './viewer_server.js';
 
 // Reads server-sent events from `url` until `until(events)` is true; returns the events.
 async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
@@ -55,21 +57,6 @@ async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
   return events;
 }
 
-// The viewer's hit and the gRPC answer's first hit are the same (or both absent).
-function assertSameHit(hit, expected, label) {
-  if (!expected) {
-    assert.equal(hit, null, label);
-    return;
-  }
-  assert.ok(hit, `${label}: no hit, gRPC hit ${expected.body_id}`);
-  assert.equal(hit.id, String(expected.body_id), label);
-  assert.ok(Math.abs(hit.distance - expected.distance) < 1e-4, label);
-  const point = [expected.point.x, expected.point.y, expected.point.z];
-  hit.point.forEach((v, i) => assert.ok(Math.abs(v - point[i]) < 1e-4, label));
-  const normal = [expected.normal.x, expected.normal.y, expected.normal.z];
-  hit.normal.forEach((v, i) => assert.ok(Math.abs(v - normal[i]) < 1e-4, label));
-}
-
 describe('viewer API', () => {
   let server;
   let client;
@@ -109,39 +96,32 @@ describe('viewer API', () => {
     }
   });
 
-  test('lists scenes with version, tick and body count', async () => {
+  test('lists scenes as the gRPC ListScenes does', async () => {
     const { status, json } = await get(`${base}/api/scenes`);
     assert.equal(status, 200);
+    assert.deepEqual(Object.keys(json), ['scenes']);
     const known = json.scenes.find((scene) => scene.name === 'known');
-    const stats = await client.getScene({ scene: 'known' });
-    assert.equal(String(known.version), String(stats.stats.version));
-    assert.equal(known.bodies, KNOWN_BODIES.length);
-    assert.equal(json.truncated, false);
+    assert.equal(known.stats.body_count, KNOWN_BODIES.length);
+    assert.equal(known.options.fat_margin, 0.1);  // as protobuf prints a float, not 0.100000001
+    assertSameAnswer('ListScenes', json, { scenes: await client.listScenes() });
   });
 
   test('returns bodies with shapes, poses, category and kind as the gRPC GetBodies does', async () => {
     const { status, json } = await get(`${base}/api/scene?name=known`);
     assert.equal(status, 200);
-    assert.equal(json.body_count, KNOWN_BODIES.length);
-    assert.equal(json.next_after, null);
+    assert.equal(json.scene, 'known');
+    assert.equal(json.body_count, String(KNOWN_BODIES.length));
+    assert.equal(json.next_after, undefined);
+    assert.equal(json.at_tick, undefined);
     const grpc = await client.getBodies({ scene: 'known' });
-    assert.equal(String(json.version), String(grpc.version));
-    assert.deepEqual(json.bodies.map((b) => b.id), grpc.bodies.map((b) => String(b.id)));
-    for (const [i, body] of json.bodies.entries()) {
-      const expected = grpc.bodies[i];
-      const shape = Object.keys(expected.shape).find((k) => expected.shape[k]);
-      assert.equal(body.shape, shape);
-      const p = expected.pose.position;
-      assert.deepEqual(body.position, [p.x, p.y, p.z].map(Math.fround));
-      const q = expected.pose.rotation ?? { x: 0, y: 0, z: 0, w: 1 };
-      body.rotation.forEach((v, k) => assert.ok(Math.abs(v - [q.x, q.y, q.z, q.w][k]) < 1e-6));
-      assert.equal(body.static, expected.kind === 'BODY_KIND_STATIC');
-    }
+    assert.equal(json.version, grpc.version);
+    assertSameAnswer('GetBodies', { version: json.version, bodies: json.bodies }, grpc);
     const box = json.bodies.find((b) => b.id === '2');
-    assert.deepEqual(box.half_extents, [3, 2, 1]);
+    assert.deepEqual(box.shape, { box: { half_extents: { x: 3, y: 2, z: 1 } } });
+    assert.equal(box.kind, 'BODY_KIND_DYNAMIC');
     const capsule = json.bodies.find((b) => b.id === '3');
-    assert.equal(capsule.radius, 1.5);
-    assert.equal(capsule.half_height, 3);
+    assert.deepEqual(capsule.shape, { capsule: { radius: 1.5, half_height: 3 } });
+    assert.equal(json.bodies.find((b) => b.id === '4').kind, 'BODY_KIND_STATIC');
   });
 
   test('pages bodies by id with after and limit', async () => {
@@ -153,7 +133,7 @@ describe('viewer API', () => {
       assert.equal(status, 200);
       assert.ok(json.bodies.length <= 3);
       ids.push(...json.bodies.map((b) => b.id));
-      after = json.next_after;
+      after = json.next_after ?? null;
       if (after === null) break;
     }
     assert.deepEqual(ids, KNOWN_BODIES.map((b) => String(b.id)));
@@ -161,36 +141,41 @@ describe('viewer API', () => {
     assert.deepEqual(last.json.bodies, []);
   });
 
-  test('casts a ray with the same hit as the gRPC Raycast', async () => {
+  test('casts a ray with the gRPC Raycast\'s answer, from JSON and from parameters', async () => {
     const rays = [
       { origin: [0, 0, 50], direction: [0, 0, -1] },
       { origin: [-25, 40, 0], direction: [0, -1, 0] },
       { origin: [3, -40, 0.5], direction: [0, 1, 0.01] },
       { origin: [100, 100, 100], direction: [1, 0, 0] },
+      { origin: [0.1, 0.2, 0.3], direction: [0.7, -0.3, 0.1] },
     ];
+    const vec = ([x, y, z]) => ({ x, y, z });
     for (const ray of rays) {
-      const { status, json } = await get(
-        `${base}/api/raycast?name=known&origin=${ray.origin}&direction=${ray.direction}`,
-      );
-      assert.equal(status, 200, JSON.stringify(json));
-      const grpc = await client.raycast({
+      const request = {
         scene: 'known',
-        ray: {
-          origin: { x: ray.origin[0], y: ray.origin[1], z: ray.origin[2] },
-          direction: { x: ray.direction[0], y: ray.direction[1], z: ray.direction[2] },
-          max_distance: 1e6,
-        },
-      });
-      const expected = grpc.hits[0];
-      if (!expected) {
-        assert.equal(json.hit, null);
-        continue;
-      }
-      assert.equal(json.hit.id, String(expected.body_id));
-      assert.ok(Math.abs(json.hit.distance - expected.distance) < 1e-4);
-      const point = [expected.point.x, expected.point.y, expected.point.z];
-      json.hit.point.forEach((v, i) => assert.ok(Math.abs(v - point[i]) < 1e-4));
+        ray: { origin: vec(ray.origin), direction: vec(ray.direction), max_distance: 1e6 },
+      };
+      const grpc = await client.raycast(request);
+      const json = await get(`${base}/api/raycast?${castQuery(request)}`);
+      assert.equal(json.status, 200, json.text);
+      assertSameAnswer('Raycast', json.json, grpc, JSON.stringify(ray));
+      const params = await get(`${base}/api/raycast?name=known&origin=${ray.origin}` +
+        `&direction=${ray.direction}&max_distance=1e6`);
+      assert.equal(params.status, 200, params.text);
+      assertSameAnswer('Raycast', params.json, grpc, JSON.stringify(ray));
     }
+    // Every hit of MODE_ALL with a filter and max_hits, as the rpc answers it.
+    const all = {
+      scene: 'known',
+      ray: { origin: { x: -60, y: 0, z: 0 }, direction: { x: 1, y: 0, z: 0 }, max_distance: 200 },
+      mode: 'MODE_ALL',
+      max_hits: 1,
+      filter: { mask: 3, excluded_ids: ['9'] },
+    };
+    const answer = await get(`${base}/api/raycast?${castQuery(all)}`);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal(answer.json.truncated, true);
+    assertSameAnswer('Raycast', answer.json, await client.raycast(all));
   });
 
   test('answers bodies, ray and sphere casts at a past tick as the gRPC does', async () => {
@@ -214,17 +199,17 @@ describe('viewer API', () => {
     // Every retained tick (and a few before anything was written) against gRPC Overlap at it.
     const now = await get(`${base}/api/scene?name=ticks`);
     assert.equal(now.status, 200, now.text);
-    assert.equal(now.json.at_tick, null);
-    assert.equal(String(now.json.tick), String(stats.tick));
-    assert.equal(String(now.json.oldest_tick), String(stats.oldest_tick));
+    assert.equal(now.json.at_tick, undefined);
+    assert.equal(now.json.tick, stats.tick);
+    assert.equal(now.json.oldest_tick, stats.oldest_tick);
     assert.equal(now.json.retained_ticks, 16);
     const listed = (await get(`${base}/api/scenes`)).json.scenes.find((x) => x.name === 'ticks');
-    assert.equal(String(listed.oldest_tick), String(stats.oldest_tick));
+    assert.equal(listed.stats.oldest_tick, stats.oldest_tick);
     const positions = {};
     for (let t = Number(stats.oldest_tick); t <= Number(stats.tick); t++) {
       const { status, json } = await get(`${base}/api/scene?name=ticks&at_tick=${t}`);
       assert.equal(status, 200, JSON.stringify(json));
-      assert.equal(json.at_tick, t);
+      assert.equal(json.at_tick, String(t));
       const grpc = await client.overlap({
         scene: 'ticks',
         overlap: { shape: { sphere: { radius: 1000 } }, pose: { position: { x: 0, y: 0, z: 0 } } },
@@ -234,7 +219,10 @@ describe('viewer API', () => {
       });
       assert.deepEqual(json.bodies.map((b) => b.id), grpc.hits.map((h) => String(h.body_id)).sort(),
         `tick ${t}`);
-      positions[t] = Object.fromEntries(json.bodies.map((b) => [b.id, b.position]));
+      positions[t] = Object.fromEntries(json.bodies.map((b) => {
+        const p = b.pose.position;
+        return [b.id, [p.x, p.y, p.z]];
+      }));
     }
     // What was written, tick by tick (the last batch of a tick wins).
     assert.deepEqual(positions[9], {});
@@ -247,10 +235,12 @@ describe('viewer API', () => {
     assert.deepEqual(past.json.bodies.map((b) => b.id), ['1']);
     assert.equal(past.json.next_after, '1');
     const rest = await get(`${base}/api/scene?name=ticks&at_tick=12&after=1`);
-    assert.deepEqual(rest.json.bodies.map((b) => [b.id, b.shape, b.half_extents, b.category]),
-      [['7', 'box', [1, 2, 3], 2]]);
+    assert.deepEqual(rest.json.bodies.map((b) => [b.id, b.shape, b.category]),
+      [['7', { box: { half_extents: { x: 1, y: 2, z: 3 } } }, 2]]);
+    assert.equal(rest.json.next_after, undefined);
 
-    // Casts: now and at past ticks, rays and spheres, against the gRPC answers.
+    // Casts: now and at past ticks, rays and spheres, from JSON and from parameters, against
+    // the gRPC answers to the same requests.
     const casts = [
       { origin: [-30, 0, 0], direction: [1, 0, 0], radius: 0 },
       { origin: [-30, 0, 0], direction: [1, 0, 0], radius: 2.5 },
@@ -263,46 +253,59 @@ describe('viewer API', () => {
     let hits = 0;
     for (const tick of [undefined, 10, 11, 12, 13, 14]) {
       for (const cast of casts) {
-        const tickParam = tick === undefined ? '' : `&at_tick=${tick}`;
-        const common = `name=ticks&origin=${cast.origin}&direction=${cast.direction}${tickParam}`;
-        const sphere = await get(`${base}/api/spherecast?${common}&radius=${cast.radius}`);
-        assert.equal(sphere.status, 200, sphere.text);
-        assert.equal(sphere.json.at_tick, tick ?? null);
-        const at = tick === undefined ? {} : { at_tick: tick };
-        const grpc = await client.sphereCast({
+        const at = tick === undefined ? {} : { at_tick: String(tick) };
+        const label = `tick ${tick} ${JSON.stringify(cast)}`;
+        const sphereRequest = {
           scene: 'ticks',
           cast: { origin: vec(cast.origin), direction: vec(cast.direction), max_distance: 1e6, radius: cast.radius },
           ...at,
-        });
-        const label = `${common} radius ${cast.radius}`;
-        assertSameHit(sphere.json.hit, grpc.hits[0], label);
+        };
+        const grpc = await client.sphereCast(sphereRequest);
+        const sphere = await get(`${base}/api/spherecast?${castQuery(sphereRequest)}`);
+        assert.equal(sphere.status, 200, sphere.text);
+        assertSameAnswer('SphereCast', sphere.json, grpc, label);
+        const tickParam = tick === undefined ? '' : `&at_tick=${tick}`;
+        const common = `name=ticks&origin=${cast.origin}&direction=${cast.direction}&max_distance=1e6${tickParam}`;
+        const params = await get(`${base}/api/spherecast?${common}&radius=${cast.radius}`);
+        assert.equal(params.status, 200, params.text);
+        assertSameAnswer('SphereCast', params.json, grpc, label);
         if (cast.radius === 0) {
-          const ray = await get(`${base}/api/raycast?${common}`);
-          assert.equal(ray.status, 200, ray.text);
-          const grpcRay = await client.raycast({
+          const rayRequest = {
             scene: 'ticks',
             ray: { origin: vec(cast.origin), direction: vec(cast.direction), max_distance: 1e6 },
             ...at,
-          });
-          assertSameHit(ray.json.hit, grpcRay.hits[0], label);
+          };
+          const grpcRay = await client.raycast(rayRequest);
+          const ray = await get(`${base}/api/raycast?${castQuery(rayRequest)}`);
+          assert.equal(ray.status, 200, ray.text);
+          assertSameAnswer('Raycast', ray.json, grpcRay, label);
+          assertSameAnswer('Raycast', (await get(`${base}/api/raycast?${common}`)).json, grpcRay, label);
         }
-        if (sphere.json.hit) hits += 1;
+        if (grpc.hits.length > 0) hits += 1;
       }
     }
     assert.ok(hits >= 12, `${hits} hits`);
     // A ray along x at tick 10 meets the ball at the origin; at tick 14 it has moved away.
     const tick10 = await get(`${base}/api/raycast?name=ticks&origin=-30,0,0&direction=1,0,0&at_tick=10`);
-    assert.equal(tick10.json.hit.distance, 29);
+    assert.equal(tick10.json.hits[0].distance, 29);
     const tick14 = await get(`${base}/api/raycast?name=ticks&origin=-30,0,0&direction=1,0,0&at_tick=14`);
-    assert.equal(tick14.json.hit, null);
+    assert.deepEqual(tick14.json.hits, []);
     // A tick not retained: 400 naming it and the retained range, as gRPC's OUT_OF_RANGE does.
     const later = Number(stats.tick) + 1;
+    const why = `at_tick: tick ${later} is not retained (retained: ${stats.oldest_tick}..${stats.tick})`;
     for (const call of ['scene?', 'raycast?origin=0,0,0&direction=1,0,0&', 'spherecast?origin=0,0,0&direction=1,0,0&radius=1&']) {
       const answer = await get(`${base}/api/${call}name=ticks&at_tick=${later}`);
       assert.equal(answer.status, 400, answer.text);
-      assert.equal(answer.json.error,
-        `at_tick: tick ${later} is not retained (retained: ${stats.oldest_tick}..${stats.tick})`);
+      assert.deepEqual(answer.json, { error: why, code: 'OUT_OF_RANGE' });
     }
+    const request = {
+      scene: 'ticks',
+      ray: { origin: vec([0, 0, 0]), direction: vec([1, 0, 0]), max_distance: 1 },
+      at_tick: String(later),
+    };
+    const answer = await get(`${base}/api/raycast?${castQuery(request)}`);
+    assert.deepEqual(answer.json, { error: why, code: 'OUT_OF_RANGE' });
+    await assert.rejects(client.raycast(request), (error) => error.message.includes(why));
     await client.deleteScene({ scene: 'ticks' });
   });
 
@@ -370,13 +373,95 @@ describe('viewer API', () => {
       ['stream', 'name=%2e%2e', 400, 'name'],
       ['nothing', '', 404, 'path'],
     ];
+    const codes = { 400: ['INVALID_ARGUMENT', 'OUT_OF_RANGE'], 404: ['NOT_FOUND'] };
     for (const [call, query, status, param] of cases) {
       const answer = await get(`${base}/api/${call}?${query}`);
       const label = `${call}?${query.slice(0, 80)}`;
       assert.equal(answer.status, status, `${label}: ${answer.text}`);
       assert.ok(answer.json?.error?.startsWith(`${param}: `), `${label}: ${answer.text}`);
+      assert.ok(codes[status].includes(answer.json.code), `${label}: ${answer.text}`);
     }
     // Still serving.
+    assert.equal((await get(`${base}/api/scenes`)).status, 200);
+  });
+
+  test('refuses a bad JSON request with 400 naming the field, in the gRPC call\'s words', async () => {
+    const ray = { origin: { x: 0, y: 0, z: 50 }, direction: { x: 0, y: 0, z: -1 }, max_distance: 100 };
+    // Requests the rpc takes too: the viewer's refusal is the rpc's, word for word.
+    const rpcCases = [
+      ['raycast', { scene: 'known', ray: { ...ray, direction: { x: 0, y: 0, z: 0 } } }, 'ray.direction'],
+      ['raycast', { scene: 'known', ray: { ...ray, origin: { x: NaN, y: 0, z: 0 } } }, 'ray.origin'],
+      ['raycast', { scene: 'known', ray: { ...ray, origin: { x: -Infinity, y: 0, z: 0 } } }, 'ray.origin'],
+      ['raycast', { scene: 'known', ray: { ...ray, max_distance: -1 } }, 'ray.max_distance'],
+      ['raycast', { scene: 'known', ray, mode: 'MODE_ALL', max_hits: 4294967295 }, 'max_hits'],
+      ['raycast', { scene: 'known', ray, tick_fraction: 0.5 }, 'tick_fraction'],
+      ['raycast', { scene: 'known', ray, at_tick: '18446744073709551615' }, 'at_tick'],
+      ['raycast', { scene: 'nope', ray }, 'scene'],
+      ['raycast', { scene: '', ray }, 'scene'],
+      ['spherecast', { scene: 'known', cast: { ...ray, radius: -1 } }, 'cast.radius'],
+      ['spherecast', { scene: 'known', cast: { ...ray, radius: Infinity } }, 'cast.radius'],
+    ];
+    for (const [call, request, field] of rpcCases) {
+      const answer = await get(`${base}/api/${call}?${castQuery(request)}`);
+      const label = `${call} ${JSON.stringify(request)}`;
+      assert.ok(answer.status === 400 || answer.status === 404, `${label}: ${answer.text}`);
+      assert.ok(answer.json.error.startsWith(`${field}: `), `${label}: ${answer.text}`);
+      const rpc = call === 'raycast' ? client.raycast(request) : client.sphereCast(request);
+      await assert.rejects(rpc, (error) => {
+        assert.equal(error.message, answer.json.error, label);
+        assert.equal(error.codeName, answer.json.code, label);
+        return true;
+      }, label);
+    }
+    // JSON the rpc's message cannot be: the parser's words, naming the field where it can.
+    const parseCases = [
+      ['{', ''],
+      ['', ''],
+      ['[]', ''],
+      ['"x"', ''],
+      ['{"scene":"known","bogus":1}', 'bogus'],
+      ['{"scene":5}', 'scene'],
+      ['{"scene":"known","ray":[1,2]}', 'ray'],
+      ['{"scene":"known","ray":{"origin":{"x":1e400}}}', ''],
+      ['{"scene":"known","ray":{"origin":{"x":1e39}}}', 'ray.origin.x'],
+      ['{"scene":"known","ray":{"origin":{"x":"abc"}}}', 'ray.origin.x'],
+      ['{"scene":"known","at_tick":"18446744073709551616"}', 'at_tick'],
+      ['{"scene":"known","at_tick":-1}', 'at_tick'],
+      ['{"scene":"known","max_hits":-1}', 'max_hits'],
+      ['{"scene":"known","filter":{"excluded_ids":["1","x"]}}', 'filter.excluded_ids'],
+      ['{"scene":"known","mode":"MODE_NOPE"}', 'mode'],
+      [`{"scene":"known","ray":${'{"origin":'.repeat(200)}}`, 'origin'],
+    ];
+    for (const [text, field] of parseCases) {
+      const answer = await get(`${base}/api/raycast?request=${encodeURIComponent(text)}`);
+      assert.equal(answer.status, 400, `${text}: ${answer.text}`);
+      assert.equal(answer.json.code, 'INVALID_ARGUMENT');
+      assert.ok(answer.json.error.startsWith(
+        'request: not a collide.v1.RaycastRequest in protobuf\'s JSON mapping: '), answer.text);
+      assert.ok(answer.json.error.includes(field), `${text}: ${answer.text}`);
+    }
+    // A mode the API does not have (the Node client refuses it before sending): the server's words.
+    const mode = await get(`${base}/api/raycast?${castQuery({ scene: 'known', ray, mode: 7 })}`);
+    assert.deepEqual(mode.json, { error: 'mode: unknown mode 7', code: 'INVALID_ARGUMENT' });
+    // The JSON form takes nothing beside it but the token; an oversized query string is refused.
+    const both = await get(`${base}/api/raycast?${castQuery({ scene: 'known', ray })}&origin=0,0,0`);
+    assert.equal(both.status, 400);
+    assert.match(both.json.error, /^origin: not taken with request/);
+    const huge = castQuery({ scene: 'known', ray, filter: { excluded_ids: Array(900).fill('1') } });
+    assert.ok(huge.length > 8192 && huge.length < 16000, `${huge.length}`);
+    const oversized = await get(`${base}/api/raycast?${huge}`);
+    assert.equal(oversized.status, 400, oversized.text);
+    assert.match(oversized.json.error, /^query: \d+ bytes, over the limit of 8192/);
+    // Past the HTTP server's own bound on a request (16 KiB), its refusal, in the same format.
+    const huger = castQuery({ scene: 'known', ray, filter: { excluded_ids: Array(3000).fill('1') } });
+    const refused = await get(`${base}/api/raycast?${huger}`);
+    assert.ok(refused.status >= 400 && refused.status < 500, refused.text);
+    assert.match(refused.json.error, /^request: /);
+    // The viewer does not wait for a version.
+    const waiting = await get(`${base}/api/raycast?${castQuery({ scene: 'known', ray, min_version: '999' })}`);
+    assert.equal(waiting.status, 400);
+    assert.equal(waiting.json.code, 'FAILED_PRECONDITION');
+    assert.match(waiting.json.error, /^min_version: the scene is at version \d+; the viewer does not wait/);
     assert.equal((await get(`${base}/api/scenes`)).status, 200);
   });
 
@@ -385,9 +470,10 @@ describe('viewer API', () => {
       const answer = await get(`${base}/api/scene?name=known`, { method, body: '{}' });
       assert.equal(answer.status, 405, `${method}: ${answer.text}`);
       assert.match(answer.json.error, /^method: /);
+      assert.equal(answer.json.code, 'UNIMPLEMENTED');
     }
     const { json } = await get(`${base}/api/scene?name=known`);
-    assert.equal(json.body_count, KNOWN_BODIES.length);
+    assert.equal(json.body_count, String(KNOWN_BODIES.length));
   });
 
   test('streams pose changes, coalesced, and new and removed bodies', async () => {
@@ -416,18 +502,31 @@ describe('viewer API', () => {
       }
       const updates = seen.filter((e) => e.event === 'update').map((e) => e.json);
       const last = new Map();
-      for (const u of updates) for (const p of u.poses) last.set(p[0], p);
-      return last.get('1')?.[1] === 10 && updates.some((u) => u.removed.includes('4')) &&
+      for (const u of updates) {
+        u.positions.ids.forEach((id, k) => last.set(id, u.positions.positions.slice(3 * k, 3 * k + 3)));
+      }
+      return last.get('1')?.[0] === 10 && updates.some((u) => u.removed.includes('4')) &&
         updates.some((u) => u.bodies.some((b) => b.id === '9'));
     });
+    assert.equal(events[0].event, 'hello');
+    assert.deepEqual(Object.keys(events[0].json), ['version', 'tick', 'max_event_bytes']);
     const updates = events.filter((e) => e.event === 'update');
     // Coalesced: fewer events than the twelve writes.
     assert.ok(updates.length < 12, `${updates.length} events`);
-    for (const u of updates) assert.ok(u.bytes <= 256 * 1024);
-    // Body 1 moved without turning: its poses leave the rotation out, [id, x, y, z].
-    const moves = updates.flatMap((u) => u.json.poses).filter((p) => p[0] === '1');
-    assert.ok(moves.length > 0);
-    for (const pose of moves) assert.deepEqual(pose.slice(2), [0, 0], JSON.stringify(pose));
+    for (const u of updates) {
+      assert.ok(u.bytes <= 256 * 1024);
+      assert.deepEqual(Object.keys(u.json),
+        ['version', 'tick', 'bodies', 'poses', 'positions', 'removed', 'more']);
+      assert.equal(u.json.positions.positions.length, 3 * u.json.positions.ids.length);
+      assert.equal(u.json.poses.poses.length, 7 * u.json.poses.ids.length);
+    }
+    // Body 1 moved without turning: its moves are in the positions' columns (no rotation).
+    assert.ok(updates.some((u) => u.json.positions.ids.includes('1')));
+    assert.ok(!updates.some((u) => u.json.poses.ids.includes('1')));
+    // The new body in full, as the API's Body.
+    const added = updates.flatMap((u) => u.json.bodies).find((b) => b.id === '9');
+    assert.deepEqual(added.shape, { sphere: { radius: 1 } });
+    assert.deepEqual(added.pose.position, { x: 9, y: 9, z: 9 });
   });
 
   test('streams the fences of open Watch streams and their enter and exit events', async () => {
@@ -471,22 +570,27 @@ describe('viewer API', () => {
       const listed = events.find((e) => e.event === 'watches').json;
       assert.equal(listed.truncated, false);
       assert.equal(listed.watches.length, 1);
+      // The API's Fence, as the WatchRequest gave it (the rotation and filter filled in).
+      const pose = (x, y, z) => ({ position: { x, y, z }, rotation: { x: 0, y: 0, z: 0, w: 1 } });
+      const filter = { excluded_ids: [], category: 4294967295, mask: 4294967295 };
       assert.deepEqual(listed.watches[0].fences, [
-        { id: '4', shape: 'sphere', radius: 3, position: [0, 0, 0], rotation: [0, 0, 0, 1], attached_to: null },
-        { id: '9', shape: 'box', half_extents: [1, 2, 3], position: [0, 5, 0], rotation: [0, 0, 0, 1], attached_to: '1' },
+        { id: '4', shape: { sphere: { radius: 3 } }, pose: pose(0, 0, 0), filter },
+        {
+          id: '9', shape: { box: { half_extents: { x: 1, y: 2, z: 3 } } }, pose: pose(0, 5, 0), filter,
+          attached_to: '1',
+        },
       ]);
       const seen = events.filter((e) => e.event === 'watch_events');
-      for (const e of seen) assert.equal(e.json.dropped, 0);
+      for (const e of seen) assert.equal(e.json.dropped, '0');
       const fenceEvents = seen.flatMap((e) => e.json.events);
       for (let i = 0; i < 50 && grpcEvents === null; i++) await sleep(100);
-      const expected = grpcEvents.flatMap((u) => u.events.map((e) => ({ ...e, version: u.version })));
-      assert.deepEqual(
-        fenceEvents.map((e) => [e.kind, e.fence, e.body, String(e.version)]),
-        expected.map((e) => [e.kind === 'KIND_ENTER' ? 'enter' : 'exit', e.fence_id, e.body_id, String(e.version)]),
-      );
-      assert.deepEqual(fenceEvents.map((e) => e.body), ['2', '3']);
-      const point = expected[0].point;
-      fenceEvents[0].point.forEach((v, i) => assert.ok(Math.abs(v - [point.x, point.y, point.z][i]) < 1e-4));
+      // Each event as the Watch stream sent it (the same message), with its version and watch.
+      assert.deepEqual(fenceEvents.map((e) => e.version), grpcEvents.flatMap((u) => u.events.map(() => u.version)));
+      assert.equal(new Set(fenceEvents.map((e) => e.watch)).size, 1);
+      assertSameAnswer('Watch', { update: { events: fenceEvents.map((e) => e.event) } },
+        { update: { events: grpcEvents.flatMap((u) => u.events) } });
+      assert.deepEqual(fenceEvents.map((e) => [e.event.kind, e.event.body_id]),
+        [['KIND_ENTER', '2'], ['KIND_EXIT', '3']]);
     } finally {
       watch.cancel();
     }
@@ -526,26 +630,30 @@ describe('viewer API', () => {
         })();
       }
       const samples = seen.filter((e) => e.event === 'query_samples').flatMap((e) => e.json.samples);
-      return answers !== null && samples.some((s) => s.origin[0] >= 1000);
+      return answers !== null && samples.some((s) => s.raycast?.origin.x >= 1000);
     });
     const samples = events.filter((e) => e.event === 'query_samples').flatMap((e) => e.json.samples);
-    for (const e of events.filter((x) => x.event === 'query_samples')) assert.equal(e.json.dropped, 0);
-    assert.ok(!samples.some((s) => s.origin[0] === 7), 'a query from before the viewer was sampled');
-    const ray = samples.find((s) => s.kind === 'raycast' && s.origin[2] === 50);
+    for (const e of events.filter((x) => x.event === 'query_samples')) assert.equal(e.json.dropped, '0');
+    const origin = (s) => (s.raycast ?? s.sphere_cast).origin;
+    assert.ok(!samples.some((s) => origin(s).x === 7), 'a query from before the viewer was sampled');
+    const ray = samples.find((s) => s.raycast && s.raycast.origin.z === 50);
     assert.ok(ray, JSON.stringify(samples.slice(0, 3)));
-    assert.deepEqual(ray.direction, [0, 0, -1]);
-    assert.equal(ray.hit.id, String(answers.ray.hits[0].body_id));
-    assert.ok(Math.abs(ray.hit.distance - answers.ray.hits[0].distance) < 1e-4);
-    const sphere = samples.find((s) => s.kind === 'sphere_cast');
-    assert.equal(sphere.radius, 2);
-    assert.deepEqual(sphere.origin, [-25, 40, 0]);
-    assert.equal(sphere.hit.id, String(answers.sphere.hits[0].body_id));
-    assert.ok(Math.abs(sphere.hit.distance - answers.sphere.hits[0].distance) < 1e-4);
+    // The cast as the server ran it (its direction normalised), its closest hit's id and distance.
+    assert.deepEqual(ray.raycast, { origin: vec([0, 0, 50]), direction: vec([0, 0, -1]), max_distance: 100 });
+    assert.equal(ray.at_tick, undefined);
+    assert.equal(ray.hit.body_id, answers.ray.hits[0].body_id);
+    assert.equal(Math.fround(ray.hit.distance), answers.ray.hits[0].distance);
+    const sphere = samples.find((s) => s.sphere_cast);
+    assert.deepEqual(sphere.sphere_cast, {
+      origin: vec([-25, 40, 0]), direction: vec([0, -1, 0]), max_distance: 100, radius: 2,
+    });
+    assert.equal(sphere.hit.body_id, answers.sphere.hits[0].body_id);
+    assert.equal(Math.fround(sphere.hit.distance), answers.sphere.hits[0].distance);
     // One batch of 100 casts gives at most 20 samples (the per-second bound), spread over it.
-    const fromBatch = samples.filter((s) => s.origin[0] >= 1000);
+    const fromBatch = samples.filter((s) => origin(s).x >= 1000);
     assert.ok(fromBatch.length >= 1 && fromBatch.length <= 20, `${fromBatch.length} samples`);
-    for (const s of fromBatch) assert.equal(s.hit, null);
-    if (fromBatch.length > 1) assert.ok(fromBatch.at(-1).origin[0] - fromBatch[0].origin[0] >= 50);
+    for (const s of fromBatch) assert.equal(s.hit, undefined);
+    if (fromBatch.length > 1) assert.ok(origin(fromBatch.at(-1)).x - origin(fromBatch[0]).x >= 50);
     await client.deleteScene({ scene: 'sampled' });
   });
 
@@ -611,7 +719,7 @@ describe('viewer API with tokens', () => {
       headers: { Authorization: 'Bearer reader-token' },
     });
     assert.equal(header.status, 200);
-    assert.equal(header.json.body_count, KNOWN_BODIES.length);
+    assert.equal(header.json.body_count, String(KNOWN_BODIES.length));
     const param = await get(`${base}/scene?name=secret&token=reader-token`);
     assert.equal(param.status, 200);
     const limited = await get(`${base}/scenes?token=arena-token`);
@@ -619,11 +727,15 @@ describe('viewer API with tokens', () => {
     const hidden = await get(`${base}/scene?name=secret&token=arena-token`);
     assert.equal(hidden.status, 403);
     assert.match(hidden.json.error, /^name: /);
+    assert.equal(hidden.json.code, 'PERMISSION_DENIED');
     const stream = await get(`${base}/stream?name=secret&token=arena-token`);
     assert.equal(stream.status, 403);
     // Every kind of read: casts now and at a past tick too.
     const ray = 'origin=0,0,50&direction=0,0,-1';
-    for (const call of [`raycast?name=secret&${ray}`, `raycast?name=secret&${ray}&at_tick=0`,
+    const request = castQuery({
+      scene: 'secret', ray: { origin: { z: 50 }, direction: { z: -1 }, max_distance: 100 },
+    });
+    for (const call of [`raycast?${request}`, `raycast?name=secret&${ray}`, `raycast?name=secret&${ray}&at_tick=0`,
       `spherecast?name=secret&${ray}&radius=0.5`, `spherecast?name=secret&${ray}&radius=0.5&at_tick=0`,
       'scene?name=secret&at_tick=0']) {
       assert.equal((await get(`${base}/${call}`)).status, 401, call);

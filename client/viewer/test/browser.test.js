@@ -21,6 +21,8 @@ const red = ([r, g, b]) => r > 100 && r > 2 * g && r > 2 * b;
 const green = ([r, g, b]) => g > 100 && g > 1.5 * r && g > 1.5 * b;
 const blue = ([r, g, b]) => b > 100 && b > 1.5 * r && b > 1.2 * g;
 const dark = ([r, g, b]) => r < 40 && g < 40 && b < 40;
+// A collide.v1.Vec3 of the API's JSON as the page shows it: `x,y,z`.
+const xyz = ({ x, y, z }) => [x, y, z].join(',');
 // A fence's colour (0xffa000).
 const orange = ([r, g, b]) => r > 200 && g > 120 && g < 200 && b < 60;
 // The sphere cast's colour (0xff80ff).
@@ -49,7 +51,8 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     client = new Client(server.address);
     await client.createScene({ scene: 'known' });
     await client.upsertBodies({ scene: 'known', bodies: KNOWN_BODIES });
-    browser = await launchBrowser();
+    // 1100 wide: the canvas (what the 300-pixel panel leaves) is 800 by 600.
+    browser = await launchBrowser({ width: 1100, height: 600 });
     page = await browser.newPage();
     const errors = [];
     page.on('pageerror', (error) => errors.push(error.message));
@@ -125,13 +128,14 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
         `${server.viewer}/viewer/api/raycast?name=known&origin=${origin}&direction=${direction}`,
       );
       assert.equal(api.status, 200);
-      if (api.json.hit === null) {
+      const hit = api.json.hits[0];
+      if (hit === undefined) {
         assert.equal(shown.hitId, '', shown.text);
         assert.equal(shown.text, 'no hit');
       } else {
-        assert.equal(shown.hitId, api.json.hit.id, shown.text);
-        assert.equal(shown.point, api.json.hit.point.join(','));
-        assert.equal(shown.normal, api.json.hit.normal.join(','));
+        assert.equal(shown.hitId, hit.body_id, shown.text);
+        assert.equal(shown.point, xyz(hit.point));
+        assert.equal(shown.normal, xyz(hit.normal));
       }
     }
     await page.$eval('#ray-origin', (e) => { e.value = '0,0,50'; });
@@ -156,20 +160,21 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
       const api = await get(`${server.viewer}/viewer/api/spherecast?name=known&origin=${origin}` +
         `&direction=${direction}&radius=${radius}`);
       assert.equal(api.status, 200, api.text);
-      if (api.json.hit === null) {
+      const hit = api.json.hits[0];
+      if (hit === undefined) {
         assert.equal(shown.hitId, '', shown.text);
         assert.equal(shown.text, 'no hit');
       } else {
-        assert.equal(shown.hitId, api.json.hit.id, shown.text);
-        assert.equal(shown.distance, String(api.json.hit.distance));
-        assert.equal(shown.point, api.json.hit.point.join(','));
-        assert.equal(shown.normal, api.json.hit.normal.join(','));
+        assert.equal(shown.hitId, hit.body_id, shown.text);
+        assert.equal(shown.distance, String(hit.distance));
+        assert.equal(shown.point, xyz(hit.point));
+        assert.equal(shown.normal, xyz(hit.normal));
       }
-      last = api.json.hit;
+      last = hit;
     }
     // The last cast falls on the top of the green box (its long side along y: the top at y = 3),
     // so the swept sphere (radius 3) stops with its centre at y = 6.
-    assert.equal(last.id, '2');
+    assert.equal(last.body_id, '2');
     assert.ok(Math.abs(last.distance - (40 - 6)) < 1e-3, `${last.distance}`);
     const image = await screenshot('viewer-sphere-cast');
     const centre = await project(-25, 40 - last.distance, 0);
@@ -267,9 +272,9 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     const ray = await page.$eval('#ray-result', (e) => ({ ...e.dataset, text: e.textContent }));
     const api = await get(`${server.viewer}/viewer/api/raycast?name=history&origin=0,0,50` +
       '&direction=0,0,-1&at_tick=1');
-    assert.equal(api.json.hit.id, '1');
+    assert.equal(api.json.hits[0].body_id, '1');
     assert.equal(ray.hitId, '1', ray.text);
-    assert.equal(ray.point, api.json.hit.point.join(','));
+    assert.equal(ray.point, xyz(api.json.hits[0].point));
 
     // A live move meanwhile widens the slider's range but is not drawn...
     await writer.apply({ moves: { ids: [1], poses: [0, -15, 0, 0, 0, 0, 1] }, tick: 6 });

@@ -1,13 +1,16 @@
 /**
  * A collide-server with the viewer on (--viewer_address), for the viewer's tests: the Node
- * client's ServerProcess (client/node/test/server.js) plus the viewer's port and a small HTTP
- * helper.
+ * client's ServerProcess (client/node/test/server.js) plus the viewer's port, a small HTTP
+ * helper, and the comparison of a viewer's answer (protobuf's JSON mapping) with the gRPC
+ * answer as protobuf messages.
  */
 
+import assert from 'node:assert/strict';
 import fs from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+import { service } from '../../node/src/proto.js';
 import { ServerProcess, tempDir } from '../../node/test/server.js';
 
 export { Client } from '../../node/src/index.js';
@@ -43,6 +46,33 @@ export async function get(url, init = {}) {
     json = null;
   }
   return { status: response.status, json, text, headers: response.headers };
+}
+
+/**
+ * `message` encoded as the response of `rpc` (protobufjs, as the Node client decodes it): the
+ * viewer's JSON and the gRPC client's object are the same message when these bytes are equal
+ * (floats compared as the float32 the wire holds).
+ */
+export function encodedAnswer(rpc, message) {
+  return Buffer.from(service[rpc].responseSerialize(message));
+}
+
+/** The viewer's JSON answer and the gRPC answer of `rpc` are the same message, byte for byte. */
+export function assertSameAnswer(rpc, viewerJson, grpcAnswer, label = rpc) {
+  const viewer = encodedAnswer(rpc, viewerJson);
+  const grpc = encodedAnswer(rpc, grpcAnswer);
+  assert.ok(viewer.equals(grpc), `${label}: the viewer's ${JSON.stringify(viewerJson)} is not ` +
+    `the gRPC answer ${JSON.stringify(grpcAnswer)}`);
+}
+
+/**
+ * The query string of a cast whose request is `request` (JSON in the `request` parameter; NaN
+ * and the infinities as protobuf's JSON mapping spells them, "NaN", "Infinity", "-Infinity").
+ */
+export function castQuery(request) {
+  const json = JSON.stringify(request,
+    (key, value) => (typeof value === 'number' && !Number.isFinite(value) ? String(value) : value));
+  return `request=${encodeURIComponent(json)}`;
 }
 
 /** A scene of known bodies: a red ball (category 1) of radius 5 at the origin, a green box
