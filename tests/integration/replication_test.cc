@@ -362,16 +362,49 @@ TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtT
   EXPECT_GE(SampleValue(*owner_metrics, "collide_replication_records_published_total").value_or(0),
             20.0);
 
-  // Two of three NATS nodes down: no quorum, and the write is not acknowledged.
+  // Writes to whichever server owns the scene, again while the answer says to (UNAVAILABLE:
+  // the lease or the stream is being renewed or re-elected; FAILED_PRECONDITION: the owner
+  // changed), as a writer would; the answer and the owner it came from.
+  auto write_to_owner = [&](uint64_t id) {
+    absl::StatusOr<v1::WriteResponse> answer = absl::UnknownError("not written");
+    int at = -1;
+    const auto give_up = Clock::now() + std::chrono::seconds(40);
+    while (Clock::now() < give_up) {
+      at = cluster->WaitForOwner("world", std::chrono::seconds(30));
+      if (at < 0) break;
+      std::vector<v1::Body> bodies = {BodyFor(id)};
+      client::CallOptions call;
+      call.deadline = absl::Seconds(30);
+      answer = cluster->server(at).NewClient()->UpsertBodies("world", bodies, call);
+      if (answer.ok() ||
+          (!absl::IsUnavailable(answer.status()) && !absl::IsFailedPrecondition(answer.status()))) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::make_pair(answer, at);
+  };
+  // One of three NATS nodes down: writes go on.
   ASSERT_TRUE(IsOk(cluster->nats().Signal(1, SIGKILL)));
+  auto [with_two, at_two] = write_to_owner(21);
+  ASSERT_TRUE(IsOk(with_two)) << cluster->server(0).Logs() << cluster->server(1).Logs();
+  version = with_two->version();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = cluster->server(1 - at_two).NewClient()->GetScene("world");
+        return info.ok() && info->stats().version() == version;
+      },
+      std::chrono::seconds(20)));
+  // Two of three down: no quorum, and the write is not acknowledged.
   ASSERT_TRUE(IsOk(cluster->nats().Signal(2, SIGKILL)));
-  std::vector<v1::Body> unquorate = {BodyFor(21)};
+  std::vector<v1::Body> unquorate = {BodyFor(23)};
   client::CallOptions short_call;
   short_call.deadline = absl::Seconds(2);
-  auto without_quorum = owner->UpsertBodies("world", unquorate, short_call);
+  auto without_quorum =
+      cluster->server(at_two).NewClient()->UpsertBodies("world", unquorate, short_call);
   EXPECT_FALSE(without_quorum.ok()) << "acknowledged without a quorum";
-  // The follower never shows it meanwhile.
-  auto seen = follower->GetScene("world");
+  // The other server never shows it meanwhile.
+  auto seen = cluster->server(1 - at_two).NewClient()->GetScene("world");
   ASSERT_TRUE(IsOk(seen));
   EXPECT_EQ(seen->stats().version(), version);
   // The nodes return: nothing acknowledged is lost, and the write is stored once.
@@ -379,25 +412,8 @@ TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtT
   ASSERT_TRUE(IsOk(cluster->nats().Restart(2)));
   ASSERT_TRUE(IsOk(cluster->nats().WaitHealthy(std::chrono::seconds(30))));
   // Either server may own the scene now: the old owner renewed its key, or the other took it
-  // over while the owner could not renew. The next write goes to whichever owns it, again while
-  // the answer says to (UNAVAILABLE: the lease is being renewed; FAILED_PRECONDITION: the owner
-  // changed), as a writer would.
-  int now_owner = -1;
-  absl::StatusOr<v1::WriteResponse> back = absl::UnknownError("not written");
-  const auto give_up = Clock::now() + std::chrono::seconds(40);
-  while (Clock::now() < give_up) {
-    now_owner = cluster->WaitForOwner("world", std::chrono::seconds(30));
-    ASSERT_GE(now_owner, 0) << cluster->server(0).Logs() << cluster->server(1).Logs();
-    std::vector<v1::Body> after = {BodyFor(22)};
-    client::CallOptions long_call;
-    long_call.deadline = absl::Seconds(30);
-    back = cluster->server(now_owner).NewClient()->UpsertBodies("world", after, long_call);
-    if (back.ok() ||
-        (!absl::IsUnavailable(back.status()) && !absl::IsFailedPrecondition(back.status()))) {
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
+  // over while the owner could not renew.
+  auto [back, now_owner] = write_to_owner(22);
   ASSERT_TRUE(IsOk(back)) << cluster->server(0).Logs() << cluster->server(1).Logs();
   auto writer = cluster->server(now_owner).NewClient();
   auto reader = cluster->server(1 - now_owner).NewClient();
@@ -411,7 +427,7 @@ TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtT
   auto [follower_ids, follower_version] = IdsAndVersion(*reader, "world");
   EXPECT_EQ(owner_ids, follower_ids);
   EXPECT_EQ(owner_version, follower_version);
-  for (uint64_t id = 1; id <= 20; ++id) {
+  for (uint64_t id = 1; id <= 21; ++id) {
     EXPECT_TRUE(std::binary_search(owner_ids.begin(), owner_ids.end(), id)) << id;
   }
   EXPECT_TRUE(std::binary_search(owner_ids.begin(), owner_ids.end(), 22u));
