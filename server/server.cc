@@ -193,13 +193,15 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
 
   server->streams_ = std::make_unique<StreamRegistry>(
       options.limits.max_streams, std::chrono::milliseconds(options.limits.stream_stall_timeout_ms),
-      options.limits.max_watch_streams, options.limits.max_concurrent_imports);
+      options.limits.max_watch_streams, options.limits.max_concurrent_imports,
+      options.limits.max_interest_streams);
   server->watches_ = std::make_unique<WatchDispatcher>(WatchDispatcher::Options{
       .threads = options.watch_threads,
       .limits = WatchLimits{.max_fences = options.limits.max_watch_fences,
                             .max_contents = options.limits.max_watch_contents,
                             .max_queued_bytes = options.limits.max_watch_queued_bytes,
-                            .max_backlog_bytes = options.limits.max_watch_backlog_bytes}});
+                            .max_backlog_bytes = options.limits.max_watch_backlog_bytes,
+                            .max_observers = options.limits.max_interest_observers}});
   server->service_ = std::make_unique<CollideService>(
       ServiceContext{.db = server->db_.get(),
                      .auth = server->auth_.get(),

@@ -79,8 +79,9 @@ constexpr ValueRange<T> AtLeastOne() {
     "The largest WatchRequest.max_queued_events (events queued for one watch before a resync "    \
     "replaces them; larger values are lowered to it; 1 or more).")                                \
   X(uint32_t, max_streams, 10000, AtLeastOne<uint32_t>(),                                         \
-    "The most UpdateStream + QueryStream + Watch + ExportScene + ImportScene calls open at once " \
-    "on the server (1 or more; then a new stream ends at once with RESOURCE_EXHAUSTED).")         \
+    "The most UpdateStream + QueryStream + Watch + Interest + ExportScene + ImportScene calls "   \
+    "open at once on the server (1 or more; then a new stream ends at once with "                 \
+    "RESOURCE_EXHAUSTED).")                                                                       \
   X(uint32_t, max_watch_streams, 1000, AnyValue{},                                                \
     "The most Watch calls open at once (they count toward --max_streams too; then a new Watch "   \
     "ends at once with RESOURCE_EXHAUSTED; 0: no Watch).")                                        \
@@ -88,15 +89,28 @@ constexpr ValueRange<T> AtLeastOne() {
     "Fences plus contact watches over all live watches (then a new Watch ends at once with "      \
     "RESOURCE_EXHAUSTED).")                                                                       \
   X(uint32_t, max_watch_contents, 4000000, AnyValue{},                                            \
-    "Entries all live watches may hold: 1 per body inside a fence, 2 + 2 per contact watch for "  \
-    "each overlapping pair, 1 per candidate pair of a batch being evaluated (a watch that would " \
-    "pass it ends with RESOURCE_EXHAUSTED).")                                                     \
+    "Entries all live watches and Interest streams may hold: 1 per body inside a fence, 2 + 2 "   \
+    "per contact watch for each overlapping pair, 1 per candidate pair of a batch being "         \
+    "evaluated, 1 per body in an observer's set (a stream that would pass it ends with "          \
+    "RESOURCE_EXHAUSTED).")                                                                       \
   X(uint64_t, max_watch_queued_bytes, uint64_t{128} << 20, AnyValue{},                            \
-    "Bytes of updates queued for all watchers together (an update that does not fit replaces "    \
-    "its watcher's queue by a resync snapshot).")                                                 \
+    "Bytes of updates queued for all watches and Interest streams together (an update that does " \
+    "not fit replaces its stream's queue by a resync snapshot).")                                 \
   X(uint64_t, max_watch_backlog_bytes, uint64_t{64} << 20, AnyValue{},                            \
-    "Bytes of applied batches waiting to be evaluated for watchers, all scenes together (a "      \
-    "batch that does not fit makes its scene's watchers resync).")                                \
+    "Bytes of applied batches waiting to be evaluated for watches and Interest streams, all "     \
+    "scenes together (a batch that does not fit makes its scene's streams resync).")              \
+  X(uint32_t, max_interest_streams, 1000, AnyValue{},                                             \
+    "The most Interest calls open at once (they count toward --max_streams too; then a new "      \
+    "Interest stream ends at once with RESOURCE_EXHAUSTED; 0: no Interest).")                     \
+  X(uint32_t, max_observers_per_stream, 100000, AnyValue{},                                       \
+    "Observers one Interest stream may hold; a message that would pass it ends the stream with "  \
+    "RESOURCE_EXHAUSTED `messages[i].observers: ...` (0: no observers).")                         \
+  X(uint64_t, max_interest_observers, 1000000, AnyValue{},                                        \
+    "Observers of all live Interest streams together (then the message that would pass it ends "  \
+    "its stream with RESOURCE_EXHAUSTED).")                                                       \
+  X(uint32_t, max_relevant_per_observer, 1024, AtLeastOne<uint32_t>(),                            \
+    "The largest Observer.max_relevant (bodies in one observer's set; 0 asks for this; larger: "  \
+    "INVALID_ARGUMENT; 1 or more). The bodies of all sets count toward --max_watch_contents.")    \
   X(uint32_t, stream_stall_timeout_ms, 30000, AnyValue{},                                         \
     "A stream whose answer cannot be written for this long (its client stopped reading), or an "  \
     "import whose client sends nothing for this long, ends with RESOURCE_EXHAUSTED (ms; 0: "      \

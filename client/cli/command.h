@@ -63,6 +63,8 @@ std::vector<Command> QueryCommands();
 std::vector<Command> ServerCommands();
 /// The watch command.
 std::vector<Command> WatchCommands();
+/// The interest command.
+std::vector<Command> InterestCommands();
 /// Moving scenes: scene export, scene import, backup, restore.
 std::vector<Command> TransferCommands();
 /// Moving a scene to another server: scene move.

@@ -57,8 +57,8 @@ const std::vector<FlagSpec>& GlobalFlags() {
 const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = [] {
     std::vector<Command> all;
-    for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, ServerCommands,
-                       TransferCommands, MoveCommands}) {
+    for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, InterestCommands,
+                       ServerCommands, TransferCommands, MoveCommands}) {
       for (Command& command : group()) all.push_back(std::move(command));
     }
     return all;

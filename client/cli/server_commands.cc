@@ -50,6 +50,8 @@ absl::Status Stats(CommandContext& c) {
   line("watch_streams", stats.watch_streams());
   line("export_streams", stats.export_streams());
   line("import_streams", stats.import_streams());
+  line("interest_streams", stats.interest_streams());
+  line("interest_observers", stats.interest_observers());
   line("streams_opened", stats.streams_opened());
   line("streams_refused", stats.streams_refused());
   line("streams_stalled", stats.streams_stalled());

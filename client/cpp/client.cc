@@ -218,6 +218,11 @@ absl::StatusOr<std::unique_ptr<WatchStream>> Client::Watch(const v1::WatchReques
   return std::make_unique<WatchStream>(std::move(context), std::move(stream));
 }
 
+absl::StatusOr<std::unique_ptr<InterestStream>> Client::OpenInterest(
+    std::string_view scene, std::vector<v1::Observer> observers, InterestOptions options) {
+  return InterestStream::Open(this, scene, std::move(observers), options);
+}
+
 absl::Status Client::ExportScene(std::string_view scene, ExportSink sink,
                                  uint32_t max_bodies_per_chunk, const CallOptions& call) {
   v1::ExportSceneRequest request;

@@ -13,6 +13,7 @@
 #include "absl/status/statusor.h"
 #include "absl/time/time.h"
 #include "client/cpp/client_options.h"
+#include "client/cpp/interest_stream.h"
 #include "client/cpp/query_stream.h"
 #include "client/cpp/update_writer.h"
 #include "client/cpp/watch_stream.h"
@@ -124,6 +125,12 @@ class Client {
   absl::StatusOr<std::unique_ptr<WatchStream>> Watch(const v1::WatchRequest& request,
                                                      const CallOptions& call = {});
 
+  /// Opens an interest stream on `scene` with `observers` (InterestStream::Open): their relevant
+  /// sets, then deltas, observers changed on the open stream, reopened after a break.
+  absl::StatusOr<std::unique_ptr<InterestStream>> OpenInterest(std::string_view scene,
+                                                               std::vector<v1::Observer> observers,
+                                                               InterestOptions options = {});
+
   /// Streams `scene` at one version into `sink` (ExportScene; admin): one header, chunks of at
   /// most `max_bodies_per_chunk` bodies (0: the server's default, 4,096), one trailer. Deadline:
   /// `call.deadline`, else options().stream_deadline.
@@ -144,8 +151,7 @@ class Client {
   /// Marks `scene` as moving to `destination` (SetSceneMoving; admin): from the answer on, and
   /// durably, writes to it are refused with FAILED_PRECONDITION naming `destination`; queries
   /// go on. Returns the scene (moved_to set). For a whole move, see MoveScene (scene_move.h).
-  absl::StatusOr<v1::SceneInfo> SetSceneMoving(std::string_view scene,
-                                               std::string_view destination,
+  absl::StatusOr<v1::SceneInfo> SetSceneMoving(std::string_view scene, std::string_view destination,
                                                const CallOptions& call = {});
   /// Clears the mark SetSceneMoving set (a failed move's rollback): writes are accepted again.
   absl::StatusOr<v1::SceneInfo> ClearSceneMoving(std::string_view scene,

@@ -23,8 +23,6 @@ namespace collide {
 namespace {
 
 #ifndef COLLIDE_SANITIZER_ALLOCATOR
-constexpr int kMmapThresholdBytes = 128 << 10;
-
 // The process's resident set, in bytes (0 if unreadable).
 uint64_t ResidentBytes() {
   std::FILE* statm = std::fopen("/proc/self/statm", "r");
@@ -62,7 +60,8 @@ int64_t CpuMicros() {
 
 void TuneAllocator() {
 #ifndef COLLIDE_SANITIZER_ALLOCATOR
-  mallopt(M_MMAP_THRESHOLD, kMmapThresholdBytes);
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(kMmapThresholdBytes));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(kHeapTopTrimBytes));
 #endif
 }
 

@@ -17,14 +17,32 @@ namespace collide {
 // keep that peak resident forever (measured: RSS grew 53 -> 204 MiB over 20 rounds of 1,200
 // QueryStreams opened and cancelled, with under 4 MiB of it in use; 8 stalled answers left
 // 1 GiB behind). Two measures give it back:
-//  - TuneAllocator fixes the mmap threshold at 128 KiB, so that every large block (an answer's
-//    slices, a large batch's hit vector) is its own mapping, returned the moment it is freed;
+//  - TuneAllocator fixes the mmap threshold at kMmapThresholdBytes (128 KiB), so that every
+//    large block (an answer's slices, a large batch's hit vector) is its own mapping, returned
+//    the moment it is freed;
 //  - MemoryReleaser calls malloc_trim(0), which returns every free page of every arena, once
 //    the memory resident but not allocated has grown by `min_free_bytes` since the last trim.
+// Fixing the mmap threshold also fixes glibc's trim threshold, which its dynamic adjustment
+// would otherwise raise with it: left at its default of 128 KiB, free() gives back the top of a
+// heap whenever more than that is free there, and a tick loop, whose buffers under the mmap
+// threshold are freed and allocated again at the top of a heap every tick, then faults those
+// pages in again every tick (measured with collide-arena, 10,000 bodies: half of the server's
+// page faults). TuneAllocator raises it to kHeapTopTrimBytes; the free memory a heap's top
+// keeps under that, the releaser returns once allocations stop growing. Blocks over the mmap
+// threshold that a tick loop frees and allocates again every tick are kept by their owners
+// instead: the scene's log record encoder, the log's write buffer, an UpdateStream's batch.
 // Under AddressSanitizer or ThreadSanitizer, whose allocators replace glibc's, both do nothing.
 
-/// Fixes glibc's mmap threshold at 128 KiB (mallopt; disables its dynamic raise). Call once,
-/// before the server starts its threads.
+/// Blocks of this size and more are mappings of their own, given back when freed.
+inline constexpr size_t kMmapThresholdBytes = 128 << 10;
+
+/// Free memory at the top of a heap past this is given back by free() itself (glibc's
+/// M_TRIM_THRESHOLD).
+inline constexpr size_t kHeapTopTrimBytes = 8 << 20;
+
+/// Fixes glibc's mmap threshold at kMmapThresholdBytes and its trim threshold at
+/// kHeapTopTrimBytes (mallopt; disables glibc's dynamic raise of both). Call once, before the
+/// server starts its threads.
 void TuneAllocator();
 
 /// A thread that gives free memory back to the operating system (see above). Every `period` it

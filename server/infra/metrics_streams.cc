@@ -6,8 +6,8 @@ namespace collide {
 namespace {
 
 // kind label values, by StreamKind.
-constexpr const char* kKindNames[kStreamKindCount] = {"update", "query", "watch", "export",
-                                                      "import"};
+constexpr const char* kKindNames[kStreamKindCount] = {"update", "query",  "watch",
+                                                      "export", "import", "interest"};
 
 }  // namespace
 
@@ -18,13 +18,14 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
     const StreamStats stats = streams_->stats();
     MetricFamilyBuilder open("collide_streams_open",
                              "Streams open now (UpdateStream, QueryStream, Watch, ExportScene, "
-                             "ImportScene), by kind.",
+                             "ImportScene, Interest), by kind.",
                              MetricType::Gauge);
     MetricFamilyBuilder opened("collide_streams_opened_total", "Streams opened, by kind.",
                                MetricType::Counter);
     MetricFamilyBuilder refused("collide_streams_refused_total",
                                 "Streams refused because --max_streams (or --max_watch_streams, "
-                                "--max_concurrent_imports) were open, by kind.",
+                                "--max_concurrent_imports, --max_interest_streams) were open, by "
+                                "kind.",
                                 MetricType::Counter);
     MetricFamilyBuilder stalled(
         "collide_streams_stalled_total",
@@ -32,8 +33,8 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
         "--stream_stall_timeout_ms, by kind.",
         MetricType::Counter);
     const uint32_t live[kStreamKindCount] = {stats.update_streams, stats.query_streams,
-                                             stats.watch_streams, stats.export_streams,
-                                             stats.import_streams};
+                                             stats.watch_streams,  stats.export_streams,
+                                             stats.import_streams, stats.interest_streams};
     for (int kind = 0; kind < kStreamKindCount; ++kind) {
       const MetricFamilyBuilder::Labels labels = {{"kind", kKindNames[kind]}};
       open.Add(labels, live[kind]);
@@ -60,6 +61,12 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
                                            MetricType::Gauge)
                            .Add({}, static_cast<double>(budget.queued_bytes.used()))
                            .Build());
+    families.push_back(
+        MetricFamilyBuilder("collide_interest_observers",
+                            "Observers of all live interest streams (--max_interest_observers).",
+                            MetricType::Gauge)
+            .Add({}, static_cast<double>(budget.observers.used()))
+            .Build());
     families.push_back(
         MetricFamilyBuilder("collide_watch_resyncs_total",
                             "Watchers sent a resync snapshot instead of their queued updates.",

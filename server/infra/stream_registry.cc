@@ -30,6 +30,8 @@ const char* KindName(StreamKind kind) {
       return "ExportScene";
     case StreamKind::kImport:
       return "ImportScene";
+    case StreamKind::kInterest:
+      return "Interest";
   }
   return "stream";
 }
@@ -60,11 +62,13 @@ void StreamHandle::ReadStarted() {
 void StreamHandle::ReadDone() { read_started_ns_.store(0, std::memory_order_release); }
 
 StreamRegistry::StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
-                               uint32_t max_watch_streams, uint32_t max_import_streams)
+                               uint32_t max_watch_streams, uint32_t max_import_streams,
+                               uint32_t max_interest_streams)
     : max_streams_(max_streams),
       stall_timeout_(stall_timeout),
       max_watch_streams_(max_watch_streams),
-      max_import_streams_(max_import_streams) {
+      max_import_streams_(max_import_streams),
+      max_interest_streams_(max_interest_streams) {
   if (stall_timeout_.count() > 0) watchdog_ = std::thread(&StreamRegistry::Watch, this);
 }
 
@@ -100,6 +104,13 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
         absl::StrCat("streams: the server runs at most ", max_import_streams_,
                      " imports at once (--max_concurrent_imports); retry later"));
   }
+  if (kind == StreamKind::kInterest &&
+      live_[static_cast<int>(StreamKind::kInterest)] >= max_interest_streams_) {
+    ++refused_[static_cast<int>(kind)];
+    return absl::ResourceExhaustedError(
+        absl::StrCat("streams: the server holds at most ", max_interest_streams_,
+                     " open Interest streams (--max_interest_streams); retry later"));
+  }
   auto handle = std::unique_ptr<StreamHandle>(new StreamHandle(this, kind, call->c_call()));
   handles_.insert(handle.get());
   ++live_[static_cast<int>(kind)];
@@ -120,6 +131,7 @@ StreamStats StreamRegistry::stats() const {
                     .watch_streams = live_[2],
                     .export_streams = live_[3],
                     .import_streams = live_[4],
+                    .interest_streams = live_[5],
                     .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
   for (int kind = 0; kind < kStreamKindCount; ++kind) {
     stats.opened_by_kind[kind] = opened_[kind];

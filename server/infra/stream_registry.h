@@ -17,10 +17,18 @@
 
 namespace collide {
 
-/// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene).
-enum class StreamKind : uint8_t { kUpdate = 0, kQuery = 1, kWatch = 2, kExport = 3, kImport = 4 };
+/// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene,
+/// kInterest: Interest).
+enum class StreamKind : uint8_t {
+  kUpdate = 0,
+  kQuery = 1,
+  kWatch = 2,
+  kExport = 3,
+  kImport = 4,
+  kInterest = 5,
+};
 /// How many StreamKinds there are.
-inline constexpr int kStreamKindCount = 5;
+inline constexpr int kStreamKindCount = 6;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -30,8 +38,9 @@ struct StreamStats {
   uint32_t watch_streams = 0;
   uint32_t export_streams = 0;
   uint32_t import_streams = 0;
+  uint32_t interest_streams = 0;
   /// Streams opened since the start, and refused because max_streams (or max_watch_streams,
-  /// max_import_streams) were open.
+  /// max_import_streams, max_interest_streams) were open.
   uint64_t opened = 0;
   uint64_t refused = 0;
   /// Streams ended with RESOURCE_EXHAUSTED because their client stopped reading (or, for an
@@ -99,9 +108,11 @@ class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
   /// are Watch streams; `max_import_streams`: the most that are ImportScene streams (each
-  /// buffers its scene until its end). `stall_timeout`: 0 disables the watchdog.
+  /// buffers its scene until its end); `max_interest_streams`: the most that are Interest
+  /// streams. `stall_timeout`: 0 disables the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
-                 uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX);
+                 uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX,
+                 uint32_t max_interest_streams = UINT32_MAX);
   StreamRegistry(const StreamRegistry&) = delete;
   StreamRegistry& operator=(const StreamRegistry&) = delete;
   /// Stops the watchdog. Every handle must be gone (the gRPC server shut down).
@@ -109,7 +120,7 @@ class StreamRegistry {
 
   /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
   /// for a Watch stream when max_watch_streams Watch streams are, for an import when
-  /// max_import_streams imports are.
+  /// max_import_streams imports are, for an Interest stream when max_interest_streams are.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 
@@ -125,6 +136,7 @@ class StreamRegistry {
   const std::chrono::milliseconds stall_timeout_;
   const uint32_t max_watch_streams_;
   const uint32_t max_import_streams_;
+  const uint32_t max_interest_streams_;
   mutable Mutex mu_;
   CondVar stop_cv_;
   bool stopping_ ABSL_GUARDED_BY(mu_) = false;

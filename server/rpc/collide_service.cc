@@ -23,6 +23,7 @@
 #include "server/infra/process_stats.h"
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
+#include "server/rpc/interest_stream.h"
 #include "server/rpc/query_stream.h"
 #include "server/rpc/scene_info.h"
 #include "server/rpc/scene_transfer_stream.h"
@@ -412,6 +413,22 @@ grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::Watch(grpc::Callback
 }
 
 // ---------------------------------------------------------------------------------------------
+// Interest management.
+
+grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* CollideService::Interest(
+    grpc::CallbackServerContext* call) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kReader);
+  if (!principal.ok()) return new Refused<BidiReactor>(principal.status());
+  // Counted in --max_streams and --max_interest_streams, and watched for stalls, like every
+  // stream; the scene comes with the first message.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kInterest, call);
+  if (!stream.ok()) return new Refused<BidiReactor>(stream.status());
+  return new InterestReactor(context_, *principal, SceneHeaderOf(call->client_metadata()),
+                             *std::move(stream));
+}
+
+// ---------------------------------------------------------------------------------------------
 // Moving scenes.
 
 grpc::ServerWriteReactor<grpc::ByteBuffer>* CollideService::ExportScene(
@@ -665,6 +682,7 @@ void CollideService::DoGetServerStats(const Principal& principal,
     response->set_watch_streams(streams.watch_streams);
     response->set_export_streams(streams.export_streams);
     response->set_import_streams(streams.import_streams);
+    response->set_interest_streams(streams.interest_streams);
   }
   if (context_.watches != nullptr) {
     WatchBudget& budget = context_.watches->budget();
@@ -674,6 +692,7 @@ void CollideService::DoGetServerStats(const Principal& principal,
     response->set_watch_backlog_bytes(budget.backlog_bytes.used());
     response->set_watch_resyncs(budget.resyncs.load(std::memory_order_relaxed));
     response->set_watch_exhausted(budget.exhausted.load(std::memory_order_relaxed));
+    response->set_interest_observers(budget.observers.used());
   }
   response->set_scenes(static_cast<uint32_t>(context_.db->scene_count()));
   const StoreStats store = context_.db->stats();

@@ -31,9 +31,12 @@ using RawCollideServiceBase = v1::Collide::WithRawCallbackMethod_CreateScene<
                                             v1::Collide::WithRawCallbackMethod_GetServerStats<
                                                 v1::Collide::Service>>>>>>>>>>>>>>;
 /// With the rpcs that move scenes (ExportScene, ImportScene, SetSceneMoving).
-using RawCollideService =
+using RawCollideServiceWithTransfer =
     v1::Collide::WithRawCallbackMethod_ExportScene<v1::Collide::WithRawCallbackMethod_ImportScene<
         v1::Collide::WithRawCallbackMethod_SetSceneMoving<RawCollideServiceBase>>>;
+/// With interest management (Interest).
+using RawCollideService =
+    v1::Collide::WithRawCallbackMethod_Interest<RawCollideServiceWithTransfer>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
@@ -41,7 +44,8 @@ using RawCollideService =
 /// (scene_header.h), then delegates to a function returning absl::Status that validates
 /// and converts at the edge (scene_convert.h, update_convert.h, query_convert.h); the status
 /// becomes the call's status in one place (status_convert.h). Unary writes finish from the store's
-/// acknowledgement; the streams are UpdateStreamReactor, QueryStreamReactor and WatchReactor.
+/// acknowledgement; the streams are UpdateStreamReactor, QueryStreamReactor, WatchReactor and
+/// InterestReactor.
 class CollideService final : public RawCollideService {
  public:
   /// `context`'s pointers must outlive the service.
@@ -88,6 +92,10 @@ class CollideService final : public RawCollideService {
   /// Standing queries: a WatchReactor (watch_stream.h) over the request's scene.
   grpc::ServerWriteReactor<grpc::ByteBuffer>* Watch(grpc::CallbackServerContext* call,
                                                     const grpc::ByteBuffer* request) override;
+
+  /// Interest management: an InterestReactor (interest_stream.h) over the first message's scene.
+  grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>* Interest(
+      grpc::CallbackServerContext* call) override;
 
   /// Moving scenes: an ExportReactor / ImportReactor (scene_transfer_stream.h). Admin.
   grpc::ServerWriteReactor<grpc::ByteBuffer>* ExportScene(grpc::CallbackServerContext* call,

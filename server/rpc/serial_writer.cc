@@ -4,9 +4,12 @@
 
 namespace collide {
 
-SerialWriter::SerialWriter(std::unique_ptr<StreamHandle> stream) : call_(this, std::move(stream)) {}
+template <typename Base>
+SerialWriterOf<Base>::SerialWriterOf(std::unique_ptr<StreamHandle> stream)
+    : call_(this, std::move(stream)) {}
 
-void SerialWriter::Pump() {
+template <typename Base>
+void SerialWriterOf<Base>::Pump() {
   Step step = Step::kWait;
   {
     MutexLock lock(&mu_);
@@ -18,7 +21,9 @@ void SerialWriter::Pump() {
   // Outside the lock: gRPC may run reactions inline. out_ is not touched again until the write
   // completes (writing_).
   if (step == Step::kEnd) {
-    call_.End(EndStatus());
+    // A bidirectional reactor keeps a read open for its client: the end does not wait for it
+    // (a server-streaming one has none).
+    call_.EndWithReadOpen(EndStatus());
     return;
   }
   if (!call_.Write(&out_)) {
@@ -28,7 +33,8 @@ void SerialWriter::Pump() {
   }
 }
 
-void SerialWriter::OnWriteDone(bool ok) {
+template <typename Base>
+void SerialWriterOf<Base>::OnWriteDone(bool ok) {
   Sent();
   // Held until the last line: nothing here finishes the call (and so deletes this) before it.
   call_.Hold();
@@ -44,6 +50,12 @@ void SerialWriter::OnWriteDone(bool ok) {
   call_.Release();
 }
 
-void SerialWriter::OnCancel() { call_.OnCancel(); }
+template <typename Base>
+void SerialWriterOf<Base>::OnCancel() {
+  call_.OnCancel();
+}
+
+template class SerialWriterOf<grpc::ServerWriteReactor<grpc::ByteBuffer>>;
+template class SerialWriterOf<grpc::ServerBidiReactor<grpc::ByteBuffer, grpc::ByteBuffer>>;
 
 }  // namespace collide

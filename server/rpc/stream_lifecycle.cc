@@ -66,6 +66,12 @@ void StreamState::End(const grpc::Status& status) {
   if (!end_.has_value()) end_ = status;
 }
 
+void StreamState::EndWithReadOpen(const grpc::Status& status) {
+  MutexLock lock(&mu_);
+  if (!end_.has_value()) end_ = status;
+  read_open_ = true;
+}
+
 bool StreamState::ending() const {
   MutexLock lock(&mu_);
   return broken_ || end_.has_value();
@@ -75,7 +81,7 @@ std::optional<grpc::Status> StreamState::TakeFinish() {
   grpc::Status status;
   {
     MutexLock lock(&mu_);
-    if (finished_ || reading_ || writing_ || holds_ > 0) return std::nullopt;
+    if (finished_ || (reading_ && !read_open_) || writing_ || holds_ > 0) return std::nullopt;
     if (!broken_ && !end_.has_value()) return std::nullopt;
     finished_ = true;
     status = broken_ ? grpc::Status(grpc::StatusCode::CANCELLED, "stream cancelled") : *end_;

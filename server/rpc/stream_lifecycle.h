@@ -58,6 +58,10 @@ class StreamState {
   /// Ends the call with `status` (the first End wins). A read in flight is waited for: end a
   /// call from a read's completion, or when none is in flight.
   void End(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
+  /// As End, without waiting for a read in flight: the call may finish while it is pending, and
+  /// gRPC completes it with ok false afterwards (before OnDone). For a bidirectional stream that
+  /// keeps a read open for its client's next message at any time (Interest), ended by its server.
+  void EndWithReadOpen(const grpc::Status& status) ABSL_LOCKS_EXCLUDED(mu_);
   /// Whether the call is ending (End, Cancel or a failed write came).
   bool ending() const ABSL_LOCKS_EXCLUDED(mu_);
   /// The status to finish the call with, once: when it is ending and idle. The registration is
@@ -75,6 +79,8 @@ class StreamState {
   bool broken_ ABSL_GUARDED_BY(mu_) = false;
   std::optional<grpc::Status> end_ ABSL_GUARDED_BY(mu_);
   bool finished_ ABSL_GUARDED_BY(mu_) = false;
+  // EndWithReadOpen: the read in flight is not waited for.
+  bool read_open_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 /// A reactor's StreamState, and the gRPC operations it allows. `Reactor` is the reactor's gRPC
@@ -117,6 +123,12 @@ class StreamCall {
   /// Ends the call with `status` as soon as it is idle.
   void End(const grpc::Status& status) {
     state_.End(status);
+    MaybeFinish();
+  }
+  /// Ends the call with `status` as soon as no write or hold is in flight, a read in flight
+  /// notwithstanding (StreamState::EndWithReadOpen).
+  void EndWithReadOpen(const grpc::Status& status) {
+    state_.EndWithReadOpen(status);
     MaybeFinish();
   }
   /// Whether the call is ending.

@@ -21,8 +21,12 @@
 #include "scene/scene_name.h"
 #include "scene/scene_query.h"
 #include "server/convert/field_path.h"
+#include "server/convert/interest_convert.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
+#include "watch/body_grid.h"
+#include "watch/interest_rules.h"
+#include "watch/interest_validate.h"
 
 namespace collide {
 namespace {
@@ -407,6 +411,74 @@ ViewerReply ViewerApi::Cast(const Principal& principal, const QueryParams& param
     HitToProto(hits[result.first_hit + h], response.add_hits());
   }
   return JsonReply(response);
+}
+
+ViewerReply ViewerApi::Relevant(const Principal& principal, const QueryParams& params) const {
+  if (Find(params, "request") == nullptr) {
+    return ErrorReply(InvalidFieldError("request", "missing (a collide.v1.InterestRequest)"));
+  }
+  absl::StatusOr<v1::InterestRequest> request = RequestFromJson<v1::InterestRequest>(params);
+  if (!request.ok()) return ErrorReply(request.status());
+  if (absl::Status s = principal.CheckScene(request->scene()); !s.ok()) return ErrorReply(s);
+  if (request->observers_size() > kMaxViewerObservers) {
+    return ErrorReply(InvalidFieldError(
+        "observers", absl::StrCat("the viewer takes at most ", kMaxViewerObservers,
+                                  " observers, got ", request->observers_size())));
+  }
+  ServiceLimits service_limits;
+  service_limits.max_observers_per_stream = kMaxViewerObservers;
+  ObserverChanges changes;
+  if (absl::Status s = ObserverChangesFromProto(*request, service_limits, &changes); !s.ok()) {
+    return ErrorReply(s);
+  }
+  if (absl::Status s =
+          ValidateObserverChanges(&changes, InterestLimits{.max_relevant = limits_.max_relevant});
+      !s.ok()) {
+    return ErrorReply(s);
+  }
+  absl::StatusOr<std::shared_ptr<const Scene>> scene = db_->GetScene(request->scene());
+  if (!scene.ok()) return ErrorReply(scene.status());
+  absl::StatusOr<PagedScene> read = ReadBodies(**scene, std::nullopt);
+  if (!read.ok()) return ErrorReply(read.status());
+  const std::vector<BodyState>& bodies = read->bodies;  // by id
+  v1::InterestSnapshot snapshot;
+  snapshot.set_version(read->version);
+  snapshot.set_tick(read->tick);
+  std::vector<ObserverSpec>& specs = changes.upserts;
+  std::sort(specs.begin(), specs.end(),
+            [](const ObserverSpec& a, const ObserverSpec& b) { return a.id < b.id; });
+  std::vector<std::pair<float, uint64_t>> eligible;
+  for (const ObserverSpec& spec : specs) {
+    v1::RelevantSet* set = snapshot.add_sets();
+    set->set_observer_id(spec.id);
+    const ObserverRules rules = RulesOf(spec);
+    ObserverFrame frame{.active = true, .position = spec.pose.position, .axis = rules.axis};
+    if (spec.attached_to.has_value()) {
+      auto host = std::lower_bound(bodies.begin(), bodies.end(), *spec.attached_to,
+                                   [](const BodyState& body, uint64_t id) { return body.id < id; });
+      if (host == bodies.end() || host->id != *spec.attached_to) continue;  // empty
+      frame.position = TransformPoint(host->pose, spec.pose.position);
+      frame.axis = Rotate(host->pose.rotation, rules.axis);
+    }
+    eligible.clear();
+    for (const BodyState& body : bodies) {
+      if (spec.attached_to == body.id || !Accepts(spec, body.category, body.mask)) continue;
+      const float d2 = InterestDistance2(frame.position, body.pose.position);
+      if (Eligible(rules, frame, body.pose.position, d2, [] { return false; })) {
+        eligible.emplace_back(d2, body.id);
+      }
+    }
+    const size_t keep = std::min<size_t>(spec.max_relevant, eligible.size());
+    std::partial_sort(eligible.begin(), eligible.begin() + static_cast<std::ptrdiff_t>(keep),
+                      eligible.end());
+    eligible.resize(keep);
+    std::vector<uint64_t> ids;
+    ids.reserve(keep);
+    for (const auto& [d2, id] : eligible) ids.push_back(id);
+    std::sort(ids.begin(), ids.end());
+    set->mutable_body_ids()->Add(ids.begin(), ids.end());
+  }
+  return JsonReply(snapshot);
 }
 
 absl::StatusOr<std::shared_ptr<const Scene>> ViewerApi::StreamScene(

@@ -28,7 +28,12 @@ struct ViewerLimits {
   size_t max_event_bytes = 256 * 1024;
   /// The casts' limits: the server's (--max_hits, --max_excluded_ids), as for the rpcs.
   QueryLimits queries{};
+  /// The largest Observer.max_relevant of /viewer/api/relevant (--max_relevant_per_observer).
+  uint32_t max_relevant = 1024;
 };
+
+/// The most observers one /viewer/api/relevant request may name.
+inline constexpr int kMaxViewerObservers = 16;
 
 /// The longest query string the API takes (a cast's JSON request with a full filter fits).
 inline constexpr size_t kMaxViewerQueryBytes = 8192;
@@ -83,6 +88,14 @@ class ViewerApi {
   /// collide.v1.SphereCastRequest in `request` (`cast.radius: ...`), or Raycast's parameters and
   /// `radius=r` (required).
   ViewerReply SphereCast(const Principal& principal, const QueryParams& params) const;
+  /// /viewer/api/relevant?request=R: the relevant sets of the observers of R, a
+  /// collide.v1.InterestRequest in protobuf's JSON mapping (its scene and at most
+  /// kMaxViewerObservers observers, checked as the Interest rpc checks them: `observers[0].
+  /// enter_radius: ...`), answered with a collide.v1.InterestSnapshot of their sets at the
+  /// scene's version now, computed from every body by the rules of interest_rules.h. A set here
+  /// has no past, so no hysteresis: a body is in it within enter_radius (and the cone's
+  /// half_angle), as in the set an interest stream starts with.
+  ViewerReply Relevant(const Principal& principal, const QueryParams& params) const;
 
   /// The scene a live stream follows: checks `name` and the principal's prefixes.
   absl::StatusOr<std::shared_ptr<const Scene>> StreamScene(const Principal& principal,

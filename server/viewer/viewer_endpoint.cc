@@ -57,6 +57,7 @@ void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth, Watch
   if (state_ != nullptr) return;
   ViewerLimits limits = options_.limits;
   limits.queries = QueryLimitsOf(options_.service_limits);
+  limits.max_relevant = options_.service_limits.max_relevant_per_observer;
   state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples), watches,
                          samples});
   attached_.store(state_.get());
@@ -103,12 +104,15 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
   } else if (call == "spherecast") {
     allowed = {"token",     "request", "name",         "origin",
                "direction", "radius",  "max_distance", "at_tick"};
+  } else if (call == "relevant") {
+    allowed = {"token", "request"};
   } else if (call == "stream") {
     allowed = {"token", "name"};
   } else {
     SendReply(request, ErrorReply(FieldStatus(
                            absl::StatusCode::kNotFound, "path",
-                           "no such API call (scenes, scene, raycast, spherecast, stream)")));
+                           "no such API call (scenes, scene, raycast, spherecast, relevant, "
+                           "stream)")));
     return;
   }
   const State* state = attached_.load();
@@ -137,6 +141,8 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
     SendReply(request, state->api.Raycast(**principal, *params));
   } else if (call == "spherecast") {
     SendReply(request, state->api.SphereCast(**principal, *params));
+  } else if (call == "relevant") {
+    SendReply(request, state->api.Relevant(**principal, *params));
   } else {
     Stream(request, *state, **principal, *params);
   }

@@ -150,34 +150,24 @@ void DynamicTree::RefitWide() {
   // A leaf slot takes its leaf's fat box and category; an internal slot the union of its child
   // node's slots, which is exactly the box the binary tree holds for that subtree after Refit
   // (unions of the same fat boxes). Nodes are laid out in preorder (parents before children), so
-  // taking marked nodes highest index first finishes every child before its parent.
-  wide_node_marked_.resize(static_cast<size_t>(wide_.NodeCount()), 0);
-  wide_node_queue_.clear();
-  auto mark = [&](int32_t w) {
-    if (!wide_node_marked_[w]) {
-      wide_node_marked_[w] = 1;
-      wide_node_queue_.push_back(w);
-      std::push_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+  // taking nodes highest index first finishes every child before its parent.
+  auto set_leaf_slots = [&](auto&& each_node) {
+    for (int32_t proxy : wide_dirty_) {
+      if (!IsLiveProxy(proxy)) continue;
+      const int32_t at = wide_leaf_at_[proxy];
+      assert(at >= 0);
+      const int32_t w = at / WideTree::kWidth;
+      WideTree::Node& node = wide_.node(w);
+      const int slot = at % WideTree::kWidth;
+      node.Set(slot, node.child[slot], leaf_box_[proxy], leaf_category_[proxy]);
+      each_node(w);
     }
+    wide_dirty_.clear();
   };
-  for (int32_t proxy : wide_dirty_) {
-    if (!IsLiveProxy(proxy)) continue;
-    const int32_t at = wide_leaf_at_[proxy];
-    assert(at >= 0);
-    const int32_t w = at / WideTree::kWidth;
-    WideTree::Node& node = wide_.node(w);
-    const int slot = at % WideTree::kWidth;
-    node.Set(slot, node.child[slot], leaf_box_[proxy], leaf_category_[proxy]);
-    mark(w);
-  }
-  wide_dirty_.clear();
-  while (!wide_node_queue_.empty()) {
-    std::pop_heap(wide_node_queue_.begin(), wide_node_queue_.end());
-    const int32_t w = wide_node_queue_.back();
-    wide_node_queue_.pop_back();
-    wide_node_marked_[w] = 0;
+  // Writes the union of node w's slots into its parent's slot for it (none for the root).
+  auto refit_parent_slot = [&](int32_t w) {
     const int32_t up = wide_parent_at_[w];
-    if (up < 0) continue;
+    if (up < 0) return;
     const WideTree::Node& node = wide_.node(w);
     Aabb box;
     uint32_t category = 0;
@@ -193,7 +183,33 @@ void DynamicTree::RefitWide() {
     WideTree::Node& parent = wide_.node(up / WideTree::kWidth);
     const int slot = up % WideTree::kWidth;
     parent.Set(slot, parent.child[slot], box, category);
-    mark(up / WideTree::kWidth);
+  };
+  const int32_t node_count = wide_.NodeCount();
+  if (wide_dirty_.size() >= static_cast<size_t>(node_count)) {
+    // About as many leaves moved as there are nodes (a batch that moves most bodies: a tick
+    // loop's): one sequential sweep over every node costs less than a heap of the marked ones.
+    set_leaf_slots([](int32_t) {});
+    for (int32_t w = node_count - 1; w > 0; --w) refit_parent_slot(w);
+    return;
+  }
+  wide_node_marked_.resize(static_cast<size_t>(node_count), 0);
+  wide_node_queue_.clear();
+  auto mark = [&](int32_t w) {
+    if (!wide_node_marked_[w]) {
+      wide_node_marked_[w] = 1;
+      wide_node_queue_.push_back(w);
+      std::push_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    }
+  };
+  set_leaf_slots(mark);
+  while (!wide_node_queue_.empty()) {
+    std::pop_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    const int32_t w = wide_node_queue_.back();
+    wide_node_queue_.pop_back();
+    wide_node_marked_[w] = 0;
+    refit_parent_slot(w);
+    const int32_t up = wide_parent_at_[w];
+    if (up >= 0) mark(up / WideTree::kWidth);
   }
 }
 

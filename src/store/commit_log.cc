@@ -8,6 +8,12 @@
 #include "store/store_files.h"
 
 namespace collide {
+namespace {
+
+// The most bytes of buffer the committer keeps from one round for the next one's queue.
+constexpr size_t kKeptBufferBytes = 2 << 20;
+
+}  // namespace
 
 CommitLog::CommitLog(FileSystem* fs, std::string dir, const CommitLogOptions& options,
                      std::vector<SegmentInfo> segments, uint64_t next_sequence,
@@ -153,6 +159,8 @@ void CommitLog::Run() {
   const auto interval = options_.sync_interval;
   const bool periodic = interval.count() > 0;
   std::unique_lock<Mutex> lock(mu_);
+  // What a round writes; kept for the next round's queue (below).
+  std::string buffer;
   while (true) {
     // Wait until there is something to write, someone waits for an fsync, the sync interval
     // has passed with unsynced bytes, or the log closes.
@@ -170,7 +178,11 @@ void CommitLog::Run() {
       }
     }
     // Take everything queued: one write and at most one fsync for all of it (group commit).
-    std::string buffer;
+    // The queue gets the buffer written last round, emptied, so that appends fill memory
+    // already in use instead of a fresh allocation every round (a tick loop's records are a few
+    // hundred KB each); one larger than kKeptBufferBytes, a burst's, is freed.
+    buffer.clear();
+    if (buffer.capacity() > kKeptBufferBytes) std::string().swap(buffer);
     buffer.swap(pending_);
     writing_bytes_ = buffer.size();
     const uint64_t first = pending_first_;

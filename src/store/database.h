@@ -26,6 +26,7 @@
 #include "scene/update_batch.h"
 #include "store/commit_log.h"
 #include "store/file_system.h"
+#include "store/log_codec.h"
 #include "store/moved_scenes.h"
 #include "store/recovery.h"
 #include "store/replication_hook.h"
@@ -370,6 +371,9 @@ class Database {
     Mutex positions_mu;
     std::deque<std::pair<uint64_t, ReplicationPosition>> positions ABSL_GUARDED_BY(positions_mu);
     std::optional<ReplicationPosition> base_position ABSL_GUARDED_BY(positions_mu);
+    // The scene's update records are encoded here, kept from batch to batch up to
+    // kKeptRecordBytes: used by Apply under the scene's writer lock only.
+    UpdateRecordEncoder record_encoder;
   };
   // A deleted scene whose snapshot files may still exist: its delete record must stay in the
   // log until they are gone, or recovery would bring the scene back.

@@ -179,7 +179,12 @@ void EncodeOps(const std::vector<UpdateOp>& ops, pb::OpColumns* out) {
   out->mutable_user_data()->Resize(upserts, 0);
   std::string* types = out->mutable_types();
   std::string* shapes = out->mutable_shapes();
-  if (!all_moves) types->resize(n);
+  // (Resized or cleared: `out` may be a column set reused from an earlier batch.)
+  if (all_moves) {
+    types->clear();
+  } else {
+    types->resize(n);
+  }
   shapes->resize(upserts);
   uint64_t* ids = out->mutable_body_ids()->mutable_data();
   float* pose = out->mutable_poses()->mutable_data();
@@ -327,6 +332,36 @@ std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client,
   if (batch.tick.has_value()) update->set_tick(*batch.tick);
   EncodeOps(batch.ops, update->mutable_ops());
   return record.SerializeAsString();
+}
+
+absl::string_view UpdateRecordEncoder::Encode(absl::string_view scene, const ClientTag& client,
+                                              uint64_t version, const UpdateBatch& batch) {
+  // Every field of the update is set (not cleared first): Clear would delete the ops message and
+  // its columns, and the record's oneof keeps `update` set, so nothing of it is reallocated.
+  pb::UpdateRecord* update = record_.mutable_update();
+  update->set_scene(scene.data(), scene.size());
+  update->set_client_id(client.client_id);
+  update->set_client_sequence(client.sequence);
+  update->set_version(version);
+  if (batch.tick.has_value()) {
+    update->set_tick(*batch.tick);
+  } else {
+    update->clear_tick();
+  }
+  EncodeOps(batch.ops, update->mutable_ops());
+  bytes_.clear();
+  record_.AppendToString(&bytes_);
+  return bytes_;
+}
+
+size_t UpdateRecordEncoder::KeptBytes() const {
+  return record_.SpaceUsedLong() + bytes_.capacity();
+}
+
+void UpdateRecordEncoder::ReleaseIfLarger(size_t max_bytes) {
+  if (KeptBytes() <= max_bytes) return;
+  record_ = pb::LogRecord();
+  std::string().swap(bytes_);
 }
 
 std::string EncodeCreateSceneRecord(absl::string_view scene, const SceneOptions& options) {

@@ -36,6 +36,27 @@ absl::StatusOr<SceneOptions> DecodeSceneOptions(const storage::v1::SceneOptions&
 /// The serialized LogRecord of an update batch.
 std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client, uint64_t version,
                                const UpdateBatch& batch);
+
+/// EncodeUpdateRecord with storage kept from record to record: the message (its columns keep
+/// their capacity) and the record's bytes. A writer that sends batches of the same size every
+/// tick (10,000 moves: about 360 KB of record and as much of columns) then allocates nothing
+/// per batch. Not thread-safe: one per writer (a scene's, used under its writer lock).
+class UpdateRecordEncoder {
+ public:
+  /// The bytes EncodeUpdateRecord returns for the same arguments, valid until the next call
+  /// or ReleaseIfLarger.
+  absl::string_view Encode(absl::string_view scene, const ClientTag& client, uint64_t version,
+                           const UpdateBatch& batch);
+  /// Bytes kept (capacities) between records.
+  size_t KeptBytes() const;
+  /// Frees the kept storage when it takes more than `max_bytes` (a burst's large batch is not
+  /// held for the writer's life).
+  void ReleaseIfLarger(size_t max_bytes);
+
+ private:
+  storage::v1::LogRecord record_;
+  std::string bytes_;
+};
 /// The serialized LogRecord of a scene creation.
 std::string EncodeCreateSceneRecord(absl::string_view scene, const SceneOptions& options);
 /// The serialized LogRecord of a scene deletion.

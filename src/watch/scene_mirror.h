@@ -3,45 +3,90 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <vector>
 
 #include "absl/container/flat_hash_map.h"
 #include "absl/functional/function_ref.h"
 #include "query/collision_world.h"
 #include "scene/scene.h"
 #include "scene/scene_observer.h"
+#include "watch/body_grid.h"
 
 namespace collide {
 
-/// A copy of one scene's bodies and trees, brought from version to version by the scene's
-/// applied batches (the after states of their change records): the state watches are evaluated
-/// on away from the scene's writer, which goes on meanwhile. Not thread-safe.
+/// What a SceneMirror keeps besides its bodies.
+struct MirrorParts {
+  /// A CollisionWorld of the bodies, with its trees (fences and contacts query it).
+  bool world = true;
+  /// A BodyGrid of the bodies' positions (interest sets search it).
+  bool grid = false;
+};
+
+/// A copy of one scene's bodies, brought from version to version by the scene's applied
+/// batches (the after states of their change records): the state standing queries are
+/// evaluated on away from the scene's writer, which goes on meanwhile. Not thread-safe.
 ///
-/// Memory: about the scene's own (SceneStats::memory_bytes without the history).
+/// It always keeps the bodies by id; and, for what its users need, a CollisionWorld of them
+/// with its trees (the watches' fences and contacts query it: KeepWorld) and a BodyGrid of their
+/// positions (interest sets: KeepGrid). Either can be asked for at any version: it is built from
+/// the bodies held, so no batch is missed. Maintaining the world costs what the scene's own
+/// moves cost (tree moves and refits); the table and the grid a few dozen ns per change.
+///
+/// Memory: the bodies (about 100 bytes each), plus the world (about the scene's own,
+/// SceneStats::memory_bytes without the history) and the grid (about 50 bytes per body) when
+/// kept.
 class SceneMirror {
  public:
-  SceneMirror() = default;
+  using Parts = MirrorParts;
+
+  explicit SceneMirror(const Parts& parts = Parts{});
   SceneMirror(const SceneMirror&) = delete;
   SceneMirror& operator=(const SceneMirror&) = delete;
 
-  /// Copies `scene`'s world at its current version (under the scene's reader lock: writers wait
+  /// Copies `scene`'s bodies at its current version (under the scene's reader lock: writers wait
   /// for the copy, O(bodies)), replacing whatever the mirror held.
   void Capture(const Scene& scene);
   /// Applies one batch's change records (sorted by id, as AppliedBatch holds them), which
   /// produced `version` with the scene at `tick`. The batch must follow the mirror's version.
   void Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick);
-  /// Runs `f(const SceneView& view)` on the mirror's state.
+  /// Keeps a CollisionWorld of the bodies from now on (built at once when captured).
+  void KeepWorld();
+  /// Keeps a BodyGrid of the bodies' positions from now on (built at once when captured).
+  void KeepGrid();
+  /// Runs `f(const SceneView& view)` on the mirror's state. Its world is empty unless kept.
   void WithView(absl::FunctionRef<void(const SceneView&)> f) const;
+
+  /// The bodies' positions (null unless kept).
+  const BodyGrid* grid() const { return parts_.grid ? &grid_ : nullptr; }
+  /// The body with `id`, or null.
+  const Body* Find(uint64_t id) const;
 
   /// True once Capture ran.
   bool captured() const { return captured_; }
   /// The version the mirror holds.
   uint64_t version() const { return version_; }
-  /// Bytes held by the bodies, trees and the id table.
+  /// The scene's tick at that version.
+  uint64_t tick() const { return tick_; }
+  /// Bytes held by the bodies, the id table, and the world and grid when kept.
   size_t MemoryBytes() const;
 
  private:
+  struct Slot {
+    BodyHandle handle = kNullBody;
+  };
+  void BuildWorld();
+  void BuildGrid();
+  uint32_t TakeSlot();
+
+  Parts parts_;
+  // The bodies by slot (proxy -1: a free slot); free slots; id -> slot.
+  std::vector<Body> bodies_;
+  std::vector<uint32_t> free_;
+  absl::flat_hash_map<uint64_t, uint32_t> slots_;
+  // Per slot: the body's handle in world_ (when kept).
+  std::vector<BodyHandle> handles_;
   CollisionWorld world_;
-  absl::flat_hash_map<uint64_t, BodyHandle> handles_;
+  BodyGrid grid_;
   bool captured_ = false;
   uint64_t version_ = 0;
   uint64_t tick_ = 0;

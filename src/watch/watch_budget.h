@@ -43,31 +43,36 @@ struct WatchLimits {
   uint64_t max_contents = std::numeric_limits<uint64_t>::max();
   uint64_t max_queued_bytes = std::numeric_limits<uint64_t>::max();
   uint64_t max_backlog_bytes = std::numeric_limits<uint64_t>::max();
+  uint64_t max_observers = std::numeric_limits<uint64_t>::max();
 };
 
-/// The server-wide ceilings of every live watch together, and their counters (what
-/// GetServerStats reports). Units:
+/// The server-wide ceilings of every live standing query together (watches and interest streams),
+/// and their counters (what GetServerStats reports). Units:
 /// - `fences`: fences plus contact watches registered;
-/// - `contents`: what the watches' state holds, counted per entry: each body inside each fence,
+/// - `observers`: the observers of the interest streams;
+/// - `contents`: what the queries' state holds, counted per entry: each body inside each fence,
 ///   2 + 2 * (its watcher's contact watches) for each overlapping pair, and, while a batch is
-///   evaluated, each (fence, body) or (body, body) candidate pair it produced;
-/// - `queued_bytes`: updates waiting in the watchers' queues (WatchQueue::UpdateBytes);
+///   evaluated, each (fence, body) or (body, body) candidate pair it produced; each body in each
+///   observer's relevant set;
+/// - `queued_bytes`: updates waiting in the queries' queues (StandingQueue::UpdateBytes);
 /// - `backlog_bytes`: applied batches waiting to be evaluated (WatchHub::BatchBytes).
 struct WatchBudget {
   explicit WatchBudget(const WatchLimits& limits = {})
       : fences(limits.max_fences),
         contents(limits.max_contents),
         queued_bytes(limits.max_queued_bytes),
-        backlog_bytes(limits.max_backlog_bytes) {}
+        backlog_bytes(limits.max_backlog_bytes),
+        observers(limits.max_observers) {}
 
   Allowance fences;
   Allowance contents;
   Allowance queued_bytes;
   Allowance backlog_bytes;
+  Allowance observers;
   /// Snapshots that replaced a watcher's queued updates since the start (its queue was full, or
   /// its scene's backlog overflowed).
   std::atomic<uint64_t> resyncs{0};
-  /// Watches ended because `contents` was exhausted.
+  /// Watches and interest streams ended because `contents` was exhausted.
   std::atomic<uint64_t> exhausted{0};
 };
 

@@ -32,6 +32,11 @@ WatchDispatcher::~WatchDispatcher() {
 std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::Attach(
     std::shared_ptr<const Scene> scene, std::shared_ptr<Watcher> watcher) {
   watcher->SetTap(directory_.Register(scene.get(), watcher->fence_specs()));
+  return AttachQuery(std::move(scene), std::move(watcher));
+}
+
+std::unique_ptr<WatchDispatcher::Attachment> WatchDispatcher::AttachQuery(
+    std::shared_ptr<const Scene> scene, std::shared_ptr<StandingQuery> watcher) {
   while (true) {
     std::shared_ptr<WatchHub> hub;
     {

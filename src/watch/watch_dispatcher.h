@@ -18,10 +18,10 @@
 
 namespace collide {
 
-/// Runs the watches of every scene on a few worker threads, away from the scenes' writers: one
-/// WatchHub per watched scene (created on its first watcher, retired after its last), each run
-/// by one worker at a time, a bounded number of batches per turn so that scenes take turns.
-/// Owns the server-wide WatchBudget. Thread-safe.
+/// Runs the standing queries (watches, interest streams) of every scene on a few worker threads,
+/// away from the scenes' writers: one WatchHub per watched scene (created on its first query,
+/// retired after its last), each run by one worker at a time, a bounded number of batches per
+/// turn so that scenes take turns. Owns the server-wide WatchBudget. Thread-safe.
 class WatchDispatcher {
  public:
   struct Options {
@@ -33,20 +33,22 @@ class WatchDispatcher {
     size_t batches_per_turn = 16;
   };
 
-  /// Detaches its watcher when destroyed.
+  /// Detaches its query when destroyed.
   class Attachment {
    public:
-    Attachment(std::shared_ptr<WatchHub> hub, const Watcher* watcher)
+    Attachment(std::shared_ptr<WatchHub> hub, const StandingQuery* watcher)
         : hub_(std::move(hub)), watcher_(watcher) {}
     Attachment(const Attachment&) = delete;
     Attachment& operator=(const Attachment&) = delete;
-    /// Detaches (a worker may still call the watcher until its next step; the watcher stays
+    /// Detaches (a worker may still call the query until its next step; the query stays
     /// alive through the hub's reference meanwhile).
     ~Attachment() { hub_->RemoveWatcher(watcher_); }
+    /// Asks for the query's Refresh soon (its client changed it).
+    void Poke() { hub_->Poke(); }
 
    private:
     std::shared_ptr<WatchHub> hub_;
-    const Watcher* watcher_;
+    const StandingQuery* watcher_;
   };
 
   explicit WatchDispatcher(const Options& options);
@@ -61,9 +63,13 @@ class WatchDispatcher {
   /// before. The watcher stays attached while the returned Attachment lives.
   std::unique_ptr<Attachment> Attach(std::shared_ptr<const Scene> scene,
                                      std::shared_ptr<Watcher> watcher);
+  /// As Attach, for any standing query (an interest stream): it is not listed in the directory.
+  std::unique_ptr<Attachment> AttachQuery(std::shared_ptr<const Scene> scene,
+                                          std::shared_ptr<StandingQuery> query);
 
   /// Blocks until no hub has work left: every batch applied before the call has been evaluated
-  /// for every watcher attached before it (tests and benchmarks).
+  /// for every query attached before it, and every Poke before it was answered (tests and
+  /// benchmarks).
   void WaitIdle();
 
   /// The server-wide ceilings and counters.

@@ -30,7 +30,7 @@ void WatchHub::Schedule() {
   if (wake) schedule_(shared_from_this());
 }
 
-bool WatchHub::AddWatcher(std::shared_ptr<Watcher> watcher) {
+bool WatchHub::AddWatcher(std::shared_ptr<StandingQuery> watcher) {
   {
     MutexLock lock(&mu_);
     if (retired_) return false;
@@ -40,11 +40,20 @@ bool WatchHub::AddWatcher(std::shared_ptr<Watcher> watcher) {
   return true;
 }
 
-void WatchHub::RemoveWatcher(const Watcher* watcher) {
+void WatchHub::RemoveWatcher(const StandingQuery* watcher) {
   {
     MutexLock lock(&mu_);
     if (retired_) return;
     removed_.insert(watcher);
+  }
+  Schedule();
+}
+
+void WatchHub::Poke() {
+  {
+    MutexLock lock(&mu_);
+    if (retired_) return;
+    poked_ = true;
   }
   Schedule();
 }
@@ -108,8 +117,11 @@ void WatchHub::Step(size_t max_batches) {
     consumed = consumed_;
     resync = overflowed_;
     overflowed_ = false;
+    poked_ = false;
     if (!removed_.empty()) {
-      auto gone = [&](const std::shared_ptr<Watcher>& w) { return removed_.contains(w.get()); };
+      auto gone = [&](const std::shared_ptr<StandingQuery>& w) {
+        return removed_.contains(w.get());
+      };
       watchers_.erase(std::remove_if(watchers_.begin(), watchers_.end(), gone), watchers_.end());
       waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(),
                                     [&](const Pending& p) { return gone(p.watcher); }),
@@ -133,9 +145,7 @@ void WatchHub::Step(size_t max_batches) {
     // (Re)copy the scene; batches up to its version are in the copy, and the watchers that
     // missed dropped batches start over from it.
     mirror_.Capture(*scene_);
-    mirror_.WithView([&](const SceneView& view) {
-      for (const std::shared_ptr<Watcher>& w : watchers_) w->Resync(view);
-    });
+    for (const std::shared_ptr<StandingQuery>& w : watchers_) w->Resync(mirror_);
   }
   for (const Entry& entry : entries) {
     release(entry);
@@ -147,26 +157,29 @@ void WatchHub::Step(size_t max_batches) {
     if (entry.version <= mirror_.version()) continue;  // already in a copy
     mirror_.Apply(entry.changes, entry.version, entry.tick);
     const AppliedBatch batch{.changes = entry.changes};
-    mirror_.WithView([&](const SceneView& view) {
-      for (const std::shared_ptr<Watcher>& w : watchers_) w->OnApplied(batch, view);
-    });
+    for (const std::shared_ptr<StandingQuery>& w : watchers_) w->OnApplied(batch, mirror_);
   }
   if (deleted_) {
-    for (const std::shared_ptr<Watcher>& w : watchers_) w->OnDeleted();
+    for (const std::shared_ptr<StandingQuery>& w : watchers_) w->OnDeleted();
     for (const Pending& p : waiting_) p.watcher->OnDeleted();
     watchers_.clear();
     waiting_.clear();
   } else {
     // Start the watchers whose batches (those applied before they were added) are done.
     auto ready = [&](const Pending& p) { return p.ready_at <= consumed; };
-    mirror_.WithView([&](const SceneView& view) {
-      for (const Pending& p : waiting_) {
-        if (!ready(p)) continue;
-        p.watcher->Start(view);
-        watchers_.push_back(p.watcher);
-      }
-    });
+    for (const Pending& p : waiting_) {
+      if (!ready(p)) continue;
+      // The mirror keeps what the query reads from now on (built from the bodies it holds, at
+      // its version: no batch is missed).
+      const SceneMirror::Parts needs = p.watcher->needs();
+      if (needs.world) mirror_.KeepWorld();
+      if (needs.grid) mirror_.KeepGrid();
+      p.watcher->Start(mirror_);
+      watchers_.push_back(p.watcher);
+    }
     waiting_.erase(std::remove_if(waiting_.begin(), waiting_.end(), ready), waiting_.end());
+    // Client changes take effect at the version reached.
+    for (const std::shared_ptr<StandingQuery>& w : watchers_) w->Refresh(mirror_);
   }
   MutexLock lock(&mu_);
   live_ = watchers_.size() + waiting_.size();
@@ -175,7 +188,7 @@ void WatchHub::Step(size_t max_batches) {
 bool WatchHub::FinishStep() {
   MutexLock lock(&mu_);
   const bool more = !backlog_.empty() || overflowed_ || !pending_.empty() || !removed_.empty() ||
-                    !waiting_.empty();
+                    !waiting_.empty() || poked_;
   if (!more) scheduled_ = false;
   return more;
 }

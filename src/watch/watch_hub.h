@@ -13,29 +13,31 @@
 #include "scene/scene.h"
 #include "scene/scene_observer.h"
 #include "watch/scene_mirror.h"
+#include "watch/standing_query.h"
 #include "watch/watch_budget.h"
-#include "watch/watcher.h"
 
 namespace collide {
 
-/// The watches of one scene, evaluated away from the scene's writer. The hub is the scene's one
-/// observer: after each applied batch the writer only appends a copy of the batch's change
-/// records to the hub's backlog (O(ops), whatever the number of watchers and fences) and asks
-/// for a worker; a worker (WatchDispatcher) then replays the backlog on the hub's SceneMirror,
-/// version by version, running every watcher on each version, so every update is exact for its
-/// version and they arrive in version order.
+/// The standing queries of one scene (watchers and interest streams: StandingQuery), evaluated
+/// away from the scene's writer. The hub is the scene's one observer: after each applied batch
+/// the writer only appends a copy of the batch's change records to the hub's backlog (O(ops),
+/// whatever the number of queries) and asks for a worker; a worker (WatchDispatcher) then
+/// replays the backlog on the hub's SceneMirror, version by version, running every query on each
+/// version, so every update is exact for its version and they arrive in version order. The
+/// mirror keeps what its queries need (SceneMirror::Parts: the world for fences and contacts,
+/// the position grid for interest sets), from the first query that needs it on.
 ///
 /// The backlog's bytes (BatchBytes) are taken from WatchBudget::backlog_bytes: a batch that
 /// does not fit drops the whole backlog, and the next step copies the scene anew and resyncs
-/// every watcher from that copy (WatchSnapshot with resync set). The writer never waits.
+/// every query from that copy (a snapshot with resync set). The writer never waits.
 ///
-/// A watcher added with AddWatcher starts (its snapshot) once the mirror holds every batch
+/// A query added with AddWatcher starts (its snapshot) once the mirror holds every batch
 /// applied before the call, so its snapshot's version is at least that of every batch
 /// acknowledged before it was added.
 ///
 /// Thread-safety: OnApplied and OnDeleted run on the scene's writer; AddWatcher, RemoveWatcher
-/// on any thread; Step, FinishStep, TryRetire and Unregister on the dispatcher's workers, one
-/// at a time (the hub is scheduled at most once).
+/// and Poke on any thread; Step, FinishStep, TryRetire and Unregister on the dispatcher's
+/// workers, one at a time (the hub is scheduled at most once).
 class WatchHub final : public SceneObserver, public std::enable_shared_from_this<WatchHub> {
  public:
   /// Asks the dispatcher to run Step on a worker (called outside the hub's lock).
@@ -57,13 +59,17 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
 
   /// Adds `watcher` (not started: a worker starts it). False when the hub was retired (attach
   /// to a new hub).
-  bool AddWatcher(std::shared_ptr<Watcher> watcher);
+  bool AddWatcher(std::shared_ptr<StandingQuery> watcher);
   /// Removes `watcher`; a worker drops it at its next step (calls into it may run until then:
   /// clear its queue's listener first).
-  void RemoveWatcher(const Watcher* watcher);
+  void RemoveWatcher(const StandingQuery* watcher);
+  /// Asks for a step soon even without a batch, so that the queries' Refresh runs (a client
+  /// changed its query).
+  void Poke();
 
-  /// Evaluates up to `max_batches` batches of the backlog for every watcher (after a resync when
-  /// the backlog overflowed), then starts the watchers added since whose batches are done.
+  /// Evaluates up to `max_batches` batches of the backlog for every query (after a resync when
+  /// the backlog overflowed), starts the queries added since whose batches are done, then
+  /// refreshes every started query.
   void Step(size_t max_batches);
   /// After Step: true when more work waits (run Step again); otherwise the hub is idle until the
   /// next batch or watcher schedules it.
@@ -89,7 +95,7 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
     bool deleted = false;
   };
   struct Pending {
-    std::shared_ptr<Watcher> watcher;
+    std::shared_ptr<StandingQuery> watcher;
     // The count of backlog entries consumed once this watcher's batches are done.
     uint64_t ready_at = 0;
   };
@@ -110,7 +116,9 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   // The backlog overflowed since the last step: copy the scene anew and resync.
   bool overflowed_ ABSL_GUARDED_BY(mu_) = false;
   std::vector<Pending> pending_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_set<const Watcher*> removed_ ABSL_GUARDED_BY(mu_);
+  absl::flat_hash_set<const StandingQuery*> removed_ ABSL_GUARDED_BY(mu_);
+  // Poke was called since the last step began.
+  bool poked_ ABSL_GUARDED_BY(mu_) = false;
   bool scheduled_ ABSL_GUARDED_BY(mu_) = false;
   bool retired_ ABSL_GUARDED_BY(mu_) = false;
   // Watchers started and not removed (the worker's list is watchers_).
@@ -119,9 +127,9 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   // The worker's state (one worker at a time runs Step).
   bool registered_ = false;
   bool deleted_ = false;
-  SceneMirror mirror_;
+  SceneMirror mirror_{SceneMirror::Parts{.world = false, .grid = false}};
   std::vector<Pending> waiting_;
-  std::vector<std::shared_ptr<Watcher>> watchers_;
+  std::vector<std::shared_ptr<StandingQuery>> watchers_;
 };
 
 }  // namespace collide

@@ -4,35 +4,48 @@
 
 namespace collide {
 
-WatchQueue::WatchQueue(size_t max_events, Allowance* queued_bytes)
-    : max_events_(max_events > 0 ? max_events : 1), pool_(queued_bytes) {}
+size_t QueuedEvents(const WatchUpdate& update) { return update.events.size(); }
 
-WatchQueue::~WatchQueue() {
-  WriterLock lock(&mu_);
-  if (pool_ != nullptr) pool_->Give(queued_bytes_ + sending_bytes_);
-}
-
-size_t WatchQueue::UpdateBytes(const WatchUpdate& update) {
+size_t QueuedBytes(const WatchUpdate& update) {
   // The deque's slot, the events' array, and a malloc header for it.
   return sizeof(WatchMessage) + update.events.capacity() * sizeof(WatchEvent) + 16;
 }
 
-void WatchQueue::SetListener(std::function<void()> listener) {
+template <typename S, typename U>
+StandingQueue<S, U>::StandingQueue(size_t max_events, Allowance* queued_bytes)
+    : max_events_(max_events > 0 ? max_events : 1), pool_(queued_bytes) {}
+
+template <typename S, typename U>
+StandingQueue<S, U>::~StandingQueue() {
+  WriterLock lock(&mu_);
+  if (pool_ != nullptr) pool_->Give(queued_bytes_ + sending_bytes_);
+}
+
+template <typename S, typename U>
+size_t StandingQueue<S, U>::UpdateBytes(const U& update) {
+  return QueuedBytes(update);
+}
+
+template <typename S, typename U>
+void StandingQueue<S, U>::SetListener(std::function<void()> listener) {
   MutexLock lock(&listener_mu_);
   listener_ = std::move(listener);
 }
 
-void WatchQueue::ClearListener() {
+template <typename S, typename U>
+void StandingQueue<S, U>::ClearListener() {
   MutexLock lock(&listener_mu_);
   listener_ = nullptr;
 }
 
-void WatchQueue::Notify() {
+template <typename S, typename U>
+void StandingQueue<S, U>::Notify() {
   MutexLock lock(&listener_mu_);
   if (listener_) listener_();
 }
 
-void WatchQueue::Push(WatchSnapshot snapshot) {
+template <typename S, typename U>
+void StandingQueue<S, U>::Push(S snapshot) {
   {
     WriterLock lock(&mu_);
     if (closed_) return;
@@ -41,11 +54,12 @@ void WatchQueue::Push(WatchSnapshot snapshot) {
   Notify();
 }
 
-bool WatchQueue::TryPush(WatchUpdate&& update) {
+template <typename S, typename U>
+bool StandingQueue<S, U>::TryPush(U&& update) {
   {
     WriterLock lock(&mu_);
     if (closed_) return true;  // nothing more is delivered: as good as queued
-    const size_t n = update.events.size();
+    const size_t n = QueuedEvents(update);
     if (queued_events_ > 0 && queued_events_ + n > max_events_) return false;
     if (queued_events_ == 0 && n > max_events_ && !messages_.empty()) return false;
     const size_t bytes = UpdateBytes(update);
@@ -58,7 +72,8 @@ bool WatchQueue::TryPush(WatchUpdate&& update) {
   return true;
 }
 
-void WatchQueue::Replace(WatchSnapshot snapshot) {
+template <typename S, typename U>
+void StandingQueue<S, U>::Replace(S snapshot) {
   {
     WriterLock lock(&mu_);
     if (closed_) return;
@@ -73,7 +88,8 @@ void WatchQueue::Replace(WatchSnapshot snapshot) {
   Notify();
 }
 
-void WatchQueue::Close(WatchEnd why) {
+template <typename S, typename U>
+void StandingQueue<S, U>::Close(WatchEnd why) {
   {
     WriterLock lock(&mu_);
     if (closed_) return;
@@ -90,24 +106,27 @@ void WatchQueue::Close(WatchEnd why) {
   Notify();
 }
 
-void WatchQueue::SentLocked() {
+template <typename S, typename U>
+void StandingQueue<S, U>::SentLocked() {
   if (pool_ != nullptr) pool_->Give(sending_bytes_);
   sending_bytes_ = 0;
 }
 
-void WatchQueue::Sent() {
+template <typename S, typename U>
+void StandingQueue<S, U>::Sent() {
   WriterLock lock(&mu_);
   SentLocked();
 }
 
-bool WatchQueue::Pop(WatchMessage* out) {
+template <typename S, typename U>
+bool StandingQueue<S, U>::Pop(Message* out) {
   WriterLock lock(&mu_);
   SentLocked();
   if (messages_.empty()) return false;
   *out = std::move(messages_.front());
   messages_.pop_front();
-  if (const auto* update = std::get_if<WatchUpdate>(out)) {
-    queued_events_ -= update->events.size();
+  if (const auto* update = std::get_if<U>(out)) {
+    queued_events_ -= QueuedEvents(*update);
     const size_t bytes = UpdateBytes(*update);
     queued_bytes_ -= bytes;
     // Still held while the consumer sends it.
@@ -116,24 +135,31 @@ bool WatchQueue::Pop(WatchMessage* out) {
   return true;
 }
 
-bool WatchQueue::Finished() const {
+template <typename S, typename U>
+bool StandingQueue<S, U>::Finished() const {
   WriterLock lock(&mu_);
   return closed_ && messages_.empty();
 }
 
-WatchEnd WatchQueue::end_reason() const {
+template <typename S, typename U>
+WatchEnd StandingQueue<S, U>::end_reason() const {
   WriterLock lock(&mu_);
   return end_reason_;
 }
 
-uint64_t WatchQueue::overflows() const {
+template <typename S, typename U>
+uint64_t StandingQueue<S, U>::overflows() const {
   WriterLock lock(&mu_);
   return overflows_;
 }
 
-size_t WatchQueue::queued_bytes() const {
+template <typename S, typename U>
+size_t StandingQueue<S, U>::queued_bytes() const {
   WriterLock lock(&mu_);
   return queued_bytes_ + sending_bytes_;
 }
+
+template class StandingQueue<WatchSnapshot, WatchUpdate>;
+template class StandingQueue<InterestSnapshot, InterestUpdate>;
 
 }  // namespace collide

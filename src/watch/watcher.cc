@@ -112,6 +112,18 @@ void Watcher::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   }
 }
 
+void Watcher::Start(const SceneMirror& mirror) {
+  mirror.WithView([&](const SceneView& view) { Start(view); });
+}
+
+void Watcher::Resync(const SceneMirror& mirror) {
+  mirror.WithView([&](const SceneView& view) { Resync(view); });
+}
+
+void Watcher::OnApplied(const AppliedBatch& batch, const SceneMirror& mirror) {
+  mirror.WithView([&](const SceneView& view) { OnApplied(batch, view); });
+}
+
 void Watcher::OnDeleted() {
   ended_ = true;
   queue_.Close(WatchEnd::kSceneDeleted);

@@ -10,6 +10,7 @@
 #include "scene/scene_observer.h"
 #include "watch/contact_set.h"
 #include "watch/fence_set.h"
+#include "watch/standing_query.h"
 #include "watch/watch_budget.h"
 #include "watch/watch_directory.h"
 #include "watch/watch_queue.h"
@@ -37,9 +38,9 @@ struct WatcherOptions {
 ///
 /// Two ways to drive it: Attach registers it as the scene's observer, so that it runs on the
 /// scene's writer thread after each batch (in-process use, tests); or a WatchDispatcher calls
-/// Start, OnApplied, Resync and OnDeleted from its worker threads, on a mirror of the scene
-/// (the server: the writer never waits for watchers). Either way the calls are serialised.
-class Watcher final : public SceneObserver {
+/// it as a StandingQuery from its worker threads, on a mirror of the scene (the server: the
+/// writer never waits for watchers). Either way the calls are serialised.
+class Watcher final : public SceneObserver, public StandingQuery {
  public:
   /// A watcher of `fences` and `contacts` (ids unique within each list; values valid).
   Watcher(std::vector<FenceSpec> fences, std::vector<ContactWatchSpec> contacts,
@@ -79,6 +80,12 @@ class Watcher final : public SceneObserver {
 
   void OnApplied(const AppliedBatch& batch, const SceneView& scene) override;
   void OnDeleted() override;
+
+  // StandingQuery: the same on the mirror's view (with its world).
+  SceneMirror::Parts needs() const override { return {.world = true, .grid = false}; }
+  void Start(const SceneMirror& mirror) override;
+  void Resync(const SceneMirror& mirror) override;
+  void OnApplied(const AppliedBatch& batch, const SceneMirror& mirror) override;
 
  private:
   WatchSnapshot MakeSnapshot(const SceneView& scene) const;

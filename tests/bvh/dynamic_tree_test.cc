@@ -947,6 +947,29 @@ TEST(DynamicTree, RefittedWideFormAnswersLikeBruteForce) {
   }
 }
 
+// A batch that moves every leaf (a tick loop's) refits the 4-wide form in one sweep over all its
+// nodes instead of a heap of the marked ones: the same form, checked against brute force.
+TEST(DynamicTree, WideFormRefittedAfterEveryLeafMovedAnswersLikeBruteForce) {
+  Harness h(9191, 30.0f, 2.0f, /*margin=*/0.1f);
+  for (int i = 0; i < 2000; ++i) h.Create();
+  h.tree().Optimize();
+  ASSERT_TRUE(h.tree().IsOptimized());
+  for (int round = 0; round < 5; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (size_t i = 0; i < h.live().size(); ++i) {
+      h.MoveAt(i, 0.5f, /*enlarge=*/true);
+      // Some leaves move twice in the batch, and some change category.
+      if (i % 5 == 0) h.MoveAt(i, 0.5f, /*enlarge=*/true);
+      if (i % 11 == 0) {
+        const uint32_t category = h.RandomCategory();
+        h.tree().SetCategoryBits(h.live()[i].proxy, category);
+        h.live()[i].category = category;
+      }
+    }
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
+  }
+}
+
 // Checks that `wide` (with `parent_at`) is a 4-wide form of `tree`: every live proxy is a leaf
 // exactly once with its fat box and category, each internal slot holds its child node's slots
 // and names the node whose parent_at points back at it, and nodes are in preorder.

@@ -26,6 +26,7 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "collide/viewer/v1/viewer.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -265,6 +267,35 @@ class AdversarialTest : public ::testing::Test {
       return Outcome{};
     }
     return Of(reader->Finish());
+  }
+
+  // An Interest stream: `first` (scene set here), then `second` when given once the snapshot came;
+  // OK when the stream answered the last message sent, else the call's status.
+  static Outcome StartInterest(v1::InterestRequest first,
+                               std::optional<v1::InterestRequest> second = std::nullopt) {
+    auto context = Context();
+    auto stream = stub_->Interest(context.get());
+    first.set_scene(kScene);
+    v1::InterestResponse response;
+    bool answered = stream->Write(first) && stream->Read(&response);
+    if (answered && second.has_value()) {
+      answered = stream->Write(*second) && stream->Read(&response);
+    }
+    if (answered) {
+      context->TryCancel();
+      stream->Finish().ok();
+      return Outcome{};
+    }
+    return Of(stream->Finish());
+  }
+
+  // One observer at the origin, enter and leave radius 1.
+  static v1::InterestRequest OneObserver() {
+    v1::InterestRequest request;
+    v1::Observer* observer = request.add_observers();
+    observer->set_id(1);
+    observer->set_enter_radius(1);
+    return request;
   }
 
   static v1::UpdateBatch MoveBatch() {
@@ -768,6 +799,86 @@ TEST_F(AdversarialTest, UnaryQueryFieldsAtTheirExtremes) {
     request.set_mode(v1::MODE_ALL);
     v1::QueryResponse response;
     return Of(stub_->Overlap(Context().get(), request, &response));
+  });
+}
+
+TEST_F(AdversarialTest, InterestFieldsAtTheirExtremes) {
+  RunU32("InterestRequest.max_queued_events", "max_queued_events", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.set_max_queued_events(v);
+    return StartInterest(request);
+  });
+  RunU64("InterestRequest.observers[0].id", "observers[0]", [](uint64_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_id(v);
+    return StartInterest(request);
+  });
+  RunU64("InterestRequest.observers[0].attached_to", "observers[0]", [](uint64_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_attached_to(v);  // unknown bodies: an empty set
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].enter_radius", "observers[0].enter_radius", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_enter_radius(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].leave_radius", "observers[0].leave_radius", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_leave_radius(v);
+    return StartInterest(request);
+  });
+  RunU32("InterestRequest.observers[0].max_relevant", "observers[0].max_relevant", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->set_max_relevant(v);
+    return StartInterest(request);
+  });
+  RunU32("InterestRequest.observers[0].filter.mask", "observers[0]", [](uint32_t v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->mutable_filter()->set_mask(v);
+    request.mutable_observers(0)->mutable_filter()->set_category(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].pose.position.x", "observers[0].pose.position", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    request.mutable_observers(0)->mutable_pose()->mutable_position()->set_x(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].cone.direction.x", "observers[0].cone.direction",
+         [](float v) {
+           v1::InterestRequest request = OneObserver();
+           v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+           cone->mutable_direction()->set_x(v);
+           cone->set_half_angle(1);
+           return StartInterest(request);
+         });
+  RunF32("InterestRequest.observers[0].cone.half_angle", "observers[0].cone", [](float v) {
+    v1::InterestRequest request = OneObserver();
+    v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+    cone->mutable_direction()->set_x(1);
+    cone->set_half_angle(v);
+    return StartInterest(request);
+  });
+  RunF32("InterestRequest.observers[0].cone.leave_half_angle", "observers[0].cone.leave_half",
+         [](float v) {
+           v1::InterestRequest request = OneObserver();
+           v1::ViewCone* cone = request.mutable_observers(0)->mutable_cone();
+           cone->mutable_direction()->set_x(1);
+           cone->set_half_angle(0.5f);
+           cone->set_leave_half_angle(v);
+           return StartInterest(request);
+         });
+  // The same fields in a later message of the open stream.
+  RunF32("InterestRequest (messages[1]).observers[0].enter_radius",
+         "messages[1].observers[0].enter_radius", [](float v) {
+           v1::InterestRequest second = OneObserver();
+           second.mutable_observers(0)->set_enter_radius(v);
+           return StartInterest(OneObserver(), second);
+         });
+  RunU64("InterestRequest (messages[1]).removes[0]", "removes", [](uint64_t v) {
+    v1::InterestRequest second;
+    second.add_removes(v);  // unknown ids are ignored
+    return StartInterest(OneObserver(), second);
   });
 }
 
@@ -1893,6 +2004,48 @@ TEST(ViewerEdges, EveryParameterAndFieldAtItsEdgesIsAnsweredOrRefusedNamingIt) {
       EXPECT_TRUE(named) << label << ": " << error.error();
     }
   }
+  // /viewer/api/relevant: each field of an observer at each value of its type. The answer is a
+  // set (200) or a refusal naming the field, the scene or the request, as the rpc's words.
+  const std::vector<std::pair<std::string, const std::vector<std::string>*>> observer_fields = {
+      {"id", &u64s},
+      {"attached_to", &u64s},
+      {"enter_radius", &floats},
+      {"leave_radius", &floats},
+      {"max_relevant", &u32s},
+      {"pose.position.x", &floats},
+      {"pose.rotation.w", &floats},
+      {"cone.direction.y", &floats},
+      {"cone.half_angle", &floats},
+      {"cone.leave_half_angle", &floats},
+      {"filter.mask", &u32s},
+      {"filter.excluded_ids", &id_lists},
+      {"bogus", &u32s}};
+  for (const auto& [field, field_values] : observer_fields) {
+    for (const std::string& value : *field_values) {
+      // The field as nested JSON objects, beside valid values of the others.
+      std::vector<std::string> path = absl::StrSplit(field, '.');
+      std::string nested = value;
+      for (auto it = path.rbegin(); it != path.rend(); ++it) {
+        nested = absl::StrCat("{\"", *it, "\":", nested, "}");
+      }
+      nested = nested.substr(1, nested.size() - 2);  // the outer braces
+      std::string observer = absl::StrCat("{", nested);
+      if (field != "id") absl::StrAppend(&observer, ",\"id\":\"1\"");
+      if (field != "enter_radius") absl::StrAppend(&observer, ",\"enter_radius\":2");
+      absl::StrAppend(&observer, "}");
+      const std::string json =
+          absl::StrCat("{\"scene\":\"", kScene, "\",\"observers\":[", observer, "]}");
+      const HttpAnswer answer =
+          get(absl::StrCat("/viewer/api/relevant?request=", UrlEncoded(json)));
+      const std::string label = absl::StrCat("relevant ", json);
+      if (answer.status == 200) continue;
+      EXPECT_EQ(answer.status, 400) << label << ": " << answer.body;
+      const std::string error = ViewerErrorOf(answer.body).error();
+      EXPECT_TRUE(absl::StartsWith(error, "observers[0].") || absl::StartsWith(error, "request: "))
+          << label << ": " << error;
+    }
+  }
+
   // Whole requests that are not the message: empty, cut, of another type, nested past the
   // parser's depth, oversized (past the API's 8 KiB, and past the HTTP server's 16 KiB).
   std::string deep = "{\"ray\":";

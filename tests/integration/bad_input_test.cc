@@ -127,6 +127,21 @@ class BadInputTest : public ::testing::Test {
 
   // Sends `bad` on the token's update stream and returns the ack's error; then checks that the
   // stream goes on (a good batch is acknowledged). A stream that stopped is an INTERNAL error.
+  // An interest stream opened with `first`'s observers (and, after its snapshot, `second`'s):
+  // how it ended. OK when it answered every message.
+  absl::Status InterestCase(const std::string& token, const std::string& scene,
+                            std::vector<v1::Observer> first,
+                            std::optional<std::vector<v1::Observer>> second = std::nullopt,
+                            std::vector<uint64_t> second_removes = {}) {
+    auto stream = Client(token).OpenInterest(scene, std::move(first), {.reconnect = false});
+    if (!stream.ok()) return stream.status();
+    absl::StatusOr<v1::InterestResponse> message = (*stream)->Read();
+    if (!message.ok() || !second.has_value()) return message.status();
+    (*stream)->Upsert(*second).IgnoreError();
+    if (!second_removes.empty()) (*stream)->Remove(second_removes).IgnoreError();
+    return (*stream)->Read().status();
+  }
+
   absl::Status UpdateCase(const std::string& token, v1::UpdateBatch bad) {
     client::UpdateWriter& writer = Writer(token);
     auto ack = writer.Apply(std::move(bad));
@@ -245,10 +260,35 @@ v1::UpdateBatch Moves(std::vector<uint64_t> ids, std::vector<float> poses) {
 
 v1::Pose At(float x, float y, float z) { return MakePose(MakeVec3(x, y, z)); }
 
+// An observer at the origin with these radii.
+v1::Observer Watcher(uint64_t id, float enter, float leave) {
+  v1::Observer o;
+  o.set_id(id);
+  o.set_enter_radius(enter);
+  o.set_leave_radius(leave);
+  return o;
+}
+
 TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
   const v1::Vec3 origin = MakeVec3(0, 0, 0);
   const v1::Vec3 up = MakeVec3(0, 0, 1);
   auto admin = [this]() -> client::Client& { return Client(kAdmin); };
+  // One interest message through the raw stub (the client library never sends an id twice in a
+  // message, nor one it both upserts and removes): how the stream ended.
+  auto raw_interest = [&](v1::InterestRequest request) {
+    auto stub = v1::Collide::NewStub(admin().channel());
+    auto context = admin().NewContext("arena", /*unary=*/false);
+    auto stream = stub->Interest(context.get());
+    request.set_scene("arena");
+    stream->Write(request);
+    v1::InterestResponse response;
+    if (stream->Read(&response)) {
+      context->TryCancel();
+      stream->Finish().ok();
+      return absl::OkStatus();
+    }
+    return client::FromGrpcStatus(stream->Finish());
+  };
   std::vector<BadCase> cases = {
       // Unary queries.
       {"raycast NaN origin", StatusCode::kInvalidArgument, "ray.origin",
@@ -568,6 +608,91 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
                           client::MakeRaycastQuery(0, client::MakeRaycast(origin, up, 5)),
                           /*extra_good=*/kMaxQueriesPerBatch - 1);
        }},
+
+      // Interest streams.
+      {"observer NaN enter radius", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].enter_radius",
+       [&] { return InterestCase(kAdmin, "arena", {Watcher(1, kNaN, 5)}); }},
+      {"observer negative leave radius", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].leave_radius",
+       [&] { return InterestCase(kAdmin, "arena", {Watcher(1, 1, -1)}); }},
+      {"observer enter radius 1e30", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].enter_radius",
+       [&] { return InterestCase(kAdmin, "arena", {Watcher(1, 1e30f, 1e30f)}); }},
+      {"observer leave radius under its enter radius", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].leave_radius",
+       [&] { return InterestCase(kAdmin, "arena", {Watcher(1, 5, 4)}); }},
+      {"observer max_relevant 2^32-1", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].max_relevant",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         o.set_max_relevant(UINT32_MAX);
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer NaN position", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].pose.position",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         *o.mutable_pose() = At(kNaN, 0, 0);
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer zero cone direction", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].cone.direction",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         o.mutable_cone()->set_half_angle(1);
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer cone half-angle 0", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].cone.half_angle",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         *o.mutable_cone()->mutable_direction() = up;
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer cone leave half-angle under its half-angle", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].cone.leave_half_angle",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         *o.mutable_cone()->mutable_direction() = up;
+         o.mutable_cone()->set_half_angle(1);
+         o.mutable_cone()->set_leave_half_angle(0.5f);
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer excluding ids", StatusCode::kInvalidArgument,
+       "messages[0].observers[0].filter.excluded_ids",
+       [&] {
+         v1::Observer o = Watcher(1, 1, 1);
+         o.mutable_filter()->add_excluded_ids(2);
+         return InterestCase(kAdmin, "arena", {o});
+       }},
+      {"observer id twice", StatusCode::kInvalidArgument,
+       "messages[0].observers[1].id: observer 4 appears twice (first by "
+       "messages[0].observers[0])",
+       [&] {
+         v1::InterestRequest request;
+         *request.add_observers() = Watcher(4, 1, 1);
+         *request.add_observers() = Watcher(4, 2, 2);
+         return raw_interest(request);
+       }},
+      {"observer upserted and removed by one message", StatusCode::kInvalidArgument,
+       "messages[0].removes[0]: observer 4 is also upserted (by messages[0].observers[0])",
+       [&] {
+         v1::InterestRequest request;
+         *request.add_observers() = Watcher(4, 1, 1);
+         request.add_removes(4);
+         return raw_interest(request);
+       }},
+      {"observer in a later message", StatusCode::kInvalidArgument,
+       "messages[1].observers[0].enter_radius",
+       [&] {
+         return InterestCase(kAdmin, "arena", {Watcher(1, 1, 1)},
+                             std::vector<v1::Observer>{Watcher(2, -3, 1)});
+       }},
+      {"interest stream on an unknown scene", StatusCode::kNotFound, "scene",
+       [&] { return InterestCase(kAdmin, "nowhere", {Watcher(1, 1, 1)}); }},
+      {"interest stream outside the token's prefix", StatusCode::kPermissionDenied, "",
+       [&] { return InterestCase(kTeamReader, "arena", {Watcher(1, 1, 1)}); }},
 
       // Auth.
       {"missing token", StatusCode::kUnauthenticated, "",

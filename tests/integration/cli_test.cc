@@ -199,6 +199,7 @@ TEST_F(CliTest, EveryCommandHasHelpAndAGroupAloneListsItsVerbs) {
                                            {"point"},
                                            {"aabb"},
                                            {"watch"},
+                                           {"interest"},
                                            {"stats"},
                                            {"health"}}) {
     std::string name = absl::StrJoin(command, " ");
@@ -225,7 +226,7 @@ TEST_F(CliTest, EveryCommandHasHelpAndAGroupAloneListsItsVerbs) {
   }
   CommandResult help = RunCommand({CliPath(), "-h"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* command : {"watch SCENE", "stats", "health"}) {
+  for (const char* command : {"watch SCENE", "interest SCENE", "stats", "health"}) {
     EXPECT_TRUE(absl::StrContains(help.out, command)) << command;
   }
 }
@@ -295,6 +296,19 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
            {{"watch", "arena"}, 2, "--fence"},
            {{"watch", "arena", "--fence=1:sphere=1", "--count=-1"}, 2, "--count"},
            {{"watch", "nowhere", "--fence=1:sphere=1"}, 1, "NOT_FOUND: scene"},
+           {{"interest", "arena", "--observer=1:nan"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=" + over64 + ":1"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=-1:1"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=1:1,2,3"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=1:1@0,0"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=1:1/x"}, 2, "--observer"},
+           {{"interest", "arena"}, 2, "--observer"},
+           {{"interest", "arena", "--observer=1:1", "--max=" + max64}, 2, "--max"},
+           {{"interest", "arena", "--observer=1:1", "--count=-1"}, 2, "--count"},
+           {{"interest", "arena", "--observer=1:5,4"},
+            1,
+            "INVALID_ARGUMENT: messages[0].observers[0].leave_radius"},
+           {{"interest", "nowhere", "--observer=1:1"}, 1, "NOT_FOUND: scene"},
            {{"body", "move", "nowhere", "--id=1", "--pos=0,0,0"}, 1, "NOT_FOUND: scene"},
            {{"scene", "create", "late", "--timeout=nan"}, 2, "--timeout"},
            {{"scene", "get"}, 2, "usage: collide scene get SCENE"},
@@ -517,6 +531,43 @@ TEST_F(CliTest, WatchPrintsTheSnapshotThenEventsUntilCount) {
   EXPECT_TRUE(absl::StrContains(lines[3], "fence 1  body 2")) << result.out;
   EXPECT_TRUE(absl::StrContains(lines[4], "fence 1  body 2")) << result.out;
   EXPECT_NE(absl::StrContains(lines[3], "enter"), absl::StrContains(lines[4], "enter"))
+      << result.out;
+}
+
+TEST_F(CliTest, InterestPrintsTheSetsThenDeltasUntilCount) {
+  Ok({"scene", "create", "arena"});
+  Ok({"body", "add", "arena", "--id=1", "--sphere=0.5", "--pos=0,0,0"});
+  Ok({"body", "add", "arena", "--id=3", "--sphere=0.5", "--pos=40,0,0"});
+  std::future<CommandResult> interest = std::async(std::launch::async, [this] {
+    return Cli(
+        {"interest", "arena", "--observer", "1:2,3@0,0,0", "--observer=2:5/3", "--count", "2"});
+  });
+  // Body 2 comes near observer 1 and goes away until the stream has shown two deltas.
+  bool inside = false;
+  for (int i = 0;
+       i < 400 && interest.wait_for(std::chrono::milliseconds(25)) != std::future_status::ready;
+       ++i) {
+    inside = !inside;
+    Ok({"body", "add", "arena", "--id=2", "--sphere=0.5", inside ? "--pos=1,0,0" : "--pos=9,0,0"});
+  }
+  ASSERT_EQ(interest.wait_for(std::chrono::seconds(10)), std::future_status::ready);
+  CommandResult result = interest.get();
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.err, "");
+  std::vector<std::string> lines = absl::StrSplit(result.out, '\n', absl::SkipEmpty());
+  ASSERT_EQ(lines.size(), 5u) << result.out;
+  EXPECT_TRUE(absl::StartsWith(lines[0], "snapshot version ")) << result.out;
+  EXPECT_TRUE(absl::StrContains(lines[1], "observer 1: bodies 1")) << result.out;
+  EXPECT_EQ(lines[2], "  observer 2: empty") << result.out;
+  // Exactly --count deltas of observer 1, body 2 entering then leaving (or the other way round
+  // when the snapshot already held it).
+  EXPECT_TRUE(absl::StrContains(lines[3], "observer 1  ")) << result.out;
+  EXPECT_TRUE(absl::StrContains(lines[4], "observer 1  ")) << result.out;
+  EXPECT_NE(absl::StrContains(lines[3], "entered 2  left none"),
+            absl::StrContains(lines[4], "entered 2  left none"))
+      << result.out;
+  EXPECT_NE(absl::StrContains(lines[3], "entered none  left 2"),
+            absl::StrContains(lines[4], "entered none  left 2"))
       << result.out;
 }
 

@@ -35,10 +35,24 @@ TEST(Examples, ArenaRunsATickLoopAndCleansUp) {
   ASSERT_TRUE(IsOk(server));
   CommandResult run =
       RunCommand({COLLIDE_ARENA_PATH, "--address=" + (*server)->address(), "--scene=smoke",
-                  "--ticks=30", "--bodies=200", "--rays=20", "--casts=5"});
+                  "--ticks=30", "--bodies=200", "--rays=20", "--casts=5", "--players=20"});
   EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
   EXPECT_TRUE(absl::StrContains(run.out, "ticks 30: tick round trip p50 ")) << run.out;
   EXPECT_TRUE(absl::StrContains(run.out, "errors 0")) << run.out;
+  // The players' relevant sets: some bodies each, far fewer than all 200; the bytes saved are
+  // what every body to every player (20 x 200 x 36 bytes) would cost less what the sets cost.
+  std::smatch m;
+  static const std::regex kInterest(
+      "interest: 20 players, ([0-9.]+) relevant bodies each; body state a tick ([0-9]+) bytes "
+      "with interest vs ([0-9]+) to every player: ([0-9]+) bytes a tick saved");
+  ASSERT_TRUE(std::regex_search(run.out, m, kInterest)) << run.out;
+  const double each = std::stod(m[1].str());
+  const uint64_t with = std::stoull(m[2].str()), every = std::stoull(m[3].str()),
+                 saved = std::stoull(m[4].str());
+  EXPECT_GT(each, 0.5) << run.out;
+  EXPECT_LT(each, 100) << run.out;
+  EXPECT_EQ(every, 20u * 200u * 36u);
+  EXPECT_EQ(saved, every - with);
   // The scene is gone; nothing else was created.
   auto scenes = (*server)->NewClient()->ListScenes();
   ASSERT_TRUE(IsOk(scenes));

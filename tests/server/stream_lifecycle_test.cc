@@ -36,6 +36,27 @@ TEST(StreamState, FinishesOnceTheCallIsEndingAndIdle) {
   EXPECT_FALSE(state.TakeFinish().has_value());  // exactly once
 }
 
+TEST(StreamState, AnEndWithTheReadOpenDoesNotWaitForTheRead) {
+  StreamState state(nullptr);
+  ASSERT_TRUE(state.BeginRead(false));  // the client's next message, whenever it comes
+  ASSERT_TRUE(state.BeginWrite(10));
+  state.EndWithReadOpen(grpc::Status(grpc::StatusCode::NOT_FOUND, "scene: deleted"));
+  EXPECT_FALSE(state.TakeFinish().has_value());  // the write is still waited for
+  EXPECT_TRUE(state.EndWrite(true));
+  std::optional<grpc::Status> finish = state.TakeFinish();
+  ASSERT_TRUE(finish.has_value());  // the read is not
+  EXPECT_EQ(finish->error_code(), grpc::StatusCode::NOT_FOUND);
+  EXPECT_FALSE(state.EndRead());  // it completes later: nothing more to do
+  EXPECT_FALSE(state.TakeFinish().has_value());
+  // End alone still waits for a read in flight.
+  StreamState waiting(nullptr);
+  ASSERT_TRUE(waiting.BeginRead(false));
+  waiting.End(Bad());
+  EXPECT_FALSE(waiting.TakeFinish().has_value());
+  EXPECT_FALSE(waiting.EndRead());
+  EXPECT_TRUE(waiting.TakeFinish().has_value());
+}
+
 TEST(StreamState, StartsNothingOnceEndingButLetsTheLastWritesOfAnEndGo) {
   StreamState state(nullptr);
   state.End(grpc::Status::OK);

@@ -52,6 +52,40 @@ TEST(LogCodec, UpdateRecordsRoundTripEveryOpType) {
   }
 }
 
+// A reused encoder writes the bytes a fresh encoding does, whatever the records before it held:
+// mixed batches (types and shapes columns) between batches of moves only, ticks named and not,
+// other scenes and clients, a release of its storage between two records.
+TEST(LogCodec, AReusedEncoderWritesWhatAFreshEncodingDoes) {
+  BatchStream stream(11);
+  UpdateRecordEncoder encoder;
+  for (int k = 1; k <= 300; ++k) {
+    UpdateBatch batch = stream.Next();
+    if (k % 3 == 0) {
+      // Moves only: no types column.
+      batch.ops.clear();
+      for (uint64_t id = 0; id < static_cast<uint64_t>(k); ++id) {
+        batch.ops.push_back(SetPoseOp(id, Pose{.position = Vec3{1.0f * k, 2, 3}}));
+      }
+    }
+    if (k % 4 == 0) batch.tick = static_cast<uint64_t>(k);
+    if (k % 5 == 0) batch.tick.reset();
+    const std::string scene = k % 2 == 0 ? "arena" : "a-longer-scene-name";
+    const ClientTag client{.client_id = static_cast<uint64_t>(k % 7), .sequence = 100u + k};
+    const std::string fresh = EncodeUpdateRecord(scene, client, k, batch);
+    const std::string reused(encoder.Encode(scene, client, k, batch));
+    ASSERT_EQ(reused, fresh) << "record " << k;
+    if (k % 50 == 0) encoder.ReleaseIfLarger(0);
+    if (k % 50 == 1) {
+      // Kept between records (a small batch takes far less than 1 MiB).
+      EXPECT_GT(encoder.KeptBytes(), 0u);
+      encoder.ReleaseIfLarger(1 << 20);
+      EXPECT_GT(encoder.KeptBytes(), 0u) << "record " << k;
+    }
+  }
+  encoder.ReleaseIfLarger(0);
+  EXPECT_LT(encoder.KeptBytes(), 1024u);
+}
+
 TEST(LogCodec, MovesAreCompact) {
   UpdateBatch batch;
   for (uint64_t id = 0; id < 1000; ++id) {

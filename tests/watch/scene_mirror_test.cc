@@ -5,13 +5,18 @@
 
 #include "watch/scene_mirror.h"
 
+#include <cmath>
+#include <map>
 #include <memory>
 #include <random>
+#include <set>
+#include <span>
 #include <vector>
 
 #include "geom/same_shape.h"
 #include "gtest/gtest.h"
 #include "scene/scene.h"
+#include "watch/body_grid.h"
 #include "watch/watch_test_util.h"
 
 namespace collide {
@@ -91,6 +96,81 @@ TEST(SceneMirror, FollowsItsSceneBatchByBatch) {
     }
     EXPECT_GT(kind_changes, 10) << "seed " << seed;
     EXPECT_GT(mirror.MemoryBytes(), 0u);
+    scene.RemoveObserver(&recorder);
+  }
+}
+
+// EXPECTs that the grid of `mirror` holds exactly its bodies, each once at its position with its
+// filter bits, and that every body within a random radius of a random point is in a cell the
+// grid's search visits.
+void ExpectGridSame(const SceneMirror& mirror, const Scene& scene, std::mt19937& rng, int step) {
+  const SceneState state = scene.CaptureState();
+  const BodyGrid* grid = mirror.grid();
+  ASSERT_NE(grid, nullptr);
+  ASSERT_EQ(grid->size(), state.bodies.size()) << "step " << step;
+  std::uniform_real_distribution<float> u(-20, 20);
+  const Vec3 p{u(rng), u(rng), u(rng)};
+  const float r = std::fabs(u(rng));
+  struct Seen {
+    float x, y, z;
+    uint32_t category, mask;
+  };
+  std::map<uint64_t, Seen> seen;
+  grid->ForEachCellNear(p, r * r, [&](const BodyGrid::Cell& cell) {
+    for (size_t k = 0; k < cell.size; ++k) {
+      seen.emplace(cell.id[k],
+                   Seen{cell.x[k], cell.y[k], cell.z[k], cell.category[k], cell.mask[k]});
+    }
+  });
+  for (const BodyState& b : state.bodies) {
+    auto it = seen.find(b.id);
+    if (InterestDistance2(p, b.pose.position) <= r * r) {
+      ASSERT_NE(it, seen.end()) << "step " << step << " body " << b.id << " within " << r;
+    }
+    if (it == seen.end()) continue;
+    EXPECT_EQ(it->second.x, b.pose.position.x) << "body " << b.id;
+    EXPECT_EQ(it->second.y, b.pose.position.y) << "body " << b.id;
+    EXPECT_EQ(it->second.z, b.pose.position.z) << "body " << b.id;
+    EXPECT_EQ(it->second.category, b.category) << "body " << b.id;
+    EXPECT_EQ(it->second.mask, b.mask) << "body " << b.id;
+  }
+  // The whole grid: every body exactly once.
+  std::multiset<uint64_t> all;
+  grid->ForEachCellNear(
+      p, 1e18f, [&](const BodyGrid::Cell& cell) { all.insert(cell.id, cell.id + cell.size); });
+  std::multiset<uint64_t> want;
+  for (const BodyState& b : state.bodies) want.insert(b.id);
+  EXPECT_EQ(all, want) << "step " << step;
+}
+
+// A mirror that starts with its bodies and grid only, and is asked for its world midway: both
+// follow the scene (bodies wandering far out of the grid's first box make it rebuild).
+TEST(SceneMirror, KeepsItsGridAndAWorldAskedForLater) {
+  for (uint32_t seed : {41u, 42u}) {
+    testing::WatchGenerator gen(seed);
+    testing::WatchOracle bodies({}, {}, 0.01f);
+    std::mt19937 rng(seed);
+    Scene scene("arena", SceneOptions{});
+    Recorder recorder;
+    ASSERT_TRUE(scene.AddObserver(&recorder, [](const SceneView&) {}).ok());
+    SceneMirror mirror(SceneMirror::Parts{.world = false, .grid = true});
+    mirror.Capture(scene);
+    for (int step = 0; step < 300; ++step) {
+      UpdateBatch batch = gen.Batch(bodies.bodies());
+      if (step > 200) {
+        // Far away now and then: out of the grid's box.
+        for (UpdateOp& op : batch.ops) {
+          if (op.type == UpdateOpType::kSetPose && gen.Pick(3) == 0) op.pose.position *= 40.0f;
+        }
+      }
+      bodies.Commit(batch);
+      ASSERT_TRUE(scene.Apply(batch).ok());
+      mirror.Apply(recorder.changes, recorder.version, recorder.tick);
+      ExpectGridSame(mirror, scene, rng, step);
+      if (step == 100) mirror.KeepWorld();
+      if (step >= 100) ExpectSame(mirror, scene, seed, step);
+      if (::testing::Test::HasFailure()) return;
+    }
     scene.RemoveObserver(&recorder);
   }
 }

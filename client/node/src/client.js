@@ -13,6 +13,7 @@ import { encodeRequest, service, status } from './proto.js';
 import { QueryStream } from './query_stream.js';
 import { ExportStream, importRequests } from './scene_transfer.js';
 import { UpdateWriter } from './update_writer.js';
+import { InterestStream } from './interest_stream.js';
 import { WatchStream } from './watch_stream.js';
 
 /** The metadata key that names a call's scene (lets a router shard by scene). */
@@ -448,6 +449,21 @@ export class Client {
   watch(request) {
     if (this.closed) throw this.closedError();
     return new WatchStream(this, request);
+  }
+
+  /**
+   * Opens an interest stream on `request.scene`: observers (fixed, or riding bodies) whose
+   * relevant bodies the server keeps, streamed as a snapshot then deltas, with observers changed
+   * on the open stream and reconnection that resubscribes; see InterestStream. Reader.
+   * @param {{scene: string, observers?: object[], max_queued_events?: number}} request
+   * @param {import('./interest_stream.js').InterestStreamOptions} [options]
+   * @returns {InterestStream}
+   * @throws {CollideError} INVALID_ARGUMENT for a request that does not fit the proto;
+   *     FAILED_PRECONDITION after close().
+   */
+  interest(request, options) {
+    if (this.closed) throw this.closedError();
+    return new InterestStream(this, request, options);
   }
 
   /**

@@ -283,6 +283,73 @@ export interface WatchResponse {
   update: WatchUpdate | null;
 }
 
+export interface ViewCone {
+  /** The axis in the observer's frame (non-zero). */
+  direction: Vec3;
+  /** Radians, in (0, pi]. */
+  half_angle: number;
+  /** Radians, in [half_angle, pi]; absent: half_angle. */
+  leave_half_angle?: number;
+}
+/** A point of view: fixed at `pose`, or riding body `attached_to` (`pose` in its frame). */
+export interface Observer {
+  id: Uint64Input;
+  attached_to?: Uint64Input;
+  pose?: Pose;
+  enter_radius: number;
+  /** Absent: enter_radius. */
+  leave_radius?: number;
+  cone?: ViewCone;
+  filter?: Filter;
+  /** At most this many, the nearest (0: the server's limit). */
+  max_relevant?: number;
+}
+export interface InterestRequest {
+  scene: string;
+  observers?: Observer[];
+  max_queued_events?: number;
+  /** Sent with InterestStream.remove. */
+  removes?: Uint64Input[];
+}
+export interface ObserverDelta {
+  observer_id: Uint64;
+  full: boolean;
+  entered: Uint64[];
+  left: Uint64[];
+}
+export interface InterestUpdate {
+  version: Uint64;
+  tick: Uint64;
+  requests_applied: Uint64;
+  deltas: ObserverDelta[];
+}
+export interface RelevantSet {
+  observer_id: Uint64;
+  body_ids: Uint64[];
+}
+export interface InterestSnapshot {
+  version: Uint64;
+  tick: Uint64;
+  resync: boolean;
+  requests_applied: Uint64;
+  sets: RelevantSet[];
+}
+/** One message of an interest stream: a snapshot or an update (the other is null). */
+export interface InterestResponse {
+  snapshot: InterestSnapshot | null;
+  update: InterestUpdate | null;
+}
+/** An InterestResponse as InterestStream yields it. */
+export interface InterestMessage extends InterestResponse {
+  /** True on the snapshot of a stream reopened after a break (full sets again). */
+  reconnected: boolean;
+}
+export interface InterestStreamOptions {
+  initialBackoffMs?: number;
+  maxBackoffMs?: number;
+  reconnectTimeoutMs?: number;
+}
+
 /** The server's stream counters and state (GetServerStats; see the proto for each field). */
 export interface GetServerStatsResponse {
   update_streams: number;
@@ -314,6 +381,8 @@ export interface GetServerStatsResponse {
   scenes_omitted: number;
   export_streams: number;
   import_streams: number;
+  interest_streams: number;
+  interest_observers: Uint64;
   replication: ReplicationStats;
   server_address: string;
 }
@@ -469,6 +538,7 @@ export class Client {
   openQueryStream(scene: string, options?: QueryStreamOptions): QueryStream;
   serverStats(options?: CallOptions): Promise<GetServerStatsResponse>;
   watch(request: WatchRequest): WatchStream;
+  interest(request: InterestRequest, options?: InterestStreamOptions): InterestStream;
   /** A scene at one version, as its export messages (header, chunks, trailer). Admin. */
   exportScene(request: ExportSceneRequest): ExportStream;
   /** Creates a scene from export messages, all or nothing; resolves once durable. Admin. */
@@ -533,6 +603,32 @@ export class WatchStream implements AsyncIterable<WatchResponse> {
   readonly scene: string;
   cancel(): void;
   [Symbol.asyncIterator](): AsyncIterator<WatchResponse>;
+}
+
+/**
+ * One interest stream: its messages (snapshot, then updates), `sets` kept from them, observers
+ * changed on the open stream, reopened and resubscribed after a break.
+ */
+export class InterestStream implements AsyncIterable<InterestMessage> {
+  readonly scene: string;
+  /** Observer id -> its relevant body ids, as of the last message. */
+  readonly sets: Map<string, Set<string>>;
+  /** How many times the stream was reopened after breaking. */
+  readonly reconnects: number;
+  upsert(observers: Observer[]): void;
+  remove(ids: Uint64Input[]): void;
+  close(): void;
+  cancel(): void;
+  [Symbol.asyncIterator](): AsyncIterator<InterestMessage>;
+  on(event: 'message', listener: (message: InterestMessage) => void): this;
+  on(event: 'snapshot', listener: (snapshot: InterestSnapshot, message: InterestMessage) => void): this;
+  on(event: 'update', listener: (update: InterestUpdate, message: InterestMessage) => void): this;
+  on(
+    event: 'reconnecting',
+    listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void,
+  ): this;
+  on(event: 'error', listener: (error: CollideError) => void): this;
+  on(event: 'end', listener: () => void): this;
 }
 
 /** One ExportScene call: the export's messages (header, chunks, trailer), in order. */

@@ -63,7 +63,7 @@ const SET_BY_CLIENT = {
 /** Declared interfaces that are no proto message (client-side options and shapes). */
 const CLIENT_ONLY = new Set([
   'QueryRequest', 'RejectedBatch', 'TlsOptions', 'ClientOptions', 'CallOptions',
-  'UpdateWriterOptions', 'QueryStreamOptions',
+  'UpdateWriterOptions', 'QueryStreamOptions', 'InterestStreamOptions', 'InterestMessage',
 ]);
 
 test('every declared message interface has exactly its proto message fields', () => {
@@ -115,6 +115,7 @@ const METHODS = {
   GetBodies: 'getBodies', UpdateStream: 'openUpdateWriter', QueryStream: 'openQueryStream',
   Raycast: 'raycast', SphereCast: 'sphereCast', Overlap: 'overlap', Watch: 'watch',
   GetServerStats: 'serverStats', ExportScene: 'exportScene', ImportScene: 'importScene',
+  Interest: 'interest',
 };
 /** Rpcs the Node client does not offer (SetSceneMoving: an operator's step of `scene move`). */
 const NOT_OFFERED = new Set(['SetSceneMoving']);

@@ -26,6 +26,8 @@ from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durabi
                            Remove, ReplicationStats, SceneInfo, SceneOptions,
                            SceneReplication, SceneStats, ServerSceneStats,
                            ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+from collide.interest import (Interest, InterestMessage, InterestSnapshot, InterestUpdate, Observer,
+                              ObserverDelta, ViewCone)
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watch, WatchEvent,
@@ -34,11 +36,13 @@ from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watc
 __all__ = [
     "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
     "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
-    "Filter", "Float32", "GetBodiesResult", "Hit", "Mode", "Overlap", "PointQuery", "Pose", "PoseColumns",
+    "Filter", "Float32", "GetBodiesResult", "Hit", "Interest", "InterestMessage", "InterestSnapshot",
+    "InterestUpdate", "Mode", "Observer", "ObserverDelta", "Overlap", "PointQuery", "Pose",
+    "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "ReplicationStats", "SCENE_HEADER", "SceneInfo", "SceneOptions",
     "SceneReplication", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
-    "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

@@ -14,6 +14,7 @@ from collide import model as t
 from collide._channel import SCENE_HEADER, Metadata, Pem
 from collide._pb import pb, pb_grpc
 from collide.errors import CollideError
+from collide.interest import Interest, Observer
 from collide.query_stream import QueryStream
 from collide.update_writer import UpdateWriter
 from collide.watch import ContactWatch, Fence, Watch, watch_request
@@ -238,6 +239,12 @@ class Client:
     def query_stream(self, scene: str) -> QueryStream:
         """Opens a QueryStream session for `scene`."""
         return QueryStream(self, scene)
+
+    def interest(self, scene: str, observers: Iterable[Observer], **options) -> Interest:
+        """Opens an interest stream on `scene` with `observers` (their relevant sets, then
+        deltas; observers changed on the open stream; reopened after a break: see Interest for
+        options)."""
+        return Interest(self, scene, observers, **options)
 
     def watch(self, scene: str, fences: Iterable[Fence], contacts: Iterable[ContactWatch] = (), *,
               max_queued_events: int = 0) -> Watch:

@@ -518,6 +518,9 @@ class ServerStats:
     # --max_concurrent_imports).
     export_streams: int
     import_streams: int
+    # Interest streams open now, and the observers they hold (at most --max_interest_observers).
+    interest_streams: int
+    interest_observers: int
     # Replicated scenes (--nats_url): this server's part (enabled false without).
     replication: ReplicationStats
     # The answering server's address (which server a call through a router reached).

@@ -26,6 +26,7 @@ PAIRS = [
     (collide.UpdateWriter, collide.aio.UpdateWriter),
     (collide.QueryStream, collide.aio.QueryStream),
     (collide.Watch, collide.aio.Watch),
+    (collide.Interest, collide.aio.Interest),
 ]
 
 # The methods that stay plain functions on the asyncio classes (they neither wait nor do I/O):
@@ -35,8 +36,10 @@ NOT_COROUTINES = {
     (collide.aio.Client, "update_writer"),
     (collide.aio.Client, "query_stream"),
     (collide.aio.Client, "watch"),
+    (collide.aio.Client, "interest"),
     (collide.aio.Client, "export_scene"),
     (collide.aio.Watch, "cancel"),
+    (collide.aio.Interest, "cancel"),
 }
 
 

@@ -5,7 +5,9 @@
 // pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
 // scene are drawn as wireframes and flash on their enter events (stream events `watches` and
 // `watch_events`). A bounded sample of the casts the server answers on the scene is drawn as
-// fading lines (stream event `query_samples`). Read-only: the page never writes to a scene.
+// fading lines (stream event `query_samples`). One observer's relevant set (/viewer/api/relevant,
+// the Interest rpc's rules) is marked with green rings and kept up to date while the scene
+// moves. Read-only: the page never writes to a scene.
 //
 // The API speaks protobuf's JSON mapping of the server's messages (collide/v1/collide.proto and
 // collide/viewer/v1/viewer.proto): bodies and fences are collide.v1.Body and collide.v1.Fence
@@ -394,6 +396,7 @@ function follow() {
     state.version = version;
     followTicks(Number(update.tick));
     showVersion();
+    followRelevant();
   };
   state.applyLive = apply;
   source.addEventListener('hello', async () => {
@@ -651,6 +654,105 @@ async function castSphere() {
   }
 }
 $('sphere-fire').addEventListener('click', castSphere);
+
+// ---------------------------------------------------------------------------------------------
+// One observer's relevant set (/viewer/api/relevant: the Interest rpc's rules, as a stream's
+// first set): the bodies an observer at a position, or riding a body, would receive, each marked
+// by a green ring, the enter radius as a green wireframe. While shown it is asked again after
+// live updates (at most every RELEVANT_MS).
+
+const RELEVANT_COLOR = 0x40ff80;
+const RELEVANT_MS = 250;
+const relevantObjects = new THREE.Group();
+scene3.add(relevantObjects);
+state.relevant = null;  // {observer, ids, version, asked} while shown
+
+function observerFromFields() {
+  const radius = $('observer-radius').value.trim();
+  const max = $('observer-max').value.trim();
+  const body = $('observer-body').value.trim();
+  const number = (text) => (text !== '' && Number.isFinite(Number(text)) ? Number(text) : text);
+  const observer = { id: 1, enter_radius: number(radius) };
+  if (max !== '') observer.max_relevant = number(max);
+  if (body !== '') observer.attached_to = body;
+  else observer.pose = { position: vec3Field($('observer-position').value.trim(), 'position') };
+  return observer;
+}
+
+function placeRelevant() {
+  relevantObjects.clear();
+  const shown = state.relevant;
+  if (!shown) return;
+  const material = new THREE.MeshBasicMaterial({ color: RELEVANT_COLOR, wireframe: true });
+  let centre = null;
+  if (shown.observer.attached_to !== undefined) {
+    const host = drawing.body(Number(shown.observer.attached_to));
+    if (host) centre = new THREE.Vector3(...host.position);
+  } else {
+    centre = new THREE.Vector3(...vec3(shown.observer.pose.position));
+  }
+  if (centre) {
+    const range = new THREE.Mesh(new THREE.SphereGeometry(Number(shown.observer.enter_radius), 24, 16),
+      material);
+    range.position.copy(centre);
+    relevantObjects.add(range);
+  }
+  for (const id of shown.ids) {
+    const body = drawing.body(Number(id));
+    if (!body) continue;
+    const ring = new THREE.Mesh(new THREE.TorusGeometry(1, 0.12, 6, 24),
+      new THREE.MeshBasicMaterial({ color: RELEVANT_COLOR }));
+    ring.position.set(...body.position);
+    relevantObjects.add(ring);
+  }
+  redraw();
+}
+
+async function showRelevant() {
+  const result = $('observer-result');
+  try {
+    const observer = state.relevant?.observer ?? observerFromFields();
+    const answer = await api('relevant', {
+      request: JSON.stringify({ scene: state.scene, observers: [observer] }),
+    });
+    const ids = answer.sets[0]?.body_ids ?? [];
+    state.relevant = { observer, ids, version: Number(answer.version), asked: performance.now() };
+    result.dataset.ids = ids.join(',');
+    result.dataset.version = String(answer.version);
+    result.textContent = `${ids.length} relevant at version ${answer.version}` +
+      (ids.length > 0 ? `: ${ids.slice(0, 20).join(', ')}${ids.length > 20 ? ', ...' : ''}` : '');
+    placeRelevant();
+  } catch (error) {
+    state.relevant = null;
+    relevantObjects.clear();
+    result.dataset.ids = '';
+    result.textContent = `error: ${error.message}`;
+    redraw();
+  }
+}
+
+// After a live update: ask again, at most every RELEVANT_MS.
+function followRelevant() {
+  const shown = state.relevant;
+  if (!shown || shown.pending) return;
+  const wait = Math.max(0, shown.asked + RELEVANT_MS - performance.now());
+  shown.pending = true;
+  setTimeout(() => {
+    if (state.relevant === shown) showRelevant();
+  }, wait);
+}
+
+$('observer-show').addEventListener('click', () => {
+  state.relevant = null;
+  showRelevant();
+});
+$('observer-hide').addEventListener('click', () => {
+  state.relevant = null;
+  relevantObjects.clear();
+  $('observer-result').textContent = '-';
+  $('observer-result').dataset.ids = '';
+  redraw();
+});
 
 // ---------------------------------------------------------------------------------------------
 // Watch fences: every fence of the scene's open Watch streams as an orange wireframe (attached

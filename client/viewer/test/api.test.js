@@ -465,6 +465,77 @@ describe('viewer API', () => {
     assert.equal((await get(`${base}/api/scenes`)).status, 200);
   });
 
+  test('answers observers\' relevant sets as an Interest stream starts them', async () => {
+    // A scene of its own: random bodies, then a batch of moves; after each, the viewer's sets of
+    // fixed, attached, coned, filtered and capped observers against the first snapshot of an
+    // Interest stream opened with the same observers (the server's interest sets, a separate
+    // implementation: a grid search where the viewer scans every body).
+    let seed = 31;
+    const next = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const grid = () => Math.round((next() * 60 - 30) * 8) / 8;
+    const bodies = [];
+    for (let id = 1; id <= 300; id++) {
+      bodies.push({
+        id, shape: { sphere: { radius: 0.25 } },
+        pose: { position: { x: grid(), y: grid(), z: grid() } }, category: 1 << (id % 3),
+      });
+    }
+    await client.createScene({ scene: 'relevant', options: { durability: 'DURABILITY_NONE' } });
+    await client.upsertBodies({ scene: 'relevant', bodies });
+    const observers = [
+      { id: 1, enter_radius: 12 },
+      { id: 2, enter_radius: 15, leave_radius: 20, max_relevant: 5, pose: { position: { x: 5 } } },
+      { id: 3, enter_radius: 14, attached_to: 7 },
+      { id: 4, enter_radius: 20, attached_to: 8, cone: { direction: { x: 1 }, half_angle: 0.8 } },
+      { id: 5, enter_radius: 18, filter: { mask: 2 } },
+      { id: 6, enter_radius: 5, attached_to: 999 },
+    ];
+    const request = { scene: 'relevant', observers };
+    const compare = async (when) => {
+      const stream = client.interest(request, { reconnectTimeoutMs: 0 });
+      const first = (await stream[Symbol.asyncIterator]().next()).value;
+      stream.cancel();
+      const json = await get(`${base}/api/relevant?request=${encodeURIComponent(JSON.stringify(request))}`);
+      assert.equal(json.status, 200, json.text);
+      assert.equal(json.json.version, first.snapshot.version, when);
+      assert.deepEqual(
+        json.json.sets.map((set) => [set.observer_id, set.body_ids]),
+        first.snapshot.sets.map((set) => [set.observer_id, set.body_ids]),
+        when,
+      );
+      return json.json.sets.reduce((total, set) => total + set.body_ids.length, 0);
+    };
+    assert.ok((await compare('before the moves')) > 20);
+    const moves = { ids: [], poses: [] };
+    for (let id = 1; id <= 300; id += 2) {
+      moves.ids.push(id);
+      moves.poses.push(grid(), grid(), grid(), 0, 0, 0, 1);
+    }
+    const writer = client.openUpdateWriter('relevant');
+    await writer.apply({ moves });
+    await writer.close();
+    assert.ok((await compare('after the moves')) > 20);
+    // Refusals name the field, as the rpc's (without the message's index).
+    const refused = async (req, field) => {
+      const json = await get(`${base}/api/relevant?request=${encodeURIComponent(JSON.stringify(req))}`);
+      assert.equal(json.status, 400, json.text);
+      assert.ok(json.json.error.startsWith(`${field}: `), json.json.error);
+    };
+    await refused({ scene: 'relevant', observers: [{ id: 1, enter_radius: 5, leave_radius: 4 }] },
+      'observers[0].leave_radius');
+    await refused({ scene: 'relevant', observers: [{ id: 1, enter_radius: 'NaN' }] },
+      'observers[0].enter_radius');
+    await refused({ scene: 'relevant', observers: [{ id: 1, enter_radius: 1, max_relevant: 4294967295 }] },
+      'observers[0].max_relevant');
+    await refused({ scene: 'relevant', observers: Array.from({ length: 17 }, (_, i) => ({ id: i, enter_radius: 1 })) },
+      'observers');
+    const missing = await get(`${base}/api/relevant?request=${encodeURIComponent(JSON.stringify({ scene: 'nope', observers }))}`);
+    assert.equal(missing.status, 404, missing.text);
+  });
+
   test('writes nothing: every method but GET and HEAD is refused', async () => {
     for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
       const answer = await get(`${base}/api/scene?name=known`, { method, body: '{}' });

@@ -4,7 +4,8 @@
 // API's hit, a sphere cast from the page gets the API's hit and draws the swept sphere there, a
 // pose update moves the drawn body, and the tick slider draws a moved body where it was at a past
 // tick until "live" is pressed, and the fence of a Watch stream opened by a real client is drawn
-// and its enter event flashes it, and a scene above points_above is drawn as points in the
+// and its enter event flashes it, an observer's relevant set is the API's and follows the scene,
+// and a scene above points_above is drawn as points in the
 // bodies' colours while the camera is held and as shapes when still. Screenshots are kept (paths
 // printed).
 
@@ -182,6 +183,42 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     assert.ok(drawn > 20, `${drawn} pixels of the swept sphere around its centre`);
     const away = await project(25, 6, 0);
     assert.equal(count(image, away, 24, magenta), 0);
+  });
+
+  test('shows an observer\'s relevant set as the API answers it, and follows the scene', async () => {
+    const relevantOf = async (position, radius) => {
+      const request = {
+        scene: 'known',
+        observers: [{ id: 1, enter_radius: radius, max_relevant: 64,
+          pose: { position: Object.fromEntries(['x', 'y', 'z'].map((k, i) => [k, position[i]])) } }],
+      };
+      const api = await get(`${server.viewer}/viewer/api/relevant?request=${encodeURIComponent(JSON.stringify(request))}`);
+      assert.equal(api.status, 200, api.text);
+      return api.json.sets[0].body_ids.join(',');
+    };
+    for (const [position, radius] of [[[0, 0, 0], 30], [[0, 0, 0], 20], [[-25, 0, 0], 3], [[0, 60, 0], 1]]) {
+      await page.$eval('#observer-position', (e, v) => { e.value = v; }, position.join(','));
+      await page.$eval('#observer-radius', (e, v) => { e.value = v; }, String(radius));
+      await page.$eval('#observer-result', (e) => { e.textContent = '-'; });
+      await page.click('#observer-show');
+      await page.waitForFunction(() => document.querySelector('#observer-result').textContent !== '-');
+      const shown = await page.$eval('#observer-result', (e) => ({ ...e.dataset, text: e.textContent }));
+      assert.equal(shown.ids, await relevantOf(position, radius), shown.text);
+    }
+    // Shown at the origin within 20: the blue capsule comes in when it moves near, live.
+    await page.$eval('#observer-position', (e) => { e.value = '0,0,0'; });
+    await page.$eval('#observer-radius', (e) => { e.value = '20'; });
+    await page.click('#observer-show');
+    await page.waitForFunction(() => document.querySelector('#observer-result').dataset.ids === '1');
+    const capsule = KNOWN_BODIES[2];
+    await client.upsertBodies({ scene: 'known', bodies: [{ ...capsule, pose: { ...capsule.pose, position: { x: 0, y: -10, z: 0 } } }] });
+    await page.waitForFunction(
+      () => document.querySelector('#observer-result').dataset.ids === '1,3', { timeout: 10000 });
+    await screenshot('viewer-relevant');
+    await client.upsertBodies({ scene: 'known', bodies: [capsule] });
+    await page.waitForFunction(
+      () => document.querySelector('#observer-result').dataset.ids === '1', { timeout: 10000 });
+    await page.click('#observer-hide');
   });
 
   test('a pose update moves the drawn body', async () => {

@@ -8,9 +8,15 @@
 // ack and the answers are back. It prints a line every second and, at the end, the round trip's
 // p50 / p99 / max.
 //
+// The first --players bodies are players. Each gets an observer on one interest stream (enter
+// radius --interest_radius, leave radius 1.15 times that, at most --interest_max bodies), and so
+// receives only its relevant set: the loop prints how many bytes of body state a tick that saves
+// against sending every body to every player (--players=0: no interest stream).
+//
 //   collide-arena --address=127.0.0.1:50051 --ticks=600 --bodies=1000 --rays=100 --casts=10
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
@@ -30,6 +36,7 @@
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_runtime.h"
 #include "client/cpp/grpc_status.h"
+#include "client/cpp/interest_stream.h"
 #include "client/cpp/resilient_update_writer.h"
 #include "collide/version.h"
 #include "google/protobuf/arena.h"
@@ -47,6 +54,10 @@ ABSL_FLAG(std::string, durability, "periodic",
 ABSL_FLAG(std::string, token, "", "bearer token, when the server requires one");
 ABSL_FLAG(std::string, tls_ca, "", "PEM file of the CA that signed the server's certificate");
 ABSL_FLAG(uint32_t, seed, 7, "seed of the bodies' starting positions and the shots");
+ABSL_FLAG(int, players, 100,
+          "players among the bodies, each with an observer of its relevant bodies (0: none)");
+ABSL_FLAG(float, interest_radius, 30, "a player's interest radius (leave radius: 1.15 times it)");
+ABSL_FLAG(uint32_t, interest_max, 64, "at most this many relevant bodies per player, the nearest");
 
 namespace collide::arena {
 namespace {
@@ -69,7 +80,59 @@ struct Config {
   std::string token;
   std::string tls_ca;
   uint32_t seed;
+  int players;
+  float interest_radius;
+  uint32_t interest_max;
 };
+
+// The state a game server sends a player per body per tick: id, position, rotation.
+constexpr size_t kBodyStateBytes = sizeof(uint64_t) + 7 * sizeof(float);
+
+// Reads the interest stream on its own thread: the players' relevant bodies, summed over every
+// player, as of the last message, and the bytes of the stream's messages.
+class InterestReader {
+ public:
+  explicit InterestReader(std::unique_ptr<client::InterestStream> stream)
+      : stream_(std::move(stream)), thread_([this] { Run(); }) {}
+  ~InterestReader() {
+    stream_->Cancel();
+    thread_.join();
+  }
+  uint64_t relevant() const { return relevant_.load(); }
+  uint64_t stream_bytes() const { return stream_bytes_.load(); }
+  uint64_t messages() const { return messages_.load(); }
+
+ private:
+  void Run() {
+    for (;;) {
+      absl::StatusOr<v1::InterestResponse> message = stream_->Read();
+      if (!message.ok()) return;
+      uint64_t total = 0;
+      for (const auto& [id, set] : stream_->sets()) total += set.size();
+      relevant_.store(total);
+      stream_bytes_.fetch_add(message->ByteSizeLong());
+      messages_.fetch_add(1);
+    }
+  }
+  const std::unique_ptr<client::InterestStream> stream_;
+  std::atomic<uint64_t> relevant_{0}, stream_bytes_{0}, messages_{0};
+  std::thread thread_;
+};
+
+// Players' observers: riding bodies 1..players.
+std::vector<v1::Observer> PlayerObservers(const Config& config) {
+  std::vector<v1::Observer> observers;
+  for (int p = 0; p < config.players; ++p) {
+    v1::Observer observer;
+    observer.set_id(static_cast<uint64_t>(p) + 1);
+    observer.set_attached_to(static_cast<uint64_t>(p) + 1);
+    observer.set_enter_radius(config.interest_radius);
+    observer.set_leave_radius(config.interest_radius * 1.15f);
+    observer.set_max_relevant(config.interest_max);
+    observers.push_back(std::move(observer));
+  }
+  return observers;
+}
 
 // The simulation the game server owns: positions, velocities and headings of its bodies.
 struct World {
@@ -213,10 +276,25 @@ int Run(const Config& config) {
                      .c_str());
     return 1;
   }
+  std::unique_ptr<InterestReader> interest;
+  if (config.players > 0) {
+    absl::StatusOr<std::unique_ptr<client::InterestStream>> stream =
+        client.OpenInterest(config.scene, PlayerObservers(config));
+    if (!stream.ok()) {
+      std::fprintf(stderr, "collide-arena: interest: %s\n", stream.status().ToString().c_str());
+      return 1;
+    }
+    interest = std::make_unique<InterestReader>(*std::move(stream));
+  }
   std::printf(
       "collide-arena: scene %s, %d bodies, %d rays + %d sphere casts per tick, %d Hz, "
-      "%d ticks\n",
-      config.scene.c_str(), config.bodies, config.rays, config.casts, config.hz, config.ticks);
+      "%d ticks, %d players\n",
+      config.scene.c_str(), config.bodies, config.rays, config.casts, config.hz, config.ticks,
+      config.players);
+  // Body state sent to players a tick: to each its relevant set, against every body to each.
+  const uint64_t every_body_bytes = static_cast<uint64_t>(config.players) *
+                                    static_cast<uint64_t>(config.bodies) * kBodyStateBytes;
+  uint64_t relevant_bytes = 0;
 
   const auto period = std::chrono::nanoseconds(1'000'000'000 / config.hz);
   const float dt = 1.0f / static_cast<float>(config.hz);
@@ -275,6 +353,7 @@ int Run(const Config& config) {
     } else {
       for (const v1::QueryResult& result : answer->results()) hits += result.hits_size();
     }
+    if (interest != nullptr) relevant_bytes += interest->relevant() * kBodyStateBytes;
     all_ms.push_back(ms);
     second_ms.push_back(ms);
     if (Clock::now() > start + tick * period) ++overruns;
@@ -289,6 +368,26 @@ int Run(const Config& config) {
   }
   absl::Status closed = (*writer)->Close(absl::Now() + absl::Seconds(10));
   (*queries)->Finish().IgnoreError();
+  if (interest != nullptr) {
+    const uint64_t ticks = static_cast<uint64_t>(config.ticks);
+    const uint64_t with = relevant_bytes / ticks;
+    const uint64_t stream_bytes = interest->stream_bytes() / ticks;
+    std::printf(
+        "interest: %d players, %.1f relevant bodies each; body state a tick %llu bytes with "
+        "interest vs %llu to every player: %llu bytes a tick saved (%.1f%%); interest stream "
+        "%llu bytes a tick\n",
+        config.players,
+        static_cast<double>(relevant_bytes) / kBodyStateBytes / static_cast<double>(ticks) /
+            config.players,
+        static_cast<unsigned long long>(with), static_cast<unsigned long long>(every_body_bytes),
+        static_cast<unsigned long long>(every_body_bytes - std::min(with, every_body_bytes)),
+        every_body_bytes == 0
+            ? 0.0
+            : 100.0 * static_cast<double>(every_body_bytes - std::min(with, every_body_bytes)) /
+                  static_cast<double>(every_body_bytes),
+        static_cast<unsigned long long>(stream_bytes));
+    interest.reset();
+  }
   client::ResilientUpdateWriterStats stats = (*writer)->stats();
   std::printf(
       "ticks %d: tick round trip p50 %.2f ms, p99 %.2f ms, max %.2f ms; overruns %d, "
@@ -329,6 +428,9 @@ int main(int argc, char** argv) {
   config.token = absl::GetFlag(FLAGS_token);
   config.tls_ca = absl::GetFlag(FLAGS_tls_ca);
   config.seed = absl::GetFlag(FLAGS_seed);
+  config.players = std::min(absl::GetFlag(FLAGS_players), config.bodies);
+  config.interest_radius = absl::GetFlag(FLAGS_interest_radius);
+  config.interest_max = absl::GetFlag(FLAGS_interest_max);
   const std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "none") {
     config.durability = collide::v1::DURABILITY_NONE;
@@ -342,10 +444,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (config.ticks < 1 || config.hz < 1 || config.hz > 1000 || config.bodies < 1 ||
-      config.rays < 0 || config.casts < 0) {
+      config.rays < 0 || config.casts < 0 || config.players < 0) {
     std::fprintf(stderr,
-                 "--ticks, --hz (up to 1000) and --bodies must be at least 1; --rays and --casts "
-                 "at least 0\n");
+                 "--ticks, --hz (up to 1000) and --bodies must be at least 1; --rays, --casts "
+                 "and --players at least 0\n");
+    return 2;
+  }
+  if (!(config.interest_radius > 0) || !std::isfinite(config.interest_radius)) {
+    std::fprintf(stderr, "--interest_radius: must be finite and positive\n");
     return 2;
   }
   return collide::arena::Run(config);

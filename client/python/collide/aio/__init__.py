@@ -19,8 +19,9 @@ coroutine, and the streams as asynchronous context managers and iterators.
 """
 
 from collide.aio.client import Client
+from collide.aio.interest import Interest
 from collide.aio.query_stream import QueryStream
 from collide.aio.update_writer import UpdateWriter
 from collide.aio.watch import Watch
 
-__all__ = ["Client", "QueryStream", "UpdateWriter", "Watch"]
+__all__ = ["Client", "Interest", "QueryStream", "UpdateWriter", "Watch"]

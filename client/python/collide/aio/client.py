@@ -16,10 +16,12 @@ from collide import export_file
 from collide import model as t
 from collide._channel import Metadata, Pem
 from collide._pb import pb, pb_grpc
+from collide.aio.interest import Interest
 from collide.aio.query_stream import QueryStream
 from collide.aio.update_writer import UpdateWriter
 from collide.aio.watch import Watch
 from collide.errors import CollideError
+from collide.interest import Observer
 from collide.watch import ContactWatch, Fence, watch_request
 
 __all__ = ["Client"]
@@ -235,6 +237,11 @@ class Client:
     def query_stream(self, scene: str) -> QueryStream:
         """Opens a QueryStream session for `scene`."""
         return QueryStream(self, scene)
+
+    def interest(self, scene: str, observers: Iterable[Observer], **options) -> Interest:
+        """Opens an interest stream on `scene` with `observers` (collide.aio.Interest; options as
+        collide.Interest's)."""
+        return Interest(self, scene, observers, **options)
 
     def watch(self, scene: str, fences: Iterable[Fence], contacts: Iterable[ContactWatch] = (), *,
               max_queued_events: int = 0) -> Watch:

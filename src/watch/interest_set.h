@@ -1,0 +1,198 @@
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "absl/container/flat_hash_map.h"
+#include "scene/scene_observer.h"
+#include "watch/body_grid.h"
+#include "watch/interest_rules.h"
+#include "watch/interest_types.h"
+#include "watch/scene_mirror.h"
+#include "watch/watch_budget.h"
+
+namespace collide {
+
+/// One interest stream's observers and, per observer, its set of relevant bodies, kept after
+/// every applied batch (the rules: interest_rules.h). Each batch's result is exactly what a
+/// brute force over every body gives, with the hysteresis of the sets before it.
+///
+/// Cost of a batch. Only the observers whose set may change are evaluated again ("dirty"):
+/// those whose host the batch touched, and those within their leave radius of a touched body's
+/// position before or after the batch (found through a hash grid of the observers' positions);
+/// when the batch touched at least half as many bodies as there are observers, every observer.
+/// An evaluation searches the mirror's BodyGrid around the observer: first within a radius
+/// guessed from the distance of its farthest member last time (when its set was full) plus a
+/// slack that adapts to how far bodies move between batches, which holds its max_relevant
+/// nearest eligible bodies in the common case, else within its leave radius; the nearest are
+/// kept by partial selection on (distance, id), the candidates bounded by 4 * max_relevant + 64
+/// at any time.
+///
+/// Memory: per observer its spec and state (about 200 bytes) and its set (8 bytes per body, at
+/// most max_relevant); the set entries are counted in a ContentsMeter when one is given (one
+/// entry per relevant body): when it refuses, the call returns false and the set must not be
+/// used again. Not thread-safe.
+class InterestSet {
+ public:
+  /// One observer's change, coalesced from a client's messages.
+  struct Change {
+    uint64_t id = 0;
+    /// The new spec (validated), or none: the observer is removed.
+    std::optional<ObserverSpec> spec = std::nullopt;
+    /// The observer was removed since the set last saw it: it starts afresh (a full set) rather
+    /// than changing.
+    bool reset = false;
+  };
+
+  InterestSet() = default;
+  InterestSet(InterestSet&&) = default;
+  InterestSet& operator=(InterestSet&&) = default;
+
+  /// Applies `changes` (sorted by id, each id once) at `mirror`'s state (which must keep its
+  /// grid): appends to `out` a delta for each new observer (full), and for each changed one
+  /// whose set changed. A removal of an id not held does nothing. False when `meter` refused.
+  bool ApplyChanges(std::span<const Change> changes, const SceneMirror& mirror, InterestUpdate* out,
+                    ContentsMeter* meter = nullptr);
+  /// Evaluates every observer again at `mirror` (a start or a resync: the batches in between
+  /// were not seen; the sets held give the hysteresis), without deltas. False when `meter`
+  /// refused.
+  bool Recompute(const SceneMirror& mirror, ContentsMeter* meter = nullptr);
+  /// Applies one batch, which produced `mirror`'s state: appends to `out` the delta of each
+  /// observer whose set changed, in observer id order. False when `meter` refused.
+  bool Apply(const AppliedBatch& batch, const SceneMirror& mirror, InterestUpdate* out,
+             ContentsMeter* meter = nullptr);
+
+  /// Every observer's set, by observer id (`out`'s sets and ids are replaced).
+  void Snapshot(InterestSnapshot* out) const;
+  /// The set of observer `id` (ascending), or none when there is no such observer.
+  std::optional<std::vector<uint64_t>> SetOf(uint64_t id) const;
+  /// Where observer `id` was at its last evaluation (inactive when unknown or without a host).
+  ObserverFrame FrameOf(uint64_t id) const;
+
+  /// Observers held.
+  size_t size() const { return index_.size(); }
+  /// Bodies in all sets (the entries counted in the meter).
+  uint64_t held() const { return held_; }
+  /// Observers evaluated by the last Apply (how many were dirty).
+  size_t last_evaluated() const { return last_evaluated_; }
+  /// Bytes held by the observers, their sets and the scratch.
+  size_t MemoryBytes() const;
+
+ private:
+  struct Observer {
+    ObserverSpec spec;
+    ObserverRules rules;
+    ObserverFrame frame;
+    /// The relevant body ids, in no order.
+    std::vector<uint64_t> set;
+    /// The squared distance of the farthest member when the set was full, else +inf.
+    float kth2 = 0.0f;
+    /// How far beyond that distance the next search starts (length units).
+    float slack = 0.0f;
+    /// The cell of the observers' hash grid it is listed in (while active).
+    bool listed = false;
+    int64_t cell[3] = {0, 0, 0};
+    /// The stamp of the batch it was last marked dirty in.
+    uint64_t stamp = 0;
+    bool live = false;
+  };
+  struct Candidate {
+    float d2;
+    uint64_t id;
+  };
+  // The set an observer held before its evaluation, by id (open addressing): whether a body was
+  // a member (hysteresis), and which members stayed (the delta), without sorting the sets.
+  class MemberTable {
+   public:
+    // Builds the table of `set`, no member hit.
+    void Prepare(const std::vector<uint64_t>& set);
+    bool Contains(uint64_t id) const { return Find(id) >= 0; }
+    // Whether `id` is a member; marks it as staying.
+    bool Hit(uint64_t id);
+    // Whether member `index` of the set was hit.
+    bool was_hit(size_t index) const { return hits_[index]; }
+
+   private:
+    struct Slot {
+      uint64_t id = 0;
+      uint32_t epoch = 0;
+      uint32_t index = 0;
+    };
+    size_t Hash(uint64_t id) const {
+      return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
+    }
+    int64_t Find(uint64_t id) const;
+    std::vector<Slot> slots_;
+    size_t mask_ = 0;
+    uint32_t epoch_ = 0;
+    std::vector<bool> hits_;
+  };
+  struct CellKey {
+    int64_t x, y, z;
+    bool operator==(const CellKey&) const = default;
+    template <typename H>
+    friend H AbslHashValue(H h, const CellKey& k) {
+      return H::combine(std::move(h), k.x, k.y, k.z);
+    }
+  };
+
+  uint32_t AddObserver(const ObserverSpec& spec);
+  void RemoveObserver(uint32_t slot, ContentsMeter* meter);
+  void Host(uint32_t slot, bool add);
+  // Evaluates observer `slot` at `mirror`; appends its delta to `out` when its set changed (or
+  // always, as a full set, with `full`). False when the meter refused.
+  bool Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, InterestUpdate* out,
+                ContentsMeter* meter);
+  // Evaluates the observers of `by_id` (slots in observer id order), appending their deltas to
+  // `out` in that order.
+  bool EvaluateEach(const std::vector<uint32_t>& by_id, const SceneMirror& mirror,
+                    InterestUpdate* out, ContentsMeter* meter);
+  // Gathers the eligible bodies within `bound2` of the observer into candidates_, keeping the
+  // best 4 * max_relevant + 64 at most.
+  void Gather(const Observer& o, const BodyGrid& grid, float bound2);
+  // The observers' hash grid.
+  CellKey KeyOf(const Vec3& p) const;
+  void List(uint32_t slot);
+  void Unlist(uint32_t slot);
+  void Relist();
+  // Marks the observers within their leave radius of `p`; false once `budget` tests ran out.
+  bool MarkNear(const Vec3& p, int64_t* budget);
+  void Mark(uint32_t slot);
+  const std::vector<uint32_t>& Order();
+
+  std::vector<Observer> observers_;
+  std::vector<uint32_t> free_;
+  absl::flat_hash_map<uint64_t, uint32_t> index_;
+  // Host body id -> the slots of the observers attached to it.
+  absl::flat_hash_map<uint64_t, std::vector<uint32_t>> hosts_;
+  // Live slots by observer id (rebuilt when observers come or go).
+  std::vector<uint32_t> order_;
+  bool order_stale_ = true;
+  // The active observers by position, in cells of observer_cell_ (at least the largest leave
+  // radius of any observer listed, so one ring of cells around a point holds every observer
+  // whose leave radius reaches it).
+  double observer_cell_ = 0.0;
+  absl::flat_hash_map<CellKey, std::vector<uint32_t>> cells_;
+  uint64_t stamp_ = 0;
+  std::vector<uint32_t> dirty_;
+  std::vector<Candidate> candidates_;
+  std::vector<uint64_t> next_;
+  MemberTable members_;
+  // EvaluateEach's order (grid cell, slot), its deltas in that order, and per slot where its
+  // delta and ids are there (-1: none).
+  std::vector<std::pair<uint32_t, uint32_t>> visit_;
+  InterestUpdate scratch_;
+  std::vector<int32_t> delta_at_;
+  std::vector<uint32_t> ids_at_;
+  // While every observer is evaluated, the observers' grid is left alone (listing_stale_: it
+  // is rebuilt when next needed).
+  bool defer_listing_ = false;
+  bool listing_stale_ = false;
+  uint64_t held_ = 0;
+  size_t last_evaluated_ = 0;
+};
+
+}  // namespace collide
