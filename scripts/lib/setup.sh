@@ -11,7 +11,9 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
-# the scale-out test, as docker/haproxy.cfg; golang-go, protoc-gen-go, protoc-gen-go-grpc and
+# the scale-out test, as docker/haproxy.cfg; libnats-dev: the NATS C client of replicated
+# scenes (server/replication/); nats-server: the three-node JetStream cluster the replication
+# tests start on loopback ports; golang-go, protoc-gen-go, protoc-gen-go-grpc and
 # Debian's Go gRPC sources: the Go client, built offline (golang-github-golang-protobuf-1-5-dev,
 # not the 1-3 one gRPC would otherwise pull in: the generated code needs protobuf's APIv2);
 # default-jdk-headless, maven, libgrpc-java, the grpc-java plugin, libprotobuf-java, junit5,
@@ -34,6 +36,7 @@ COLLIDE_PACKAGES=(
   libnetty-java junit5 libmaven-compiler-plugin-java libmaven-resources-plugin-java
   libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java
   libbuild-helper-maven-plugin-java libmaven-dependency-plugin-java
+  libnats-dev nats-server
 )
 
 collide_log() { echo "[collide] $*" >&2; }
