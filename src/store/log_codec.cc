@@ -169,6 +169,11 @@ absl::Status CheckOpCount(const pb::OpColumns& in) {
 
 pb::Durability ToProto(DurabilityPolicy policy) { return static_cast<pb::Durability>(policy); }
 
+ReplicationPosition FromProto(const pb::ReplicationPosition& in) {
+  return ReplicationPosition{
+      .incarnation = in.incarnation(), .epoch = in.epoch(), .sequence = in.sequence()};
+}
+
 absl::Status Corrupt(absl::string_view what, const absl::Status& status) {
   return absl::DataLossError(absl::StrCat(what, ": ", status.message()));
 }
@@ -549,6 +554,7 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
     default:
       return absl::DataLossError("log record of unknown type");
   }
+  if (record.has_replicated()) out.replicated = FromProto(record.replicated());
   return out;
 }
 
@@ -580,6 +586,7 @@ absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload) {
   if (absl::Status status = DecodeAssetRefs(snapshot.assets(), &out.assets); !status.ok()) {
     return Corrupt("snapshot", status);
   }
+  if (snapshot.has_replicated()) out.replicated = FromProto(snapshot.replicated());
   return out;
 }
 

@@ -111,6 +111,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       created.scene = std::make_unique<Scene>(record.scene, record.options, sequence);
       created.create_sequence = sequence;
       created.log_bytes = record_bytes;
+      created.replicated = record.replicated;
       scenes->emplace(record.scene, std::move(created));
       ++report->records_replayed;
       return absl::OkStatus();
@@ -149,6 +150,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       created.scene = *std::move(scene);
       created.create_sequence = sequence;
       created.log_bytes = record_bytes;
+      created.replicated = record.replicated;
       scenes->emplace(record.scene, std::move(created));
       ++report->records_replayed;
       return absl::OkStatus();
@@ -236,6 +238,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
             result->duplicate ? " (as a duplicate)" : "", ", the log says ", record.version));
       }
       scene.log_bytes += record_bytes;
+      if (record.replicated.has_value()) scene.replicated = record.replicated;
       ++report->records_replayed;
       return absl::OkStatus();
     }
@@ -305,6 +308,7 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
     recovered.snapshot_sequence = newest.sequence;
     recovered.snapshot_file = newest.name;
     recovered.snapshot_bytes = bytes;
+    recovered.replicated = snapshot.replicated;
     scenes.emplace(scene_name, std::move(recovered));
     max_covered = std::max(max_covered, newest.sequence);
     ++out.report.snapshots_loaded;

@@ -39,7 +39,11 @@ export interface AssetInstance {
   scale?: number | null;
 }
 export type Durability =
-  'DURABILITY_DEFAULT' | 'DURABILITY_NONE' | 'DURABILITY_PERIODIC' | 'DURABILITY_ALWAYS';
+  | 'DURABILITY_DEFAULT'
+  | 'DURABILITY_NONE'
+  | 'DURABILITY_PERIODIC'
+  | 'DURABILITY_ALWAYS'
+  | 'DURABILITY_REPLICATED';
 export type BodyKind = 'BODY_KIND_DYNAMIC' | 'BODY_KIND_STATIC';
 export type Mode = 'MODE_CLOSEST' | 'MODE_ANY' | 'MODE_ALL';
 
@@ -68,6 +72,34 @@ export interface SceneInfo {
   stats: SceneStats;
   /** Where the scene is moving (writes are refused naming it); empty when it is not. */
   moved_to: string;
+  /** A replicated scene: its owner and the answering server's lag; null for another scene. */
+  replication: SceneReplication | null;
+}
+
+/** A replicated scene as the answering server holds it (docs/SCALING.md, Replicated scenes). */
+export interface SceneReplication {
+  owner: string;
+  owned: boolean;
+  epoch: Uint64;
+  applied_sequence: Uint64;
+  lag_sequences: Uint64;
+  lag_ms: Uint64;
+  state: string;
+}
+
+/** The answering server's part in replicated scenes (GetServerStatsResponse.replication). */
+export interface ReplicationStats {
+  enabled: boolean;
+  connected: boolean;
+  address: string;
+  owned_scenes: number;
+  followed_scenes: number;
+  takeovers: Uint64;
+  depositions: Uint64;
+  rebuilds: Uint64;
+  records_published: Uint64;
+  records_applied: Uint64;
+  snapshots_published: Uint64;
 }
 
 export interface BodyInput {
@@ -373,6 +405,8 @@ export interface GetServerStatsResponse {
   asset_bytes: Uint64;
   asset_memory_bytes: Uint64;
   upload_streams: number;
+  replication: ReplicationStats;
+  server_address: string;
 }
 
 /** One scene's figures in GetServerStatsResponse. */
@@ -389,6 +423,7 @@ export interface ServerSceneStats {
   asset_triangles: Uint64;
   asset_bytes: Uint64;
   asset_memory_bytes: Uint64;
+  replication: SceneReplication | null;
 }
 
 /** ExportScene's request. */

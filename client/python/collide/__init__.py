@@ -24,9 +24,10 @@ from collide.model import (Aabb, AabbQuery, AssetInfo, Body, BodyKind, Box, Caps
                            GetBodiesResult, Heightfield, Hit, Mesh, Mode, Overlap, PointQuery,
                            Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
-                           Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
-                           ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck,
-                           UploadedAsset, Upsert, Vec3, WriteResult)
+                           Remove, ReplicationStats, SceneInfo, SceneOptions,
+                           SceneReplication, SceneStats, ServerSceneStats, ServerStats,
+                           SetFilter, SetPose, Sphere, SphereCast, UpdateAck, UploadedAsset,
+                           Upsert, Vec3, WriteResult)
 from collide.interest import (Interest, InterestMessage, InterestSnapshot, InterestUpdate, Observer,
                               ObserverDelta, ViewCone)
 from collide.query_stream import QueryStream
@@ -41,7 +42,8 @@ __all__ = [
     "InterestSnapshot", "InterestUpdate", "Mesh", "Mode", "Observer", "ObserverDelta", "Overlap",
     "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
-    "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
+    "Raycast", "Remove", "ReplicationStats", "SCENE_HEADER", "SceneInfo", "SceneOptions",
+    "SceneReplication", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
     "UpdateAck", "UpdateWriter", "UploadedAsset", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
