@@ -130,7 +130,8 @@ class Running {
     if (metrics_ != nullptr) {
       metrics_->Attach(MetricsSources{.streams = server_->streams(),
                                       .watches = server_->watches(),
-                                      .database = server_->database()});
+                                      .database = server_->database(),
+                                      .replication = server_->replication()});
     }
     if (viewer_ != nullptr) {
       viewer_->Attach(server_->database(), server_->authenticator(),

@@ -143,6 +143,32 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   // The query workers also help the writers finish their batches (DatabaseOptions::apply_pool).
   server->query_pool_ = std::make_unique<WorkerPool>(options.query_threads);
   db_options.apply_pool = server->query_pool_.get();
+  server->advertised_address_ =
+      options.advertise_address.empty() ? reservation.address() : options.advertise_address;
+  // Replication connects (in the background: the cluster may be down) before the store opens,
+  // which hands it the records of replicated scenes.
+  if (!options.nats_url.empty()) {
+    ReplicatorOptions replication;
+    COLLIDE_ASSIGN_OR_RETURN(replication.nats_urls, ParseNatsUrls(options.nats_url));
+    replication.address = server->advertised_address_;
+    replication.backend = options.router_backend;
+    replication.lease = std::chrono::milliseconds(options.replication_lease_ms);
+    replication.replicas = static_cast<int>(options.replication_replicas);
+    replication.publish_timeout = std::chrono::milliseconds(options.replication_publish_timeout_ms);
+    CollideServer* raw = server.get();
+    // A scene this server now owns is routed here at once; the map's sync does the rest.
+    replication.on_owned = [raw](const std::string& scene) {
+      if (raw->router_ != nullptr) raw->router_->Claim(scene, nullptr);
+    };
+    replication.on_deleted = [raw](const std::string&) {
+      if (raw->router_ != nullptr) raw->router_->SyncSoon();
+    };
+    COLLIDE_ASSIGN_OR_RETURN(server->replicator_, Replicator::Create(std::move(replication)));
+    db_options.replication = server->replicator_.get();
+    spdlog::info("replication: NATS {} as {} (lease {} ms, {} replicas)", options.nats_url,
+                 server->advertised_address_, options.replication_lease_ms,
+                 options.replication_replicas);
+  }
   const auto open_start = std::chrono::steady_clock::now();
   absl::StatusOr<std::unique_ptr<Database>> db = Database::Open(options.data_dir, db_options);
   if (!db.ok()) return db.status();
@@ -151,6 +177,19 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
               std::chrono::steady_clock::now() - open_start);
   spdlog::info("opened data directory {} ({} scenes)", options.data_dir,
                server->db_->scene_count());
+  if (!options.router_admin.empty()) {
+    RouterClaimsOptions router;
+    COLLIDE_ASSIGN_OR_RETURN(router.routers, ParseRouterAdmin(options.router_admin));
+    router.map = options.router_map;
+    router.backend = options.router_backend;
+    router.interval = std::chrono::milliseconds(options.router_sync_ms);
+    server->router_ = std::make_unique<RouterClaims>(std::move(router), server->db_.get(),
+                                                     server->replicator_.get());
+    server->router_->Start();
+    spdlog::info("router: keeping map {} on {} pointing at backend {}", options.router_map,
+                 options.router_admin, options.router_backend);
+  }
+  if (server->replicator_ != nullptr) server->replicator_->Start(server->db_.get());
 
   server->streams_ = std::make_unique<StreamRegistry>(
       options.limits.max_streams, std::chrono::milliseconds(options.limits.stream_stall_timeout_ms),
@@ -174,7 +213,10 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .counters = hooks.counters,
                      .slow_queries = SlowQueryLog(slow_query_threshold),
                      .query_split = QuerySplit{.pool = server->query_pool_.get()},
-                     .query_samples = &server->query_samples_});
+                     .query_samples = &server->query_samples_,
+                     .replication = server->replicator_.get(),
+                     .router = server->router_.get(),
+                     .address = server->advertised_address_});
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -239,10 +281,20 @@ absl::Status CollideServer::Shutdown() {
     if (grpc::HealthCheckServiceInterface* health = server_->GetHealthCheckService()) {
       health->SetServingStatus(false);
     }
+    // The scenes this server owns go to their followers now rather than when their leases run
+    // out (what was written is stored first).
+    if (replicator_ != nullptr) {
+      replicator_->Release(std::chrono::milliseconds(std::min(options_.drain_timeout_ms, 2000)));
+    }
     server_->Shutdown(std::chrono::system_clock::now() +
                       std::chrono::milliseconds(options_.drain_timeout_ms));
+    // Writes still waiting for the replicated log (a NATS cluster without quorum) fail now, so
+    // that their calls end.
+    if (replicator_ != nullptr) replicator_->Stop();
     server_->Wait();
   }
+  if (replicator_ != nullptr) replicator_->Stop();
+  if (router_ != nullptr) router_->Stop();
   // Every Watch has ended: stop the watch workers and unregister them from the scenes.
   watches_.reset();
   absl::Status status;

@@ -14,6 +14,8 @@
 #include "server/infra/auth.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
+#include "server/replication/replicator.h"
+#include "server/replication/router_claims.h"
 #include "server/rpc/collide_service.h"
 #include "server/rpc/reflection_service.h"
 #include "server/service_options.h"
@@ -65,10 +67,16 @@ class CollideServer {
   WatchDispatcher* watches() { return watches_.get(); }
   /// The sample of the casts the server answers, for the viewer's streams.
   QuerySampler* query_samples() { return &query_samples_; }
+  /// Replication (--nats_url); null without.
+  const ReplicationControl* replication() const { return replicator_.get(); }
+  /// The address written in owner records and told to writers: --advertise_address, or the
+  /// bound one.
+  const std::string& advertised_address() const { return advertised_address_; }
 
-  /// Graceful shutdown: health turns NOT_SERVING, calls in progress get options.drain_timeout
-  /// to finish before they are cancelled, then the database is flushed and closed. Returns the
-  /// database's error, if any. Idempotent.
+  /// Graceful shutdown: health turns NOT_SERVING, the replicated scenes this server owns are
+  /// handed to their followers (once their writes are stored), calls in progress get
+  /// options.drain_timeout to finish before they are cancelled, then the database is flushed and
+  /// closed. Returns the database's error, if any. Idempotent.
   absl::Status Shutdown();
 
  private:
@@ -80,7 +88,12 @@ class CollideServer {
   std::unique_ptr<WorkerPool> query_pool_;
   // Outlives service_ (its query rpcs offer to it) and the viewer (it reads it).
   QuerySampler query_samples_;
+  // The database's ReplicationHook: outlives it (declared before it, destroyed after).
+  std::unique_ptr<Replicator> replicator_;
   std::unique_ptr<Database> db_;
+  // Keeps the routers' map; stopped before the database closes.
+  std::unique_ptr<RouterClaims> router_;
+  std::string advertised_address_;
   std::unique_ptr<Authenticator> auth_;
   // Outlives server_: streams unregister when they end, up to the server's shutdown.
   std::unique_ptr<StreamRegistry> streams_;

@@ -4,6 +4,7 @@
 #include "scene/scene_options.h"
 #include "scene/scene_query.h"
 #include "server/infra/auth.h"
+#include "server/infra/replication_control.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/slow_query_log.h"
 #include "server/infra/stream_registry.h"
@@ -41,6 +42,13 @@ struct ServiceContext {
   /// The sample of answered casts the viewer draws: each query rpc offers what AnswerQueries
   /// answered; null: nothing is offered.
   QuerySampler* query_samples = nullptr;
+  /// Replicated scenes (--nats_url): their creation and figures; null: none.
+  ReplicationControl* replication = nullptr;
+  /// The routers' map (--router_admin): a scene imported here is routed here before the import
+  /// is answered; null: no router.
+  RouterControl* router = nullptr;
+  /// This server's address as clients reach it (GetServerStats, the viewer).
+  std::string address;
 };
 
 }  // namespace collide

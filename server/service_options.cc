@@ -8,8 +8,13 @@
 #include <type_traits>
 #include <utility>
 
+#include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
+#include "base/status_macros.h"
 #include "server/infra/listen_address.h"
 
 namespace collide {
@@ -71,6 +76,38 @@ bool ParseName(absl::string_view text, const absl::string_view (&names)[N], E* v
 }
 
 constexpr absl::string_view kRecoveryNames[] = {"strict", "skip"};
+
+// A value sent as one word of a line (an address, a map's file name): 1 to 256 printable ASCII
+// characters without spaces.
+absl::Status CheckAddressWord(absl::string_view flag, absl::string_view value) {
+  if (value.empty() || value.size() > 256) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(flag, ": has 1 to 256 characters, got ", value.size()));
+  }
+  for (size_t i = 0; i < value.size(); ++i) {
+    const unsigned char c = static_cast<unsigned char>(value[i]);
+    if (c <= 0x20 || c >= 0x7F) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(flag, ": character ", i, " is a space, a control character or not ASCII"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+// A comma-separated list of words, none empty, none twice.
+absl::StatusOr<std::vector<std::string>> ParseList(absl::string_view flag, absl::string_view list) {
+  std::vector<std::string> out;
+  if (list.empty()) return out;
+  for (absl::string_view item : absl::StrSplit(list, ',')) {
+    COLLIDE_RETURN_IF_ERROR(CheckAddressWord(flag, item));
+    if (std::find(out.begin(), out.end(), item) != out.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(flag, ": \"", item, "\" is named twice"));
+    }
+    out.emplace_back(item);
+  }
+  if (out.size() > 64) return absl::InvalidArgumentError(absl::StrCat(flag, ": more than 64"));
+  return out;
+}
 constexpr absl::string_view kLogLevelNames[] = {"trace", "debug", "info", "warn", "error", "off"};
 constexpr absl::string_view kSimdNames[] = {"auto", "sse", "avx2", "avx512"};
 
@@ -91,8 +128,8 @@ SimdLevel ChosenSimdLevel(SimdChoice choice) {
 }
 
 bool AbslParseFlag(absl::string_view text, DurabilityPolicy* policy, std::string* error) {
-  // DurabilityPolicy's values 1, 2, 3 (kDefault is not a server's policy).
-  constexpr absl::string_view kNames[] = {"none", "periodic", "always"};
+  // DurabilityPolicy's values 1 to 4 (kDefault is not a server's policy).
+  constexpr absl::string_view kNames[] = {"none", "periodic", "always", "replicated"};
   int index = 0;
   if (!ParseName(text, kNames, &index, error)) return false;
   *policy = static_cast<DurabilityPolicy>(index + 1);
@@ -140,8 +177,47 @@ absl::Status ServerOptions::Validate() const {
   if (address.empty()) return absl::InvalidArgumentError("address: empty (host:port)");
   if (data_dir.empty()) return absl::InvalidArgumentError("data_dir: empty (a directory)");
   if (durability != DurabilityPolicy::kNone && durability != DurabilityPolicy::kPeriodic &&
-      durability != DurabilityPolicy::kAlways) {
-    return absl::InvalidArgumentError("durability: must be none, periodic or always");
+      durability != DurabilityPolicy::kAlways && durability != DurabilityPolicy::kReplicated) {
+    return absl::InvalidArgumentError("durability: must be none, periodic, always or replicated");
+  }
+  if (durability == DurabilityPolicy::kReplicated && nats_url.empty()) {
+    return absl::InvalidArgumentError("durability: replicated needs --nats_url");
+  }
+  COLLIDE_RETURN_IF_ERROR(ParseNatsUrls(nats_url).status());
+  if (!advertise_address.empty()) {
+    COLLIDE_RETURN_IF_ERROR(CheckAddressWord("advertise_address", advertise_address));
+    if (advertise_address.find(':') == std::string::npos) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("advertise_address: \"", advertise_address, "\" is not host:port"));
+    }
+  } else if (!nats_url.empty()) {
+    const absl::string_view host = HostOf(address);
+    if (host == "0.0.0.0" || host == "[::]" || host == "::" || absl::StartsWith(address, "unix")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("advertise_address: needed with --nats_url: --address ", address,
+                       " is not an address other servers and clients can reach"));
+    }
+  }
+  if (!router_admin.empty() || !router_map.empty() || !router_backend.empty()) {
+    if (router_admin.empty() || router_map.empty() || router_backend.empty()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(router_admin.empty() ? "router_admin"
+                       : router_map.empty() ? "router_map"
+                                            : "router_backend",
+                       ": --router_admin, --router_map and --router_backend go together"));
+    }
+    COLLIDE_RETURN_IF_ERROR(ParseRouterAdmin(router_admin).status());
+    COLLIDE_RETURN_IF_ERROR(CheckAddressWord("router_map", router_map));
+    for (char c : router_backend) {
+      if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.' && c != '-') {
+        return absl::InvalidArgumentError(
+            absl::StrCat("router_backend: \"", router_backend,
+                         "\" holds a character other than [A-Za-z0-9_.-]"));
+      }
+    }
+    if (router_backend.size() > 128) {
+      return absl::InvalidArgumentError("router_backend: longer than 128 characters");
+    }
   }
   const bool allow_remote = !token_file.empty() || allow_insecure_remote;
   if (!allow_remote && !IsLoopbackAddress(address)) return RemoteRefused("address", address);
@@ -192,6 +268,37 @@ std::vector<std::pair<std::string, std::string>> ServerOptions::Describe() const
   COLLIDE_SERVICE_LIMITS(COLLIDE_DESCRIBE_LIMIT)
 #undef COLLIDE_DESCRIBE_LIMIT
   return described;
+}
+
+absl::StatusOr<std::vector<std::string>> ParseNatsUrls(absl::string_view list) {
+  COLLIDE_ASSIGN_OR_RETURN(std::vector<std::string> urls, ParseList("nats_url", list));
+  for (const std::string& url : urls) {
+    if (!absl::StartsWith(url, "nats://") && !absl::StartsWith(url, "tls://")) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("nats_url: \"", url, "\" is not nats://host:port (or tls://)"));
+    }
+    if (url.find('@') != std::string::npos) {
+      // Every option is logged at start (Describe): a password here would be too.
+      return absl::InvalidArgumentError(
+          "nats_url: holds credentials (user@ or user:password@), which the start-up log would "
+          "show; collide-server connects to NATS without credentials (docs/SECURITY.md)");
+    }
+  }
+  return urls;
+}
+
+absl::StatusOr<std::vector<std::string>> ParseRouterAdmin(absl::string_view list) {
+  COLLIDE_ASSIGN_OR_RETURN(std::vector<std::string> routers, ParseList("router_admin", list));
+  for (const std::string& router : routers) {
+    const size_t colon = router.rfind(':');
+    int port = 0;
+    if (colon == std::string::npos || colon == 0 ||
+        !absl::SimpleAtoi(router.substr(colon + 1), &port) || port < 1 || port > 65535) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("router_admin: \"", router, "\" is not host:port"));
+    }
+  }
+  return routers;
 }
 
 uint32_t UsableCpus() {

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "bvh/simd_level.h"
 #include "scene/scene_options.h"
@@ -154,78 +155,110 @@ std::string AbslUnparseFlag(SimdChoice choice);
 // field, the collide-server flag of the same name (the help text), its default (the field's;
 // the flag's own default differs only for query_threads: see DefaultServerOptions) and the
 // values Validate() accepts.
-#define COLLIDE_SERVER_OPTIONS(X)                                                                \
-  X(std::string, address, "127.0.0.1:50051", AnyValue{},                                         \
-    "Listen address host:port; port 0 picks a free port. A non-loopback host needs "             \
-    "--token_file or --allow_insecure_remote.")                                                  \
-  X(std::string, port_file, "", AnyValue{},                                                      \
-    "When set, the bound port is written to this file (decimal, newline), atomically, once the " \
-    "server is serving (after every listener is bound and the data directory is open).")         \
-  X(std::string, data_dir, "./data", AnyValue{},                                                 \
-    "Data directory (created if missing), opened once every listener is bound.")                 \
-  X(::collide::DurabilityPolicy, durability, DurabilityPolicy::kAlways, AnyValue{},              \
-    "none / periodic / always: the durability of scenes created with DURABILITY_DEFAULT.")       \
-  X(int, sync_interval_ms, 100, Between(0, std::numeric_limits<int>::max()),                     \
-    "Periodic fsync interval, in milliseconds.")                                                 \
-  X(::collide::RecoveryMode, recovery, RecoveryMode::kStrict, AnyValue{},                        \
-    "strict / skip: what start-up does with a logged update that no longer applies to its "      \
-    "scene (one an older server accepted that validation now refuses). strict refuses to "       \
-    "start, naming the segment and offset; skip drops each such record (logging it), keeps "     \
-    "every other, and snapshots the scenes so the dropped records are never read again.")        \
-  X(::collide::LogLevel, log_level, LogLevel::kInfo, AnyValue{},                                 \
-    "trace / debug / info / warn / error / off. debug adds one access line per call.")           \
-  X(double, slow_query_ms, 0, Between(0.0, 86400000.0),                                          \
-    "Log (at warn) every query batch and unary query whose answer takes at least this many "     \
-    "milliseconds: rpc, scene, query kinds and counts, duration, version. 0: off; fractions "    \
-    "allowed (0.000001, one nanosecond, logs every one); at most 86400000.")                     \
-  X(std::string, token_file, "", AnyValue{},                                                     \
-    "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "        \
-    "admin).")                                                                                   \
-  X(bool, allow_insecure_remote, false, AnyValue{},                                              \
-    "Without a token file, allow binding a non-loopback address (gRPC, metrics, viewer).")       \
-  X(std::string, tls_cert, "", AnyValue{}, "PEM certificate chain: serve TLS (with --tls_key).") \
-  X(std::string, tls_key, "", AnyValue{}, "PEM private key of --tls_cert.")                      \
-  X(std::string, tls_ca, "", AnyValue{},                                                         \
-    "PEM CA certificates: require and verify client certificates.")                              \
-  X(int, max_message_bytes, 16 << 20, AtLeastOne<int>(),                                         \
-    "gRPC max receive message size, in bytes.")                                                  \
-  X(int, max_metadata_bytes, 16 << 10, AtLeastOne<int>(),                                        \
-    "The largest request metadata of a call (per entry, name + value + 32), in bytes; a call "   \
-    "over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it and closes " \
-    "the whole connection beyond.")                                                              \
-  X(int, max_streams_per_connection, 1024, AtLeastOne<int>(),                                    \
-    "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).")     \
-  X(int, drain_timeout_ms, 5000, Between(0, std::numeric_limits<int>::max()),                    \
-    "Graceful shutdown deadline, in milliseconds.")                                              \
-  X(uint32_t, watch_threads, 2, Between<uint32_t>(1, kMaxWatchThreads),                          \
-    "Threads that evaluate watches, away from the writers (1 to 64).")                           \
-  X(uint32_t, query_threads, 1, Between<uint32_t>(1, kMaxQueryThreads),                          \
-    "The threads one QueryStream batch of 64 queries or more runs on, the gRPC thread that "     \
-    "received it included (1 to 1024; 1: each batch on that thread alone). The default is the "  \
-    "number of CPUs the server may run on. The workers (query_threads - 1) are shared by all "   \
-    "streams; answers are the same, in the same order, whatever the value. The workers also "    \
-    "help writers end their batches (the history's index beside the trees' refit).")             \
-  X(::collide::SimdChoice, simd, SimdChoice::kAuto, AnyValue{},                                  \
-    "The instruction set of the tree traversal: auto (the best this CPU has), sse, avx2 or "     \
-    "avx512. Answers are the same at every level; a level the CPU lacks stops the start.")       \
-  X(std::string, metrics_address, "", AnyValue{},                                                \
-    "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "      \
-    "port; empty: off, nothing is counted). A non-loopback host needs --token_file or "          \
-    "--allow_insecure_remote, like --address; /metrics itself takes no token.")                  \
-  X(std::string, metrics_port_file, "", AnyValue{},                                              \
-    "When set, the bound metrics port is written to this file (decimal, newline), atomically, "  \
-    "once the server is serving; needs --metrics_address.")                                      \
-  X(uint32_t, metrics_max_scenes, 100, AnyValue{},                                               \
-    "The most scenes with their own collide_scene_* series (in name order); the rest are "       \
-    "summed into scene=\"_other\" (0: every scene is).")                                         \
-  X(std::string, viewer_address, "", AnyValue{},                                                 \
-    "Serve the browser viewer at http://HOST:PORT/viewer/ (host:port; port 0 picks a free "      \
-    "port; empty: off). Read-only; same address rules as --metrics_address; with --token_file "  \
-    "every call needs a token.")                                                                 \
-  X(std::string, viewer_port_file, "", AnyValue{},                                               \
-    "When set, the bound viewer port is written to this file (decimal, newline), atomically, "   \
-    "once the server is serving; needs --viewer_address.")                                       \
-  X(int, viewer_max_streams, 8, Between(1, 64), "The most live viewer streams at once (1 to 64).")
+#define COLLIDE_SERVER_OPTIONS(X)                                                                  \
+  X(std::string, address, "127.0.0.1:50051", AnyValue{},                                           \
+    "Listen address host:port; port 0 picks a free port. A non-loopback host needs "               \
+    "--token_file or --allow_insecure_remote.")                                                    \
+  X(std::string, port_file, "", AnyValue{},                                                        \
+    "When set, the bound port is written to this file (decimal, newline), atomically, once the "   \
+    "server is serving (after every listener is bound and the data directory is open).")           \
+  X(std::string, data_dir, "./data", AnyValue{},                                                   \
+    "Data directory (created if missing), opened once every listener is bound.")                   \
+  X(::collide::DurabilityPolicy, durability, DurabilityPolicy::kAlways, AnyValue{},                \
+    "none / periodic / always / replicated: the durability of scenes created with "                \
+    "DURABILITY_DEFAULT (replicated needs --nats_url).")                                           \
+  X(int, sync_interval_ms, 100, Between(0, std::numeric_limits<int>::max()),                       \
+    "Periodic fsync interval, in milliseconds.")                                                   \
+  X(::collide::RecoveryMode, recovery, RecoveryMode::kStrict, AnyValue{},                          \
+    "strict / skip: what start-up does with a logged update that no longer applies to its "        \
+    "scene (one an older server accepted that validation now refuses). strict refuses to "         \
+    "start, naming the segment and offset; skip drops each such record (logging it), keeps "       \
+    "every other, and snapshots the scenes so the dropped records are never read again.")          \
+  X(::collide::LogLevel, log_level, LogLevel::kInfo, AnyValue{},                                   \
+    "trace / debug / info / warn / error / off. debug adds one access line per call.")             \
+  X(double, slow_query_ms, 0, Between(0.0, 86400000.0),                                            \
+    "Log (at warn) every query batch and unary query whose answer takes at least this many "       \
+    "milliseconds: rpc, scene, query kinds and counts, duration, version. 0: off; fractions "      \
+    "allowed (0.000001, one nanosecond, logs every one); at most 86400000.")                       \
+  X(std::string, token_file, "", AnyValue{},                                                       \
+    "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "          \
+    "admin).")                                                                                     \
+  X(bool, allow_insecure_remote, false, AnyValue{},                                                \
+    "Without a token file, allow binding a non-loopback address (gRPC, metrics, viewer).")         \
+  X(std::string, tls_cert, "", AnyValue{}, "PEM certificate chain: serve TLS (with --tls_key).")   \
+  X(std::string, tls_key, "", AnyValue{}, "PEM private key of --tls_cert.")                        \
+  X(std::string, tls_ca, "", AnyValue{},                                                           \
+    "PEM CA certificates: require and verify client certificates.")                                \
+  X(int, max_message_bytes, 16 << 20, AtLeastOne<int>(),                                           \
+    "gRPC max receive message size, in bytes.")                                                    \
+  X(int, max_metadata_bytes, 16 << 10, AtLeastOne<int>(),                                          \
+    "The largest request metadata of a call (per entry, name + value + 32), in bytes; a call "     \
+    "over it fails alone with RESOURCE_EXHAUSTED. The HTTP/2 layer accepts twice it and closes "   \
+    "the whole connection beyond.")                                                                \
+  X(int, max_streams_per_connection, 1024, AtLeastOne<int>(),                                      \
+    "The most concurrent calls on one HTTP/2 connection (SETTINGS_MAX_CONCURRENT_STREAMS).")       \
+  X(int, drain_timeout_ms, 5000, Between(0, std::numeric_limits<int>::max()),                      \
+    "Graceful shutdown deadline, in milliseconds.")                                                \
+  X(uint32_t, watch_threads, 2, Between<uint32_t>(1, kMaxWatchThreads),                            \
+    "Threads that evaluate watches, away from the writers (1 to 64).")                             \
+  X(uint32_t, query_threads, 1, Between<uint32_t>(1, kMaxQueryThreads),                            \
+    "The threads one QueryStream batch of 64 queries or more runs on, the gRPC thread that "       \
+    "received it included (1 to 1024; 1: each batch on that thread alone). The default is the "    \
+    "number of CPUs the server may run on. The workers (query_threads - 1) are shared by all "     \
+    "streams; answers are the same, in the same order, whatever the value. The workers also "      \
+    "help writers end their batches (the history's index beside the trees' refit).")               \
+  X(::collide::SimdChoice, simd, SimdChoice::kAuto, AnyValue{},                                    \
+    "The instruction set of the tree traversal: auto (the best this CPU has), sse, avx2 or "       \
+    "avx512. Answers are the same at every level; a level the CPU lacks stops the start.")         \
+  X(std::string, metrics_address, "", AnyValue{},                                                  \
+    "Serve Prometheus metrics at http://HOST:PORT/metrics (host:port; port 0 picks a free "        \
+    "port; empty: off, nothing is counted). A non-loopback host needs --token_file or "            \
+    "--allow_insecure_remote, like --address; /metrics itself takes no token.")                    \
+  X(std::string, metrics_port_file, "", AnyValue{},                                                \
+    "When set, the bound metrics port is written to this file (decimal, newline), atomically, "    \
+    "once the server is serving; needs --metrics_address.")                                        \
+  X(uint32_t, metrics_max_scenes, 100, AnyValue{},                                                 \
+    "The most scenes with their own collide_scene_* series (in name order); the rest are "         \
+    "summed into scene=\"_other\" (0: every scene is).")                                           \
+  X(std::string, viewer_address, "", AnyValue{},                                                   \
+    "Serve the browser viewer at http://HOST:PORT/viewer/ (host:port; port 0 picks a free "        \
+    "port; empty: off). Read-only; same address rules as --metrics_address; with --token_file "    \
+    "every call needs a token.")                                                                   \
+  X(std::string, viewer_port_file, "", AnyValue{},                                                 \
+    "When set, the bound viewer port is written to this file (decimal, newline), atomically, "     \
+    "once the server is serving; needs --viewer_address.")                                         \
+  X(int, viewer_max_streams, 8, Between(1, 64), "The most live viewer streams at once (1 to 64).") \
+  X(std::string, nats_url, "", AnyValue{},                                                         \
+    "Replicated scenes (DURABILITY_REPLICATED) on this NATS JetStream cluster: its nodes as "      \
+    "nats://host:port, comma-separated. Every server given the same cluster follows every "        \
+    "replicated scene and takes one over when its owner stops. Empty: no replication.")            \
+  X(std::string, advertise_address, "", AnyValue{},                                                \
+    "This server's gRPC address as clients and the other servers reach it (host:port), in the "    \
+    "owner records of the scenes it owns and told to writers of those it follows. Empty: the "     \
+    "bound --address (needed with --nats_url when --address listens on every interface).")         \
+  X(uint32_t, replication_lease_ms, 5000, Between<uint32_t>(200, 600000),                          \
+    "How long an owner holds a replicated scene without renewing its key (renewed every third "    \
+    "of it); a follower takes the scene over after a whole lease without renewal (200 to "         \
+    "600000 ms). The failover time is about this long.")                                           \
+  X(uint32_t, replication_replicas, 3, Between<uint32_t>(1, 5),                                    \
+    "JetStream replicas of the streams of the replicated scenes this server creates and of the "   \
+    "owners' bucket (1 to 5; 3 survives the loss of one NATS node).")                              \
+  X(uint32_t, replication_publish_timeout_ms, 5000, Between<uint32_t>(100, 600000),                \
+    "How long JetStream may take to store one record before the owner stops writes and looks "     \
+    "at the stream (100 to 600000 ms).")                                                           \
+  X(std::string, router_admin, "", AnyValue{},                                                     \
+    "HAProxy runtime API addresses (host:port of a `stats socket ... level admin`, "               \
+    "comma-separated): the routers whose map --router_map this server keeps pointing at "          \
+    "--router_backend for the scenes it writes. Empty: off.")                                      \
+  X(std::string, router_map, "", AnyValue{},                                                       \
+    "The routers' scene map, as HAProxy names it (the file of its map converter); needs "          \
+    "--router_admin.")                                                                             \
+  X(std::string, router_backend, "", AnyValue{},                                                   \
+    "This server's backend in the routers' configuration ([A-Za-z0-9_.-]); needs "                 \
+    "--router_admin.")                                                                             \
+  X(uint32_t, router_sync_ms, 5000, Between<uint32_t>(100, 3600000),                               \
+    "How often the routers' whole map is compared with this server's scenes and corrected "        \
+    "(100 to 3600000 ms).")
 
 /// Everything collide-server is configured with: one field per COLLIDE_SERVER_OPTIONS entry
 /// (flags are parsed only in server/main.cc, each into the field of its name), and the limits.
@@ -240,14 +273,21 @@ struct ServerOptions {
   /// each value within its range, the durability a real policy, the addresses' forms and their
   /// loopback rule (a non-loopback gRPC, metrics or viewer address needs a token file or
   /// allow_insecure_remote: FAILED_PRECONDITION), the TLS files given together, a port file only
-  /// with its address, a --simd level this CPU has. INVALID_ARGUMENT otherwise; the message
-  /// starts with the option's (the flag's) name: `viewer_max_streams: 0 is not from 1 to 64`.
+  /// with its address, a --simd level this CPU has, the NATS URLs and the advertised address,
+  /// durability replicated only with --nats_url, the router flags together. INVALID_ARGUMENT
+  /// otherwise; the message starts with the option's (the flag's) name: `viewer_max_streams: 0 is
+  /// not from 1 to 64`.
   absl::Status Validate() const;
 
   /// Every option and limit as `name value` pairs, in flag order, the values as their flags
   /// would spell them (the start-up log; never a token, only the token file's path).
   std::vector<std::pair<std::string, std::string>> Describe() const;
 };
+
+/// The nodes of --nats_url (empty for an empty list); INVALID_ARGUMENT `nats_url: ...`.
+absl::StatusOr<std::vector<std::string>> ParseNatsUrls(absl::string_view list);
+/// The routers of --router_admin (host:port each); INVALID_ARGUMENT `router_admin: ...`.
+absl::StatusOr<std::vector<std::string>> ParseRouterAdmin(absl::string_view list);
 
 /// collide-server's defaults: ServerOptions{} with query_threads the number of CPUs this process
 /// may run on (UsableCpus).

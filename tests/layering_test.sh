@@ -73,6 +73,10 @@ done
 # convert: messages to core types and back; never the rpcs or infra.
 check server/convert $core absl grpc grpcpp google/protobuf collide/v1 server/convert \
   server/service_options.h
+# replication: replicated scenes on NATS JetStream (the NATS C client, nats/nats.h) and the
+# routers' map; the store sees it only as its ReplicationHook. Never gRPC, the options or the rpcs.
+check server/replication $core absl nats spdlog collide/v1 server/replication \
+  server/infra/replication_control.h server/infra/haproxy_runtime.h
 # rpc: the service and its streams.
 check server/rpc $core absl grpc grpcpp google/protobuf collide/v1 collide/version.h spdlog \
   server/rpc server/convert server/infra server/service_context.h server/service_options.h
@@ -83,7 +87,7 @@ check server/viewer $core absl civetweb.h collide/v1 collide/viewer google/proto
 # The server that assembles them, and the binaries.
 for file in server/server.h server/server.cc; do
   check $file $core absl grpc grpcpp google/protobuf collide/v1 spdlog server/rpc server/infra \
-    server/service_options.h server/service_context.h server/server.h
+    server/replication server/service_options.h server/service_context.h server/server.h
 done
 check server/main.cc $core absl spdlog collide/version.h server/infra server/viewer \
   server/server.h server/service_options.h
@@ -92,6 +96,7 @@ check server/health_probe absl grpc grpcpp client/health base/program_flags.h co
 while IFS= read -r file; do
   case ${file#"$root"/} in
     server/infra/* | server/convert/* | server/rpc/* | server/viewer/* | server/health_probe/*) ;;
+    server/replication/*) ;;
     server/service_options.h | server/service_options.cc | server/service_context.h) ;;
     server/server.h | server/server.cc | server/main.cc) ;;
     *)

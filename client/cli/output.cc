@@ -149,6 +149,8 @@ absl::string_view DurabilityName(v1::Durability durability) {
       return "periodic";
     case v1::DURABILITY_ALWAYS:
       return "always";
+    case v1::DURABILITY_REPLICATED:
+      return "replicated";
     default:
       return "default";
   }
@@ -166,13 +168,28 @@ std::string FormatScene(const v1::SceneInfo& scene) {
   absl::StrAppend(&text, "  durability   ", DurabilityName(options.durability()), "\n");
   absl::StrAppend(&text, "  max bodies   ", options.max_bodies(), "\n");
   absl::StrAppend(&text, "  fat margin   ", Num(options.fat_margin()), "\n");
+  if (scene.has_replication()) {
+    const v1::SceneReplication& r = scene.replication();
+    absl::StrAppend(&text, "  owner        ", r.owner().empty() ? "(none known)" : r.owner(),
+                    r.owned() ? " (this server)" : "", ", epoch ", r.epoch(), "\n");
+    absl::StrAppend(&text, "  replica      ", r.state(), ", through sequence ",
+                    r.applied_sequence(), ", behind ", r.lag_sequences(), " (", r.lag_ms(),
+                    " ms)\n");
+  }
   return text;
 }
 
 std::string FormatSceneLine(const v1::SceneInfo& scene) {
-  return absl::StrCat(scene.name(), "  version ", scene.stats().version(), "  bodies ",
-                      scene.stats().body_count(), " (", scene.stats().static_body_count(),
-                      " static)  durability ", DurabilityName(scene.options().durability()));
+  std::string line =
+      absl::StrCat(scene.name(), "  version ", scene.stats().version(), "  bodies ",
+                   scene.stats().body_count(), " (", scene.stats().static_body_count(),
+                   " static)  durability ", DurabilityName(scene.options().durability()));
+  if (scene.has_replication()) {
+    absl::StrAppend(
+        &line, "  ", scene.replication().owned() ? "owner" : scene.replication().state(),
+        scene.replication().owned() ? "" : absl::StrCat(" of ", scene.replication().owner()));
+  }
+  return line;
 }
 
 std::string FormatBody(const v1::Body& body) {

@@ -22,9 +22,12 @@ absl::Status ParseDurability(absl::string_view name, v1::Durability* durability)
     *durability = v1::DURABILITY_PERIODIC;
   } else if (name == "always") {
     *durability = v1::DURABILITY_ALWAYS;
+  } else if (name == "replicated") {
+    *durability = v1::DURABILITY_REPLICATED;
   } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--durability: expected default, none, periodic or always, got \"", name, "\""));
+    return absl::InvalidArgumentError(
+        absl::StrCat("--durability: expected default, none, periodic, always or replicated, got \"",
+                     name, "\""));
   }
   return absl::OkStatus();
 }
@@ -95,13 +98,16 @@ absl::StatusOr<std::vector<std::string>> ParseShards(absl::string_view list) {
 }
 
 // `collide scene list --shards A,B,C`: ListScenes on each shard directly (the global options but
-// the address), each scene named with its shard. A shard that fails fails the command, named.
+// the address), each scene named with its shard. Every shard that answers is listed; those that
+// do not are named (JSON: their "error") and fail the command once the others are printed.
 absl::Status ListShardScenes(CommandContext& c) {
   absl::StatusOr<std::vector<std::string>> shards = ParseShards(c.args.String("shards"));
   if (!shards.ok()) c.args.Fail(shards.status());
   if (!c.args.ok()) return c.args.status();
   std::string text;
   std::vector<std::string> json;
+  std::vector<std::string> unreachable;
+  absl::StatusCode first_code = absl::StatusCode::kOk;
   size_t total = 0;
   for (const std::string& shard : *shards) {
     client::ClientOptions options = c.client.options();
@@ -111,8 +117,13 @@ absl::Status ListShardScenes(CommandContext& c) {
         client.ok() ? (*client)->ListScenes()
                     : absl::StatusOr<std::vector<v1::SceneInfo>>(client.status());
     if (!scenes.ok()) {
-      return absl::Status(scenes.status().code(),
-                          absl::StrCat("shard ", shard, ": ", scenes.status().message()));
+      if (first_code == absl::StatusCode::kOk) first_code = scenes.status().code();
+      const std::string error = absl::StrCat(absl::StatusCodeToString(scenes.status().code()), ": ",
+                                             scenes.status().message());
+      unreachable.push_back(absl::StrCat("shard ", shard, ": ", error));
+      json.push_back(
+          absl::StrCat("{\"shard\":", JsonString(shard), ",\"error\":", JsonString(error), "}"));
+      continue;
     }
     v1::ListScenesResponse response;
     for (const v1::SceneInfo& scene : *scenes) {
@@ -125,8 +136,17 @@ absl::Status ListShardScenes(CommandContext& c) {
   }
   if (c.out.json()) {
     c.out.PrintText(absl::StrCat("{\"shards\":[", absl::StrJoin(json, ","), "]}"));
-  } else {
+  } else if (unreachable.size() < shards->size()) {
     c.out.PrintText(total == 0 ? "no scenes" : text);
+  }
+  if (!unreachable.empty()) {
+    // The scenes of the shards that answered are above; these are missing from the list.
+    return absl::Status(
+        first_code,
+        absl::StrCat(
+            unreachable.size() == 1 ? "" : "unreachable shards: ", absl::StrJoin(unreachable, "; "),
+            unreachable.size() < shards->size() ? " (the scenes of the other shards are listed)"
+                                                : ""));
   }
   return absl::OkStatus();
 }
@@ -162,8 +182,10 @@ std::vector<Command> SceneCommands() {
        .positional = "SCENE",
        .positional_count = 1,
        .summary = "Creates an empty scene (CreateScene; admin).",
-       .flags = {{"durability", "default|none|periodic|always",
-                  "when update batches are acknowledged (default: the server's --durability)"},
+       .flags = {{"durability", "default|none|periodic|always|replicated",
+                  "when update batches are acknowledged (default: the server's --durability; "
+                  "replicated: stored by the NATS JetStream cluster of a server started with "
+                  "--nats_url, and followed by its other servers)"},
                  {"max_bodies", "N", "the most bodies the scene may hold (default 1000000)"},
                  {"fat_margin", "F", "how far tree leaves reach beyond bodies (default 0.1)"},
                  {"history_ticks", "N",
@@ -179,7 +201,8 @@ std::vector<Command> SceneCommands() {
        .flags = {{"shards", "HOST:PORT,...",
                   "ask each of these servers directly instead of --address; every scene line "
                   "starts with its shard (JSON: {\"shards\":[{\"shard\":..., \"scenes\":"
-                  "{ListScenesResponse}}]})"}},
+                  "{ListScenesResponse}}]}); a shard that does not answer is named (JSON: its "
+                  "\"error\") and fails the command after the others are listed"}},
        .run = ListScenes},
       {.name = "scene get",
        .positional = "SCENE",

@@ -65,6 +65,36 @@ absl::Status Stats(CommandContext& c) {
   line("sync_lag_us", stats.sync_lag_us());
   line("max_sync_lag_us", stats.max_sync_lag_us());
   line("scenes_omitted", stats.scenes_omitted());
+  line("server_address", stats.server_address());
+  // Replication (--nats_url): this server's part, then each replicated scene listed below.
+  const v1::ReplicationStats& replication = stats.replication();
+  absl::StrAppend(&text, "replication\n");
+  if (!replication.enabled()) {
+    absl::StrAppend(&text, "  enabled                no (the server has no --nats_url)\n");
+  } else {
+    auto sub = [&line](absl::string_view name, const auto& value) {
+      line(absl::StrCat("  ", name), value);
+    };
+    sub("enabled", "yes");
+    sub("connected", replication.connected() ? "yes" : "no");
+    sub("address", replication.address());
+    sub("owned_scenes", replication.owned_scenes());
+    sub("followed_scenes", replication.followed_scenes());
+    sub("takeovers", replication.takeovers());
+    sub("depositions", replication.depositions());
+    sub("rebuilds", replication.rebuilds());
+    sub("records_published", replication.records_published());
+    sub("records_applied", replication.records_applied());
+    sub("snapshots_published", replication.snapshots_published());
+    for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
+      if (!scene.has_replication()) continue;
+      const v1::SceneReplication& r = scene.replication();
+      sub(absl::StrCat("scene ", scene.name()),
+          absl::StrCat(r.owned() ? "owner" : absl::StrCat("follows ", r.owner()), ", epoch ",
+                       r.epoch(), ", ", r.state(), ", through sequence ", r.applied_sequence(),
+                       ", behind ", r.lag_sequences(), " (", r.lag_ms(), " ms)"));
+    }
+  }
   // One row per listed scene, under a header naming ServerSceneStats' fields.
   if (stats.scene_stats_size() > 0) {
     size_t name_width = 4;
@@ -81,6 +111,7 @@ absl::Status Stats(CommandContext& c) {
       out.pop_back();
       absl::StrAppend(&text, out, "\n");
     };
+    // (Each replicated scene's `replication` is listed under replication, above.)
     absl::StrAppend(&text, "scene_stats\n");
     row("name", {"body_count", "static_body_count", "version", "tick", "memory_bytes",
                  "history_bytes", "log_bytes"});

@@ -11,7 +11,14 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
-# the scale-out test, as docker/haproxy.cfg).
+# the scale-out test, as docker/haproxy.cfg; libnats-dev: the NATS C client of replicated
+# scenes (server/replication/); nats-server: the three-node JetStream cluster the replication
+# tests start on loopback ports; golang-go, protoc-gen-go, protoc-gen-go-grpc and
+# Debian's Go gRPC sources: the Go client, built offline (golang-github-golang-protobuf-1-5-dev,
+# not the 1-3 one gRPC would otherwise pull in: the generated code needs protobuf's APIv2);
+# default-jdk-headless, maven, libgrpc-java, the grpc-java plugin, libprotobuf-java, junit5,
+# netty and the Maven plugins: the Java client, built with Maven offline against
+# /usr/share/maven-repo).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
@@ -23,6 +30,13 @@ COLLIDE_PACKAGES=(
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
   haproxy
+  golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
+  golang-github-golang-protobuf-1-5-dev
+  default-jdk-headless maven libgrpc-java protobuf-compiler-grpc-java-plugin libprotobuf-java
+  libnetty-java junit5 libmaven-compiler-plugin-java libmaven-resources-plugin-java
+  libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java
+  libbuild-helper-maven-plugin-java libmaven-dependency-plugin-java
+  libnats-dev nats-server
 )
 
 collide_log() { echo "[collide] $*" >&2; }

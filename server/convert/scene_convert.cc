@@ -29,6 +29,9 @@ absl::StatusOr<SceneOptions> SceneOptionsFromProto(const v1::SceneOptions& proto
     case v1::DURABILITY_ALWAYS:
       options.durability = DurabilityPolicy::kAlways;
       break;
+    case v1::DURABILITY_REPLICATED:
+      options.durability = DurabilityPolicy::kReplicated;
+      break;
     default:
       return InvalidFieldError(
           "options.durability",
@@ -49,6 +52,8 @@ v1::Durability DurabilityToProto(DurabilityPolicy policy) {
       return v1::DURABILITY_PERIODIC;
     case DurabilityPolicy::kAlways:
       return v1::DURABILITY_ALWAYS;
+    case DurabilityPolicy::kReplicated:
+      return v1::DURABILITY_REPLICATED;
     case DurabilityPolicy::kDefault:
       break;
   }

@@ -9,6 +9,7 @@
 #include "collide/version.h"
 #include "google/protobuf/descriptor.h"
 #include "server/infra/metrics_process.h"
+#include "server/infra/metrics_replication.h"
 #include "server/infra/metrics_scenes.h"
 #include "server/infra/metrics_service.h"
 #include "server/infra/metrics_store.h"
@@ -62,6 +63,10 @@ void ServerMetrics::Attach(const MetricsSources& sources) {
   endpoint_->Register(std::make_shared<StreamMetrics>(sources.streams, sources.watches));
   endpoint_->Register(std::make_shared<SceneMetrics>(sources.database, options_.max_scenes));
   endpoint_->Register(std::make_shared<StoreMetrics>(sources.database));
+  if (sources.replication != nullptr) {
+    endpoint_->Register(
+        std::make_shared<ReplicationMetrics>(sources.replication, options_.max_scenes));
+  }
 }
 
 void ServerMetrics::Stop() { endpoint_.reset(); }

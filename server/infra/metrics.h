@@ -8,6 +8,7 @@
 #include "grpcpp/support/server_interceptor.h"
 #include "server/infra/metrics_endpoint.h"
 #include "server/infra/metrics_rpc.h"
+#include "server/infra/replication_control.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/stream_registry.h"
 #include "store/database.h"
@@ -33,6 +34,8 @@ struct MetricsSources {
   WatchDispatcher* watches = nullptr;
   /// The scenes and the store (collide_scene_*, collide_store_*).
   Database* database = nullptr;
+  /// Replicated scenes (collide_replication_*); null: no replication figures.
+  const ReplicationControl* replication = nullptr;
 };
 
 /// The server's Prometheus metrics: the per-rpc figures (RpcMetrics, through an interceptor),

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "base/field_error.h"
 #include "collide/version.h"
 #include "scene/move_destination.h"
 #include "scene/scene_query.h"
@@ -24,6 +25,7 @@
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/interest_stream.h"
 #include "server/rpc/query_stream.h"
+#include "server/rpc/scene_info.h"
 #include "server/rpc/scene_transfer_stream.h"
 #include "server/rpc/stream_lifecycle.h"
 #include "server/rpc/update_stream.h"
@@ -147,26 +149,46 @@ grpc::ServerUnaryReactor* CollideService::CreateScene(grpc::CallbackServerContex
         SceneOptionsFromProto(request.options(), context_.limits);
     if (!options.ok()) return FinishCall(call, "CreateScene", options.status());
     const SceneOptions resolved = *options;
+    const bool replicated = resolved.durability == DurabilityPolicy::kReplicated ||
+                            (resolved.durability == DurabilityPolicy::kDefault &&
+                             context_.default_durability == DurabilityPolicy::kReplicated);
+    if (replicated && context_.replication == nullptr) {
+      return FinishCall(call, "CreateScene",
+                        InvalidFieldError("options.durability",
+                                          "replicated needs a server started with --nats_url"));
+    }
+    auto created = [this, call, resolved](absl::Status status) {
+      const std::string& name = call->request().scene();
+      if (status.ok()) {
+        spdlog::info(
+            "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})", name,
+            resolved.fat_margin, resolved.max_bodies,
+            std::string(DurabilityPolicyName(resolved.durability == DurabilityPolicy::kDefault
+                                                 ? context_.default_durability
+                                                 : resolved.durability)));
+        absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
+        if (scene.ok()) {
+          DescribeScene(context_, **scene, call->response()->mutable_scene());
+        } else {
+          // Deleted meanwhile: report what was created.
+          call->response()->mutable_scene()->set_name(name);
+        }
+      }
+      FinishCall(call, "CreateScene", status);
+    };
+    if (replicated) {
+      // Its stream and owner key first, on the replication's workers; then the scene here.
+      return context_.replication->CreateScene(request.scene(), resolved, std::move(created));
+    }
     context_.db->CreateScene(
-        request.scene(), resolved, [this, call, resolved](absl::Status status) {
-          const std::string& name = call->request().scene();
-          if (status.ok()) {
-            spdlog::info(
-                "created scene \"{}\" (fat_margin {}, max_bodies {}, durability {})", name,
-                resolved.fat_margin, resolved.max_bodies,
-                std::string(DurabilityPolicyName(resolved.durability == DurabilityPolicy::kDefault
-                                                     ? context_.default_durability
-                                                     : resolved.durability)));
-            absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
-            if (scene.ok()) {
-              SceneInfoToProto(**scene, context_.default_durability,
-                               call->response()->mutable_scene());
-            } else {
-              // Deleted meanwhile: report what was created.
-              call->response()->mutable_scene()->set_name(name);
-            }
+        request.scene(), resolved,
+        [this, call, created = std::move(created)](absl::Status status) mutable {
+          // The router sends the scene's calls here (no need to wait: its
+          // hash already does, or the map's sync will).
+          if (status.ok() && context_.router != nullptr) {
+            context_.router->Claim(call->request().scene(), nullptr);
           }
-          FinishCall(call, "CreateScene", status);
+          created(status);
         });
   });
 }
@@ -206,6 +228,16 @@ absl::Status CollideService::DoListScenes(const Principal& principal,
   ListScenesToProto(
       *context_.db, [&](const std::string& name) { return principal.CanSee(name); },
       context_.default_durability, response);
+  // Replicated scenes: their owner and this server's lag (DescribeScene's part).
+  if (context_.replication != nullptr) {
+    for (v1::SceneInfo& info : *response->mutable_scenes()) {
+      if (info.options().durability() != v1::DURABILITY_REPLICATED) continue;
+      if (std::optional<SceneReplicaFigures> figures =
+              context_.replication->SceneFigures(info.name())) {
+        ReplicationToProto(*figures, info.mutable_replication());
+      }
+    }
+  }
   return absl::OkStatus();
 }
 
@@ -227,7 +259,7 @@ absl::Status CollideService::DoGetScene(const Principal& principal,
   if (absl::Status s = principal.CheckScene(request.scene()); !s.ok()) return s;
   absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(request.scene());
   if (!scene.ok()) return scene.status();
-  SceneInfoToProto(**scene, context_.default_durability, response->mutable_scene());
+  DescribeScene(context_, **scene, response->mutable_scene());
   return absl::OkStatus();
 }
 
@@ -465,8 +497,7 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
             absl::StatusOr<std::shared_ptr<const Scene>> scene =
                 context_.db->GetScene(request.scene());
             if (scene.ok()) {
-              SceneInfoToProto(**scene, context_.default_durability,
-                               call->response()->mutable_scene());
+              DescribeScene(context_, **scene, call->response()->mutable_scene());
             } else {
               call->response()->mutable_scene()->set_name(request.scene());
             }
@@ -632,6 +663,12 @@ void CollideService::DoGetServerStats(const Principal& principal,
     out->set_memory_bytes(stats.memory_bytes);
     out->set_history_bytes(stats.history_bytes);
     out->set_log_bytes(context_.db->SceneLogBytes(name));
+    if (context_.replication != nullptr &&
+        (*scene)->options().durability == DurabilityPolicy::kReplicated) {
+      if (std::optional<SceneReplicaFigures> figures = context_.replication->SceneFigures(name)) {
+        ReplicationToProto(*figures, out->mutable_replication());
+      }
+    }
   }
   response->set_scenes_omitted(omitted);
   if (context_.streams != nullptr) {
@@ -664,6 +701,23 @@ void CollideService::DoGetServerStats(const Principal& principal,
   const absl::Status writable = context_.db->write_status();
   response->set_writable(writable.ok());
   if (!writable.ok()) response->set_write_error(std::string(writable.message()));
+  response->set_server_address(context_.address);
+  // Present either way (enabled false without --nats_url), so that every field is answered.
+  v1::ReplicationStats* out = response->mutable_replication();
+  if (context_.replication != nullptr) {
+    const ReplicationFigures figures = context_.replication->Figures();
+    out->set_enabled(true);
+    out->set_connected(figures.connected);
+    out->set_address(figures.address);
+    out->set_owned_scenes(figures.owned);
+    out->set_followed_scenes(figures.followed);
+    out->set_takeovers(figures.takeovers);
+    out->set_depositions(figures.depositions);
+    out->set_rebuilds(figures.rebuilds);
+    out->set_records_published(figures.records_published);
+    out->set_records_applied(figures.records_applied);
+    out->set_snapshots_published(figures.snapshots_published);
+  }
 }
 
 }  // namespace collide

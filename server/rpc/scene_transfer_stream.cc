@@ -11,6 +11,7 @@
 #include "server/convert/status_convert.h"
 #include "server/convert/wire_message.h"
 #include "server/infra/scene_header.h"
+#include "server/rpc/scene_info.h"
 #include "spdlog/spdlog.h"
 
 namespace collide {
@@ -113,6 +114,16 @@ void ImportReactor::Import() {
     EndWith(absl::CancelledError("stream cancelled; nothing imported"));
     return;
   }
+  // A replicated scene's log starts at its creation on the cluster: it is created, not imported
+  // (check_only answers the same).
+  if (imported->options.durability == DurabilityPolicy::kReplicated ||
+      (imported->options.durability == DurabilityPolicy::kDefault &&
+       context_.default_durability == DurabilityPolicy::kReplicated)) {
+    EndWith(FieldStatus(absl::StatusCode::kFailedPrecondition, "header.options.durability",
+                        "a scene is imported with durability none, periodic or always: a "
+                        "replicated scene is created (CreateScene) and written"));
+    return;
+  }
   if (imported->check_only) {
     // The import's checks, nothing created: answered with the scene the import would create.
     absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
@@ -147,13 +158,27 @@ void ImportReactor::Import() {
           absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(name);
           if (scene.ok()) {
             v1::ImportSceneResponse response;
-            SceneInfoToProto(**scene, context_.default_durability, response.mutable_scene());
+            DescribeScene(context_, **scene, response.mutable_scene());
             status = SerializeMessage(response, response_);
           }
           spdlog::info("imported scene \"{}\" ({} bodies)", name, bodies);
         }
-        EndWith(status);
-        stream_call_.Release();
+        if (!status.ok() || context_.router == nullptr) {
+          EndWith(status);
+          stream_call_.Release();
+          return;
+        }
+        // A scene moved here is routed here before the move goes on (the mover deletes it at its
+        // source next): the import is answered once the routers' maps say so. A router that does
+        // not answer does not fail the import (the map's sync puts it right).
+        context_.router->Claim(name, [this, name](absl::Status claimed) {
+          if (!claimed.ok()) {
+            spdlog::warn("imported scene \"{}\": the routers' map not updated: {}", name,
+                         claimed.ToString());
+          }
+          EndWith(absl::OkStatus());
+          stream_call_.Release();
+        });
       });
 }
 

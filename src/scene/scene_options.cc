@@ -33,17 +33,20 @@ absl::string_view DurabilityPolicyName(DurabilityPolicy policy) {
       return "periodic";
     case DurabilityPolicy::kAlways:
       return "always";
+    case DurabilityPolicy::kReplicated:
+      return "replicated";
   }
   return "unknown";
 }
 
 absl::StatusOr<DurabilityPolicy> ParseDurabilityPolicy(absl::string_view name) {
-  for (DurabilityPolicy p : {DurabilityPolicy::kDefault, DurabilityPolicy::kNone,
-                             DurabilityPolicy::kPeriodic, DurabilityPolicy::kAlways}) {
+  for (DurabilityPolicy p :
+       {DurabilityPolicy::kDefault, DurabilityPolicy::kNone, DurabilityPolicy::kPeriodic,
+        DurabilityPolicy::kAlways, DurabilityPolicy::kReplicated}) {
     if (name == DurabilityPolicyName(p)) return p;
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("durability: \"", name, "\" is not one of default, none, periodic, always"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "durability: \"", name, "\" is not one of default, none, periodic, always, replicated"));
 }
 
 absl::Status ValidateSceneOptions(const SceneOptions& options, uint32_t max_bodies_cap) {
@@ -68,6 +71,7 @@ absl::Status ValidateSceneOptions(const SceneOptions& options, uint32_t max_bodi
     case DurabilityPolicy::kNone:
     case DurabilityPolicy::kPeriodic:
     case DurabilityPolicy::kAlways:
+    case DurabilityPolicy::kReplicated:
       return absl::OkStatus();
   }
   return InvalidFieldError("options.durability",

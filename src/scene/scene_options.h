@@ -22,9 +22,13 @@ enum class DurabilityPolicy : uint8_t {
   /// Acknowledged only after the fsync that covers the batch (one fsync covers every batch that
   /// arrived meanwhile). Nothing acknowledged is ever lost.
   kAlways = 3,
+  /// Acknowledged only after the replicated log (NATS JetStream, on a quorum of its nodes)
+  /// stored the batch, and the local log wrote it to the operating system; other servers follow
+  /// the scene and one of them takes it over when its owner stops (server/replication/).
+  kReplicated = 4,
 };
 
-/// "default", "none", "periodic" or "always".
+/// "default", "none", "periodic", "always" or "replicated".
 absl::string_view DurabilityPolicyName(DurabilityPolicy policy);
 /// The policy named by DurabilityPolicyName(); INVALID_ARGUMENT for anything else.
 absl::StatusOr<DurabilityPolicy> ParseDurabilityPolicy(absl::string_view name);

@@ -15,6 +15,7 @@
 #include "scene/move_destination.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
+#include "store/replication_hook.h"
 #include "store/snapshot_file.h"
 #include "store/store_files.h"
 
@@ -28,8 +29,12 @@ constexpr size_t kKeptRecordBytes = 2 << 20;
 absl::Status ValidateOptions(const DatabaseOptions& options) {
   if (options.durability != DurabilityPolicy::kNone &&
       options.durability != DurabilityPolicy::kPeriodic &&
-      options.durability != DurabilityPolicy::kAlways) {
-    return absl::InvalidArgumentError("durability: must be none, periodic or always");
+      options.durability != DurabilityPolicy::kAlways &&
+      options.durability != DurabilityPolicy::kReplicated) {
+    return absl::InvalidArgumentError("durability: must be none, periodic, always or replicated");
+  }
+  if (options.durability == DurabilityPolicy::kReplicated && options.replication == nullptr) {
+    return absl::InvalidArgumentError("durability: replicated needs a replication hook");
   }
   if (options.sync_interval.count() < 0) {
     return absl::InvalidArgumentError("sync_interval: must be >= 0");
@@ -50,6 +55,24 @@ absl::Status Closed() { return absl::FailedPreconditionError("the database is cl
 absl::Status NoScene(absl::string_view name) {
   return FieldStatus(absl::StatusCode::kNotFound, "scene", absl::StrCat("no scene \"", name, "\""));
 }
+
+// A replicated scene on a server without replication (no hook).
+absl::Status NoReplication(absl::string_view name) {
+  return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
+                     absl::StrCat("scene \"", name,
+                                  "\" is replicated, and this server has no replication "
+                                  "(--nats_url): it is neither written nor read here"));
+}
+
+// A replicated scene whose local copy is not checked against its replicated log yet.
+absl::Status NotReadable(absl::string_view name) {
+  return FieldStatus(absl::StatusCode::kUnavailable, "scene",
+                     absl::StrCat("scene \"", name,
+                                  "\" is a replica being brought up to date from its "
+                                  "replicated log; try again shortly"));
+}
+
+bool IsReplicated(DurabilityPolicy policy) { return policy == DurabilityPolicy::kReplicated; }
 
 // What a writer is told once `log_error` stopped the log: RESOURCE_EXHAUSTED for a full disk or
 // a file size limit, UNAVAILABLE for any other I/O error; that writes are refused until a
@@ -115,6 +138,13 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     entry->snapshot_bytes = recovered.snapshot_bytes;
     entry->snapshot_file = recovered.snapshot_file;
     entry->snapshot_threshold = db->ThresholdFor(recovered.snapshot_bytes);
+    if (IsReplicated(entry->policy)) {
+      // Checked against the replicated log (and maybe rebuilt) before anyone reads it: a server
+      // that crashed while it owned the scene may hold records the replicated log never stored.
+      entry->readable = false;
+      MutexLock positions(&entry->positions_mu);
+      entry->base_position = recovered.replicated;
+    }
     WriterLock lock(&db->scenes_mu_);
     const std::string& name = entry->scene->name();
     if (!db->entries_.try_emplace(name, entry).second) {
@@ -177,9 +207,12 @@ absl::Status Database::ForWriter(const absl::Status& status) const {
 void Database::CreateScene(absl::string_view name, const SceneOptions& options, DoneCallback done) {
   if (closed_) return done(Closed());
   auto entry = std::make_shared<Entry>();
+  std::optional<ReplicatedTicket> ticket;
   const absl::Status status = [&]() -> absl::Status {
     COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
     COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
+    entry->policy = Resolve(options.durability);
+    if (IsReplicated(entry->policy) && options_.replication == nullptr) return NoReplication(name);
     WriterLock lock(&scenes_mu_);
     if (entries_.contains(name)) {
       return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
@@ -190,17 +223,28 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
           absl::StatusCode::kResourceExhausted, "scene",
           absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
     }
-    COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence,
-                             log_->Append(EncodeCreateSceneRecord(name, options)));
+    std::string payload = EncodeCreateSceneRecord(name, options);
+    std::optional<ReplicationPosition> position;
+    if (IsReplicated(entry->policy)) {
+      COLLIDE_ASSIGN_OR_RETURN(position,
+                               options_.replication->Reserve(name, ReplicatedRecordKind::kCreate));
+      AppendReplicationPosition(*position, /*snapshot=*/false, &payload);
+    }
+    COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+    if (position.has_value()) {
+      NotePosition(entry.get(), entry->create_sequence, *position);
+      ticket = ReplicatedTicket{
+          .scene = std::string(name),
+          .ticket = options_.replication->Publish(name, *position, std::move(payload))};
+    }
     entry->scene = std::make_shared<Scene>(std::string(name), options, entry->create_sequence);
-    entry->policy = Resolve(options.durability);
     entry->snapshot_threshold = ThresholdFor(0);
     entries_.emplace(std::string(name), entry);
     return absl::OkStatus();
   }();
   if (!status.ok()) return done(ForWriter(status));
   ForgetMovedAway(name);
-  AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done));
+  AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done), std::move(ticket));
 }
 
 absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& options) {
@@ -257,36 +301,82 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(absl::string_view n
 
 void Database::ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
+  ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
+}
+
+void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
+                            const SceneState& state, bool replace,
+                            const ReplicationPosition* position, DoneCallback done) {
   if (closed_) return done(Closed());
+  const DurabilityPolicy policy = Resolve(options.durability);
+  // A follower's restore (`position`) is a replicated scene's own record, written without the
+  // hook; an owner's import of a replicated scene goes to the hook like any record.
+  const bool follower = position != nullptr;
+  const bool replicated = IsReplicated(policy);
+  if (follower && !replicated) {
+    return done(absl::InvalidArgumentError("options.durability: a restore needs replicated"));
+  }
+  if (replicated && !follower && options_.replication == nullptr) {
+    return done(NoReplication(name));
+  }
   // Built and encoded before the index is locked: both are O(bodies).
   absl::StatusOr<std::unique_ptr<Scene>> restored = BuildImported(name, options, state);
   if (!restored.ok()) return done(restored.status());
   std::shared_ptr<Scene> scene = *std::move(restored);
-  const std::string payload = EncodeImportSceneRecord(name, options, state);
+  std::string payload = EncodeImportSceneRecord(name, options, state);
+  if (follower) AppendReplicationPosition(*position, /*snapshot=*/false, &payload);
   auto entry = std::make_shared<Entry>();
+  entry->policy = policy;
   std::shared_ptr<Entry> replaced;
+  std::optional<ReplicatedTicket> ticket;
   const absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
     auto it = entries_.find(name);
+    if (it != entries_.end() && !follower && IsReplicated(it->second->policy) != replicated) {
+      // A replicated scene's log (and its followers) would go on, or start, half way.
+      return FieldStatus(
+          absl::StatusCode::kFailedPrecondition, "options.durability",
+          absl::StrCat("scene \"", name, "\" is ", replicated ? "not " : "",
+                       "replicated: it is replaced only by a scene of the same kind (delete it "
+                       "first)"));
+    }
+    // The record's append, under the old scene's writer serialisation when there is one (the one
+    // record deletes it and creates the new one).
+    auto append = [&]() -> absl::Status {
+      std::optional<ReplicationPosition> reserved;
+      if (replicated && !follower) {
+        COLLIDE_ASSIGN_OR_RETURN(
+            reserved, options_.replication->Reserve(name, ReplicatedRecordKind::kImport));
+        AppendReplicationPosition(*reserved, /*snapshot=*/false, &payload);
+      }
+      COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+      if (reserved.has_value()) {
+        NotePosition(entry.get(), entry->create_sequence, *reserved);
+        ticket = ReplicatedTicket{
+            .scene = std::string(name),
+            .ticket = options_.replication->Publish(name, *reserved, std::string(payload))};
+      } else if (follower) {
+        NotePosition(entry.get(), entry->create_sequence, *position);
+      }
+      return absl::OkStatus();
+    };
     if (it != entries_.end()) {
       // The old scene's writers finish first; the one record deletes it and creates the new one.
       // A scene marked as moving is not replaced (MarkReplaced): its move would delete it.
       replaced = it->second;
-      COLLIDE_RETURN_IF_ERROR(replaced->scene->MarkReplaced([&]() -> absl::Status {
-        COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
-        return absl::OkStatus();
-      }));
+      // A follower follows its owner's records as they come.
+      COLLIDE_RETURN_IF_ERROR(follower ? replaced->scene->MarkDeleted(append)
+                                       : replaced->scene->MarkReplaced(append));
       entries_.erase(it);
       MutexLock state_lock(&state_mu_);
       zombies_.push_back(
           Zombie{.scene = std::string(name), .delete_sequence = entry->create_sequence});
     } else {
-      COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+      COLLIDE_RETURN_IF_ERROR(append());
     }
     scene->SetLogPosition(entry->create_sequence);
     entry->scene = std::move(scene);
-    entry->policy = Resolve(options.durability);
     entry->snapshot_threshold = ThresholdFor(0);
     entry->log_bytes = kRecordHeaderBytes + payload.size();
     entries_.emplace(std::string(name), entry);
@@ -298,7 +388,13 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options,
   if (entry->log_bytes >= entry->snapshot_threshold && !entry->snapshot_wanted.exchange(true)) {
     Wake();
   }
-  AcknowledgeStatus(DurabilityPolicy::kAlways, entry->create_sequence, std::move(done));
+  if (ticket.has_value()) {
+    AcknowledgeStatus(DurabilityPolicy::kReplicated, entry->create_sequence, std::move(done),
+                      std::move(ticket));
+  } else {
+    AcknowledgeStatus(follower ? DurabilityPolicy::kPeriodic : DurabilityPolicy::kAlways,
+                      entry->create_sequence, std::move(done));
+  }
 }
 
 absl::Status Database::ImportScene(absl::string_view name, const SceneOptions& options,
@@ -315,15 +411,29 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   std::shared_ptr<Entry> entry;
   uint64_t sequence = 0;
   std::string moved_to;
+  std::optional<ReplicatedTicket> ticket;
   const absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     auto it = entries_.find(name);
     if (it == entries_.end()) return NoScene(name);
     entry = it->second;
+    if (IsReplicated(entry->policy) && options_.replication == nullptr) return NoReplication(name);
     // The scene's writers finish first; later ones get NOT_FOUND (or, after a move, where it
     // went).
     COLLIDE_RETURN_IF_ERROR(entry->scene->MarkDeleted([&]() -> absl::Status {
-      COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
+      std::string payload = EncodeDeleteSceneRecord(name);
+      std::optional<ReplicationPosition> position;
+      if (IsReplicated(entry->policy)) {
+        COLLIDE_ASSIGN_OR_RETURN(
+            position, options_.replication->Reserve(name, ReplicatedRecordKind::kDelete));
+        AppendReplicationPosition(*position, /*snapshot=*/false, &payload);
+      }
+      COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+      if (position.has_value()) {
+        ticket = ReplicatedTicket{
+            .scene = std::string(name),
+            .ticket = options_.replication->Publish(name, *position, std::move(payload))};
+      }
       return absl::OkStatus();
     }));
     entries_.erase(it);
@@ -338,7 +448,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   // whole at its destination); the destination is then remembered until a restart, and the
   // error shows in stats().moved_scenes_error.
   if (!moved_to.empty()) NoteStoreError(moved_away_->Add(name, moved_to));
-  AcknowledgeStatus(entry->policy, sequence, std::move(done));
+  AcknowledgeStatus(entry->policy, sequence, std::move(done), std::move(ticket));
   Wake();
 }
 
@@ -354,28 +464,49 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
   if (closed_) return done(Closed());
   std::shared_ptr<Entry> entry = FindEntry(scene);
   if (entry == nullptr) return done(NoSceneForWriter(scene));
+  const bool replicated = IsReplicated(entry->policy);
+  if (replicated && options_.replication == nullptr) return done(NoReplication(scene));
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
+  std::optional<ReplicatedTicket> ticket;
   // The record is encoded and appended under the scene's writer serialisation, so the log holds
-  // the scene's batches in the order they are applied.
+  // the scene's batches in the order they are applied (and so does the replicated log).
   absl::StatusOr<ApplyResult> result = entry->scene->Apply(
       batch, client,
       [&](uint64_t new_version) -> absl::StatusOr<uint64_t> {
         // Under the scene's writer lock: the scene's encoder is this writer's alone.
         UpdateRecordEncoder& encoder = entry->record_encoder;
-        const absl::string_view payload = encoder.Encode(scene, client, new_version, batch);
-        record_bytes = kRecordHeaderBytes + payload.size();
-        absl::StatusOr<uint64_t> appended = log_->Append(payload);  // copies the payload
+        const absl::string_view encoded = encoder.Encode(scene, client, new_version, batch);
+        if (!replicated) {
+          record_bytes = kRecordHeaderBytes + encoded.size();
+          absl::StatusOr<uint64_t> appended = log_->Append(encoded);  // copies the payload
+          encoder.ReleaseIfLarger(kKeptRecordBytes);
+          COLLIDE_ASSIGN_OR_RETURN(sequence, std::move(appended));
+          return sequence;
+        }
+        // A replicated scene's record carries its place in the replicated log, and is handed
+        // to the hook.
+        std::string payload(encoded);
         encoder.ReleaseIfLarger(kKeptRecordBytes);
-        COLLIDE_ASSIGN_OR_RETURN(sequence, std::move(appended));
+        COLLIDE_ASSIGN_OR_RETURN(
+            const ReplicationPosition position,
+            options_.replication->Reserve(scene, ReplicatedRecordKind::kUpdate));
+        AppendReplicationPosition(position, /*snapshot=*/false, &payload);
+        record_bytes = kRecordHeaderBytes + payload.size();
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        NotePosition(entry.get(), sequence, position);
+        ticket = ReplicatedTicket{
+            .scene = std::string(scene),
+            .ticket = options_.replication->Publish(scene, position, std::move(payload))};
         return sequence;
       },
       options_.apply_pool);
   if (!result.ok()) return done(ForWriter(result.status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable
-    // as the policy asks.
+    // as the policy asks (replicated: once every record published so far is stored).
     sequence = log_->last_sequence();
+    if (replicated) ticket = ReplicatedTicket{.scene = std::string(scene)};
   } else {
     const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
     if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
@@ -386,7 +517,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
   Acknowledge(
       entry->policy, sequence,
       ApplyAck{.version = result->version, .durable = false, .duplicate = result->duplicate},
-      std::move(done));
+      std::move(done), std::move(ticket));
 }
 
 void Database::SetSceneMoving(absl::string_view name, absl::string_view destination,
@@ -399,6 +530,14 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
   }
   std::shared_ptr<Entry> entry = FindEntry(name);
   if (entry == nullptr) return done(NoScene(name));
+  if (IsReplicated(entry->policy)) {
+    // Every server of the cluster already follows it: its owner changes instead (a handover or
+    // a failover), and its log goes on.
+    return done(FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
+                            absl::StrCat("scene \"", name,
+                                         "\" is replicated: it does not move, its owner changes "
+                                         "(collide scene handover)")));
+  }
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
   const absl::Status status =
@@ -452,14 +591,15 @@ absl::StatusOr<ApplyAck> Database::ApplyAndWait(absl::string_view scene, const C
 }
 
 void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
-                           ApplyCallback done) {
+                           ApplyCallback done, std::optional<ReplicatedTicket> replicated) {
   if (log_->appended_bytes() > options_.max_log_bytes) {
     bool deferred = false;
     {
       MutexLock lock(&state_mu_);
       if (!acks_final_) {
-        deferred_acks_.push_back([this, policy, sequence, ack, done = std::move(done)]() mutable {
-          AcknowledgeNow(policy, sequence, ack, std::move(done));
+        deferred_acks_.push_back([this, policy, sequence, ack, done = std::move(done),
+                                  replicated = std::move(replicated)]() mutable {
+          AcknowledgeNow(policy, sequence, ack, std::move(done), std::move(replicated));
         });
         deferred = true;
       }
@@ -469,7 +609,7 @@ void Database::Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck 
       return;
     }
   }
-  AcknowledgeNow(policy, sequence, ack, std::move(done));
+  AcknowledgeNow(policy, sequence, ack, std::move(done), std::move(replicated));
 }
 
 void Database::ReleaseDeferredAcks(bool final) {
@@ -483,8 +623,25 @@ void Database::ReleaseDeferredAcks(bool final) {
 }
 
 void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack,
-                              ApplyCallback done) {
+                              ApplyCallback done, std::optional<ReplicatedTicket> replicated) {
   CommitLog::Await await = CommitLog::Await::kWritten;
+  if (policy == DurabilityPolicy::kReplicated && replicated.has_value() &&
+      options_.replication != nullptr) {
+    // Stored by the replicated log's quorum, then written to the OS here (the local log is the
+    // fast path of a restart).
+    options_.replication->WhenReplicated(
+        replicated->scene, replicated->ticket,
+        [this, sequence, ack, done = std::move(done)](absl::Status status) mutable {
+          if (!status.ok()) return done(status);
+          log_->WhenDone(sequence, CommitLog::Await::kWritten,
+                         [this, ack, done = std::move(done)](absl::Status written, bool) mutable {
+                           if (!written.ok()) return done(ForWriter(written));
+                           ack.durable = true;
+                           done(ack);
+                         });
+        });
+    return;
+  }
   switch (policy) {
     case DurabilityPolicy::kNone:
       if (!log_->backlogged()) {
@@ -495,7 +652,8 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
     case DurabilityPolicy::kPeriodic:
       break;
     case DurabilityPolicy::kAlways:
-    case DurabilityPolicy::kDefault:  // resolved before; kept safe
+    case DurabilityPolicy::kDefault:     // resolved before; kept safe
+    case DurabilityPolicy::kReplicated:  // always with a ticket; kept safe
       await = CommitLog::Await::kSynced;
       break;
   }
@@ -507,15 +665,18 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
                  });
 }
 
-void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done) {
+void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done,
+                                 std::optional<ReplicatedTicket> replicated) {
   Acknowledge(
       policy, sequence, ApplyAck{},
-      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable { done(ack.status()); });
+      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable { done(ack.status()); },
+      std::move(replicated));
 }
 
 absl::StatusOr<std::shared_ptr<const Scene>> Database::GetScene(absl::string_view name) const {
   std::shared_ptr<Entry> entry = FindEntry(name);
   if (entry == nullptr) return NoScene(name);
+  if (!entry->readable.load(std::memory_order_acquire)) return NotReadable(name);
   return std::shared_ptr<const Scene>(entry->scene);
 }
 
@@ -609,6 +770,266 @@ std::vector<SceneFigures> Database::SceneFiguresByName() const {
   return figures;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Replicated scenes.
+
+void Database::NotePosition(Entry* entry, uint64_t sequence, const ReplicationPosition& position) {
+  MutexLock lock(&entry->positions_mu);
+  entry->positions.emplace_back(sequence, position);
+}
+
+std::optional<ReplicationPosition> Database::PositionAt(Entry* entry, uint64_t sequence) {
+  MutexLock lock(&entry->positions_mu);
+  std::optional<ReplicationPosition> found = entry->base_position;
+  for (const auto& [at, position] : entry->positions) {
+    if (at > sequence) break;
+    found = position;
+  }
+  return found;
+}
+
+std::optional<ReplicationPosition> Database::LastPosition(Entry* entry) {
+  MutexLock lock(&entry->positions_mu);
+  if (!entry->positions.empty()) return entry->positions.back().second;
+  return entry->base_position;
+}
+
+void Database::TrimPositions(Entry* entry, uint64_t sequence) {
+  MutexLock lock(&entry->positions_mu);
+  while (!entry->positions.empty() && entry->positions.front().first <= sequence) {
+    entry->base_position = entry->positions.front().second;
+    entry->positions.pop_front();
+  }
+}
+
+namespace {
+
+absl::Status Diverged(absl::string_view scene, absl::string_view what) {
+  return absl::DataLossError(
+      absl::StrCat("replicated scene \"", scene, "\": ", what, "; the copy here must be rebuilt"));
+}
+
+}  // namespace
+
+absl::Status Database::ApplyReplicated(absl::string_view scene, absl::string_view payload) {
+  if (closed_) return Closed();
+  absl::StatusOr<DecodedRecord> record = DecodeLogRecord(payload);
+  if (!record.ok()) return Diverged(scene, record.status().message());
+  if (record->scene != scene) {
+    return Diverged(scene, absl::StrCat("a record of scene \"", record->scene, "\" in its log"));
+  }
+  if (!record->replicated.has_value()) return Diverged(scene, "a record without its position");
+  if (record->type == DecodedRecord::Type::kCreateScene) {
+    return ApplyReplicatedCreate(payload, *record);
+  }
+  if (record->type == DecodedRecord::Type::kDeleteScene) {
+    return ApplyReplicatedDelete(payload, *record);
+  }
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry != nullptr && !IsReplicated(entry->policy)) {
+    return Diverged(scene, "the scene here is not replicated");
+  }
+  const ReplicationPosition& position = *record->replicated;
+  if (entry != nullptr) {
+    const std::optional<ReplicationPosition> last = LastPosition(entry.get());
+    if (last.has_value() && last->incarnation == position.incarnation &&
+        position.sequence <= last->sequence) {
+      return absl::OkStatus();  // applied before (a redelivery)
+    }
+    if (last.has_value() && last->incarnation != position.incarnation &&
+        record->type != DecodedRecord::Type::kImportScene) {
+      return Diverged(scene, "a record of another incarnation of the scene");
+    }
+  }
+  switch (record->type) {
+    case DecodedRecord::Type::kUpdate:
+      if (entry == nullptr) return Diverged(scene, "an update of a scene that is not here");
+      return ApplyReplicatedUpdate(entry, payload, *record);
+    case DecodedRecord::Type::kImportScene:
+      return RestoreReplicated(scene, record->options, record->state, position);
+    default:
+      return Diverged(scene, "a record of a kind replicated scenes do not have");
+  }
+}
+
+absl::Status Database::ApplyReplicatedUpdate(const std::shared_ptr<Entry>& entry,
+                                             absl::string_view payload,
+                                             const DecodedRecord& record) {
+  const absl::string_view scene = record.scene;
+  uint64_t sequence = 0;
+  absl::StatusOr<ApplyResult> result = entry->scene->Apply(
+      record.batch, record.client,
+      [&](uint64_t new_version) -> absl::StatusOr<uint64_t> {
+        if (new_version != record.version) {
+          return Diverged(scene, absl::StrCat("its owner's batch made version ", record.version,
+                                              ", here it makes ", new_version));
+        }
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        NotePosition(entry.get(), sequence, *record.replicated);
+        return sequence;
+      },
+      options_.apply_pool);
+  if (!result.ok()) {
+    if (absl::IsNotFound(result.status()) && entry->scene->deleted()) return result.status();
+    const absl::Status status = ForWriter(result.status());
+    if (status.code() == absl::StatusCode::kDataLoss) return status;
+    if (!log_->status().ok()) return status;  // the local log stopped: writes are refused here
+    return Diverged(
+        scene, absl::StrCat("its owner's batch does not apply here: ", result.status().message()));
+  }
+  if (result->duplicate) return Diverged(scene, "its owner's batch is a duplicate here");
+  const uint64_t record_bytes = kRecordHeaderBytes + payload.size();
+  const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+  if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+      !entry->snapshot_wanted.exchange(true)) {
+    Wake();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Database::ApplyReplicatedCreate(absl::string_view payload,
+                                             const DecodedRecord& record) {
+  const std::string& name = record.scene;
+  const ReplicationPosition& position = *record.replicated;
+  if (std::shared_ptr<Entry> existing = FindEntry(name); existing != nullptr) {
+    const std::optional<ReplicationPosition> last = LastPosition(existing.get());
+    if (IsReplicated(existing->policy) && last.has_value() &&
+        last->incarnation == position.incarnation) {
+      return absl::OkStatus();  // created before (a redelivery)
+    }
+    // An older incarnation (its deletion was missed here), or a local scene of that name.
+    if (!IsReplicated(existing->policy)) {
+      return Diverged(name, "a scene of that name that is not replicated is here");
+    }
+    absl::Status dropped = DropReplicated(name);
+    if (!dropped.ok() && !absl::IsNotFound(dropped)) return dropped;
+  }
+  if (absl::Status status = ValidateSceneName(name); !status.ok()) {
+    return Diverged(name, status.message());
+  }
+  auto entry = std::make_shared<Entry>();
+  entry->policy = Resolve(record.options.durability);
+  if (!IsReplicated(entry->policy)) return Diverged(name, "its create record is not replicated");
+  {
+    WriterLock lock(&scenes_mu_);
+    if (entries_.contains(name)) return Diverged(name, "created here meanwhile");
+    if (entries_.size() >= options_.max_scenes) {
+      return FieldStatus(
+          absl::StatusCode::kResourceExhausted, "scene",
+          absl::StrCat("the server holds its limit of ", options_.max_scenes, " scenes"));
+    }
+    absl::StatusOr<uint64_t> sequence = log_->Append(payload);
+    if (!sequence.ok()) return ForWriter(sequence.status());
+    entry->create_sequence = *sequence;
+    NotePosition(entry.get(), entry->create_sequence, position);
+    entry->scene = std::make_shared<Scene>(name, record.options, entry->create_sequence);
+    entry->snapshot_threshold = ThresholdFor(0);
+    entries_.emplace(name, entry);
+  }
+  ForgetMovedAway(name);
+  return absl::OkStatus();
+}
+
+absl::Status Database::ApplyReplicatedDelete(absl::string_view payload,
+                                             const DecodedRecord& record) {
+  const std::string& name = record.scene;
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr) return absl::OkStatus();
+  const std::optional<ReplicationPosition> last = LastPosition(entry.get());
+  if (!IsReplicated(entry->policy) ||
+      (last.has_value() && last->incarnation != record.replicated->incarnation)) {
+    return absl::OkStatus();  // the deletion of another incarnation
+  }
+  uint64_t sequence = 0;
+  const absl::Status status = [&]() -> absl::Status {
+    WriterLock lock(&scenes_mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end() || it->second != entry) return absl::OkStatus();
+    COLLIDE_RETURN_IF_ERROR(entry->scene->MarkDeleted([&]() -> absl::Status {
+      COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+      return absl::OkStatus();
+    }));
+    entries_.erase(it);
+    MutexLock state(&state_mu_);
+    zombies_.push_back(Zombie{.scene = name, .delete_sequence = sequence});
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) return ForWriter(status);
+  Wake();
+  return absl::OkStatus();
+}
+
+absl::Status Database::RestoreReplicated(absl::string_view name, const SceneOptions& options,
+                                         const SceneState& state,
+                                         const ReplicationPosition& position) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  ImportRecord(name, options, state, /*replace=*/true, &position,
+               [&promise](absl::Status status) { promise.set_value(status); });
+  return future.get();
+}
+
+absl::Status Database::DropReplicated(absl::string_view name) {
+  if (closed_) return Closed();
+  uint64_t sequence = 0;
+  const absl::Status status = [&]() -> absl::Status {
+    WriterLock lock(&scenes_mu_);
+    auto it = entries_.find(name);
+    if (it == entries_.end()) return NoScene(name);
+    std::shared_ptr<Entry> entry = it->second;
+    if (!IsReplicated(entry->policy)) {
+      return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
+                         absl::StrCat("scene \"", name, "\" is not replicated"));
+    }
+    COLLIDE_RETURN_IF_ERROR(entry->scene->MarkDeleted([&]() -> absl::Status {
+      COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(EncodeDeleteSceneRecord(name)));
+      return absl::OkStatus();
+    }));
+    entries_.erase(it);
+    MutexLock state(&state_mu_);
+    zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
+    return absl::OkStatus();
+  }();
+  if (!status.ok()) return ForWriter(status);
+  Wake();
+  return absl::OkStatus();
+}
+
+void Database::SetReadable(absl::string_view name, bool readable) {
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr || !IsReplicated(entry->policy)) return;
+  entry->readable.store(readable, std::memory_order_release);
+}
+
+std::optional<ReplicationPosition> Database::ReplicatedPosition(absl::string_view name) const {
+  std::shared_ptr<Entry> entry = FindEntry(name);
+  if (entry == nullptr || !IsReplicated(entry->policy)) return std::nullopt;
+  return LastPosition(entry.get());
+}
+
+std::vector<ReplicatedSceneFigures> Database::ReplicatedScenes() const {
+  std::vector<std::shared_ptr<Entry>> entries;
+  {
+    ReaderLock lock(&scenes_mu_);
+    for (const auto& [name, entry] : entries_) {
+      if (IsReplicated(entry->policy)) entries.push_back(entry);
+    }
+  }
+  std::vector<ReplicatedSceneFigures> out;
+  out.reserve(entries.size());
+  for (const auto& entry : entries) {
+    out.push_back(ReplicatedSceneFigures{.name = entry->scene->name(),
+                                         .options = entry->scene->options(),
+                                         .position = LastPosition(entry.get()),
+                                         .readable = entry->readable.load()});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ReplicatedSceneFigures& a, const ReplicatedSceneFigures& b) {
+              return a.name < b.name;
+            });
+  return out;
+}
+
 void Database::Wake() {
   {
     MutexLock lock(&wake_mu_);
@@ -689,8 +1110,14 @@ absl::Status Database::Snapshot(Entry* entry) {
   }
   // A snapshot must never be ahead of the durable log: recovery continues the log after it.
   COLLIDE_RETURN_IF_ERROR(log_->WaitSynced(state.log_position));
-  const std::string payload =
+  std::string payload =
       EncodeSnapshot(entry->scene->name(), entry->scene->options(), entry->create_sequence, state);
+  // A replicated scene's snapshot says where in the replicated log it stands.
+  std::optional<ReplicationPosition> covers;
+  if (IsReplicated(entry->policy)) {
+    covers = PositionAt(entry, state.log_position);
+    if (covers.has_value()) AppendReplicationPosition(*covers, /*snapshot=*/true, &payload);
+  }
   COLLIDE_ASSIGN_OR_RETURN(
       WrittenSnapshot written,
       WriteSnapshotFile(fs_, dir_, entry->scene->name(), state.log_position, payload));
@@ -705,6 +1132,13 @@ absl::Status Database::Snapshot(Entry* entry) {
   histograms_.snapshot_ns.Observe(static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
           .count()));
+  if (covers.has_value()) {
+    TrimPositions(entry, state.log_position);
+    // Only a checked copy: an unchecked one may hold records the replicated log never stored.
+    if (options_.replication != nullptr && entry->readable.load(std::memory_order_acquire)) {
+      options_.replication->OnSnapshot(entry->scene->name(), *covers, payload);
+    }
+  }
   if (options_.on_snapshot) {
     options_.on_snapshot(
         SnapshotEvent{.scene = entry->scene->name(),

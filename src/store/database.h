@@ -6,6 +6,7 @@
 #include <deque>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -28,9 +29,12 @@
 #include "store/log_codec.h"
 #include "store/moved_scenes.h"
 #include "store/recovery.h"
+#include "store/replication_hook.h"
 #include "store/store_histograms.h"
 
 namespace collide {
+
+struct DecodedRecord;  // store/log_codec.h
 
 // DESIGN
 //
@@ -62,6 +66,14 @@ namespace collide {
 //
 // Recovery (recovery.h): newest snapshot per scene, then replay of every segment in order,
 // skipping each scene's records at or below its snapshot's sequence.
+//
+// Replicated scenes (DurabilityPolicy::kReplicated, replication_hook.h): the server that owns
+// such a scene writes it as any other, and each of its records also goes to the replicated log
+// (the hook) with its position there, kept in the record and in snapshots; the write is
+// acknowledged once the replicated log stored it. A server that follows the scene applies the
+// records its owner wrote (ApplyReplicated, RestoreReplicated), logging them locally too, so a
+// restart starts from the local copy. A replicated scene recovered from disk is not readable
+// until the replication layer checked it against the replicated log (SetReadable).
 
 /// A snapshot the maintenance thread (or Checkpoint) wrote.
 struct SnapshotEvent {
@@ -118,6 +130,21 @@ struct DatabaseOptions {
   /// Called after each snapshot is written, on the thread that wrote it (quick; must not call
   /// the database). nullptr: nothing is called.
   std::function<void(const SnapshotEvent&)> on_snapshot;
+  /// Where the records of replicated scenes go (replication_hook.h); must outlive the database.
+  /// nullptr: replicated scenes cannot be created, and those on disk are not readable nor
+  /// writable.
+  ReplicationHook* replication = nullptr;
+};
+
+/// A replicated scene as the store holds it (Database::ReplicatedScenes).
+struct ReplicatedSceneFigures {
+  std::string name;
+  SceneOptions options;
+  /// The position of the last replicated record applied here (none: a scene recovered from a
+  /// log written before it had positions, which the replication layer rebuilds).
+  std::optional<ReplicationPosition> position;
+  /// Queries may read it (see Database::SetReadable).
+  bool readable = false;
 };
 
 /// An acknowledgement of an applied batch.
@@ -276,6 +303,33 @@ class Database {
   /// saw it (every later write is refused; reads go on).
   absl::Status write_status() const;
 
+  /// Replicated scenes (replication_hook.h), for the replication layer. Applies `payload`, a
+  /// record of replicated scene `scene` as its owner wrote it (it carries its position), to the
+  /// local copy of a server that follows the scene, without the hook: creates, updates, replaces
+  /// (an import) or deletes the scene, and logs the same record locally. A record at or before
+  /// the position already applied is ignored (a redelivery). Errors: DATA_LOSS when the record
+  /// does not decode, names another scene, has no position, belongs to another incarnation,
+  /// or does not apply as its owner applied it (another version): the caller rebuilds the
+  /// scene (RestoreReplicated); a refused write (see Apply).
+  absl::Status ApplyReplicated(absl::string_view scene, absl::string_view payload);
+  /// Replaces (or creates) the local copy of replicated scene `name` with `state` at `position`
+  /// (a follower rebuilt it from the replicated log): one import record, written to the OS
+  /// before this returns; readable from then on. Errors as ImportScene.
+  absl::Status RestoreReplicated(absl::string_view name, const SceneOptions& options,
+                                 const SceneState& state, const ReplicationPosition& position);
+  /// Deletes the local copy of replicated scene `name` without the hook (its owner deleted it, or
+  /// it is stale). NOT_FOUND if absent.
+  absl::Status DropReplicated(absl::string_view name);
+  /// Whether queries may read replicated scene `name` (GetScene answers UNAVAILABLE
+  /// `scene: ...` while not): false for one recovered from disk until the replication layer
+  /// checked it against the replicated log, and while it is rebuilt. No-op for other scenes.
+  void SetReadable(absl::string_view name, bool readable);
+  /// The position of the last replicated record applied to `name`, if it is a replicated scene
+  /// that has one.
+  std::optional<ReplicationPosition> ReplicatedPosition(absl::string_view name) const;
+  /// Every replicated scene, sorted by name.
+  std::vector<ReplicatedSceneFigures> ReplicatedScenes() const;
+
   /// Blocks until everything applied before the call is fsynced.
   absl::Status Flush();
   /// Writes a snapshot of every scene now and deletes the log segments that frees (tools,
@@ -310,6 +364,13 @@ class Database {
     std::atomic<uint64_t> snapshot_sequence{0};
     std::atomic<uint64_t> snapshot_bytes{0};
     std::string snapshot_file;  // maintenance passes only
+    // Replicated scenes only: queries may read it (SetReadable), and the replication position
+    // of each record since the last snapshot, by log sequence (appended under the scene's writer
+    // serialisation, in log order), after `base` (the snapshot's, or the last one trimmed).
+    std::atomic<bool> readable{true};
+    Mutex positions_mu;
+    std::deque<std::pair<uint64_t, ReplicationPosition>> positions ABSL_GUARDED_BY(positions_mu);
+    std::optional<ReplicationPosition> base_position ABSL_GUARDED_BY(positions_mu);
     // The scene's update records are encoded here, kept from batch to batch up to
     // kKeptRecordBytes: used by Apply under the scene's writer lock only.
     UpdateRecordEncoder record_encoder;
@@ -344,15 +405,40 @@ class Database {
   // `status` as a writer gets it: the log's own error, when that is what refused the write,
   // becomes the client-facing one (see Apply); anything else is returned as it is.
   absl::Status ForWriter(const absl::Status& status) const;
+  // Replicated scenes: records a record's position; the position of the record at log sequence
+  // `sequence` (the newest at or before it); the last position; forgets positions before
+  // `sequence` (the newest of them becomes the base).
+  static void NotePosition(Entry* entry, uint64_t sequence, const ReplicationPosition& position);
+  static std::optional<ReplicationPosition> PositionAt(Entry* entry, uint64_t sequence);
+  static std::optional<ReplicationPosition> LastPosition(Entry* entry);
+  static void TrimPositions(Entry* entry, uint64_t sequence);
+  // The import record of `name` holding `state`, as ImportScene writes it; with `position` (a
+  // follower's restore), without the hook and readable at once.
+  void ImportRecord(absl::string_view name, const SceneOptions& options, const SceneState& state,
+                    bool replace, const ReplicationPosition* position, DoneCallback done);
+  // Applies an update, create, import or delete record of a replicated scene's owner here.
+  absl::Status ApplyReplicatedUpdate(const std::shared_ptr<Entry>& entry, absl::string_view payload,
+                                     const DecodedRecord& record);
+  absl::Status ApplyReplicatedCreate(absl::string_view payload, const DecodedRecord& record);
+  absl::Status ApplyReplicatedDelete(absl::string_view payload, const DecodedRecord& record);
   DurabilityPolicy Resolve(DurabilityPolicy policy) const;
   uint64_t ThresholdFor(uint64_t snapshot_bytes) const;
+  // A replicated scene's record as its acknowledgement waits for it (the hook's ticket).
+  struct ReplicatedTicket {
+    std::string scene;
+    uint64_t ticket = ReplicationHook::kEverything;
+  };
   // Hands `done` the outcome of record `sequence` under `policy`: now (AcknowledgeNow), or,
-  // while the log is over max_log_bytes, after the next maintenance pass.
-  void Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done);
-  void AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done);
+  // while the log is over max_log_bytes, after the next maintenance pass. Under kReplicated,
+  // `replicated` names the record for the hook.
+  void Acknowledge(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done,
+                   std::optional<ReplicatedTicket> replicated = std::nullopt);
+  void AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyAck ack, ApplyCallback done,
+                      std::optional<ReplicatedTicket> replicated = std::nullopt);
   // Runs the acknowledgements deferred by Acknowledge; with `final`, no more are deferred.
   void ReleaseDeferredAcks(bool final);
-  void AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done);
+  void AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done,
+                         std::optional<ReplicatedTicket> replicated = std::nullopt);
   void OnFatal(const absl::Status& status);
 
   void Wake();

@@ -148,6 +148,11 @@ absl::Status CheckOpCount(const pb::OpColumns& in) {
 
 pb::Durability ToProto(DurabilityPolicy policy) { return static_cast<pb::Durability>(policy); }
 
+ReplicationPosition FromProto(const pb::ReplicationPosition& in) {
+  return ReplicationPosition{
+      .incarnation = in.incarnation(), .epoch = in.epoch(), .sequence = in.sequence()};
+}
+
 absl::Status Corrupt(absl::string_view what, const absl::Status& status) {
   return absl::DataLossError(absl::StrCat(what, ": ", status.message()));
 }
@@ -435,6 +440,7 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
     default:
       return absl::DataLossError("log record of unknown type");
   }
+  if (record.has_replicated()) out.replicated = FromProto(record.replicated());
   return out;
 }
 
@@ -463,6 +469,7 @@ absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload) {
   if (absl::Status status = DecodeState(snapshot, &out.state); !status.ok()) {
     return Corrupt("snapshot", status);
   }
+  if (snapshot.has_replicated()) out.replicated = FromProto(snapshot.replicated());
   return out;
 }
 

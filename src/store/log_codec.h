@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 #include "scene/scene.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
+#include "store/replication_hook.h"
 
 namespace collide {
 
@@ -83,6 +85,8 @@ struct DecodedRecord {
   ClientTag client;
   uint64_t version = 0;
   UpdateBatch batch;
+  /// A replicated scene's record: its position in the replicated log (LogRecord.replicated).
+  std::optional<ReplicationPosition> replicated;
 };
 /// Decodes a LogRecord payload; DATA_LOSS when it does not parse or is inconsistent.
 absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload);
@@ -95,6 +99,8 @@ struct DecodedSnapshot {
   uint64_t create_sequence = 0;
   /// state.log_position is the last sequence the snapshot covers.
   SceneState state;
+  /// A replicated scene: the position of the last replicated record the snapshot holds.
+  std::optional<ReplicationPosition> replicated;
 };
 /// The serialized SceneSnapshot of `state` (covering the log through state.log_position).
 std::string EncodeSnapshot(absl::string_view scene, const SceneOptions& options,

@@ -58,6 +58,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       created.scene = std::make_unique<Scene>(record.scene, record.options, sequence);
       created.create_sequence = sequence;
       created.log_bytes = record_bytes;
+      created.replicated = record.replicated;
       scenes->emplace(record.scene, std::move(created));
       ++report->records_replayed;
       return absl::OkStatus();
@@ -95,6 +96,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       created.scene = *std::move(scene);
       created.create_sequence = sequence;
       created.log_bytes = record_bytes;
+      created.replicated = record.replicated;
       scenes->emplace(record.scene, std::move(created));
       ++report->records_replayed;
       return absl::OkStatus();
@@ -123,8 +125,8 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       }
       absl::Status status = it->second.scene->SetMovedTo(record.destination, at_sequence);
       if (!status.ok()) {
-        return absl::DataLossError(absl::StrCat("move mark of scene \"", record.scene,
-                                                "\": ", status.message()));
+        return absl::DataLossError(
+            absl::StrCat("move mark of scene \"", record.scene, "\": ", status.message()));
       }
       it->second.log_bytes += record_bytes;
       ++report->records_replayed;
@@ -154,6 +156,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
             result->duplicate ? " (as a duplicate)" : "", ", the log says ", record.version));
       }
       scene.log_bytes += record_bytes;
+      if (record.replicated.has_value()) scene.replicated = record.replicated;
       ++report->records_replayed;
       return absl::OkStatus();
     }
@@ -215,6 +218,7 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
     recovered.snapshot_sequence = newest.sequence;
     recovered.snapshot_file = newest.name;
     recovered.snapshot_bytes = bytes;
+    recovered.replicated = snapshot.replicated;
     scenes.emplace(scene_name, std::move(recovered));
     max_covered = std::max(max_covered, newest.sequence);
     ++out.report.snapshots_loaded;

@@ -10,6 +10,7 @@
 #include "scene/scene.h"
 #include "store/commit_log.h"
 #include "store/file_system.h"
+#include "store/replication_hook.h"
 
 namespace collide {
 
@@ -81,6 +82,9 @@ struct RecoveredScene {
   uint64_t snapshot_bytes = 0;
   /// Bytes of this scene's log records after its snapshot.
   uint64_t log_bytes = 0;
+  /// A replicated scene: the replication position of its last record (or of its snapshot when
+  /// no record follows it).
+  std::optional<ReplicationPosition> replicated;
 };
 
 /// Everything recovery rebuilt from a data directory.

@@ -18,6 +18,7 @@ import re
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +32,8 @@ HEALTH_BACKEND = "shards_health"
 # The least inactivity timeout for streams that live a game session.
 MIN_STREAM_TIMEOUT_S = 3600
 HAPROXY_CFG_IN_IMAGE = "/usr/local/etc/haproxy/haproxy.cfg"
+# The scene map the servers keep through HAProxy's runtime API (--router_map).
+SCENE_MAP_IN_IMAGE = "/usr/local/etc/haproxy/scenes.map"
 
 
 def load(path: Path) -> Any:
@@ -136,6 +139,20 @@ def check_haproxy(cfg: dict[str, list[list[str]]], problems: list[str]) -> tuple
         endpoints.add(address)
     if len(set(ids)) != len(ids):
         problems.append(f"haproxy: the servers' ids must differ, got {ids}")
+    # The scene map's backends: one per shard, each its one routing server (same name and
+    # address), never health checked, never redispatching.
+    by_name = {words[1]: words[2] for words in servers_of(backend)}
+    per_shard = {name: lines for name, lines in cfg.items() if name.startswith("backend shard_")}
+    if len(per_shard) != len(by_name):
+        problems.append(f"haproxy: one `backend shard_<n>` per routing server ({len(by_name)}) "
+                        f"is needed for the scene map, got {sorted(per_shard)}")
+    for name, lines in per_shard.items():
+        servers = servers_of(lines)
+        if (len(servers) != 1 or by_name.get(servers[0][1]) != servers[0][2]
+                or "check" in servers[0] or option_value(servers[0], "proto") != "h2"
+                or ["no", "option", "redispatch"] not in lines):
+            problems.append(f"haproxy: {name} must hold one routing server (same name and "
+                            "address, proto h2, no check) and `no option redispatch`")
     health = {words[2].rsplit(":", 1)[0] for words in servers_of(
         cfg.get(f"backend {HEALTH_BACKEND}", [])) if "check" in words}
     if health != endpoints:
@@ -151,8 +168,17 @@ def validate_with_haproxy(path: Path, problems: list[str]) -> None:
     if binary is None:
         problems.append("haproxy not found: install Debian's haproxy (scripts/lib/setup.sh does)")
         return
-    result = subprocess.run([binary, "-c", "-f", str(path)], capture_output=True, text=True,
-                            check=False)
+    # The configuration reads its scene map where the image has it: checked here with the
+    # repository's docker/scenes.map in its place.
+    text = path.read_text(encoding="utf-8")
+    if SCENE_MAP_IN_IMAGE not in text:
+        problems.append(f"haproxy: {path} does not read the scene map {SCENE_MAP_IN_IMAGE}")
+    with tempfile.TemporaryDirectory() as scratch:
+        copy = Path(scratch) / "haproxy.cfg"
+        copy.write_text(text.replace(SCENE_MAP_IN_IMAGE, str(path.parent / "scenes.map")),
+                        encoding="utf-8")
+        result = subprocess.run([binary, "-c", "-f", str(copy)], capture_output=True, text=True,
+                                check=False)
     if result.returncode != 0:
         problems.append(f"haproxy -c rejects {path}: {result.stdout}{result.stderr}")
 
@@ -205,6 +231,8 @@ def check_compose(compose: dict[str, Any], router_port: int, endpoints: set[str]
                         "scale-out test runs)")
     if f"./haproxy.cfg:{HAPROXY_CFG_IN_IMAGE}:ro" not in router.get("volumes", []):
         problems.append(f"compose: haproxy must mount ./haproxy.cfg at {HAPROXY_CFG_IN_IMAGE}")
+    if f"./scenes.map:{SCENE_MAP_IN_IMAGE}:ro" not in router.get("volumes", []):
+        problems.append(f"compose: haproxy must mount ./scenes.map at {SCENE_MAP_IN_IMAGE}")
     if not any(str(port).endswith(f":{router_port}") for port in router.get("ports", [])):
         problems.append(f"compose: haproxy must publish its frontend port {router_port}")
 

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # One version for every package: the CMake project version is the Python package's __version__
-# (written by the build), the Node package's (package.json and package-lock.json), the one
+# (written by the build), the Node package's (package.json and package-lock.json), the Java
+# artifact's (client/java/pom.xml; the Go module's is the build's, from CMake), the one
 # pkg-config and CPack use (from CMake directly), and CHANGELOG.md has a section for it.
 #   version_test.sh <source dir> <build dir> <CMake project version>
 set -euo pipefail
@@ -32,10 +33,15 @@ for file in package.json package-lock.json; do
   done
 done
 
+# The Java artifact's own <version> (the first one of pom.xml, after <artifactId>collide-client).
+java_version=$(sed -n '/<artifactId>collide-client<\/artifactId>/,/<version>/{s/.*<version>\(.*\)<\/version>.*/\1/p}' \
+  "$source_dir/client/java/pom.xml" | head -1)
+[ "$java_version" = "$version" ] || fail "client/java/pom.xml has version '$java_version'"
+
 grep -qE "^## $version( |\$)" "$source_dir/CHANGELOG.md" || fail "CHANGELOG.md has no '## $version' section"
 
 if [ $failures -gt 0 ]; then
   echo "versions disagree with the CMake project version $version"
   exit 1
 fi
-echo "version $version: CMake, the Python package, the Node package, CHANGELOG.md"
+echo "version $version: CMake, the Python package, the Node package, the Java artifact, CHANGELOG.md"

@@ -324,9 +324,6 @@ TEST_F(CliTest, BadInputGivesAClearErrorAndAnExitCodeNotACrash) {
            {{"scene", "list", "--shards=" + server_->address() + "," + server_->address()},
             2,
             "is named twice"},
-           {{"scene", "list", "--shards=" + server_->address() + ",127.0.0.1:1"},
-            1,
-            "UNAVAILABLE: shard 127.0.0.1:1: "},
            // The new query flags at their edges: a clear answer from the CLI or the server.
            {{"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--at_tick=" + over64},
             2,
@@ -375,6 +372,35 @@ TEST_F(CliTest, SceneListShardsNamesTheShardOfEveryScene) {
   EXPECT_TRUE(absl::StartsWith(json, "{\"shards\":[{\"shard\":\"" + server_->address() +
                                          "\",\"scenes\":{\"scenes\":[{\"name\":\"a\""))
       << json;
+}
+
+// scene list --shards with a shard down: the others are listed, the missing one named, and the
+// command fails (exit 1) so that a script sees the list is incomplete.
+TEST_F(CliTest, SceneListShardsListsWhatItReachesAndNamesWhatItCannot) {
+  Ok({"scene", "create", "a"});
+  const std::string down = "127.0.0.1:1";
+  CommandResult result = Cli({"scene", "list", "--shards=" + server_->address() + "," + down});
+  EXPECT_EQ(result.exit_code, 1) << result.err;
+  EXPECT_TRUE(absl::StartsWith(result.out, server_->address() + "  a  version ")) << result.out;
+  EXPECT_TRUE(absl::StrContains(result.err, "error: UNAVAILABLE: shard " + down + ": "))
+      << result.err;
+  EXPECT_TRUE(absl::StrContains(result.err, "the scenes of the other shards are listed"))
+      << result.err;
+  CommandResult json =
+      Cli({"--json", "scene", "list", "--shards=" + down + "," + server_->address()});
+  EXPECT_EQ(json.exit_code, 1) << json.err;
+  EXPECT_TRUE(absl::StartsWith(
+      json.out, "{\"shards\":[{\"shard\":\"" + down + "\",\"error\":\"UNAVAILABLE: "))
+      << json.out;
+  EXPECT_TRUE(absl::StrContains(json.out, "{\"shard\":\"" + server_->address() +
+                                              "\",\"scenes\":{\"scenes\":[{\"name\":\"a\""))
+      << json.out;
+  // Every shard down: nothing listed, each named.
+  CommandResult none = Cli({"scene", "list", "--shards=" + down + ",127.0.0.1:2"});
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_EQ(none.out, "");
+  EXPECT_TRUE(absl::StrContains(none.err, "unreachable shards: shard " + down + ": ")) << none.err;
+  EXPECT_TRUE(absl::StrContains(none.err, "shard 127.0.0.1:2: ")) << none.err;
 }
 
 TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {

@@ -61,33 +61,88 @@ std::string FindHaproxy() {
   return Executable("/usr/sbin/haproxy") ? "/usr/sbin/haproxy" : "";
 }
 
-absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text, int port,
-                                             int stats_port,
+namespace {
+
+// The `server shard-1 ...` line `body` for shard `i` (0-based) at `address`: its name
+// shard-<i+1>, `id <i+1>` when it has one, every other word kept.
+std::string ServerLineFor(absl::string_view body, size_t i, const std::string& address) {
+  std::vector<std::string> words = absl::StrSplit(body, ' ', absl::SkipEmpty());
+  words[1] = absl::StrCat("shard-", i + 1);
+  words[2] = address;
+  for (size_t w = 3; w + 1 < words.size(); ++w) {
+    if (words[w] == "id") words[w + 1] = absl::StrCat(i + 1);
+  }
+  return absl::StrJoin(words, " ");
+}
+
+}  // namespace
+
+absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text,
+                                             const HaproxyPorts& ports,
                                              const std::vector<std::string>& shards) {
   std::vector<std::string> out;
   int grpc_binds = 0;
   int stats_binds = 0;
+  int admin_sockets = 0;
+  int maps = 0;
   int server_groups = 0;
+  int shard_backends = 0;
+  // Inside a `backend shard_<n>` section: 1 for shard_1 (kept, to be repeated per shard), 2 for
+  // another (dropped).
+  int in_shard_backend = 0;
+  std::vector<std::string> shard_backend;
+  auto end_shard_backend = [&] {
+    if (in_shard_backend == 1) {
+      for (size_t i = 0; i < shards.size(); ++i) {
+        out.push_back(absl::StrCat("backend shard_", i + 1));
+        for (const std::string& line : shard_backend) {
+          absl::string_view body = absl::StripLeadingAsciiWhitespace(line);
+          const std::string indent = line.substr(0, line.size() - body.size());
+          out.push_back(absl::StartsWith(body, "server shard-1 ")
+                            ? absl::StrCat(indent, ServerLineFor(body, i, shards[i]))
+                            : line);
+        }
+        out.push_back("");
+      }
+      ++shard_backends;
+    }
+    in_shard_backend = 0;
+    shard_backend.clear();
+  };
+  constexpr absl::string_view kMapFile = "/usr/local/etc/haproxy/scenes.map";
   for (absl::string_view line : absl::StrSplit(template_text, '\n')) {
     absl::string_view body = absl::StripLeadingAsciiWhitespace(line);
     const std::string indent(line.substr(0, line.size() - body.size()));
-    if (absl::StartsWith(body, "bind 0.0.0.0:8080 ")) {
-      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", port,
+    if (in_shard_backend != 0) {
+      if (!indent.empty() && !body.empty()) {
+        if (in_shard_backend == 1) shard_backend.emplace_back(line);
+        continue;
+      }
+      end_shard_backend();
+      if (body.empty()) continue;
+    }
+    if (body == "backend shard_1") {
+      in_shard_backend = 1;
+    } else if (absl::StartsWith(body, "backend shard_")) {
+      in_shard_backend = 2;
+    } else if (absl::StartsWith(body, "bind 0.0.0.0:8080 ")) {
+      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", ports.grpc,
                                  body.substr(std::string_view("bind 0.0.0.0:8080").size())));
       ++grpc_binds;
     } else if (body == "bind 0.0.0.0:8404") {
-      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", stats_port));
+      out.push_back(absl::StrCat(indent, "bind 127.0.0.1:", ports.stats));
       ++stats_binds;
+    } else if (absl::StartsWith(body, "stats socket ipv4@0.0.0.0:9999 ")) {
+      out.push_back(
+          absl::StrCat(indent, "stats socket ipv4@127.0.0.1:", ports.admin,
+                       body.substr(std::string_view("stats socket ipv4@0.0.0.0:9999").size())));
+      ++admin_sockets;
+    } else if (absl::StrContains(body, kMapFile) && !absl::StartsWith(body, "#")) {
+      out.push_back(absl::StrCat(indent, absl::StrReplaceAll(body, {{kMapFile, ports.map_file}})));
+      ++maps;
     } else if (absl::StartsWith(body, "server shard-1 ")) {
-      std::vector<std::string> words = absl::StrSplit(body, ' ', absl::SkipEmpty());
       for (size_t i = 0; i < shards.size(); ++i) {
-        std::vector<std::string> mine = words;
-        mine[1] = absl::StrCat("shard-", i + 1);
-        mine[2] = shards[i];
-        for (size_t w = 3; w + 1 < mine.size(); ++w) {
-          if (mine[w] == "id") mine[w + 1] = absl::StrCat(i + 1);
-        }
-        out.push_back(absl::StrCat(indent, absl::StrJoin(mine, " ")));
+        out.push_back(absl::StrCat(indent, ServerLineFor(body, i, shards[i])));
       }
       ++server_groups;
     } else if (absl::StartsWith(body, "server shard-")) {
@@ -96,11 +151,15 @@ absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text, in
       out.push_back(std::string(line));
     }
   }
-  if (grpc_binds != 1 || stats_binds != 1 || server_groups != 2) {
+  end_shard_backend();
+  if (grpc_binds != 1 || stats_binds != 1 || admin_sockets != 1 || maps != 1 ||
+      server_groups != 2 || shard_backends != 1) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "haproxy.cfg: expected one `bind 0.0.0.0:8080 ...`, one `bind 0.0.0.0:8404` and a "
-        "`server shard-1 ...` line in two backends; found ",
-        grpc_binds, ", ", stats_binds, " and ", server_groups));
+        "haproxy.cfg: expected one `bind 0.0.0.0:8080 ...`, one `bind 0.0.0.0:8404`, one "
+        "`stats socket ipv4@0.0.0.0:9999 ...`, one use of ",
+        kMapFile, ", a `server shard-1 ...` line in two backends and one `backend shard_1`; found ",
+        grpc_binds, ", ", stats_binds, ", ", admin_sockets, ", ", maps, ", ", server_groups,
+        " and ", shard_backends));
   }
   return absl::StrJoin(out, "\n");
 }
@@ -113,13 +172,17 @@ absl::StatusOr<std::unique_ptr<HaproxyProcess>> HaproxyProcess::Start(
   std::stringstream text;
   text << in.rdbuf();
   if (port == 0) port = FreePort();
-  absl::StatusOr<std::string> config = HaproxyConfigFor(text.str(), port, FreePort(), shards);
-  if (!config.ok()) return config.status();
   auto dir = std::make_unique<testing::TempDir>("haproxy");
+  HaproxyPorts ports{
+      .grpc = port, .stats = FreePort(), .admin = FreePort(), .map_file = dir->File("scenes.map")};
+  std::ofstream(ports.map_file).flush();
+  absl::StatusOr<std::string> config = HaproxyConfigFor(text.str(), ports, shards);
+  if (!config.ok()) return config.status();
   const std::string config_path = dir->File("haproxy.cfg");
   std::ofstream(config_path) << *config << "\n";
   const std::string log_path = dir->File("haproxy.log");
-  std::unique_ptr<HaproxyProcess> process(new HaproxyProcess(port, std::move(dir)));
+  std::unique_ptr<HaproxyProcess> process(
+      new HaproxyProcess(port, ports.admin, ports.map_file, std::move(dir)));
 
   // -db: stay in the foreground, the log on stdout.
   process->pid_ = SpawnWithLog({binary, "-db", "-f", config_path}, log_path);
@@ -153,6 +216,10 @@ HaproxyProcess::~HaproxyProcess() {
 }
 
 std::string HaproxyProcess::address() const { return absl::StrCat("127.0.0.1:", port_); }
+
+std::string HaproxyProcess::admin_address() const {
+  return absl::StrCat("127.0.0.1:", admin_port_);
+}
 
 std::string HaproxyProcess::Logs() const { return ReadFile(dir_->File("haproxy.log")); }
 

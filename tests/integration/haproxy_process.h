@@ -17,13 +17,26 @@ namespace collide::integration {
 /// installs); empty when there is none.
 std::string FindHaproxy();
 
-/// docker/haproxy.cfg (`template_text`) made to run here: its gRPC frontend bound to
-/// 127.0.0.1:`port`, the stats frontend to 127.0.0.1:`stats_port`, and the `server shard-1` line
-/// of each backend repeated once per address of `shards` as `shard-<i>` (1-based) with that
-/// address and `id <i>` (every other word of the line kept), the template's other shard lines
-/// dropped. An error when the template does not have those lines.
-absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text, int port,
-                                             int stats_port,
+/// Where HaproxyConfigFor puts what the template binds on 0.0.0.0 and reads from its image.
+struct HaproxyPorts {
+  /// The gRPC frontend (the template's 0.0.0.0:8080).
+  int grpc = 0;
+  /// The stats page (0.0.0.0:8404).
+  int stats = 0;
+  /// The runtime API, `stats socket ... level admin` (0.0.0.0:9999).
+  int admin = 0;
+  /// The scene map's file (/usr/local/etc/haproxy/scenes.map).
+  std::string map_file;
+};
+
+/// docker/haproxy.cfg (`template_text`) made to run here: its frontends, runtime API and map
+/// moved to `ports` (all on 127.0.0.1), the `server shard-1` line of each backend that has one
+/// repeated once per address of `shards` as `shard-<i>` (1-based) with that address and `id <i>`
+/// (every other word of the line kept), `backend shard_1` repeated as `backend shard_<i>` per
+/// shard (its server line as above), the template's other shard lines and backends dropped. An
+/// error when the template does not have those lines.
+absl::StatusOr<std::string> HaproxyConfigFor(absl::string_view template_text,
+                                             const HaproxyPorts& ports,
                                              const std::vector<std::string>& shards);
 
 /// HAProxy as a child process (SIGKILLed if the test process dies) with the configuration
@@ -44,14 +57,24 @@ class HaproxyProcess {
   std::string address() const;
   /// The gRPC frontend's port.
   int port() const { return port_; }
+  /// `127.0.0.1:<port>` of its runtime API (a collide-server's --router_admin).
+  std::string admin_address() const;
+  /// The scene map's file, as the configuration names it (a collide-server's --router_map).
+  const std::string& map_file() const { return map_file_; }
   /// What HAProxy printed (its log and errors).
   std::string Logs() const;
 
  private:
-  HaproxyProcess(int port, std::unique_ptr<testing::TempDir> dir)
-      : port_(port), dir_(std::move(dir)) {}
+  HaproxyProcess(int port, int admin_port, std::string map_file,
+                 std::unique_ptr<testing::TempDir> dir)
+      : port_(port),
+        admin_port_(admin_port),
+        map_file_(std::move(map_file)),
+        dir_(std::move(dir)) {}
 
   int port_;
+  int admin_port_;
+  std::string map_file_;
   std::unique_ptr<testing::TempDir> dir_;
   pid_t pid_ = -1;
 };

@@ -479,6 +479,18 @@ TEST(ScaleOut, AKilledShardsScenesAreUnavailableUntilItIsBackAndNoOtherShardNoti
   EXPECT_TRUE(
       absl::StrContains(listed.err, absl::StrCat("shard ", cluster->shard(victim).address())))
       << listed.err;
+  // The shards that answer are listed all the same.
+  for (int s = 0; s < cluster->shard_count(); ++s) {
+    if (s == victim) continue;
+    auto held = cluster->shard(s).NewClient()->ListScenes();
+    ASSERT_TRUE(IsOk(held));
+    for (const v1::SceneInfo& scene : *held) {
+      EXPECT_TRUE(absl::StrContains(
+          listed.out, absl::StrCat(cluster->shard(s).address(), "  ", scene.name(), "  ")))
+          << scene.name() << " of shard " << s << ": " << listed.out;
+    }
+  }
+  EXPECT_FALSE(absl::StrContains(listed.out, cluster->shard(victim).address())) << listed.out;
 
   ASSERT_TRUE(IsOk(cluster->shard(victim).RestartOnSamePort()));
   // Every scene is back with every acknowledged write, and answers through the router.

@@ -90,7 +90,13 @@ TEST(Startup, ANonLoopbackAddressNeedsATokenFileOrAllowInsecureRemote) {
 
 TEST(Startup, BadFlagsStopTheServerBeforeItServes) {
   for (const char* flag :
-       {"--durability=sometimes", "--log_level=loud", "--tls_cert=/nonexistent"}) {
+       {"--durability=sometimes", "--log_level=loud", "--tls_cert=/nonexistent",
+        // Replication and the router's map (every value also in service_options_test).
+        "--durability=replicated", "--nats_url=127.0.0.1:4222", "--nats_url=nats://a:1,,",
+        "--replication_lease_ms=18446744073709551615", "--replication_lease_ms=-1",
+        "--replication_lease_ms=nan", "--replication_replicas=0", "--replication_replicas=6",
+        "--replication_publish_timeout_ms=99", "--router_sync_ms=4294967296",
+        "--router_admin=127.0.0.1:9999", "--advertise_address=nohost"}) {
     ServerConfig config;
     config.extra_flags = {flag};
     auto server = ServerProcess::Start(config);

@@ -6,8 +6,9 @@ namespace collide {
 namespace {
 
 TEST(DurabilityPolicy, NamesRoundTrip) {
-  for (DurabilityPolicy p : {DurabilityPolicy::kDefault, DurabilityPolicy::kNone,
-                             DurabilityPolicy::kPeriodic, DurabilityPolicy::kAlways}) {
+  for (DurabilityPolicy p :
+       {DurabilityPolicy::kDefault, DurabilityPolicy::kNone, DurabilityPolicy::kPeriodic,
+        DurabilityPolicy::kAlways, DurabilityPolicy::kReplicated}) {
     absl::StatusOr<DurabilityPolicy> parsed = ParseDurabilityPolicy(DurabilityPolicyName(p));
     ASSERT_TRUE(parsed.ok());
     EXPECT_EQ(*parsed, p);
@@ -15,7 +16,7 @@ TEST(DurabilityPolicy, NamesRoundTrip) {
   absl::StatusOr<DurabilityPolicy> bad = ParseDurabilityPolicy("sometimes");
   EXPECT_EQ(bad.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(bad.status().message(),
-            "durability: \"sometimes\" is not one of default, none, periodic, always");
+            "durability: \"sometimes\" is not one of default, none, periodic, always, replicated");
 }
 
 TEST(ValidateSceneOptions, ChecksEveryField) {

@@ -171,6 +171,175 @@ TEST(ServerOptions, TheDurabilityIsAServersPolicyAndTheSimdLevelOneThisCpuHas) {
   EXPECT_EQ(ChosenSimdLevel(SimdChoice::kAuto), BestSimdLevel());
 }
 
+TEST(ServerOptions, ReplicationAndRouterFlagsAreCheckedWithTheirNames) {
+  struct Case {
+    std::string start;
+    std::function<void(ServerOptions&)> set;
+  };
+  const std::string max64 = "18446744073709551615";
+  const std::vector<Case> refused = {
+      {"durability: replicated needs --nats_url",
+       [](ServerOptions& o) { o.durability = DurabilityPolicy::kReplicated; }},
+      {"nats_url: \"127.0.0.1:4222\" is not nats://host:port",
+       [](ServerOptions& o) { o.nats_url = "127.0.0.1:4222"; }},
+      {"nats_url: \"http://x:1\" is not", [](ServerOptions& o) { o.nats_url = "http://x:1"; }},
+      {"nats_url: holds credentials",
+       [](ServerOptions& o) { o.nats_url = "nats://user:secret@127.0.0.1:4222"; }},
+      {"nats_url: has 1 to 256 characters, got 0",
+       [](ServerOptions& o) { o.nats_url = "nats://a:1,,nats://b:1"; }},
+      {"nats_url: has 1 to 256 characters, got 0", [](ServerOptions& o) { o.nats_url = ","; }},
+      {"nats_url: \"nats://a:1\" is named twice",
+       [](ServerOptions& o) { o.nats_url = "nats://a:1,nats://a:1"; }},
+      {"nats_url: character 7 is a space", [](ServerOptions& o) { o.nats_url = "nats://\x01:1"; }},
+      {"nats_url: character 7 is a space", [](ServerOptions& o) { o.nats_url = "nats:// a:1"; }},
+      {"nats_url: has 1 to 256 characters, got 300",
+       [](ServerOptions& o) { o.nats_url = "nats://" + std::string(293, 'a'); }},
+      {"nats_url: more than 64",
+       [](ServerOptions& o) {
+         for (int i = 0; i < 65; ++i) {
+           o.nats_url += absl::StrCat(i == 0 ? "" : ",", "nats://h", i, ":1");
+         }
+       }},
+      {"advertise_address: needed with --nats_url",
+       [](ServerOptions& o) {
+         o.nats_url = "nats://127.0.0.1:4222";
+         o.address = "0.0.0.0:50051";
+         o.allow_insecure_remote = true;
+       }},
+      {"advertise_address: \"nohost\" is not host:port",
+       [](ServerOptions& o) { o.advertise_address = "nohost"; }},
+      {"advertise_address: character 4 is a space",
+       [](ServerOptions& o) { o.advertise_address = "host :1"; }},
+      {"advertise_address: character 0 is a space",
+       [](ServerOptions& o) { o.advertise_address = "\xff:1"; }},
+      {"replication_lease_ms: 0 is not from 200 to 600000",
+       [](ServerOptions& o) { o.replication_lease_ms = 0; }},
+      {"replication_lease_ms: 199 is not", [](ServerOptions& o) { o.replication_lease_ms = 199; }},
+      {"replication_lease_ms: 600001 is not",
+       [](ServerOptions& o) { o.replication_lease_ms = 600001; }},
+      {"replication_lease_ms: 4294967295 is not",
+       [](ServerOptions& o) { o.replication_lease_ms = UINT32_MAX; }},
+      {"replication_replicas: 0 is not from 1 to 5",
+       [](ServerOptions& o) { o.replication_replicas = 0; }},
+      {"replication_replicas: 6 is not", [](ServerOptions& o) { o.replication_replicas = 6; }},
+      {"replication_publish_timeout_ms: 99 is not from 100 to 600000",
+       [](ServerOptions& o) { o.replication_publish_timeout_ms = 99; }},
+      {"replication_publish_timeout_ms: 4294967295 is not",
+       [](ServerOptions& o) { o.replication_publish_timeout_ms = UINT32_MAX; }},
+      {"router_sync_ms: 99 is not from 100 to 3600000",
+       [](ServerOptions& o) { o.router_sync_ms = 99; }},
+      {"router_sync_ms: 3600001 is not", [](ServerOptions& o) { o.router_sync_ms = 3600001; }},
+      {"router_map: --router_admin, --router_map and --router_backend go together",
+       [](ServerOptions& o) {
+         o.router_admin = "127.0.0.1:9999";
+         o.router_backend = "shard_1";
+       }},
+      {"router_admin: --router_admin",
+       [](ServerOptions& o) {
+         o.router_map = "/etc/haproxy/scenes.map";
+         o.router_backend = "shard_1";
+       }},
+      {"router_backend: --router_admin",
+       [](ServerOptions& o) {
+         o.router_admin = "127.0.0.1:9999";
+         o.router_map = "scenes.map";
+       }},
+      {"router_admin: \"127.0.0.1\" is not host:port",
+       [](ServerOptions& o) {
+         o.router_admin = "127.0.0.1";
+         o.router_map = "m";
+         o.router_backend = "b";
+       }},
+      {"router_admin: \"h:0\" is not host:port",
+       [](ServerOptions& o) {
+         o.router_admin = "h:0";
+         o.router_map = "m";
+         o.router_backend = "b";
+       }},
+      {"router_admin: \"h:65536\" is not host:port",
+       [](ServerOptions& o) {
+         o.router_admin = "h:65536";
+         o.router_map = "m";
+         o.router_backend = "b";
+       }},
+      {"router_admin: \"h:" + max64 + "\" is not host:port",
+       [max64](ServerOptions& o) {
+         o.router_admin = "h:" + max64;
+         o.router_map = "m";
+         o.router_backend = "b";
+       }},
+      {"router_admin: \"h:1\" is named twice",
+       [](ServerOptions& o) {
+         o.router_admin = "h:1,h:1";
+         o.router_map = "m";
+         o.router_backend = "b";
+       }},
+      {"router_map: character 3 is a space",
+       [](ServerOptions& o) {
+         o.router_admin = "h:1";
+         o.router_map = "map file";
+         o.router_backend = "b";
+       }},
+      {"router_backend: \"shard 1\" holds a character other than",
+       [](ServerOptions& o) {
+         o.router_admin = "h:1";
+         o.router_map = "m";
+         o.router_backend = "shard 1";
+       }},
+      {"router_backend: \"shard;1\" holds a character other than",
+       [](ServerOptions& o) {
+         o.router_admin = "h:1";
+         o.router_map = "m";
+         o.router_backend = "shard;1";
+       }},
+      {"router_backend: longer than 128 characters",
+       [](ServerOptions& o) {
+         o.router_admin = "h:1";
+         o.router_map = "m";
+         o.router_backend = std::string(129, 'b');
+       }},
+  };
+  for (const Case& c : refused) {
+    ServerOptions options;
+    c.set(options);
+    ExpectRefused(options, absl::StatusCode::kInvalidArgument, c.start);
+  }
+  const std::vector<std::function<void(ServerOptions&)>> accepted = {
+      [](ServerOptions& o) {
+        o.nats_url = "nats://127.0.0.1:4222,nats://127.0.0.1:4223,tls://nats.example:4222";
+        o.durability = DurabilityPolicy::kReplicated;
+      },
+      [](ServerOptions& o) {
+        o.nats_url = "nats://127.0.0.1:4222";
+        o.address = "0.0.0.0:50051";
+        o.allow_insecure_remote = true;
+        o.advertise_address = "shard-1.internal:50051";
+      },
+      [](ServerOptions& o) {
+        o.replication_lease_ms = 200;
+        o.replication_replicas = 1;
+        o.replication_publish_timeout_ms = 100;
+        o.router_sync_ms = 100;
+      },
+      [](ServerOptions& o) {
+        o.replication_lease_ms = 600000;
+        o.replication_replicas = 5;
+        o.replication_publish_timeout_ms = 600000;
+        o.router_sync_ms = 3600000;
+      },
+      [](ServerOptions& o) {
+        o.router_admin = "127.0.0.1:9999,haproxy-2:9999";
+        o.router_map = "/usr/local/etc/haproxy/scenes.map";
+        o.router_backend = std::string(128, 'b');
+      },
+  };
+  for (size_t i = 0; i < accepted.size(); ++i) {
+    ServerOptions options;
+    accepted[i](options);
+    EXPECT_TRUE(options.Validate().ok()) << i << ": " << options.Validate();
+  }
+}
+
 TEST(ServerOptions, DescribeNamesEveryOptionAndLimitOnceAsItsFlagSpellsIt) {
   ServerOptions options;
   options.token_file = "/etc/collide/tokens";
@@ -209,14 +378,15 @@ TEST(ServerOptions, DescribeNamesEveryOptionAndLimitOnceAsItsFlagSpellsIt) {
 TEST(ServerOptions, EnumFlagsParseTheirNamesOnlyAndListThemWhenRefused) {
   std::string error;
   DurabilityPolicy policy = DurabilityPolicy::kDefault;
-  for (DurabilityPolicy p :
-       {DurabilityPolicy::kNone, DurabilityPolicy::kPeriodic, DurabilityPolicy::kAlways}) {
+  for (DurabilityPolicy p : {DurabilityPolicy::kNone, DurabilityPolicy::kPeriodic,
+                             DurabilityPolicy::kAlways, DurabilityPolicy::kReplicated}) {
     EXPECT_TRUE(AbslParseFlag(AbslUnparseFlag(p), &policy, &error));
     EXPECT_EQ(policy, p);
   }
-  for (const char* bad : {"default", "", "Always", " always", "always ", "-1", "3"}) {
+  for (const char* bad :
+       {"default", "", "Always", " always", "always ", "-1", "3", "4", "replicate"}) {
     EXPECT_FALSE(AbslParseFlag(bad, &policy, &error)) << bad;
-    EXPECT_EQ(error, "must be none, periodic or always");
+    EXPECT_EQ(error, "must be none, periodic, always or replicated");
   }
   RecoveryMode mode = RecoveryMode::kStrict;
   EXPECT_TRUE(AbslParseFlag("skip", &mode, &error));

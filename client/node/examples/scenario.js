@@ -1,14 +1,15 @@
 #!/usr/bin/env node
 // The cross-language scenario: creates a scene, upserts five bodies in one call, runs five
 // queries through unary calls and prints one JSON object per query (in order a..e), then deletes
-// the scene. The C++ and Python clients print the same lines for the same server.
+// the scene. The C++, Python, Go and Java programs print the same bytes for the same server.
 //
 //   node examples/scenario.js --address 127.0.0.1:50051 --scene scenario-node
 //
 // Numbers are printed as the shortest decimal that is the same float32 (shortestFloat32: the
-// client reads query answers' floats as decoded, their exact float32 values); uint64 values
-// (version, body_id) are printed as received.
+// client reads query answers' floats as decoded, their exact float32 values) in the notation
+// C++'s std::to_chars picks (number); uint64 values (version, body_id) are printed as received.
 
+import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
 
 import { Client, shortestFloat32 } from '../src/index.js';
@@ -80,15 +81,44 @@ const QUERIES = [
   ],
 ];
 
-/** A float32 as JSON: the shortest decimal that is the same float32. */
-function number(value) {
+/**
+ * A float32 as JSON: the shortest decimal that is the same float32 (shortestFloat32's digits), as
+ * C++'s std::to_chars prints it: fixed, or d.ddde+XX when that is shorter (a tie: fixed); the
+ * fixed form of an integer has all its digits (6528615424, not 6528615400).
+ */
+export function number(value) {
   if (!Number.isFinite(value)) throw new Error(`not a finite number: ${value}`);
-  return String(shortestFloat32(value));
+  const sign = value < 0 || Object.is(value, -0) ? '-' : '';
+  const magnitude = Math.abs(value);
+  if (magnitude === 0) return `${sign}0`;
+  // JavaScript's shortest text: 1703448.2, 0.1, 1e-7, 1.5e-7, 3.4e+38.
+  const [, whole, fraction = '', power = '0'] = String(shortestFloat32(magnitude)).match(
+    /^(\d+)(?:\.(\d+))?(?:e([+-]\d+))?$/,
+  );
+  let digits = (whole + fraction).replace(/^0+/, '');
+  let exponent = Number(power) - fraction.length; // magnitude = digits x 10^exponent
+  const trailing = digits.length - digits.replace(/0+$/, '').length;
+  digits = digits.slice(0, digits.length - trailing);
+  exponent += trailing;
+  const n = digits.length;
+  let fixed;
+  if (exponent >= 0) {
+    fixed = BigInt(magnitude).toString();
+  } else if (-exponent < n) {
+    fixed = `${digits.slice(0, n + exponent)}.${digits.slice(n + exponent)}`;
+  } else {
+    fixed = `0.${'0'.repeat(-exponent - n)}${digits}`;
+  }
+  const scientificPower = n - 1 + exponent;
+  const scientific =
+    `${digits[0]}${n > 1 ? `.${digits.slice(1)}` : ''}e${scientificPower < 0 ? '-' : '+'}` +
+    String(Math.abs(scientificPower)).padStart(2, '0');
+  return sign + (fixed.length <= scientific.length ? fixed : scientific);
 }
 
 function vector(v) {
   const { x, y, z } = v ?? { x: 0, y: 0, z: 0 };
-  return `[${number(x)},${number(y)},${number(z)}]`;
+  return `[${number(x)}, ${number(y)}, ${number(z)}]`;
 }
 
 /**
@@ -99,18 +129,35 @@ function vector(v) {
 export function formatLine(name, response) {
   const hits = response.hits.map(
     (hit) =>
-      `{"body_id":${hit.body_id},"distance":${number(hit.distance)},` +
-      `"point":${vector(hit.point)},"normal":${vector(hit.normal)},` +
-      `"depth":${number(hit.depth)},"start_overlapping":${hit.start_overlapping}}`,
+      `{"body_id": ${hit.body_id}, "distance": ${number(hit.distance)}, ` +
+      `"point": ${vector(hit.point)}, "normal": ${vector(hit.normal)}, ` +
+      `"depth": ${number(hit.depth)}, "start_overlapping": ${hit.start_overlapping}}`,
   );
   const query = JSON.stringify(name);
-  return `{"query":${query},"version":${response.version},"hits":[${hits.join(',')}]}`;
+  return `{"query": ${query}, "version": ${response.version}, "hits": [${hits.join(', ')}]}`;
 }
 
 async function main() {
   const { values } = parseArgs({
-    options: { address: { type: 'string' }, scene: { type: 'string' } },
+    options: {
+      address: { type: 'string' },
+      scene: { type: 'string' },
+      numbers: { type: 'boolean' },
+    },
   });
+  if (values.numbers) {
+    // Instead of the scenario: each float32 of stdin (its bits, 8 hex digits a line), printed
+    // as the scenario prints numbers (a test compares the programs).
+    const view = new DataView(new ArrayBuffer(4));
+    const lines = [];
+    for await (const line of createInterface({ input: process.stdin })) {
+      if (!line.trim()) continue;
+      view.setUint32(0, parseInt(line.trim(), 16));
+      lines.push(number(view.getFloat32(0)));
+    }
+    process.stdout.write(lines.map((line) => `${line}\n`).join(''));
+    return 0;
+  }
   if (!values.address || !values.scene) {
     process.stderr.write('usage: scenario.js --address host:port --scene NAME\n');
     return 2;

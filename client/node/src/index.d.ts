@@ -30,7 +30,11 @@ export interface Shape {
   capsule?: { radius: number; half_height: number };
 }
 export type Durability =
-  'DURABILITY_DEFAULT' | 'DURABILITY_NONE' | 'DURABILITY_PERIODIC' | 'DURABILITY_ALWAYS';
+  | 'DURABILITY_DEFAULT'
+  | 'DURABILITY_NONE'
+  | 'DURABILITY_PERIODIC'
+  | 'DURABILITY_ALWAYS'
+  | 'DURABILITY_REPLICATED';
 export type BodyKind = 'BODY_KIND_DYNAMIC' | 'BODY_KIND_STATIC';
 export type Mode = 'MODE_CLOSEST' | 'MODE_ANY' | 'MODE_ALL';
 
@@ -55,6 +59,34 @@ export interface SceneInfo {
   stats: SceneStats;
   /** Where the scene is moving (writes are refused naming it); empty when it is not. */
   moved_to: string;
+  /** A replicated scene: its owner and the answering server's lag; null for another scene. */
+  replication: SceneReplication | null;
+}
+
+/** A replicated scene as the answering server holds it (docs/SCALING.md, Replicated scenes). */
+export interface SceneReplication {
+  owner: string;
+  owned: boolean;
+  epoch: Uint64;
+  applied_sequence: Uint64;
+  lag_sequences: Uint64;
+  lag_ms: Uint64;
+  state: string;
+}
+
+/** The answering server's part in replicated scenes (GetServerStatsResponse.replication). */
+export interface ReplicationStats {
+  enabled: boolean;
+  connected: boolean;
+  address: string;
+  owned_scenes: number;
+  followed_scenes: number;
+  takeovers: Uint64;
+  depositions: Uint64;
+  rebuilds: Uint64;
+  records_published: Uint64;
+  records_applied: Uint64;
+  snapshots_published: Uint64;
 }
 
 export interface BodyInput {
@@ -351,6 +383,8 @@ export interface GetServerStatsResponse {
   import_streams: number;
   interest_streams: number;
   interest_observers: Uint64;
+  replication: ReplicationStats;
+  server_address: string;
 }
 
 /** One scene's figures in GetServerStatsResponse. */
@@ -363,6 +397,7 @@ export interface ServerSceneStats {
   memory_bytes: Uint64;
   history_bytes: Uint64;
   log_bytes: Uint64;
+  replication: SceneReplication | null;
 }
 
 /** ExportScene's request. */

@@ -82,10 +82,49 @@ export function shortestFloat32(value) {
   const seven = Number(value.toPrecision(7));
   if (Math.fround(seven) === value) {
     const six = Number(value.toPrecision(6));
-    return Math.fround(six) === value ? six : seven;
+    return Math.fround(six) === value ? evenOfTie(value, six, 6) : evenOfTie(value, seven, 7);
   }
   const eight = Number(value.toPrecision(8));
-  return Math.fround(eight) === value ? eight : Number(value.toPrecision(9));
+  return Math.fround(eight) === value
+    ? evenOfTie(value, eight, 8)
+    : evenOfTie(value, Number(value.toPrecision(9)), 9);
+}
+
+// `nearest`, toPrecision(digits) of the float32 `value`, or, when it was one of two decimals
+// equally near, the one whose last digit is even, as C++'s std::to_chars and the other clients
+// print it (toPrecision takes the larger: 1703448.25 is 1703448.2, not 1703448.3). Both of a tie
+// are as near, so both read back or neither: the length stays the same.
+function evenOfTie(value, nearest, digits) {
+  // A tie needs the next digit to be a 5 that ends the value: rare, then checked exactly.
+  const longer = value.toExponential(digits);
+  if (longer[longer.indexOf('e') - 1] !== '5') return nearest;
+  const magnitude = Math.abs(value);
+  const [mantissa, exponent] = magnitude.toExponential(digits - 1).split('e');
+  const whole = BigInt(mantissa.replace('.', ''));
+  const scale = Number(exponent) - (digits - 1);
+  if ((whole & 1n) === 0n || !isMidpoint(magnitude, 2n * whole - 1n, scale)) return nearest;
+  const even = Number(`${whole - 1n}e${scale}`);
+  return value < 0 ? -even : even;
+}
+
+function abs(n) {
+  return n < 0n ? -n : n;
+}
+
+// Whether 2 x value (a float32) is exactly sum x 10^exponent.
+function isMidpoint(value, sum, exponent) {
+  bitsView[0] = value;
+  const bits = bitsWord[0];
+  const biased = (bits >>> 23) & 0xff;
+  // value = m x 2^e exactly.
+  let m = BigInt(biased === 0 ? bits & 0x7fffff : (bits & 0x7fffff) | 0x800000);
+  const e = (biased === 0 ? -149 : biased - 150) + 1; // the 2 of 2 x value
+  let right = sum;
+  if (e >= 0) m <<= BigInt(e);
+  else right <<= BigInt(-e);
+  if (exponent >= 0) right *= 10n ** BigInt(exponent);
+  else m *= 10n ** BigInt(-exponent);
+  return m === right;
 }
 
 const bitsView = new Float32Array(1);
@@ -99,11 +138,19 @@ function shortestCarefully(value) {
     const whole = BigInt(mantissa.replace('.', ''));
     const scale = Number(exponent) - (digits - 1);
     let best;
+    let bestWhole;
     for (const step of [0n, -1n, 1n]) {
       const candidate = Number(`${whole + step}e${scale}`);
       if (Math.fround(candidate) !== value) continue;
-      if (best === undefined || Math.abs(candidate - value) < Math.abs(best - value)) {
+      // Of two equally near (2 x value is their sum), the even one.
+      const tie =
+        best !== undefined && isMidpoint(Math.abs(value), abs(whole + step + bestWhole), scale);
+      if (
+        best === undefined ||
+        (tie ? ((whole + step) & 1n) === 0n : Math.abs(candidate - value) < Math.abs(best - value))
+      ) {
         best = candidate;
+        bestWhole = whole + step;
       }
     }
     if (best !== undefined) return best;

@@ -86,6 +86,24 @@ describe('shortestFloat32', () => {
     }
   });
 
+  test('of two decimals equally near, the one whose last digit is even (as std::to_chars)', () => {
+    // Between 2^20 and 2^21 a float32 step is 1/8: n + 1/4 lies exactly between n.2 and n.3, and
+    // n + 3/4 between n.7 and n.8; both of each pair read back, no 7-digit decimal does.
+    assert.equal(shortestFloat32(1703448.25), 1703448.2);
+    assert.equal(shortestFloat32(-1703448.25), -1703448.2);
+    let state = SEED;
+    const next = () => {
+      state = (Math.imul(state, 1664525) + 1013904223) >>> 0;
+      return state / 2 ** 32;
+    };
+    for (let i = 0; i < 2000; i++) {
+      const n = 2 ** 20 + Math.floor(next() * 2 ** 20);
+      const quarter = next() < 0.5 ? 0.25 : 0.75;
+      const expected = Number(`${n}.${quarter === 0.25 ? 2 : 8}`);
+      assert.equal(shortestFloat32(n + quarter), expected, `seed ${SEED} case ${i}: ${n + quarter}`);
+    }
+  });
+
   test('edge values', () => {
     assert.equal(shortestFloat32(Math.fround(0.1)), 0.1);
     assert.equal(shortestFloat32(Math.fround(0.7071068)), 0.7071068);

@@ -23,7 +23,8 @@ from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durabi
                            Filter, Float32,
                            GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
-                           Remove, SceneInfo, SceneOptions, SceneStats, ServerSceneStats,
+                           Remove, ReplicationStats, SceneInfo, SceneOptions,
+                           SceneReplication, SceneStats, ServerSceneStats,
                            ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
 from collide.interest import (Interest, InterestMessage, InterestSnapshot, InterestUpdate, Observer,
                               ObserverDelta, ViewCone)
@@ -39,7 +40,8 @@ __all__ = [
     "InterestUpdate", "Mode", "Observer", "ObserverDelta", "Overlap", "PointQuery", "Pose",
     "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
-    "Raycast", "Remove", "SCENE_HEADER", "SceneInfo", "SceneOptions", "SceneStats",
+    "Raycast", "Remove", "ReplicationStats", "SCENE_HEADER", "SceneInfo", "SceneOptions",
+    "SceneReplication", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
     "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",

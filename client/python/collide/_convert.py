@@ -237,7 +237,9 @@ def scene_info(message) -> t.SceneInfo:
         history_ticks=o.history_ticks if o.HasField("history_ticks") else None)
     stats = t.SceneStats(s.version, s.body_count, s.static_body_count, s.tree_height,
                          s.memory_bytes, s.tick, s.oldest_tick)
-    return t.SceneInfo(message.name, options, stats, message.moved_to)
+    replication = (read_dataclass(t.SceneReplication, message.replication)
+                   if message.HasField("replication") else None)
+    return t.SceneInfo(message.name, options, stats, message.moved_to, replication)
 
 
 def hits(messages) -> List[t.Hit]:

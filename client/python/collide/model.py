@@ -85,6 +85,9 @@ class Durability(enum.IntEnum):
     NONE = 1
     PERIODIC = 2
     ALWAYS = 3
+    # Acknowledged once a quorum of the scene's NATS JetStream stream stored the batch (a server
+    # started with --nats_url; docs/SCALING.md, Replicated scenes).
+    REPLICATED = 4
 
 
 @dataclass(frozen=True)
@@ -206,6 +209,8 @@ class SceneInfo:
     # Where the scene is moving (`collide scene move`); empty when it is not. While set, writes
     # to it fail with FAILED_PRECONDITION and CollideError.moved_to naming this address.
     moved_to: str = ""
+    # A replicated scene: its owner and the answering server's lag; None for another scene.
+    replication: Optional["SceneReplication"] = None
 
 
 @dataclass(frozen=True)
@@ -402,6 +407,48 @@ class QueryBatchResult:
 
 
 @dataclass(frozen=True)
+class SceneReplication:
+    """A replicated scene as the answering server holds it (collide.v1.SceneReplication;
+    docs/SCALING.md, Replicated scenes)."""
+
+    # The owner's address (where writes go; empty while none is known), and whether the
+    # answering server is the owner.
+    owner: str
+    owned: bool
+    # The owner's epoch: one more at each change of owner.
+    epoch: int
+    # The replicated log's sequence stored (owner) or applied (follower) at the answering server.
+    applied_sequence: int
+    # Log messages not applied there yet, and for how long (milliseconds).
+    lag_sequences: int
+    lag_ms: int
+    # "owner", "resolving", "following", "checking", "rebuilding" or "taking over".
+    state: str
+
+
+@dataclass(frozen=True)
+class ReplicationStats:
+    """The answering server's part in replicated scenes (collide.v1.ReplicationStats)."""
+
+    # Started with --nats_url, and connected to a NATS node now.
+    enabled: bool
+    connected: bool
+    # Its address in owner records (--advertise_address).
+    address: str
+    # Replicated scenes it owns and follows.
+    owned_scenes: int
+    followed_scenes: int
+    # Since it started: takeovers, scenes taken from it, copies rebuilt from the replicated log.
+    takeovers: int
+    depositions: int
+    rebuilds: int
+    # Since it started: records stored as owner, applied as follower; snapshots copied.
+    records_published: int
+    records_applied: int
+    snapshots_published: int
+
+
+@dataclass(frozen=True)
 class ServerSceneStats:
     """One scene's figures in ServerStats.scene_stats (collide.v1.ServerSceneStats)."""
 
@@ -417,6 +464,8 @@ class ServerSceneStats:
     memory_bytes: int
     history_bytes: int
     log_bytes: int
+    # A replicated scene: its owner and this server's lag (all defaults for another scene).
+    replication: SceneReplication
 
 
 @dataclass(frozen=True)
@@ -472,6 +521,10 @@ class ServerStats:
     # Interest streams open now, and the observers they hold (at most --max_interest_observers).
     interest_streams: int
     interest_observers: int
+    # Replicated scenes (--nats_url): this server's part (enabled false without).
+    replication: ReplicationStats
+    # The answering server's address (which server a call through a router reached).
+    server_address: str
 
 
 @dataclass(frozen=True)

@@ -3,7 +3,9 @@
 
 Creates the scene, upserts the bodies in one UpsertBodies call, prints one JSON object per query
 (a..e) on its own line, then deletes the scene. Floats print as the shortest decimal that reads
-back as the float32 received (a Float32's repr), as the C++ and Node programs print them.
+back as the float32 received (a Float32's repr's digits) in the notation C++'s std::to_chars
+picks (fixed, or d.ddde-XX when that is shorter): the five clients' programs print the same
+bytes.
 
     PYTHONPATH=build/client/python /usr/bin/python3 client/python/examples/scenario.py \\
         --address 127.0.0.1:50051 --scene scenario
@@ -12,7 +14,9 @@ back as the float32 received (a Float32's repr), as the C++ and Node programs pr
 from __future__ import annotations
 
 import argparse
+import decimal
 import json
+import struct
 import sys
 
 import collide
@@ -31,33 +35,58 @@ def bodies():
     ]
 
 
-def number(value: float) -> float:
-    """A float32 the client read as the float JSON prints in its shortest form (json writes a
-    float's own repr, the Float32's exact value)."""
-    return float(repr(value))
+def number(value: float) -> str:
+    """A float32 the client read (a Float32, whose repr is the shortest decimal of that float32)
+    as C++'s std::to_chars prints it: fixed, or d.ddde+XX when that is shorter (a tie: fixed).
+    The fixed form of an integer has all its digits (6528615424, not 6528615400)."""
+    text = repr(value)
+    sign = "-" if text.startswith("-") else ""
+    exact = decimal.Decimal(text.lstrip("-")).normalize()
+    _, digit_tuple, exponent = exact.as_tuple()
+    digits = "".join(map(str, digit_tuple))
+    if digits.strip("0") == "":
+        return sign + "0"
+    n = len(digits)
+    if exponent >= 0:
+        fixed = str(int(abs(value)))  # an integer: all its digits, as printf's %.0f
+    elif -exponent < n:
+        fixed = digits[:n + exponent] + "." + digits[n + exponent:]
+    else:
+        fixed = "0." + "0" * (-exponent - n) + digits
+    power = n - 1 + exponent
+    scientific = (digits[0] + ("." + digits[1:] if n > 1 else "") +
+                  ("e-" if power < 0 else "e+") + f"{abs(power):02d}")
+    return sign + (fixed if len(fixed) <= len(scientific) else scientific)
+
+
+def vector(v) -> str:
+    return f"[{number(v.x)}, {number(v.y)}, {number(v.z)}]"
 
 
 def as_json(name: str, response: QueryResponse) -> str:
-    """One output line."""
-    return json.dumps({
-        "query": name,
-        "version": response.version,
-        "hits": [{
-            "body_id": h.body_id,
-            "distance": number(h.distance),
-            "point": [number(h.point.x), number(h.point.y), number(h.point.z)],
-            "normal": [number(h.normal.x), number(h.normal.y), number(h.normal.z)],
-            "depth": number(h.depth),
-            "start_overlapping": h.start_overlapping,
-        } for h in response.hits],
-    })
+    """One output line: {"query": "a", "version": 1, "hits": [{...}, ...]}."""
+    hits = ", ".join(
+        f'{{"body_id": {h.body_id}, "distance": {number(h.distance)}, '
+        f'"point": {vector(h.point)}, "normal": {vector(h.normal)}, '
+        f'"depth": {number(h.depth)}, "start_overlapping": {json.dumps(h.start_overlapping)}}}'
+        for h in response.hits)
+    return f'{{"query": {json.dumps(name)}, "version": {response.version}, "hits": [{hits}]}}'
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--address", default="127.0.0.1:50051", help="the server's host:port")
     parser.add_argument("--scene", default="scenario", help="the scene to create and delete")
+    parser.add_argument("--numbers", action="store_true",
+                        help="instead of the scenario: print each float32 of stdin (its bits, 8 "
+                             "hex digits a line) as the scenario prints numbers")
     args = parser.parse_args(argv)
+    if args.numbers:
+        for line in sys.stdin:
+            if line.strip():
+                value = struct.unpack("<f", struct.pack("<I", int(line.strip(), 16)))[0]
+                print(number(collide.Float32(value)))
+        return 0
     scene = args.scene
     with collide.Client(args.address) as client:
         client.create_scene(scene)

@@ -9,7 +9,9 @@
 //   collide-scenario-cpp --address=127.0.0.1:50051 --scene=scenario
 
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +29,9 @@
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
 ABSL_FLAG(std::string, scene, "scenario",
           "the scene to create (it must not exist); deleted at exit");
+ABSL_FLAG(bool, numbers, false,
+          "instead of the scenario: read float32 bit patterns (8 hex digits a line) from stdin "
+          "and print each as the scenario prints numbers, one a line (tests compare the programs)");
 
 namespace collide::scenario {
 namespace {
@@ -121,6 +126,19 @@ absl::Status RunQueries(client::Client& client, const std::string& scene) {
   return absl::OkStatus();
 }
 
+// --numbers: each line of stdin, a float32's bits in hex, printed as Number prints it.
+int PrintNumbers() {
+  char line[64];
+  while (std::fgets(line, sizeof(line), stdin) != nullptr) {
+    uint32_t bits = 0;
+    if (std::sscanf(line, "%8x", &bits) != 1) continue;
+    float value;
+    std::memcpy(&value, &bits, sizeof(value));
+    std::printf("%s\n", Number(value).c_str());
+  }
+  return 0;
+}
+
 int Run(const std::string& address, const std::string& scene) {
   client::ClientOptions options;
   options.address = address;
@@ -154,6 +172,7 @@ int main(int argc, char** argv) {
        .usage = "the cross-language scenario through the C++ client: one JSON line per query.",
        .flags_file = "examples/scenario/cpp/main.cc",
        .version = collide::kVersionLine});
+  if (absl::GetFlag(FLAGS_numbers)) return collide::scenario::PrintNumbers();
   collide::client::GrpcRuntime grpc;
   return collide::scenario::Run(absl::GetFlag(FLAGS_address), absl::GetFlag(FLAGS_scene));
 }

@@ -1,0 +1,709 @@
+// Replicated scenes with real processes only: a three-node NATS JetStream cluster (Debian's
+// nats-server, tests/support/nats_cluster.h), two or three collide-server processes started with
+// --nats_url, and HAProxy (Debian's haproxy, docker/haproxy.cfg) in front of them, its scene map
+// kept by the servers through its runtime API. Writes are acknowledged only once the quorum
+// stored them; a follower answers reads at the version asked; a SIGKILLed owner is replaced by a
+// follower and the resilient writer's batches apply exactly once across the failover; a
+// deposed owner acknowledges nothing; the router follows every takeover and move. Leases are
+// short (600 ms) so that each failover takes about a second. The tests skip, saying why, only
+// where nats-server or haproxy is not installed (scripts/lib/setup.sh installs both).
+
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "absl/time/clock.h"
+#include "client/cpp/builders.h"
+#include "client/cpp/client.h"
+#include "client/cpp/grpc_status.h"
+#include "client/cpp/resilient_update_writer.h"
+#include "client/cpp/scene_move.h"
+#include "collide/v1/collide.grpc.pb.h"
+#include "gtest/gtest.h"
+#include "integration/haproxy_process.h"
+#include "integration/metrics_scrape.h"
+#include "integration/test_util.h"
+#include "support/nats_cluster.h"
+
+namespace collide::integration {
+namespace {
+
+using client::MakeBody;
+using client::MakePose;
+using client::MakeSphere;
+using client::MakeVec3;
+using testing::NatsCluster;
+using Clock = std::chrono::steady_clock;
+
+constexpr int kLeaseMs = 600;
+
+// Skips the test when a binary it needs is missing; scripts/lib/setup.sh installs both, so CI
+// runs it.
+#define REQUIRE_NATS()                                                                      \
+  if (testing::FindNatsServer().empty()) {                                                  \
+    GTEST_SKIP() << "nats-server is not installed (scripts/lib/setup.sh installs Debian's " \
+                    "nats-server); the replication tests need a real JetStream cluster";    \
+  }
+#define REQUIRE_HAPROXY(binary)                                                         \
+  const std::string binary = FindHaproxy();                                             \
+  if (binary.empty()) {                                                                 \
+    GTEST_SKIP() << "haproxy is not installed (scripts/lib/setup.sh installs Debian's " \
+                    "haproxy); the router part of the replication tests needs it";      \
+  }
+
+// Polls `done` every 20 ms until it holds or `timeout` passes.
+bool WaitUntil(const std::function<bool()>& done, std::chrono::milliseconds timeout) {
+  const auto deadline = Clock::now() + timeout;
+  while (Clock::now() < deadline) {
+    if (done()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return done();
+}
+
+// One command to HAProxy's runtime API (an independent client of the server's own).
+std::string AdminCommand(const std::string& address, const std::string& command) {
+  const size_t colon = address.rfind(':');
+  int port = 0;
+  if (!absl::SimpleAtoi(address.substr(colon + 1), &port)) return "";
+  const int fd = socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  timeval timeout{.tv_sec = 2, .tv_usec = 0};
+  setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+  sockaddr_in socket_address{};
+  socket_address.sin_family = AF_INET;
+  socket_address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socket_address.sin_port = htons(static_cast<uint16_t>(port));
+  std::string answer;
+  if (connect(fd, reinterpret_cast<const sockaddr*>(&socket_address), sizeof socket_address) == 0) {
+    const std::string line = command + "\n";
+    if (send(fd, line.data(), line.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(line.size())) {
+      char buffer[4096];
+      ssize_t n;
+      while ((n = recv(fd, buffer, sizeof buffer, 0)) > 0) answer.append(buffer, n);
+    }
+  }
+  close(fd);
+  return answer;
+}
+
+// The backend HAProxy's scene map names for `scene` (empty when it has no entry).
+std::string MapEntry(const HaproxyProcess& haproxy, const std::string& scene) {
+  const std::string answer =
+      AdminCommand(haproxy.admin_address(), absl::StrCat("show map ", haproxy.map_file()));
+  for (absl::string_view line : absl::StrSplit(answer, '\n', absl::SkipEmpty())) {
+    std::vector<std::string> words = absl::StrSplit(line, ' ', absl::SkipEmpty());
+    if (words.size() == 3 && words[1] == scene) return words[2];
+  }
+  return "";
+}
+
+v1::SceneOptions Replicated() {
+  v1::SceneOptions options;
+  options.set_durability(v1::DURABILITY_REPLICATED);
+  return options;
+}
+
+// Creates a replicated scene, again while the answer is UNAVAILABLE (for at most 20 s): a NATS
+// cluster that just started may not answer JetStream requests yet ("no responders"), which
+// clients see as UNAVAILABLE, the code that says "try again".
+absl::StatusOr<v1::SceneInfo> CreateReplicated(client::Client& client, const std::string& scene) {
+  const auto deadline = Clock::now() + std::chrono::seconds(20);
+  while (true) {
+    absl::StatusOr<v1::SceneInfo> created = client.CreateScene(scene, Replicated());
+    if (created.ok() || !absl::IsUnavailable(created.status()) || Clock::now() > deadline) {
+      return created;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+}
+
+// Body `id` at x = id: what batch `id` of the tests' writers adds.
+v1::Body BodyFor(uint64_t id) {
+  return MakeBody(id, MakeSphere(0.5f), MakePose(MakeVec3(static_cast<float>(id), 0, 0)));
+}
+
+// The NATS cluster, `count` collide-servers following it, and (with a haproxy binary) HAProxy in
+// front of them whose map the servers keep.
+class ReplicatedCluster {
+ public:
+  static std::unique_ptr<ReplicatedCluster> Start(int count, const std::string& haproxy = "") {
+    auto cluster = std::unique_ptr<ReplicatedCluster>(new ReplicatedCluster());
+    auto nats = NatsCluster::Start(3);
+    EXPECT_TRUE(IsOk(nats));
+    if (!nats.ok()) return nullptr;
+    cluster->nats_ = *std::move(nats);
+    // Fixed ports, so that HAProxy's configuration names them before they start and a restart
+    // keeps them.
+    std::vector<std::string> addresses;
+    for (int i = 0; i < count; ++i) addresses.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    if (!haproxy.empty()) {
+      auto router = HaproxyProcess::Start(haproxy, COLLIDE_HAPROXY_CFG, addresses);
+      EXPECT_TRUE(IsOk(router));
+      if (!router.ok()) return nullptr;
+      cluster->haproxy_ = *std::move(router);
+    }
+    for (int i = 0; i < count; ++i) {
+      ServerConfig config;
+      config.address = addresses[i];
+      config.metrics = true;
+      config.extra_flags = {absl::StrCat("--nats_url=", cluster->nats_->urls()),
+                            absl::StrCat("--replication_lease_ms=", kLeaseMs),
+                            "--replication_publish_timeout_ms=1000", "--drain_timeout_ms=500",
+                            "--log_level=info"};
+      if (cluster->haproxy_ != nullptr) {
+        config.extra_flags.push_back("--router_admin=" + cluster->haproxy_->admin_address());
+        config.extra_flags.push_back("--router_map=" + cluster->haproxy_->map_file());
+        config.extra_flags.push_back(absl::StrCat("--router_backend=shard_", i + 1));
+        config.extra_flags.push_back("--router_sync_ms=300");
+      }
+      auto server = ServerProcess::Start(config);
+      EXPECT_TRUE(IsOk(server)) << i;
+      if (!server.ok()) return nullptr;
+      cluster->servers_.push_back(*std::move(server));
+    }
+    if (cluster->haproxy_ != nullptr) {
+      client::ClientOptions options;
+      options.address = cluster->haproxy_->address();
+      options.enable_http_proxy = false;
+      auto client = client::Client::Connect(options);
+      EXPECT_TRUE(IsOk(client));
+      if (!client.ok()) return nullptr;
+      cluster->router_ = *std::move(client);
+    }
+    return cluster;
+  }
+
+  ServerProcess& server(int i) { return *servers_[i]; }
+  int size() const { return static_cast<int>(servers_.size()); }
+  NatsCluster& nats() { return *nats_; }
+  HaproxyProcess& haproxy() { return *haproxy_; }
+  client::Client& router() { return *router_; }
+
+  // The index of the server at `address`; -1 for none.
+  int IndexOf(const std::string& address) const {
+    for (int i = 0; i < size(); ++i) {
+      if (servers_[i]->running() && servers_[i]->address() == address) return i;
+    }
+    return -1;
+  }
+
+  // The index of the server that owns `scene` as server `asked` reports it (-1: none known).
+  int Owner(int asked, const std::string& scene) {
+    auto info = servers_[asked]->NewClient()->GetScene(scene);
+    if (!info.ok() || !info->has_replication()) return -1;
+    return IndexOf(info->replication().owner());
+  }
+
+  // Waits until every running server but `except` names the same running owner of `scene` and
+  // that owner says it owns it; its index, or -1.
+  int WaitForOwner(const std::string& scene, std::chrono::milliseconds timeout, int except = -1) {
+    int owner = -1;
+    const bool agreed = WaitUntil(
+        [&] {
+          owner = -1;
+          for (int i = 0; i < size(); ++i) {
+            if (i == except || !servers_[i]->running()) continue;
+            auto info = servers_[i]->NewClient()->GetScene(scene);
+            if (!info.ok() || !info->has_replication()) return false;
+            const int named = IndexOf(info->replication().owner());
+            if (named < 0 || named == except || (owner >= 0 && named != owner)) return false;
+            owner = named;
+            if (i == named && !info->replication().owned()) return false;
+          }
+          return owner >= 0;
+        },
+        timeout);
+    return agreed ? owner : -1;
+  }
+
+ private:
+  ReplicatedCluster() = default;
+  std::unique_ptr<NatsCluster> nats_;
+  std::unique_ptr<HaproxyProcess> haproxy_;
+  std::vector<std::unique_ptr<ServerProcess>> servers_;
+  std::unique_ptr<client::Client> router_;
+};
+
+// The body ids of `scene` at `server`, and its version.
+std::pair<std::vector<uint64_t>, uint64_t> IdsAndVersion(client::Client& client,
+                                                         const std::string& scene) {
+  std::vector<uint64_t> ids;
+  auto bodies = client.GetBodies(scene);
+  EXPECT_TRUE(IsOk(bodies)) << scene;
+  if (!bodies.ok()) return {ids, 0};
+  for (const v1::Body& body : bodies->bodies()) {
+    ids.push_back(body.id());
+    EXPECT_EQ(body.pose().position().x(), static_cast<float>(body.id())) << body.id();
+  }
+  std::sort(ids.begin(), ids.end());
+  auto info = client.GetScene(scene);
+  EXPECT_TRUE(IsOk(info));
+  return {ids, info.ok() ? info->stats().version() : 0};
+}
+
+TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtTheVersionAsked) {
+  REQUIRE_NATS();
+  auto cluster = ReplicatedCluster::Start(2);
+  ASSERT_NE(cluster, nullptr);
+  auto owner = cluster->server(0).NewClient();
+  auto follower = cluster->server(1).NewClient();
+  auto created = CreateReplicated(*owner, "world");
+  ASSERT_TRUE(IsOk(created)) << cluster->server(0).Logs();
+  ASSERT_TRUE(created->has_replication());
+  EXPECT_TRUE(created->replication().owned());
+  EXPECT_EQ(created->replication().owner(), cluster->server(0).address());
+  EXPECT_EQ(created->options().durability(), v1::DURABILITY_REPLICATED);
+  ASSERT_EQ(cluster->WaitForOwner("world", std::chrono::seconds(20)), 0)
+      << cluster->server(1).Logs();
+
+  // Every acknowledged write is readable at the follower with min_version (read-your-writes
+  // across servers), and the follower never shows a version the owner did not acknowledge.
+  uint64_t version = 0;
+  for (uint64_t id = 1; id <= 20; ++id) {
+    std::vector<v1::Body> bodies = {BodyFor(id)};
+    auto written = owner->UpsertBodies("world", bodies);
+    ASSERT_TRUE(IsOk(written)) << id;
+    EXPECT_GT(written->version(), version);
+    version = written->version();
+    v1::OverlapRequest overlap;
+    overlap.set_scene("world");
+    *overlap.mutable_overlap() =
+        client::MakeOverlap(MakeSphere(0.25f), MakePose(MakeVec3(static_cast<float>(id), 0, 0)));
+    overlap.set_min_version(version);
+    auto read = follower->Overlap(overlap);
+    ASSERT_TRUE(IsOk(read)) << id << cluster->server(1).Logs();
+    EXPECT_GE(read->version(), version);
+    EXPECT_LE(read->version(), version) << "a version the owner has not acknowledged";
+    ASSERT_EQ(read->hits_size(), 1) << id;
+    EXPECT_EQ(read->hits(0).body_id(), id);
+  }
+  // The follower refuses writes and names the owner.
+  std::vector<v1::Body> refused = {BodyFor(999)};
+  EXPECT_TRUE(HasError(follower->UpsertBodies("world", refused).status(),
+                       absl::StatusCode::kFailedPrecondition, "scene"));
+  auto at_follower = follower->UpsertBodies("world", refused);
+  EXPECT_TRUE(absl::StrContains(at_follower.status().message(), cluster->server(0).address()))
+      << at_follower.status();
+  auto info = follower->GetScene("world");
+  ASSERT_TRUE(IsOk(info));
+  EXPECT_FALSE(info->replication().owned());
+  EXPECT_EQ(info->replication().state(), "following");
+  EXPECT_EQ(info->stats().version(), version);
+  auto stats = follower->GetServerStats();
+  ASSERT_TRUE(IsOk(stats));
+  EXPECT_TRUE(stats->replication().enabled());
+  EXPECT_TRUE(stats->replication().connected());
+  EXPECT_EQ(stats->replication().followed_scenes(), 1u);
+  EXPECT_GE(stats->replication().records_applied(), 20u);
+  EXPECT_EQ(stats->server_address(), cluster->server(1).address());
+  // The same figures on /metrics: the follower up to date, the owner the owner.
+  auto follower_metrics = Scrape(cluster->server(1).metrics_port());
+  ASSERT_TRUE(IsOk(follower_metrics));
+  const std::map<std::string, std::string> world = {{"scene", "world"}};
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_lag_sequences", world), 0.0);
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_lag_seconds", world), 0.0);
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_owner", world), 0.0);
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_readable", world), 1.0);
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_connected"), 1.0);
+  EXPECT_EQ(SampleValue(*follower_metrics, "collide_replication_followed_scenes"), 1.0);
+  EXPECT_GE(SampleValue(*follower_metrics, "collide_replication_records_applied_total").value_or(0),
+            20.0);
+  auto owner_metrics = Scrape(cluster->server(0).metrics_port());
+  ASSERT_TRUE(IsOk(owner_metrics));
+  // Every metric docs/SCALING.md's alert rules name is exposed.
+  std::set<std::string> exposed;
+  for (const Sample& sample : *follower_metrics) exposed.insert(sample.name);
+  for (const Sample& sample : *owner_metrics) exposed.insert(sample.name);
+  std::ifstream scaling(COLLIDE_SCALING_MD);
+  const std::string doc((std::istreambuf_iterator<char>(scaling)), {});
+  const size_t rules = doc.find("- name: collide-replication");
+  ASSERT_NE(rules, std::string::npos);
+  const std::string block = doc.substr(rules, doc.find("```", rules) - rules);
+  int named = 0;
+  for (size_t at = block.find("collide_replication_"); at != std::string::npos;
+       at = block.find("collide_replication_", at + 1)) {
+    size_t end = at;
+    while (end < block.size() &&
+           (std::isalnum(static_cast<unsigned char>(block[end])) || block[end] == '_')) {
+      ++end;
+    }
+    const std::string name = block.substr(at, end - at);
+    EXPECT_TRUE(exposed.contains(name)) << name << " is named by an alert and not exposed";
+    ++named;
+    at = end - 1;
+  }
+  EXPECT_GE(named, 7);
+  EXPECT_EQ(SampleValue(*owner_metrics, "collide_replication_owner", world), 1.0);
+  EXPECT_EQ(SampleValue(*owner_metrics, "collide_replication_owned_scenes"), 1.0);
+  EXPECT_EQ(SampleValue(*owner_metrics, "collide_replication_takeovers_total"), 0.0);
+  EXPECT_GE(SampleValue(*owner_metrics, "collide_replication_records_published_total").value_or(0),
+            20.0);
+
+  // Writes to whichever server owns the scene, again while the answer says to (UNAVAILABLE:
+  // the lease or the stream is being renewed or re-elected; FAILED_PRECONDITION: the owner
+  // changed), as a writer would; the answer and the owner it came from.
+  auto write_to_owner = [&](uint64_t id) {
+    absl::StatusOr<v1::WriteResponse> answer = absl::UnknownError("not written");
+    int at = -1;
+    const auto give_up = Clock::now() + std::chrono::seconds(40);
+    while (Clock::now() < give_up) {
+      at = cluster->WaitForOwner("world", std::chrono::seconds(30));
+      if (at < 0) break;
+      std::vector<v1::Body> bodies = {BodyFor(id)};
+      client::CallOptions call;
+      call.deadline = absl::Seconds(30);
+      answer = cluster->server(at).NewClient()->UpsertBodies("world", bodies, call);
+      if (answer.ok() ||
+          (!absl::IsUnavailable(answer.status()) && !absl::IsFailedPrecondition(answer.status()))) {
+        break;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return std::make_pair(answer, at);
+  };
+  // One of three NATS nodes down: writes go on.
+  ASSERT_TRUE(IsOk(cluster->nats().Signal(1, SIGKILL)));
+  auto [with_two, at_two] = write_to_owner(21);
+  ASSERT_TRUE(IsOk(with_two)) << cluster->server(0).Logs() << cluster->server(1).Logs();
+  version = with_two->version();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = cluster->server(1 - at_two).NewClient()->GetScene("world");
+        return info.ok() && info->stats().version() == version;
+      },
+      std::chrono::seconds(20)));
+  // Two of three down: no quorum, and the write is not acknowledged.
+  ASSERT_TRUE(IsOk(cluster->nats().Signal(2, SIGKILL)));
+  std::vector<v1::Body> unquorate = {BodyFor(23)};
+  client::CallOptions short_call;
+  short_call.deadline = absl::Seconds(2);
+  auto without_quorum =
+      cluster->server(at_two).NewClient()->UpsertBodies("world", unquorate, short_call);
+  EXPECT_FALSE(without_quorum.ok()) << "acknowledged without a quorum";
+  // The other server never shows it meanwhile.
+  auto seen = cluster->server(1 - at_two).NewClient()->GetScene("world");
+  ASSERT_TRUE(IsOk(seen));
+  EXPECT_EQ(seen->stats().version(), version);
+  // The nodes return: nothing acknowledged is lost, and the write is stored once.
+  ASSERT_TRUE(IsOk(cluster->nats().Restart(1)));
+  ASSERT_TRUE(IsOk(cluster->nats().Restart(2)));
+  ASSERT_TRUE(IsOk(cluster->nats().WaitHealthy(std::chrono::seconds(30))));
+  // Either server may own the scene now: the old owner renewed its key, or the other took it
+  // over while the owner could not renew.
+  auto [back, now_owner] = write_to_owner(22);
+  ASSERT_TRUE(IsOk(back)) << cluster->server(0).Logs() << cluster->server(1).Logs();
+  auto writer = cluster->server(now_owner).NewClient();
+  auto reader = cluster->server(1 - now_owner).NewClient();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = reader->GetScene("world");
+        return info.ok() && info->stats().version() == back->version();
+      },
+      std::chrono::seconds(20)));
+  auto [owner_ids, owner_version] = IdsAndVersion(*writer, "world");
+  auto [follower_ids, follower_version] = IdsAndVersion(*reader, "world");
+  EXPECT_EQ(owner_ids, follower_ids);
+  EXPECT_EQ(owner_version, follower_version);
+  for (uint64_t id = 1; id <= 21; ++id) {
+    EXPECT_TRUE(std::binary_search(owner_ids.begin(), owner_ids.end(), id)) << id;
+  }
+  EXPECT_TRUE(std::binary_search(owner_ids.begin(), owner_ids.end(), 22u));
+}
+
+// The failover drill: a resilient writer streams batches through the router while the owner is
+// SIGKILLed, round after round; every acknowledged batch is on the new owner exactly once, the
+// router's map follows each takeover, and the time from the kill to the first acknowledgement
+// after it is printed (COLLIDE_FAILOVER_ROUNDS sets the rounds, 3 by default).
+TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactlyOnce) {
+  REQUIRE_NATS();
+  REQUIRE_HAPROXY(haproxy);
+  auto cluster = ReplicatedCluster::Start(3, haproxy);
+  ASSERT_NE(cluster, nullptr);
+  const std::string scene = "arena";
+  auto created = CreateReplicated(cluster->router(), scene);
+  ASSERT_TRUE(IsOk(created)) << cluster->haproxy().Logs();
+  int owner = cluster->WaitForOwner(scene, std::chrono::seconds(20));
+  ASSERT_GE(owner, 0);
+  ASSERT_TRUE(WaitUntil(
+      [&] { return MapEntry(cluster->haproxy(), scene) == absl::StrCat("shard_", owner + 1); },
+      std::chrono::seconds(10)))
+      << MapEntry(cluster->haproxy(), scene);
+  const uint64_t created_version = created->stats().version();
+
+  client::ClientOptions options;
+  options.address = cluster->haproxy().address();
+  options.enable_http_proxy = false;
+  auto writer_client = client::Client::Connect(options);
+  ASSERT_TRUE(IsOk(writer_client));
+  client::ResilientUpdateWriterOptions writer_options;
+  writer_options.initial_backoff = absl::Milliseconds(10);
+  writer_options.max_backoff = absl::Milliseconds(100);
+  writer_options.give_up_after = absl::Seconds(30);
+  auto writer = client::ResilientUpdateWriter::Open(writer_client->get(), scene, writer_options);
+  ASSERT_TRUE(IsOk(writer));
+
+  int rounds = 3;
+  if (const char* env = std::getenv("COLLIDE_FAILOVER_ROUNDS")) {
+    ASSERT_TRUE(absl::SimpleAtoi(env, &rounds) && rounds >= 1) << env;
+  }
+  constexpr uint64_t kPerRound = 60;
+  uint64_t sent = 0;
+  std::vector<double> failover_ms;
+  std::vector<double> takeover_ms;
+  // The ack times of every batch, from a thread that waits for each in turn.
+  for (int round = 0; round < rounds; ++round) {
+    std::mutex mu;
+    std::vector<Clock::time_point> acked(kPerRound, Clock::time_point{});
+    const uint64_t first = sent + 1;
+    std::thread waiter([&] {
+      for (uint64_t k = 0; k < kPerRound; ++k) {
+        if (!(*writer)->WaitAcknowledged(first + k, absl::Now() + absl::Seconds(60)).ok()) return;
+        std::lock_guard<std::mutex> lock(mu);
+        acked[k] = Clock::now();
+      }
+    });
+    Clock::time_point killed{};
+    Clock::time_point owned_at{};
+    std::thread poller;
+    for (uint64_t k = 0; k < kPerRound; ++k) {
+      v1::UpdateBatch batch;
+      *batch.add_ops() = client::MakeUpsertOp(BodyFor(first + k));
+      auto sequence = (*writer)->Send(batch);
+      ASSERT_TRUE(IsOk(sequence));
+      ASSERT_EQ(*sequence, first + k);
+      ++sent;
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+      if (k == kPerRound / 3) {
+        // Mid-stream: the owner dies; a poller notes when another server owns the scene.
+        ASSERT_TRUE(IsOk(cluster->server(owner).Stop(SIGKILL)));
+        killed = Clock::now();
+        poller = std::thread([&, dead = owner] {
+          std::vector<std::unique_ptr<client::Client>> others;
+          for (int i = 0; i < cluster->size(); ++i) {
+            if (i != dead) others.push_back(cluster->server(i).NewClient());
+          }
+          while (Clock::now() - killed < std::chrono::seconds(30)) {
+            for (auto& other : others) {
+              auto info = other->GetScene(scene);
+              if (info.ok() && info->replication().owned()) {
+                owned_at = Clock::now();
+                return;
+              }
+            }
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+          }
+        });
+      }
+    }
+    waiter.join();
+    poller.join();
+    ASSERT_NE(owned_at, Clock::time_point{}) << "round " << round << ": no takeover";
+    ASSERT_TRUE(IsOk((*writer)->Flush(absl::Now() + absl::Seconds(30))))
+        << "round " << round << ": " << (*writer)->status();
+    // The first acknowledgement once another server owns the scene (an acknowledgement the
+    // dead owner sent just before the kill may still be read after it: not counted).
+    Clock::time_point first_after = Clock::time_point::max();
+    for (const Clock::time_point& at : acked) {
+      if (at >= owned_at) first_after = std::min(first_after, at);
+    }
+    ASSERT_NE(first_after, Clock::time_point::max());
+    failover_ms.push_back(std::chrono::duration<double, std::milli>(first_after - killed).count());
+    takeover_ms.push_back(std::chrono::duration<double, std::milli>(owned_at - killed).count());
+    const int dead = owner;
+    owner = cluster->WaitForOwner(scene, std::chrono::seconds(20), dead);
+    ASSERT_GE(owner, 0) << "round " << round;
+    ASSERT_NE(owner, dead);
+    // The router's map follows the takeover.
+    ASSERT_TRUE(WaitUntil(
+        [&] { return MapEntry(cluster->haproxy(), scene) == absl::StrCat("shard_", owner + 1); },
+        std::chrono::seconds(10)))
+        << MapEntry(cluster->haproxy(), scene);
+    // Exactly what was acknowledged, once: one body and one version per batch.
+    auto new_owner = cluster->server(owner).NewClient();
+    auto [ids, version] = IdsAndVersion(*new_owner, scene);
+    std::vector<uint64_t> expected(sent);
+    for (uint64_t i = 0; i < sent; ++i) expected[i] = i + 1;
+    EXPECT_EQ(ids, expected) << "round " << round;
+    EXPECT_EQ(version, created_version + sent) << "round " << round;
+    EXPECT_TRUE((*writer)->TakeRejected().empty()) << "round " << round;
+    // The killed server comes back (same port) as a follower, and catches up.
+    ASSERT_TRUE(IsOk(cluster->server(dead).RestartOnSamePort()));
+    ASSERT_EQ(cluster->WaitForOwner(scene, std::chrono::seconds(20)), owner);
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          auto info = cluster->server(dead).NewClient()->GetScene(scene);
+          return info.ok() && info->stats().version() == version;
+        },
+        std::chrono::seconds(20)))
+        << cluster->server(dead).Logs();
+  }
+  ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
+  const client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  EXPECT_EQ(stats.acknowledged, sent);
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_GE(stats.reconnects, static_cast<uint64_t>(rounds));
+  auto server_stats = cluster->server(owner).NewClient()->GetServerStats();
+  ASSERT_TRUE(IsOk(server_stats));
+  EXPECT_GE(server_stats->replication().takeovers(), 1u);
+  auto owner_metrics = Scrape(cluster->server(owner).metrics_port());
+  ASSERT_TRUE(IsOk(owner_metrics));
+  EXPECT_GE(SampleValue(*owner_metrics, "collide_replication_takeovers_total").value_or(0), 1.0);
+  EXPECT_EQ(SampleValue(*owner_metrics, "collide_replication_owner", {{"scene", scene}}), 1.0);
+  auto summary = [](std::vector<double> ms) {
+    std::vector<double> sorted = ms;
+    std::sort(sorted.begin(), sorted.end());
+    const size_t p99 = std::min(sorted.size() - 1, (sorted.size() * 99 + 99) / 100 - 1);
+    return absl::StrCat("median ", static_cast<int>(sorted[sorted.size() / 2]), " ms, p99 ",
+                        static_cast<int>(sorted[p99]), " ms, max ", static_cast<int>(sorted.back()),
+                        " ms; each: ", absl::StrJoin(ms, ", ", [](std::string* out, double v) {
+                          absl::StrAppend(out, static_cast<int>(v));
+                        }));
+  };
+  std::printf("%d rounds, lease %d ms\n", rounds, kLeaseMs);
+  std::printf(
+      "SIGKILL of the owner to the first acknowledged write after it (through HAProxy): "
+      "%s\n",
+      summary(failover_ms).c_str());
+  std::printf("SIGKILL of the owner to a follower owning the scene: %s\n",
+              summary(takeover_ms).c_str());
+  std::printf(
+      "writer: %llu batches, %llu acknowledged, %llu duplicates, %llu resent, %llu "
+      "reconnects\n",
+      static_cast<unsigned long long>(stats.sent),
+      static_cast<unsigned long long>(stats.acknowledged),
+      static_cast<unsigned long long>(stats.duplicates),
+      static_cast<unsigned long long>(stats.resent),
+      static_cast<unsigned long long>(stats.reconnects));
+}
+
+// A partitioned owner (SIGSTOP) loses the scene to a follower; continued, it acknowledges no
+// write, tells its writers the new owner, and nothing it was sent reaches the scene.
+TEST(Replication, ADeposedOwnerCannotAcknowledgeAWrite) {
+  REQUIRE_NATS();
+  auto cluster = ReplicatedCluster::Start(2);
+  ASSERT_NE(cluster, nullptr);
+  auto old_owner = cluster->server(0).NewClient();
+  ASSERT_TRUE(IsOk(CreateReplicated(*old_owner, "fenced")));
+  ASSERT_EQ(cluster->WaitForOwner("fenced", std::chrono::seconds(20)), 0);
+  std::vector<v1::Body> first = {BodyFor(1)};
+  auto written = old_owner->UpsertBodies("fenced", first);
+  ASSERT_TRUE(IsOk(written));
+
+  ASSERT_EQ(kill(cluster->server(0).pid(), SIGSTOP), 0);
+  auto new_owner = cluster->server(1).NewClient();
+  const bool took_over = WaitUntil(
+      [&] {
+        auto info = new_owner->GetScene("fenced");
+        return info.ok() && info->replication().owned();
+      },
+      std::chrono::seconds(20));
+  ASSERT_EQ(kill(cluster->server(0).pid(), SIGCONT), 0);
+  ASSERT_TRUE(took_over) << cluster->server(1).Logs();
+  std::vector<v1::Body> second = {BodyFor(2)};
+  auto accepted = new_owner->UpsertBodies("fenced", second);
+  ASSERT_TRUE(IsOk(accepted));
+
+  // The old owner, continued, still believes for a moment that it owns the scene: whatever it
+  // answers, it is never an acknowledgement.
+  client::CallOptions call;
+  call.deadline = absl::Seconds(10);
+  for (uint64_t id = 100; id < 105; ++id) {
+    std::vector<v1::Body> stale = {BodyFor(id)};
+    auto answer = old_owner->UpsertBodies("fenced", stale, call);
+    EXPECT_FALSE(answer.ok()) << "a deposed owner acknowledged body " << id;
+  }
+  // It names the new owner once it noticed.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        std::vector<v1::Body> stale = {BodyFor(200)};
+        auto answer = old_owner->UpsertBodies("fenced", stale, call);
+        return !answer.ok() &&
+               absl::StrContains(answer.status().message(), cluster->server(1).address());
+      },
+      std::chrono::seconds(20)))
+      << cluster->server(0).Logs();
+  auto [ids, version] = IdsAndVersion(*new_owner, "fenced");
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(version, accepted->version());
+  // The old owner rebuilds its copy from the stream and follows: the same state.
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = old_owner->GetScene("fenced");
+        return info.ok() && info->replication().state() == "following" &&
+               info->stats().version() == accepted->version();
+      },
+      std::chrono::seconds(20)))
+      << cluster->server(0).Logs();
+  auto [old_ids, old_version] = IdsAndVersion(*old_owner, "fenced");
+  EXPECT_EQ(old_ids, ids);
+  auto stats = old_owner->GetServerStats();
+  ASSERT_TRUE(IsOk(stats));
+  EXPECT_GE(stats->replication().depositions(), 1u);
+}
+
+// `collide scene move` to a shard the hash does not name: the router sends the scene there from
+// then on (the destination's import claimed the map entry before it answered).
+TEST(Replication, TheRoutersMapFollowsASceneMove) {
+  REQUIRE_NATS();
+  REQUIRE_HAPROXY(haproxy);
+  auto cluster = ReplicatedCluster::Start(2, haproxy);
+  ASSERT_NE(cluster, nullptr);
+  const std::string scene = "movable";
+  ASSERT_TRUE(IsOk(cluster->router().CreateScene(scene)));
+  std::vector<v1::Body> bodies = {BodyFor(1), BodyFor(2)};
+  auto written = cluster->router().UpsertBodies(scene, bodies);
+  ASSERT_TRUE(IsOk(written));
+  int source = -1;
+  for (int i = 0; i < cluster->size(); ++i) {
+    if (cluster->server(i).NewClient()->GetScene(scene).ok()) source = i;
+  }
+  ASSERT_GE(source, 0);
+  const int destination = 1 - source;
+  CommandResult moved = RunCommand(
+      {CliPath(), absl::StrCat("--address=", cluster->server(source).address()), "--timeout=60",
+       "scene", "move", scene, "--to", cluster->server(destination).address()});
+  ASSERT_EQ(moved.exit_code, 0) << moved.err << moved.out;
+  EXPECT_EQ(MapEntry(cluster->haproxy(), scene), absl::StrCat("shard_", destination + 1));
+  // Through the router: the scene, as written, and writable.
+  auto [ids, version] = IdsAndVersion(cluster->router(), scene);
+  EXPECT_EQ(ids, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(version, written->version());
+  std::vector<v1::Body> more = {BodyFor(3)};
+  ASSERT_TRUE(IsOk(cluster->router().UpsertBodies(scene, more)));
+  EXPECT_TRUE(cluster->server(destination).NewClient()->GetBodies(scene).ok());
+  EXPECT_FALSE(cluster->server(source).NewClient()->GetBodies(scene).ok());
+  // Back again: the map follows again.
+  CommandResult back = RunCommand(
+      {CliPath(), absl::StrCat("--address=", cluster->server(destination).address()),
+       "--timeout=60", "scene", "move", scene, "--to", cluster->server(source).address()});
+  ASSERT_EQ(back.exit_code, 0) << back.err << back.out;
+  EXPECT_EQ(MapEntry(cluster->haproxy(), scene), absl::StrCat("shard_", source + 1));
+  auto [back_ids, back_version] = IdsAndVersion(cluster->router(), scene);
+  EXPECT_EQ(back_ids, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+}  // namespace
+}  // namespace collide::integration
