@@ -12,6 +12,15 @@ namespace {
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
+// Per mirror slot, for the set a thread is evaluating: its epoch while the body in that slot is a
+// member, epoch + 1 once it is known to stay, anything else: not a member. One array per thread
+// (a watch worker's: 4 bytes per body of the largest scene it evaluated), not per set.
+struct ThreadMarks {
+  std::vector<uint32_t> of;
+  uint32_t epoch = 0;
+};
+thread_local ThreadMarks thread_marks;
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -193,8 +202,9 @@ void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2, 
     const float limit = bound;
     // The distances of a run, several at a time (the same float operations, in the same order,
     // as InterestDistance2: the compiler vectorises this loop without changing a result), then
-    // the entries within the bound appended without a branch per entry (which half of them would
-    // mispredict), or, with a cone or beyond the enter radius, tested one by one.
+    // the entries within the bound picked without a branch per entry (which many of them would
+    // mispredict), and of those the ones the filter accepts appended, also without a branch when
+    // no cone applies within the enter radius, else tested one by one.
     constexpr size_t kChunk = 32;
     float d2s[kChunk];
     for (size_t base = 0; base < cell.size; base += kChunk) {
@@ -208,21 +218,29 @@ void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2, 
         const float dz = zs[k] - pz;
         d2s[k] = (dx * dx + dy * dy) + dz * dz;
       }
+      // The entries within the bound (one store each, no branch), then the filter on those.
+      uint8_t near[kChunk];
+      size_t within = 0;
+      for (size_t k = 0; k < n; ++k) {
+        near[within] = static_cast<uint8_t>(k);
+        within += d2s[k] <= limit ? 1 : 0;
+      }
       if (plain) {
-        for (size_t k = 0; k < n; ++k) {
+        for (size_t f = 0; f < within; ++f) {
+          const size_t k = near[f];
           const size_t e = base + k;
           const uint32_t slot = cell.slot[e];
-          const bool in = (d2s[k] <= limit) & (slot != host) & ((mask & cell.category[e]) != 0) &
-                          ((cell.mask[e] & category) != 0);
+          const bool in =
+              (slot != host) & ((mask & cell.category[e]) != 0) & ((cell.mask[e] & category) != 0);
           keys[found] = uint64_t{std::bit_cast<uint32_t>(d2s[k])} << 32 | found;
           ids[found] = cell.id[e];
           slots[found] = slot;
           found += in ? 1 : 0;
         }
       } else {
-        for (size_t k = 0; k < n; ++k) {
+        for (size_t f = 0; f < within; ++f) {
+          const size_t k = near[f];
           const float d2 = d2s[k];
-          if (!(d2 <= limit)) continue;
           const size_t e = base + k;
           const uint32_t slot = cell.slot[e];
           if (slot == host) continue;
@@ -360,13 +378,17 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
   const bool moved =
       frame.active != o.frame.active || (frame.active && !(frame.position == o.frame.position));
   o.frame = frame;
-  // The set before, by the bodies' slots: for the hysteresis, then for the delta.
-  if (marks_.size() < mirror.slot_count()) marks_.resize(mirror.slot_count(), 0);
-  if (epoch_ >= UINT32_MAX - 2) {
-    std::fill(marks_.begin(), marks_.end(), 0);
-    epoch_ = 0;
+  // The set before, by the bodies' slots: for the hysteresis, then for the delta. The marks are
+  // the thread's, shared by every set it evaluates (one at a time: each takes a new epoch).
+  ThreadMarks& marks = thread_marks;
+  if (marks.of.size() < mirror.slot_count()) marks.of.resize(mirror.slot_count(), 0);
+  if (marks.epoch >= UINT32_MAX - 2) {
+    std::fill(marks.of.begin(), marks.of.end(), 0);
+    marks.epoch = 0;
   }
-  epoch_ += 2;
+  marks.epoch += 2;
+  marks_ = marks.of.data();
+  epoch_ = marks.epoch;
   MarkMembers(o, mirror);
   o.layout = mirror.layout();
   found_ = 0;
@@ -648,8 +670,7 @@ size_t InterestSet::MemoryBytes() const {
       order_.capacity() * sizeof(uint32_t) + dirty_.capacity() * sizeof(uint32_t) +
       (keys_.capacity() + found_ids_.capacity() + kept_ids_.capacity() + next_.capacity()) *
           sizeof(uint64_t) +
-      (found_slots_.capacity() + kept_slots_.capacity() + next_slots_.capacity() +
-       marks_.capacity()) *
+      (found_slots_.capacity() + kept_slots_.capacity() + next_slots_.capacity()) *
           sizeof(uint32_t) +
       cells_.capacity() * (sizeof(std::pair<const CellKey, std::vector<uint32_t>>) + 1);
   for (const Observer& o : observers_) {

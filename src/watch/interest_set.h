@@ -29,11 +29,15 @@ namespace collide {
 /// guessed from the distance of its farthest member last time (when its set was full) plus a
 /// slack that adapts to how far bodies move between batches, which holds its max_relevant
 /// nearest eligible bodies in the common case, else within its leave radius; the nearest are
-/// kept by partial selection on (distance, id), the candidates bounded by 4 * max_relevant + 64
-/// at any time.
+/// kept by selection on (distance, id) (split at last time's farthest distance, the few on the
+/// wrong side moved across), the candidates bounded by 4 * max_relevant + 64 at any time. No id
+/// is hashed: a set keeps the mirror slot of each member, members are marked per slot (in an
+/// array of the evaluating thread) for the hysteresis and the delta, and the slots are trusted
+/// while the mirror's layout (SceneMirror::layout) is the same, else found again by id.
 ///
-/// Memory: per observer its spec and state (about 200 bytes) and its set (8 bytes per body, at
-/// most max_relevant); the set entries are counted in a ContentsMeter when one is given (one
+/// Memory: per observer its spec and state (about 300 bytes) and its set (12 bytes per body,
+/// at most max_relevant); per thread that evaluates sets, 4 bytes per slot of the largest
+/// mirror; the set entries are counted in a ContentsMeter when one is given (one
 /// entry per relevant body): when it refuses, the call returns false and the set must not be
 /// used again. Not thread-safe.
 class InterestSet {
@@ -184,9 +188,10 @@ class InterestSet {
   std::vector<uint32_t> found_slots_, kept_slots_;
   std::vector<uint64_t> next_;
   std::vector<uint32_t> next_slots_;
-  // Per mirror slot: epoch_ while the body in it is a member of the set being evaluated,
-  // epoch_ + 1 once it is known to stay; anything else: not a member.
-  std::vector<uint32_t> marks_;
+  // While an observer is evaluated: per mirror slot, epoch_ while the body in it is a member of
+  // its set, epoch_ + 1 once it is known to stay; anything else: not a member (the thread's
+  // array, interest_set.cc).
+  uint32_t* marks_ = nullptr;
   uint32_t epoch_ = 0;
   // EvaluateEach's order (grid cell, slot), its deltas in that order, and per slot where its
   // delta and ids are there (-1: none).
