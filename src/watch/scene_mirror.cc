@@ -1,5 +1,6 @@
 #include "watch/scene_mirror.h"
 
+#include <atomic>
 #include <cassert>
 #include <utility>
 
@@ -11,9 +12,15 @@ namespace {
 // A slot's body marks it live with proxy 0 (the mirror's table is in no tree); free: -1.
 constexpr int32_t kLive = 0;
 
+// A slot layout no mirror had before.
+uint64_t NewLayout() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-SceneMirror::SceneMirror(const Parts& parts) : parts_(parts) {}
+SceneMirror::SceneMirror(const Parts& parts) : parts_(parts), layout_(NewLayout()) {}
 
 uint32_t SceneMirror::TakeSlot() {
   if (!free_.empty()) {
@@ -47,6 +54,7 @@ void SceneMirror::Capture(const Scene& scene) {
   assets_.clear();
   asset_bodies_.clear();
   unused_assets_.clear();
+  layout_ = NewLayout();
   scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
     if (parts_.world) world_ = world;
     version_ = v;
@@ -134,7 +142,31 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
     if (parts_.world && world_.shared_asset(slot) != nullptr) world_.RemoveAsset(slot);
   }
   unused_assets_.clear();
+  bool freed = false;
+  // The records come by id, and bodies copied or created in id order sit in consecutive slots:
+  // the slot after the last one is tried before the id table.
+  uint32_t next = 0;
   for (const BodyChange& change : changes) {
+    if (change.after.has_value() && next < bodies_.size() && bodies_[next].proxy >= 0 &&
+        bodies_[next].id == change.id) {
+      const uint32_t slot = next++;
+      Body& body = bodies_[slot];
+      if (change.replaced || !change.before.has_value()) {
+        // Replaced: its asset placed first (the same asset's count never passes through 0).
+        if (change.after->asset != kNoAsset) {
+          PlaceAsset(change.after->asset, change.asset);
+          UseAsset(change.after->asset, 1);
+        }
+        if (body.asset != kNoAsset) UseAsset(body.asset, -1);
+      }
+      const bool refiltered =
+          body.category != change.after->category || body.mask != change.after->mask;
+      body = *change.after;
+      body.proxy = kLive;
+      if (parts_.grid) grid_.Update(slot, body, refiltered);
+      if (parts_.world) UpdateWorld(slot, change);
+      continue;
+    }
     auto it = slots_.find(change.id);
     const bool present = it != slots_.end();
     if (!change.after.has_value()) {
@@ -149,6 +181,7 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
         free_.push_back(slot);
         slots_.erase(it);
         if (asset != kNoAsset) UseAsset(asset, -1);
+        freed = true;
       }
       continue;
     }
@@ -171,25 +204,16 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
     }
     const uint32_t slot = it->second;
     if (placed && bodies_[slot].asset != kNoAsset) UseAsset(bodies_[slot].asset, -1);
+    next = slot + 1;
+    const bool refiltered =
+        bodies_[slot].category != after.category || bodies_[slot].mask != after.mask;
     bodies_[slot] = after;
-    if (parts_.grid) grid_.Update(slot, after);
-    if (!parts_.world) continue;
-    if (change.replaced || !change.before.has_value()) {
-      // Replaced (the kind, and so the tree, may change).
-      world_.Remove(handles_[slot]);
-      handles_[slot] = world_.Add(DescOf(after));
-      continue;
-    }
-    // Moved and/or filtered: the shape and kind stay.
-    const BodyHandle handle = handles_[slot];
-    world_.SetPose(handle, after.pose);
-    const Body& now = world_.body(handle);
-    if (now.category != after.category || now.mask != after.mask) {
-      world_.SetFilter(handle, after.category, after.mask);
-    }
+    if (parts_.grid) grid_.Update(slot, after, refiltered);
+    if (parts_.world) UpdateWorld(slot, change);
   }
   if (parts_.world) world_.FinishUpdates();
   if (parts_.grid && grid_.NeedsRebuild()) BuildGrid();
+  if (freed) layout_ = NewLayout();
   version_ = version;
   tick_ = tick;
 }
@@ -197,6 +221,28 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
 const Body* SceneMirror::Find(uint64_t id) const {
   auto it = slots_.find(id);
   return it == slots_.end() ? nullptr : &bodies_[it->second];
+}
+
+void SceneMirror::UpdateWorld(uint32_t slot, const BodyChange& change) {
+  const Body& after = *change.after;
+  if (change.replaced || !change.before.has_value()) {
+    // Replaced (the kind, and so the tree, may change).
+    world_.Remove(handles_[slot]);
+    handles_[slot] = world_.Add(DescOf(after));
+    return;
+  }
+  // Moved and/or filtered: the shape and kind stay.
+  const BodyHandle handle = handles_[slot];
+  world_.SetPose(handle, after.pose);
+  const Body& now = world_.body(handle);
+  if (now.category != after.category || now.mask != after.mask) {
+    world_.SetFilter(handle, after.category, after.mask);
+  }
+}
+
+int64_t SceneMirror::SlotOf(uint64_t id) const {
+  auto it = slots_.find(id);
+  return it == slots_.end() ? -1 : it->second;
 }
 
 void SceneMirror::WithView(absl::FunctionRef<void(const SceneView&)> f) const {
