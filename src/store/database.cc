@@ -255,7 +255,7 @@ std::shared_ptr<Database::Entry> Database::FindEntry(absl::string_view name) con
   return it == entries_.end() ? nullptr : it->second;
 }
 
-absl::Status Database::ForWriter(const absl::Status& status) const {
+absl::Status Database::ForWriter(absl::Status status) const {
   if (status.ok()) return status;
   const absl::Status log_error = log_->status();
   if (log_error.ok() || status != log_error) return status;
@@ -266,7 +266,7 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
   if (closed_) return done(Closed());
   auto entry = std::make_shared<Entry>();
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
     COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
     entry->policy = Resolve(options.durability);
@@ -300,7 +300,7 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
     entries_.emplace(std::string(name), entry);
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   ForgetMovedAway(name);
   AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done), std::move(ticket));
 }
@@ -308,7 +308,8 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
 absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& options) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  CreateScene(name, options, [&promise](absl::Status status) { promise.set_value(status); });
+  CreateScene(name, options,
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -431,7 +432,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options, 
   if (closed_) return done(Closed());
   if (assets.empty())
     return ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
-  if (absl::Status status = CheckImportAssets(assets); !status.ok()) return done(status);
+  if (absl::Status status = CheckImportAssets(assets); !status.ok()) return done(std::move(status));
   RunOnAssetThread([this, name = std::string(name), options, state = std::move(state),
                     assets = std::move(assets), replace, done = std::move(done)]() mutable {
     if (closed_) return done(Closed());
@@ -457,7 +458,7 @@ void Database::ImportScene(absl::string_view name, const SceneOptions& options, 
     if (status.ok())
       ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
     for (const std::string& sha256 : pinned) Unpin(sha256);
-    if (!status.ok()) done(status);
+    if (!status.ok()) done(std::move(status));
   });
 }
 
@@ -482,7 +483,7 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
   }
   // Built and encoded before the index is locked: both are O(bodies).
   absl::StatusOr<std::unique_ptr<Scene>> restored = BuildImported(name, options, state);
-  if (!restored.ok()) return done(restored.status());
+  if (!restored.ok()) return done(std::move(restored).status());
   std::shared_ptr<Scene> scene = *std::move(restored);
   std::string payload = EncodeImportSceneRecord(name, options, state);
   if (follower) AppendReplicationPosition(*position, /*snapshot=*/false, &payload);
@@ -490,7 +491,7 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
   entry->policy = policy;
   std::shared_ptr<Entry> replaced;
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
     auto it = entries_.find(name);
@@ -569,7 +570,7 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
     entries_.emplace(std::string(name), entry);
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   if (replaced != nullptr) {
     for (const SceneAssetInfo& info : replaced->scene->ListAssets()) {
       DropContent(info.asset->sha256(), entry->create_sequence);
@@ -594,7 +595,7 @@ absl::Status Database::ImportScene(absl::string_view name, const SceneOptions& o
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
   ImportScene(name, options, state, replace,
-              [&promise](absl::Status status) { promise.set_value(status); });
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -604,7 +605,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   uint64_t sequence = 0;
   std::string moved_to;
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     auto it = entries_.find(name);
     if (it == entries_.end()) return NoScene(name);
@@ -634,7 +635,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
     zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   // The deleted scene's table no longer holds its contents (its files stay while the log
   // reaches the deletion).
   for (const SceneAssetInfo& info : entry->scene->ListAssets()) {
@@ -652,7 +653,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
 absl::Status Database::DeleteScene(absl::string_view name) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  DeleteScene(name, [&promise](absl::Status status) { promise.set_value(status); });
+  DeleteScene(name, [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -698,7 +699,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
         return sequence;
       },
       options_.apply_pool);
-  if (!result.ok()) return done(ForWriter(result.status()));
+  if (!result.ok()) return done(ForWriter(std::move(result).status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable
     // as the policy asks (replicated: once every record published so far is stored).
@@ -722,7 +723,7 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
   if (closed_) return done(Closed());
   if (!destination.empty()) {
     if (absl::Status status = ValidateMoveDestination(destination); !status.ok()) {
-      return done(status);
+      return done(std::move(status));
     }
   }
   std::shared_ptr<Entry> entry = FindEntry(name);
@@ -737,14 +738,13 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
   }
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
-  const absl::Status status =
-      entry->scene->SetMovedTo(destination, [&]() -> absl::StatusOr<uint64_t> {
-        const std::string payload = EncodeMoveSceneRecord(name, destination);
-        record_bytes = kRecordHeaderBytes + payload.size();
-        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
-        return sequence;
-      });
-  if (!status.ok()) return done(ForWriter(status));
+  absl::Status status = entry->scene->SetMovedTo(destination, [&]() -> absl::StatusOr<uint64_t> {
+    const std::string payload = EncodeMoveSceneRecord(name, destination);
+    record_bytes = kRecordHeaderBytes + payload.size();
+    COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+    return sequence;
+  });
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
   if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
       !entry->snapshot_wanted.exchange(true)) {
@@ -757,7 +757,8 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
 absl::Status Database::SetSceneMoving(absl::string_view name, absl::string_view destination) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  SetSceneMoving(name, destination, [&promise](absl::Status status) { promise.set_value(status); });
+  SetSceneMoving(name, destination,
+                 [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -829,7 +830,7 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
     options_.replication->WhenReplicated(
         replicated->scene, replicated->ticket,
         [this, sequence, ack, done = std::move(done)](absl::Status status) mutable {
-          if (!status.ok()) return done(status);
+          if (!status.ok()) return done(std::move(status));
           log_->WhenDone(sequence, CommitLog::Await::kWritten,
                          [this, ack, done = std::move(done)](absl::Status written, bool) mutable {
                            if (!written.ok()) return done(ForWriter(written));
@@ -856,7 +857,7 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
   }
   log_->WhenDone(sequence, await,
                  [this, ack, done = std::move(done)](absl::Status status, bool synced) mutable {
-                   if (!status.ok()) return done(ForWriter(status));
+                   if (!status.ok()) return done(ForWriter(std::move(status)));
                    ack.durable = synced;
                    done(ack);
                  });
@@ -866,7 +867,9 @@ void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, Don
                                  std::optional<ReplicatedTicket> replicated) {
   Acknowledge(
       policy, sequence, ApplyAck{},
-      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable { done(ack.status()); },
+      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable {
+        done(std::move(ack).status());
+      },
       std::move(replicated));
 }
 
@@ -1169,7 +1172,7 @@ absl::Status Database::RestoreReplicated(absl::string_view name, const SceneOpti
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
   ImportRecord(name, options, state, /*replace=*/true, &position,
-               [&promise](absl::Status status) { promise.set_value(status); });
+               [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -1605,13 +1608,13 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
     // The scene's checks first: nothing is built or written for an upload it would refuse.
     absl::StatusOr<bool> adds =
         entry->scene->CheckAddAsset(name, sha256, source.size.SourceBytes(), options_.scene_assets);
-    if (!adds.ok()) return done(ForWriter(adds.status()));
+    if (!adds.ok()) return done(ForWriter(std::move(adds).status()));
     if (!*adds) {
       std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
       if (held.has_value()) return done(AddedAsset{.asset = held->asset, .already_present = true});
     }
     absl::StatusOr<std::shared_ptr<const Asset>> asset = PrepareContent(std::move(source), sha256);
-    if (!asset.ok()) return done(asset.status());
+    if (!asset.ok()) return done(std::move(asset).status());
     uint64_t sequence = 0;
     uint64_t record_bytes = 0;
     absl::StatusOr<bool> added = entry->scene->AddAsset(
@@ -1633,7 +1636,7 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
           return sequence;
         });
     Unpin(sha256);
-    if (!added.ok()) return done(ForWriter(added.status()));
+    if (!added.ok()) return done(ForWriter(std::move(added).status()));
     if (!*added) {
       // Another upload of this name and content got in first.
       std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
@@ -1647,7 +1650,7 @@ void Database::AddAsset(absl::string_view scene, std::string name, AssetSource s
     }
     AcknowledgeStatus(DurabilityPolicy::kAlways, sequence,
                       [asset = *asset, done = std::move(done)](absl::Status status) mutable {
-                        if (!status.ok()) return done(status);
+                        if (!status.ok()) return done(std::move(status));
                         done(AddedAsset{.asset = std::move(asset), .already_present = false});
                       });
   });
@@ -1675,7 +1678,7 @@ void Database::DeleteAsset(absl::string_view scene, absl::string_view name, Done
         COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
         return sequence;
       });
-  if (!deleted.ok()) return done(ForWriter(deleted.status()));
+  if (!deleted.ok()) return done(ForWriter(std::move(deleted).status()));
   DropContent((*deleted)->sha256(), sequence);
   const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
   if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
@@ -1688,7 +1691,8 @@ void Database::DeleteAsset(absl::string_view scene, absl::string_view name, Done
 absl::Status Database::DeleteAsset(absl::string_view scene, absl::string_view name) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  DeleteAsset(scene, name, [&promise](absl::Status status) { promise.set_value(status); });
+  DeleteAsset(scene, name,
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 

@@ -495,7 +495,9 @@ class Database {
   absl::Status CheckImportAssets(const std::vector<NamedSource>& assets) const;
   // `status` as a writer gets it: the log's own error, when that is what refused the write,
   // becomes the client-facing one (see Apply); anything else is returned as it is.
-  absl::Status ForWriter(const absl::Status& status) const;
+  // By value, so that a task on the asset thread hands its error over (moved) instead of keeping
+  // a copy until it returns.
+  absl::Status ForWriter(absl::Status status) const;
   // Replicated scenes: records a record's position; the position of the record at log sequence
   // `sequence` (the newest at or before it); the last position; forgets positions before
   // `sequence` (the newest of them becomes the base).

@@ -8,6 +8,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -323,7 +324,7 @@ TEST(StoreAssets, ImportsCarryAssetsAndReplacingDropsTheOldOnes) {
     assets.push_back(NamedSource{.name = "ground", .source = Terrain(5)});
     std::promise<absl::Status> done;
     db->ImportScene("copy", SceneOptions{}, state, std::move(assets), false,
-                    [&done](absl::Status status) { done.set_value(status); });
+                    [&done](absl::Status status) { done.set_value(std::move(status)); });
     ASSERT_TRUE(done.get_future().get().ok());
     EXPECT_EQ(AssetNames(*db, "copy"), (std::vector<std::string>{"box", "ground"}));
     EXPECT_EQ(db->stored_assets().contents, 2u);
@@ -335,7 +336,7 @@ TEST(StoreAssets, ImportsCarryAssetsAndReplacingDropsTheOldOnes) {
     one.push_back(NamedSource{.name = "box", .source = Cube()});
     std::promise<absl::Status> refused;
     db->ImportScene("other", SceneOptions{}, bad, std::move(one), false,
-                    [&refused](absl::Status status) { refused.set_value(status); });
+                    [&refused](absl::Status status) { refused.set_value(std::move(status)); });
     const absl::Status status = refused.get_future().get();
     EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
     EXPECT_EQ(status.message(), "bodies[0].shape.mesh.asset: no asset \"nowhere\" in the scene");
@@ -396,7 +397,7 @@ TEST(StoreAssets, TheServersContentCountLimitHolds) {
       << checked.status();
   std::promise<absl::Status> refused;
   db->ImportScene("c", SceneOptions{}, SceneState{}, std::move(assets), false,
-                  [&refused](absl::Status status) { refused.set_value(status); });
+                  [&refused](absl::Status status) { refused.set_value(std::move(status)); });
   const absl::Status status = refused.get_future().get();
   EXPECT_EQ(status.code(), absl::StatusCode::kResourceExhausted);
   EXPECT_TRUE(absl::StartsWith(status.message(), "assets: the server would hold 2")) << status;
