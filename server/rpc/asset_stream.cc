@@ -16,26 +16,15 @@ namespace collide {
 UploadReactor::UploadReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                              const Principal* principal, std::optional<std::string> scene_header,
                              grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream)
-    : context_(context),
-      call_(call),
-      principal_(principal),
-      scene_header_(std::move(scene_header)),
-      response_(response),
-      stream_call_(this, std::move(stream)),
+    : ClientStreamReactor("UploadAsset", context, call, principal, std::move(scene_header),
+                          response, std::move(stream)),
       uploader_(context.limits) {
-  Read();
+  Start();
 }
 
-void UploadReactor::Read() {
-  // Awaited: the registry's watchdog ends the call if nothing comes for the stall timeout.
-  stream_call_.Read(&in_, /*awaited=*/true);
-}
-
-absl::Status UploadReactor::Take() {
-  COLLIDE_RETURN_IF_ERROR(
-      ParseMessage(&in_, &request_, FieldPath("messages", uploader_.messages(), "")));
+absl::Status UploadReactor::Take(const v1::UploadAssetRequest& message, size_t /*bytes*/) {
   const bool had_header = uploader_.has_header();
-  COLLIDE_RETURN_IF_ERROR(uploader_.Add(request_));
+  COLLIDE_RETURN_IF_ERROR(uploader_.Add(message));
   if (!had_header && uploader_.has_header()) {
     // The target is known: the token's scenes, the routing header and the store's room apply
     // before any data is held.
@@ -48,21 +37,7 @@ absl::Status UploadReactor::Take() {
   return absl::OkStatus();
 }
 
-void UploadReactor::OnReadDone(bool ok) {
-  if (!stream_call_.OnReadDone()) return;
-  if (!ok) {
-    // The client half-closed.
-    Upload();
-    return;
-  }
-  if (absl::Status status = Take(); !status.ok()) {
-    EndWith(status);
-    return;
-  }
-  Read();
-}
-
-void UploadReactor::Upload() {
+void UploadReactor::OnHalfClose() {
   absl::StatusOr<AssetUploader::Upload> upload = std::move(uploader_).Finish();
   if (!upload.ok()) {
     EndWith(upload.status());
@@ -106,22 +81,8 @@ void UploadReactor::Upload() {
       });
 }
 
-void UploadReactor::OnCancel() { stream_call_.OnCancel(); }
-
-void UploadReactor::EndWith(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kUnavailable:
-      spdlog::error("UploadAsset: {}", status.ToString());
-      break;
-    default:
-      break;
-  }
-  stream_call_.End(
-      ToGrpcStatus(ForRequest(status, RequestLayout{.kind = RequestLayout::Kind::kUpload})));
+absl::Status UploadReactor::ForClient(absl::Status status) {
+  return ForRequest(status, RequestLayout{.kind = RequestLayout::Kind::kUpload});
 }
-
-void UploadReactor::OnDone() { delete this; }
 
 }  // namespace collide

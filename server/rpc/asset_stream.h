@@ -11,7 +11,7 @@
 #include "server/convert/asset_convert.h"
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
-#include "server/rpc/stream_lifecycle.h"
+#include "server/rpc/client_stream_reactor.h"
 #include "server/service_context.h"
 
 namespace collide {
@@ -24,7 +24,7 @@ namespace collide {
 /// or a call cancelled before its end, leaves nothing behind. Each read awaited is reported to
 /// the stream's StreamHandle, so that a client that sends nothing for --stream_stall_timeout_ms
 /// is cut off.
-class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+class UploadReactor final : public ClientStreamReactor<UploadReactor, v1::UploadAssetRequest> {
  public:
   /// `principal` was checked for the writer role; `scene_header` is the call's x-collide-scene
   /// header, if any (checked against the scene the header names). `call` outlives the reactor;
@@ -32,27 +32,15 @@ class UploadReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   UploadReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                 const Principal* principal, std::optional<std::string> scene_header,
                 grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream);
-  void OnReadDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
 
  private:
-  absl::Status Take();
-  void Read();
-  void Upload();
-  // Ends the call with `status` (in the request's words), logging the server's own failures.
-  void EndWith(const absl::Status& status);
+  friend class ClientStreamReactor<UploadReactor, v1::UploadAssetRequest>;
+  absl::Status Take(const v1::UploadAssetRequest& message, size_t bytes);
+  void OnHalfClose();
+  // Errors in the request's words.
+  absl::Status ForClient(absl::Status status);
 
-  const ServiceContext& context_;
-  grpc::CallbackServerContext* const call_;
-  const Principal* const principal_;
-  const std::optional<std::string> scene_header_;
-  grpc::ByteBuffer* const response_;
-  // The order of reads, the store's callback, cancel and finish.
-  StreamCall<grpc::ServerReadReactor<grpc::ByteBuffer>> stream_call_;
   AssetUploader uploader_;
-  grpc::ByteBuffer in_;
-  v1::UploadAssetRequest request_;
 };
 
 }  // namespace collide

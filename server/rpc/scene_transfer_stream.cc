@@ -60,27 +60,15 @@ void ExportReactor::OnDone() { delete this; }
 ImportReactor::ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                              const Principal* principal, std::optional<std::string> scene_header,
                              grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream)
-    : context_(context),
-      call_(call),
-      principal_(principal),
-      scene_header_(std::move(scene_header)),
-      response_(response),
-      stream_call_(this, std::move(stream)),
+    : ClientStreamReactor("ImportScene", context, call, principal, std::move(scene_header),
+                          response, std::move(stream)),
       importer_(context.limits) {
-  Read();
+  Start();
 }
 
-void ImportReactor::Read() {
-  // Awaited: the registry's watchdog ends the call if nothing comes for the stall timeout.
-  stream_call_.Read(&in_, /*awaited=*/true);
-}
-
-absl::Status ImportReactor::Take() {
-  const size_t bytes = in_.Length();
-  COLLIDE_RETURN_IF_ERROR(
-      ParseMessage(&in_, &request_, FieldPath("messages", importer_.messages(), "")));
+absl::Status ImportReactor::Take(const v1::ImportSceneRequest& message, size_t bytes) {
   const bool had_header = importer_.has_header();
-  COLLIDE_RETURN_IF_ERROR(importer_.Add(request_, bytes));
+  COLLIDE_RETURN_IF_ERROR(importer_.Add(message, bytes));
   if (!had_header && importer_.has_header()) {
     // The target is known: the token's scenes and the routing header apply to it.
     COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(importer_.scene()));
@@ -89,21 +77,7 @@ absl::Status ImportReactor::Take() {
   return absl::OkStatus();
 }
 
-void ImportReactor::OnReadDone(bool ok) {
-  if (!stream_call_.OnReadDone()) return;
-  if (!ok) {
-    // The client half-closed.
-    Import();
-    return;
-  }
-  if (absl::Status status = Take(); !status.ok()) {
-    EndWith(status);
-    return;
-  }
-  Read();
-}
-
-void ImportReactor::Import() {
+void ImportReactor::OnHalfClose() {
   absl::StatusOr<ImportedScene> imported = std::move(importer_).Finish();
   if (!imported.ok()) {
     EndWith(imported.status());
@@ -182,22 +156,5 @@ void ImportReactor::Import() {
         });
       });
 }
-
-void ImportReactor::OnCancel() { stream_call_.OnCancel(); }
-
-void ImportReactor::EndWith(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kUnavailable:
-      spdlog::error("ImportScene: {}", status.ToString());
-      break;
-    default:
-      break;
-  }
-  stream_call_.End(ToGrpcStatus(status));
-}
-
-void ImportReactor::OnDone() { delete this; }
 
 }  // namespace collide
