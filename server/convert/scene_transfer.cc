@@ -314,23 +314,15 @@ absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
           absl::StrCat("body ", op.body_id, " is not above the previous body's id ",
                        bodies.back().id, " (bodies come in increasing id order, each once)"));
     }
-    BodyState body{.id = op.body_id,
-                   .shape = op.shape,
-                   .pose = op.pose,
-                   .category = op.category,
-                   .mask = op.mask,
-                   .kind = op.kind,
-                   .user_data = op.user_data};
     if (op.asset != 0) {
       if (absl::Status status = ValidateAssetName(asset_names[op.asset - 1]); !status.ok()) {
         return InvalidElementError(head, at,
                                    absl::StrCat("shape.", AssetKindName(op.asset_kind), ".asset"),
                                    GetFieldError(status)->reason);
       }
-      body.asset = std::move(asset_names[op.asset - 1]);
-      body.asset_kind = op.asset_kind;
-      body.scale = op.scale;
     }
+    BodyState body =
+        StoredBodyOf(op, op.asset != 0 ? std::move(asset_names[op.asset - 1]) : std::string());
     // The core's check of a stored body, as each arrives (the store then trusts it).
     COLLIDE_RETURN_IF_ERROR(ValidateBody(body, at, head));
     bodies.push_back(body);

@@ -651,6 +651,22 @@ SceneMemory Scene::MemoryLocked() const {
   return m;
 }
 
+BodyState StoredBodyOf(const UpdateOp& op, std::string asset_name) {
+  BodyState body{.id = op.body_id,
+                 .shape = op.shape,
+                 .pose = op.pose,
+                 .category = op.category,
+                 .mask = op.mask,
+                 .kind = op.kind,
+                 .user_data = op.user_data};
+  if (op.asset != 0) {
+    body.asset = std::move(asset_name);
+    body.asset_kind = op.asset_kind;
+    body.scale = op.scale;
+  }
+  return body;
+}
+
 BodyState Scene::StateOf(BodyHandle handle) const {
   const Body& body = world_.body(handle);
   BodyState state{.id = body.id,

@@ -88,6 +88,10 @@ struct BodyState {
   float scale = 1.0f;
 };
 
+/// The body an upsert `op` stores; `asset_name` names the asset it places (op.asset != 0), as
+/// the op's list of names holds it. Not validated (ValidateBody).
+BodyState StoredBodyOf(const UpdateOp& op, std::string asset_name);
+
 /// One asset of a scene: its name and the shared built asset.
 struct NamedAsset {
   std::string name;

@@ -11,6 +11,7 @@
 #include "collide/v1/storage.pb.h"
 #include "google/protobuf/io/coded_stream.h"
 #include "google/protobuf/io/zero_copy_stream_impl_lite.h"
+#include "store/record_file.h"
 #include "store/record_format.h"
 #include "store/store_files.h"
 
@@ -110,21 +111,8 @@ std::string EncodeAssetFile(const AssetSource& source) {
 
 absl::StatusOr<uint64_t> WriteAssetFile(FileSystem* fs, const std::string& dir,
                                         const Asset& asset) {
-  const std::string path = JoinPath(dir, AssetFileName(asset.sha256()));
-  const std::string temp = absl::StrCat(path, kTempSuffix);
-  std::string framed;
-  {
-    const std::string payload = EncodeAssetFile(asset.source());
-    framed.reserve(kRecordHeaderBytes + payload.size());
-    AppendRecord(0, payload, &framed);
-  }
-  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->Create(temp));
-  COLLIDE_RETURN_IF_ERROR(file->Append(framed));
-  COLLIDE_RETURN_IF_ERROR(file->Sync());
-  COLLIDE_RETURN_IF_ERROR(file->Close());
-  COLLIDE_RETURN_IF_ERROR(fs->Rename(temp, path));
-  COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
-  return framed.size();
+  return WriteRecordFile(fs, dir, AssetFileName(asset.sha256()), 0,
+                         EncodeAssetFile(asset.source()));
 }
 
 absl::StatusOr<AssetSource> ReadAssetFile(FileSystem* fs, const std::string& dir,

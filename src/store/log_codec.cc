@@ -291,18 +291,7 @@ absl::Status DecodeBodies(const pb::OpColumns& in, std::vector<BodyState>* bodie
   for (size_t i = 0; i < ops.size(); ++i) {
     const UpdateOp& op = ops[i];
     if (op.type != UpdateOpType::kUpsert) return Corrupted("bodies", i, "", "not an upsert");
-    BodyState body{.id = op.body_id,
-                   .shape = op.shape,
-                   .pose = op.pose,
-                   .category = op.category,
-                   .mask = op.mask,
-                   .kind = op.kind,
-                   .user_data = op.user_data};
-    if (op.asset != 0) {
-      body.asset = names[op.asset - 1];
-      body.asset_kind = op.asset_kind;
-      body.scale = op.scale;
-    }
+    BodyState body = StoredBodyOf(op, op.asset != 0 ? names[op.asset - 1] : std::string());
     // Values are checked where they become core data again (Scene::Restore trusts them).
     if (absl::Status status = ValidateBody(body, i); !status.ok()) {
       return absl::DataLossError(status.message());
