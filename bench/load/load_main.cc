@@ -1,5 +1,8 @@
 // collide-load: a load generator for collide-server (or, with --target=echo, for
-// collide-echo-server, the transport ceiling) on the gRPC callback client API.
+// collide-echo-server, the transport ceiling) on the gRPC callback client API. --target=both
+// starts both servers and alternates the same closed-loop workload between them run by run (the
+// echo first), so that each pair of runs shares a moment of a shared machine, and reports each
+// pair's collide / echo ratio and their median.
 //
 // Workloads (--workload):
 //   unary   one-off queries (Raycast / SphereCast / Overlap by --query_mix), --concurrency calls
@@ -26,7 +29,7 @@
 //   collide-load --workload=unary --target=echo --concurrency=8 --seconds=5
 //   collide-load --workload=unary --rate_fraction=0.5
 //   collide-load --workload=stream --batch=256 --in_flight=4
-//   collide-load --workload=stream --level=city --target=echo   (then --target=collide)
+//   collide-load --workload=stream --level=city --target=both
 //   collide-load --workload=ingest --moves=1000 --query_rate=200
 #include <unistd.h>
 
@@ -67,7 +70,8 @@
 #include "support/server_process.h"
 
 ABSL_FLAG(std::string, workload, "unary", "unary, stream or ingest");
-ABSL_FLAG(std::string, target, "collide", "collide or echo (the transport ceiling)");
+ABSL_FLAG(std::string, target, "collide",
+          "collide, echo (the transport ceiling) or both (alternating runs, closed loop)");
 ABSL_FLAG(std::string, address, "", "server address; empty: start the server on 127.0.0.1:0");
 ABSL_FLAG(std::string, server_bin, "", "the server binary to start (default: the build tree's)");
 ABSL_FLAG(std::vector<std::string>, server_flag, {},
@@ -489,6 +493,80 @@ int Drive(Stub* stub, const Workload& w, const std::vector<Kind>& mix) {
   return 0;
 }
 
+// --target=both: the workload (unary or stream, closed loop) on the echo server and on collide,
+// alternating run by run; each pair's ratio, and the medians.
+template <typename EchoStub, typename CollideStub>
+int DriveBoth(EchoStub* echo, CollideStub* collide, const Workload& w,
+              const std::vector<Kind>& mix) {
+  const std::string workload = absl::GetFlag(FLAGS_workload);
+  const int runs = std::max(1, absl::GetFlag(FLAGS_runs));
+  const char* unit = workload == "unary" ? "calls/s" : "queries/s";
+  std::vector<double> echo_rates, collide_rates, ratios, p50, p99;
+  uint64_t results = 0, hits = 0;
+  for (int run = 0; run < runs; ++run) {
+    const RunResult e = workload == "unary" ? RunUnary(echo, w, mix, 0) : RunStream(echo, w, 0);
+    const uint64_t results_before = stream_results.load(), hits_before = stream_hits.load();
+    const RunResult c =
+        workload == "unary" ? RunUnary(collide, w, mix, 0) : RunStream(collide, w, 0);
+    results += stream_results.load() - results_before;
+    hits += stream_hits.load() - hits_before;
+    echo_rates.push_back(e.rate);
+    collide_rates.push_back(c.rate);
+    ratios.push_back(e.rate > 0 ? c.rate / e.rate : 0);
+    p50.push_back(c.latency.Percentile(0.5) / 1e3);
+    p99.push_back(c.latency.Percentile(0.99) / 1e3);
+    std::printf("run %d: echo %.0f %s, collide %.0f %s, collide / echo %.2f; collide ", run + 1,
+                e.rate, unit, c.rate, unit, ratios.back());
+    PrintLatency("latency", c.latency);
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  const std::string level = absl::GetFlag(FLAGS_level);
+  std::printf("\nmedians over %d run(s): workload %s, target both%s%s\n", runs, workload.c_str(),
+              level.empty() ? "" : ", level ", level.c_str());
+  std::printf("%-28s %14s\n", "figure", "value");
+  std::printf("%-28s %14.0f\n", "echo_throughput_per_s", Median(echo_rates));
+  std::printf("%-28s %14.0f\n", "collide_throughput_per_s", Median(collide_rates));
+  std::printf("%-28s %14.2f\n", "collide_over_echo", Median(ratios));
+  std::printf("%-28s %14.1f\n", "collide_p50_us", Median(p50));
+  std::printf("%-28s %14.1f\n", "collide_p99_us", Median(p99));
+  if (results > 0) {
+    std::printf("%-28s %14.3f\n", "hit_fraction",
+                static_cast<double>(hits) / static_cast<double>(results));
+  }
+  return 0;
+}
+
+// Starts `target` (collide or echo) on 127.0.0.1:0 for a run against `level_kind` (empty: the
+// reference scene); null after printing why when it cannot.
+std::unique_ptr<testing::ServerProcess> StartServer(const std::string& target,
+                                                    const std::string& level_kind,
+                                                    const std::string& durability) {
+  testing::ServerConfig config;
+  if (target == "collide") config.binary = absl::GetFlag(FLAGS_server_bin);
+  if (config.binary.empty()) config.binary = DefaultServerBinary(target);
+  config.collide_server_flags = target == "collide";
+  if (target == "collide") {
+    config.extra_flags = {"--durability=" + durability};
+    for (const std::string& flag : absl::GetFlag(FLAGS_server_flag)) {
+      config.extra_flags.push_back(flag);
+    }
+  }
+  // Against a level nearly every ray hits, and its hits name a triangle: the echo's answers
+  // have that size too.
+  if (target == "echo" && !level_kind.empty()) {
+    config.extra_flags = {"--hit_every=1", "--hit_triangle"};
+  }
+  absl::StatusOr<std::unique_ptr<testing::ServerProcess>> started =
+      testing::ServerProcess::Start(std::move(config));
+  if (!started.ok()) {
+    std::fprintf(stderr, "cannot start %s: %s\n", target.c_str(),
+                 started.status().ToString().c_str());
+    return nullptr;
+  }
+  return *std::move(started);
+}
+
 int Main(int argc, char** argv) {
   ParseProgramFlags(argc, argv,
                     {.name = "collide-load",
@@ -503,8 +581,16 @@ int Main(int argc, char** argv) {
     std::fprintf(stderr, "--workload: unary, stream or ingest\n");
     return 2;
   }
-  if (target != "collide" && target != "echo") {
-    std::fprintf(stderr, "--target: collide or echo\n");
+  if (target != "collide" && target != "echo" && target != "both") {
+    std::fprintf(stderr, "--target: collide, echo or both\n");
+    return 2;
+  }
+  if (target == "both" &&
+      (workload == "ingest" || !absl::GetFlag(FLAGS_address).empty() ||
+       absl::GetFlag(FLAGS_rate) > 0 || absl::GetFlag(FLAGS_rate_fraction) > 0)) {
+    std::fprintf(stderr,
+                 "--target=both: unary or stream workloads in closed loop, on servers it starts "
+                 "(no --address, --rate or --rate_fraction)\n");
     return 2;
   }
   const std::string level_kind = absl::GetFlag(FLAGS_level);
@@ -520,30 +606,17 @@ int Main(int argc, char** argv) {
   const v1::Durability scene_durability = durability == "none"     ? v1::DURABILITY_NONE
                                           : durability == "always" ? v1::DURABILITY_ALWAYS
                                                                    : v1::DURABILITY_PERIODIC;
-  std::unique_ptr<testing::ServerProcess> process;
+  // The server (collide's, with --target=both) and the echo server with --target=both.
+  std::unique_ptr<testing::ServerProcess> process, echo_process;
   std::string address = absl::GetFlag(FLAGS_address);
   if (address.empty()) {
-    testing::ServerConfig config;
-    config.binary = absl::GetFlag(FLAGS_server_bin);
-    if (config.binary.empty()) config.binary = DefaultServerBinary(target);
-    config.collide_server_flags = target == "collide";
-    if (target == "collide") config.extra_flags = {"--durability=" + durability};
-    // Against a level nearly every ray hits, and its hits name a triangle: the echo's answers
-    // have that size too.
-    if (target == "echo" && !level_kind.empty()) {
-      config.extra_flags = {"--hit_every=1", "--hit_triangle"};
-    }
-    for (const std::string& flag : absl::GetFlag(FLAGS_server_flag)) {
-      config.extra_flags.push_back(flag);
-    }
-    absl::StatusOr<std::unique_ptr<testing::ServerProcess>> started =
-        testing::ServerProcess::Start(std::move(config));
-    if (!started.ok()) {
-      std::fprintf(stderr, "cannot start the server: %s\n", started.status().ToString().c_str());
-      return 1;
-    }
-    process = *std::move(started);
+    process = StartServer(target == "both" ? "collide" : target, level_kind, durability);
+    if (process == nullptr) return 1;
     address = process->address();
+  }
+  if (target == "both") {
+    echo_process = StartServer("echo", level_kind, durability);
+    if (echo_process == nullptr) return 1;
   }
   const std::vector<Kind> mix = ParseMix(absl::GetFlag(FLAGS_query_mix));
   constexpr int kRays = 200000;
@@ -573,13 +646,16 @@ int Main(int argc, char** argv) {
   args.SetMaxReceiveMessageSize(64 << 20);
   args.SetInt(GRPC_ARG_ENABLE_HTTP_PROXY, 0);
   auto channel = grpc::CreateCustomChannel(address, grpc::InsecureChannelCredentials(), args);
-  if (target == "collide") {
+  if (target != "echo") {
     if (level_kind.empty() ? !LoadScene(address, ref, &w, scene_durability)
                            : !LoadLevel(address, level, w, scene_durability)) {
       return 1;
     }
     auto stub = v1::Collide::NewStub(channel);
-    return Drive(stub.get(), w, mix);
+    if (target == "collide") return Drive(stub.get(), w, mix);
+    auto echo_stub = bench::v1::Echo::NewStub(grpc::CreateCustomChannel(
+        echo_process->address(), grpc::InsecureChannelCredentials(), args));
+    return DriveBoth(echo_stub.get(), stub.get(), w, mix);
   }
   auto stub = bench::v1::Echo::NewStub(channel);
   return Drive(stub.get(), w, mix);
