@@ -1,5 +1,6 @@
 // The collide viewer: draws one scene of a collide-server with three.js (one InstancedMesh per
-// shape part), follows it live over /viewer/api/stream (server-sent events), and casts rays
+// shape part; mesh and heightfield bodies with their asset's triangles, each asset read once
+// through /viewer/api/asset), follows it live over /viewer/api/stream (server-sent events), and casts rays
 // through /viewer/api/raycast and spheres through /viewer/api/spherecast. A slider over the
 // scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
 // pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
