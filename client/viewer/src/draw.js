@@ -361,7 +361,7 @@ export function meshGeometry(pages) {
 /**
  * The geometry of a heightfield asset from its pages: sample (i, j) at (j x spacing_x, height,
  * i x spacing_z), each cell two triangles split on its (i, j)-(i + 1, j + 1) diagonal, as the
- * server's; holes left out. Pages overlap by one row.
+ * server's; holes left out; a brightness per sample by its height. Pages overlap by one row.
  */
 export function heightfieldGeometry(pages) {
   const size = pages[0].asset.heightfield;
@@ -395,8 +395,22 @@ export function heightfieldGeometry(pages) {
       n += 6;
     }
   }
+  // Relief: each sample's brightness from 0.7 (the lowest) to 1.15 (the highest), multiplying the
+  // body's colour.
+  let low = Infinity;
+  let high = -Infinity;
+  for (let v = 1; v < positions.length; v += 3) {
+    low = Math.min(low, positions[v]);
+    high = Math.max(high, positions[v]);
+  }
+  const colors = new Float32Array(positions.length);
+  for (let v = 0; v < positions.length; v += 3) {
+    const shade = 0.7 + 0.45 * (high > low ? (positions[v + 1] - low) / (high - low) : 0.5);
+    colors[v] = colors[v + 1] = colors[v + 2] = shade;
+  }
   const geometry = new THREE.BufferGeometry();
   geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  geometry.setAttribute('color', new THREE.BufferAttribute(colors, 3));
   geometry.setIndex(new THREE.BufferAttribute(index, 1));
   geometry.computeVertexNormals();
   return geometry;
@@ -444,6 +458,8 @@ class LevelGroup {
       this.geometryOf(body.shape, body.asset).then((geometry) => {
         if (this.objects.get(id) !== object || object.key !== key || !geometry) return;
         object.mesh.geometry = geometry;
+        object.mesh.material.vertexColors = geometry.getAttribute('color') !== undefined;
+        object.mesh.material.needsUpdate = true;
         this.changed = true;
         this.onLoaded();
       });

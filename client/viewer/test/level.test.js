@@ -25,7 +25,7 @@ const COLUMNS = 65;
 const SPACING = 2;
 const HOLE_AT = 20;
 const HOLE = 8;
-const heightAt = (x, z) => 3 * Math.sin(x / 14) * Math.cos(z / 19) + 0.02 * x;
+const heightAt = (x, z) => 5 * Math.sin(x / 14) * Math.cos(z / 19) + 0.03 * x;
 
 // The camera of the checked capture: above the terrain's near edge, looking down at its middle.
 const CAMERA = '64,110,190';
