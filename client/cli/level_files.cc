@@ -1,20 +1,18 @@
 #include "client/cli/level_files.h"
 
-#include <assimp/postprocess.h>
-#include <assimp/scene.h>
-#include <png.h>
-
 #include <algorithm>
-#include <assimp/Importer.hpp>
 #include <bit>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
 #include <limits>
-#include <system_error>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "assimp/Importer.hpp"
+#include "assimp/postprocess.h"
+#include "assimp/scene.h"
+#include "png.h"
 #include "tiny_obj_loader.h"
 
 namespace collide::cli {

@@ -3,8 +3,6 @@
 // the test writes: what is uploaded is where rays find it; truncated, malformed or mis-sized
 // files and NaN values are refused with a clear error and leave no asset behind.
 
-#include <png.h>
-
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -19,6 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "gtest/gtest.h"
 #include "integration/test_util.h"
+#include "png.h"
 
 namespace collide::integration {
 namespace {
@@ -284,9 +283,9 @@ TEST_F(CliLevelTest, BadHeightmapFilesAreRefusedAndStoreNothing) {
   Refused(
       {"heightfield", "upload", "level", "raw", raw, "--rows=2", "--columns=3", "--spacing=nan"},
       "error: INVALID_ARGUMENT: ", "spacing", "");
-  Refused({"heightfield", "upload", "level", "raw", raw, "--rows=2", "--columns=3",
-           "--spacing=1,2,3"},
-          "error: INVALID_ARGUMENT: --spacing: expected S or X,Z", "", "");
+  Refused(
+      {"heightfield", "upload", "level", "raw", raw, "--rows=2", "--columns=3", "--spacing=1,2,3"},
+      "error: INVALID_ARGUMENT: --spacing: expected S or X,Z", "", "");
   // NaN and infinite heights are the server's to refuse, by their index; nothing is stored.
   std::vector<float> nan_grid = grid;
   nan_grid[4] = std::numeric_limits<float>::quiet_NaN();
