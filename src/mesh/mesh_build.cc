@@ -5,9 +5,10 @@
 // (left area * left count + right area * right count). A node starts as its own range and
 // repeatedly splits the child of largest area that should not be a leaf, partitioning by the
 // split its binning found, until it has 8 children or none wants splitting; each child is then a
-// leaf or a node of its own. A range of at most max_leaf_triangles is a leaf when its cost
-// (one test per triangle) is at most the split's (a node visit plus the children's tests, in
-// proportion to their areas).
+// leaf or a node of its own. A range of at most one SAH block (sah_block triangles, at most
+// max_leaf_triangles) is a leaf when its vertices fit one; a larger range of at most
+// max_leaf_triangles is a leaf when its cost (one test per triangle, in whole blocks) is at most
+// the split's (a node visit plus the children's tests, in proportion to their areas).
 
 #include <algorithm>
 #include <bit>
@@ -125,10 +126,10 @@ struct Range {
 };
 
 // Adds `n` primitives to their bins on each axis (nb bins over the doubled centres' range from
-// `cmin`, `scale` bins per unit), alternating between two sets of bins.
+// `cmin`, `scale` bins per unit), taking the `sets` sets of bins in turn.
 void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cmin,
-              const float* scale, int nb, int sets, Bin (&bins)[2][3][kBins],
-              uint32_t (&counts)[2][3][kBins]) {
+              const float* scale, int nb, int sets, Bin (&bins)[4][3][kBins],
+              uint32_t (&counts)[4][3][kBins]) {
 #if defined(__SSE2__)
   const __m128 lo_c = _mm_load_ps(cmin);
   const __m128 k = _mm_load_ps(scale);
@@ -142,7 +143,7 @@ void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cm
         _mm_max_ps(_mm_mul_ps(_mm_sub_ps(_mm_add_ps(lo, hi), lo_c), k), _mm_setzero_ps()), top);
     alignas(16) int32_t b[4];
     _mm_store_si128(reinterpret_cast<__m128i*>(b), _mm_cvttps_epi32(f));
-    const int set = static_cast<int>(step & 1) & (sets - 1);
+    const int set = static_cast<int>(step) & (sets - 1);
     for (int a = 0; a < 3; ++a) {
       Bin& bin = bins[set][a][b[a]];
       _mm_store_ps(bin.lo, _mm_min_ps(_mm_load_ps(bin.lo), lo));
@@ -155,7 +156,7 @@ void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cm
     const PrimRef& p = prims[i];
     float c[3];
     Centre2(p, c);
-    const int set = static_cast<int>(step & 1) & (sets - 1);
+    const int set = static_cast<int>(step) & (sets - 1);
     for (int a = 0; a < 3; ++a) {
       int b = static_cast<int>((c[a] - cmin[a]) * scale[a]);
       b = std::min(std::max(b, 0), nb - 1);
@@ -239,6 +240,21 @@ class MeshBuilder {
 };
 
 void MeshBuilder::Binning(Range* r) {
+  // A range of one SAH block or fewer whose vertices fit is a leaf, unswept: splitting it would
+  // pay for one more node visit to save at most a block's test, and sweeping every such range
+  // cost about a tenth of the build.
+  if (r->count() <= std::min(max_leaf_, block_) && r->count() > 1 &&
+      r->depth < kForcedMedianDepth) {
+    uint32_t count = 0;
+    r->fits = LeafVertices(*r, r->leaf_vertices, &count, r->leaf_corners);
+    r->leaf_vertex_count = static_cast<uint8_t>(count);
+    if (r->fits) {
+      r->leaf_cost = static_cast<float>(Blocks(r->count()));
+      r->split_cost = kInf;
+      r->axis = -1;
+      return;
+    }
+  }
   FindSplit(r);
   SettleLeaf(r);
 }
@@ -264,9 +280,9 @@ void MeshBuilder::FindSplit(Range* r) {
     return;
   }
   // Fewer bins for smaller ranges (setting the bins up and sweeping them costs as much as
-  // binning a few dozen triangles), and a second set of bins only where it pays.
+  // binning a few dozen triangles), and more sets of bins only where they pay.
   const int nb = n >= 64 ? kBins : (n >= 24 ? 16 : 8);
-  const int sets = n >= 48 ? 2 : 1;
+  const int sets = n >= 192 ? 4 : (n >= 48 ? 2 : 1);
   r->bins = nb;
   alignas(16) float scale[4] = {0, 0, 0, 0};
   bool usable[3];
@@ -276,10 +292,10 @@ void MeshBuilder::FindSplit(Range* r) {
     // Maps the centre range onto [0, nb) (the top end rounds below nb, and is clamped).
     scale[a] = usable[a] ? (static_cast<float>(nb) * 0.99999f) / extent : 0.0f;
   }
-  // Two sets of bins, for even and odd triangles: consecutive triangles (neighbours in the
-  // input) often fall in the same bin, and alternating breaks the chain of dependent updates.
-  Bin bins[2][3][kBins];
-  uint32_t counts[2][3][kBins];
+  // Up to four sets of bins, taken in turn: consecutive triangles (neighbours in the input)
+  // often fall in the same bin, and alternating breaks the chain of dependent updates.
+  Bin bins[4][3][kBins];
+  uint32_t counts[4][3][kBins];
   for (int set = 0; set < sets; ++set) {
     for (int a = 0; a < 3; ++a) {
       for (int b = 0; b < nb; ++b) {
@@ -299,10 +315,10 @@ void MeshBuilder::FindSplit(Range* r) {
   float best = kInf;
   for (int a = 0; a < 3; ++a) {
     if (!usable[a]) continue;
-    if (sets == 2) {
+    for (int set = 1; set < sets; ++set) {
       for (int b = 0; b < nb; ++b) {
-        Grow(reinterpret_cast<Box4*>(&bins[0][a][b]), bins[1][a][b].lo, bins[1][a][b].hi);
-        counts[0][a][b] += counts[1][a][b];
+        Grow(reinterpret_cast<Box4*>(&bins[0][a][b]), bins[set][a][b].lo, bins[set][a][b].hi);
+        counts[0][a][b] += counts[set][a][b];
       }
     }
     // (Empty bins change nothing: they are skipped, and an area is computed only after a bin
@@ -684,13 +700,14 @@ void MeshBuilder::Run() {
   }
   Binning(&root);
   out_->triangle_count_ = n;
-  // About 5 triangles and 6 vertices a leaf, 5 children a node.
-  out_->leaves_.reserve(static_cast<size_t>(n) / 5 * 28 + 64);
+  // Room for 7 words of leaf per triangle and a node per 16 (the city of collide-bench-mesh
+  // takes 6.4 and one per 22): a vector that grows is copied once more before the final trim.
+  out_->leaves_.reserve(static_cast<size_t>(n) * 7 + 64);
   if (IsLeaf(root)) {
     out_->root_ = MakeLeaf(root);
     max_depth_ = 0;
   } else {
-    out_->nodes_.reserve(n / 24 + 16);
+    out_->nodes_.reserve(n / 16 + 16);
     out_->root_ = BuildNode(root, 1);
   }
   out_->depth_ = max_depth_;
