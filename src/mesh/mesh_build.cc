@@ -126,10 +126,10 @@ struct Range {
 };
 
 // Adds `n` primitives to their bins on each axis (nb bins over the doubled centres' range from
-// `cmin`, `scale` bins per unit), taking the `sets` sets of bins in turn.
+// `cmin`, `scale` bins per unit), alternating between two sets of bins.
 void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cmin,
-              const float* scale, int nb, int sets, Bin (&bins)[4][3][kBins],
-              uint32_t (&counts)[4][3][kBins]) {
+              const float* scale, int nb, int sets, Bin (&bins)[2][3][kBins],
+              uint32_t (&counts)[2][3][kBins]) {
 #if defined(__SSE2__)
   const __m128 lo_c = _mm_load_ps(cmin);
   const __m128 k = _mm_load_ps(scale);
@@ -143,7 +143,7 @@ void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cm
         _mm_max_ps(_mm_mul_ps(_mm_sub_ps(_mm_add_ps(lo, hi), lo_c), k), _mm_setzero_ps()), top);
     alignas(16) int32_t b[4];
     _mm_store_si128(reinterpret_cast<__m128i*>(b), _mm_cvttps_epi32(f));
-    const int set = static_cast<int>(step) & (sets - 1);
+    const int set = static_cast<int>(step & 1) & (sets - 1);
     for (int a = 0; a < 3; ++a) {
       Bin& bin = bins[set][a][b[a]];
       _mm_store_ps(bin.lo, _mm_min_ps(_mm_load_ps(bin.lo), lo));
@@ -156,7 +156,7 @@ void BinPrims(const PrimRef* prims, uint32_t n, uint32_t stride, const float* cm
     const PrimRef& p = prims[i];
     float c[3];
     Centre2(p, c);
-    const int set = static_cast<int>(step) & (sets - 1);
+    const int set = static_cast<int>(step & 1) & (sets - 1);
     for (int a = 0; a < 3; ++a) {
       int b = static_cast<int>((c[a] - cmin[a]) * scale[a]);
       b = std::min(std::max(b, 0), nb - 1);
@@ -280,9 +280,9 @@ void MeshBuilder::FindSplit(Range* r) {
     return;
   }
   // Fewer bins for smaller ranges (setting the bins up and sweeping them costs as much as
-  // binning a few dozen triangles), and more sets of bins only where they pay.
+  // binning a few dozen triangles), and a second set of bins only where it pays.
   const int nb = n >= 64 ? kBins : (n >= 24 ? 16 : 8);
-  const int sets = n >= 192 ? 4 : (n >= 48 ? 2 : 1);
+  const int sets = n >= 48 ? 2 : 1;
   r->bins = nb;
   alignas(16) float scale[4] = {0, 0, 0, 0};
   bool usable[3];
@@ -292,10 +292,10 @@ void MeshBuilder::FindSplit(Range* r) {
     // Maps the centre range onto [0, nb) (the top end rounds below nb, and is clamped).
     scale[a] = usable[a] ? (static_cast<float>(nb) * 0.99999f) / extent : 0.0f;
   }
-  // Up to four sets of bins, taken in turn: consecutive triangles (neighbours in the input)
-  // often fall in the same bin, and alternating breaks the chain of dependent updates.
-  Bin bins[4][3][kBins];
-  uint32_t counts[4][3][kBins];
+  // Two sets of bins, for even and odd triangles: consecutive triangles (neighbours in the
+  // input) often fall in the same bin, and alternating breaks the chain of dependent updates.
+  Bin bins[2][3][kBins];
+  uint32_t counts[2][3][kBins];
   for (int set = 0; set < sets; ++set) {
     for (int a = 0; a < 3; ++a) {
       for (int b = 0; b < nb; ++b) {
@@ -315,10 +315,10 @@ void MeshBuilder::FindSplit(Range* r) {
   float best = kInf;
   for (int a = 0; a < 3; ++a) {
     if (!usable[a]) continue;
-    for (int set = 1; set < sets; ++set) {
+    if (sets == 2) {
       for (int b = 0; b < nb; ++b) {
-        Grow(reinterpret_cast<Box4*>(&bins[0][a][b]), bins[set][a][b].lo, bins[set][a][b].hi);
-        counts[0][a][b] += counts[set][a][b];
+        Grow(reinterpret_cast<Box4*>(&bins[0][a][b]), bins[1][a][b].lo, bins[1][a][b].hi);
+        counts[0][a][b] += counts[1][a][b];
       }
     }
     // (Empty bins change nothing: they are skipped, and an area is computed only after a bin
