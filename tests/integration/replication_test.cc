@@ -149,7 +149,10 @@ v1::Body BodyFor(uint64_t id) {
 // front of them whose map the servers keep.
 class ReplicatedCluster {
  public:
-  static std::unique_ptr<ReplicatedCluster> Start(int count, const std::string& haproxy = "") {
+  // `count` servers; HAProxy's configuration names `count + spare` shards, the spare ones
+  // started later with StartSpare (a shard the operator added to the configuration first).
+  static std::unique_ptr<ReplicatedCluster> Start(int count, const std::string& haproxy = "",
+                                                  int spare = 0) {
     auto cluster = std::unique_ptr<ReplicatedCluster>(new ReplicatedCluster());
     auto nats = NatsCluster::Start(3);
     EXPECT_TRUE(IsOk(nats));
@@ -158,7 +161,10 @@ class ReplicatedCluster {
     // Fixed ports, so that HAProxy's configuration names them before they start and a restart
     // keeps them.
     std::vector<std::string> addresses;
-    for (int i = 0; i < count; ++i) addresses.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    for (int i = 0; i < count + spare; ++i) {
+      addresses.push_back(absl::StrCat("127.0.0.1:", FreePort()));
+    }
+    cluster->addresses_ = addresses;
     if (!haproxy.empty()) {
       auto router = HaproxyProcess::Start(haproxy, COLLIDE_HAPROXY_CFG, addresses);
       EXPECT_TRUE(IsOk(router));
@@ -166,23 +172,7 @@ class ReplicatedCluster {
       cluster->haproxy_ = *std::move(router);
     }
     for (int i = 0; i < count; ++i) {
-      ServerConfig config;
-      config.address = addresses[i];
-      config.metrics = true;
-      config.extra_flags = {absl::StrCat("--nats_url=", cluster->nats_->urls()),
-                            absl::StrCat("--replication_lease_ms=", kLeaseMs),
-                            "--replication_publish_timeout_ms=1000", "--drain_timeout_ms=500",
-                            "--log_level=info"};
-      if (cluster->haproxy_ != nullptr) {
-        config.extra_flags.push_back("--router_admin=" + cluster->haproxy_->admin_address());
-        config.extra_flags.push_back("--router_map=" + cluster->haproxy_->map_file());
-        config.extra_flags.push_back(absl::StrCat("--router_backend=shard_", i + 1));
-        config.extra_flags.push_back("--router_sync_ms=300");
-      }
-      auto server = ServerProcess::Start(config);
-      EXPECT_TRUE(IsOk(server)) << i;
-      if (!server.ok()) return nullptr;
-      cluster->servers_.push_back(*std::move(server));
+      if (!cluster->StartServer(i)) return nullptr;
     }
     if (cluster->haproxy_ != nullptr) {
       client::ClientOptions options;
@@ -196,11 +186,41 @@ class ReplicatedCluster {
     return cluster;
   }
 
+  // Starts the next server named in HAProxy's configuration that is not running yet; its
+  // index, or -1.
+  int StartSpare() {
+    const int i = size();
+    if (i >= static_cast<int>(addresses_.size()) || !StartServer(i)) return -1;
+    return i;
+  }
+
   ServerProcess& server(int i) { return *servers_[i]; }
   int size() const { return static_cast<int>(servers_.size()); }
   NatsCluster& nats() { return *nats_; }
   HaproxyProcess& haproxy() { return *haproxy_; }
   client::Client& router() { return *router_; }
+
+  // Starts server `i` on addresses_[i], following the NATS cluster and keeping HAProxy's map.
+  bool StartServer(int i) {
+    ServerConfig config;
+    config.address = addresses_[i];
+    config.metrics = true;
+    config.extra_flags = {absl::StrCat("--nats_url=", nats_->urls()),
+                          absl::StrCat("--replication_lease_ms=", kLeaseMs),
+                          "--replication_publish_timeout_ms=1000", "--drain_timeout_ms=500",
+                          "--log_level=info"};
+    if (haproxy_ != nullptr) {
+      config.extra_flags.push_back("--router_admin=" + haproxy_->admin_address());
+      config.extra_flags.push_back("--router_map=" + haproxy_->map_file());
+      config.extra_flags.push_back(absl::StrCat("--router_backend=shard_", i + 1));
+      config.extra_flags.push_back("--router_sync_ms=300");
+    }
+    auto server = ServerProcess::Start(config);
+    EXPECT_TRUE(IsOk(server)) << i;
+    if (!server.ok()) return false;
+    servers_.push_back(*std::move(server));
+    return true;
+  }
 
   // The index of the server at `address`; -1 for none.
   int IndexOf(const std::string& address) const {
@@ -243,6 +263,7 @@ class ReplicatedCluster {
   ReplicatedCluster() = default;
   std::unique_ptr<NatsCluster> nats_;
   std::unique_ptr<HaproxyProcess> haproxy_;
+  std::vector<std::string> addresses_;
   std::vector<std::unique_ptr<ServerProcess>> servers_;
   std::unique_ptr<client::Client> router_;
 };
@@ -436,7 +457,9 @@ TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtT
 // The failover drill: a resilient writer streams batches through the router while the owner is
 // SIGKILLed, round after round; every acknowledged batch is on the new owner exactly once, the
 // router's map follows each takeover, and the time from the kill to the first acknowledgement
-// after it is printed (COLLIDE_FAILOVER_ROUNDS sets the rounds, 3 by default).
+// after it is printed (COLLIDE_FAILOVER_ROUNDS sets the rounds, 3 by default; docs/SCALING.md
+// has the 100-round run). Between rounds the surviving third server and one NATS node (each in
+// turn) are restarted too.
 TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactlyOnce) {
   REQUIRE_NATS();
   REQUIRE_HAPROXY(haproxy);
@@ -471,6 +494,7 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
   }
   constexpr uint64_t kPerRound = 60;
   uint64_t sent = 0;
+  std::vector<double> gap_ms;
   std::vector<double> failover_ms;
   std::vector<double> takeover_ms;
   // The ack times of every batch, from a thread that waits for each in turn.
@@ -526,10 +550,14 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
     // The first acknowledgement once another server owns the scene (an acknowledgement the
     // dead owner sent just before the kill may still be read after it: not counted).
     Clock::time_point first_after = Clock::time_point::max();
+    Clock::time_point last_before = Clock::time_point::min();
     for (const Clock::time_point& at : acked) {
       if (at >= owned_at) first_after = std::min(first_after, at);
+      if (at <= killed) last_before = std::max(last_before, at);
     }
     ASSERT_NE(first_after, Clock::time_point::max());
+    ASSERT_NE(last_before, Clock::time_point::min()) << "round " << round;
+    gap_ms.push_back(std::chrono::duration<double, std::milli>(first_after - last_before).count());
     failover_ms.push_back(std::chrono::duration<double, std::milli>(first_after - killed).count());
     takeover_ms.push_back(std::chrono::duration<double, std::milli>(owned_at - killed).count());
     const int dead = owner;
@@ -559,6 +587,30 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
         },
         std::chrono::seconds(20)))
         << cluster->server(dead).Logs();
+    // Between rounds the other survivors restart in turn: the third server (neither the owner
+    // nor the one just killed) stops cleanly and comes back as a follower, then NATS node
+    // `round % 3` is SIGKILLed and started again on its store; the next round begins only once
+    // the cluster is healthy, every server names the owner and the restarted one caught up.
+    int third = -1;
+    for (int i = 0; i < cluster->size(); ++i) {
+      if (i != owner && i != dead) third = i;
+    }
+    ASSERT_GE(third, 0);
+    ASSERT_TRUE(IsOk(cluster->server(third).Stop(SIGTERM))) << "round " << round;
+    ASSERT_TRUE(IsOk(cluster->server(third).RestartOnSamePort())) << "round " << round;
+    const int node = round % cluster->nats().size();
+    ASSERT_TRUE(IsOk(cluster->nats().Signal(node, SIGKILL))) << "round " << round;
+    ASSERT_TRUE(IsOk(cluster->nats().Restart(node))) << "round " << round;
+    ASSERT_TRUE(IsOk(cluster->nats().WaitHealthy(std::chrono::seconds(30))))
+        << "round " << round << ": " << cluster->nats().Logs(node);
+    ASSERT_EQ(cluster->WaitForOwner(scene, std::chrono::seconds(20)), owner) << "round " << round;
+    ASSERT_TRUE(WaitUntil(
+        [&] {
+          auto info = cluster->server(third).NewClient()->GetScene(scene);
+          return info.ok() && info->stats().version() == version;
+        },
+        std::chrono::seconds(20)))
+        << "round " << round << ": " << cluster->server(third).Logs();
   }
   ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
   const client::ResilientUpdateWriterStats stats = (*writer)->stats();
@@ -576,13 +628,16 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
     std::vector<double> sorted = ms;
     std::sort(sorted.begin(), sorted.end());
     const size_t p99 = std::min(sorted.size() - 1, (sorted.size() * 99 + 99) / 100 - 1);
-    return absl::StrCat("median ", static_cast<int>(sorted[sorted.size() / 2]), " ms, p99 ",
+    return absl::StrCat("p50 ", static_cast<int>(sorted[sorted.size() / 2]), " ms, p99 ",
                         static_cast<int>(sorted[p99]), " ms, max ", static_cast<int>(sorted.back()),
                         " ms; each: ", absl::StrJoin(ms, ", ", [](std::string* out, double v) {
                           absl::StrAppend(out, static_cast<int>(v));
                         }));
   };
   std::printf("%d rounds, lease %d ms\n", rounds, kLeaseMs);
+  std::printf(
+      "last acknowledged write before the SIGKILL to the first after it (through HAProxy): %s\n",
+      summary(gap_ms).c_str());
   std::printf(
       "SIGKILL of the owner to the first acknowledged write after it (through HAProxy): "
       "%s\n",
@@ -703,6 +758,96 @@ TEST(Replication, TheRoutersMapFollowsASceneMove) {
   EXPECT_EQ(MapEntry(cluster->haproxy(), scene), absl::StrCat("shard_", source + 1));
   auto [back_ids, back_version] = IdsAndVersion(cluster->router(), scene);
   EXPECT_EQ(back_ids, (std::vector<uint64_t>{1, 2, 3}));
+}
+
+// Every body of `scene` as `client` reads it, serialized and sorted: equal lists are equal
+// contents.
+std::vector<std::string> Contents(client::Client& client, const std::string& scene) {
+  std::vector<std::string> contents;
+  auto bodies = client.GetBodies(scene);
+  EXPECT_TRUE(IsOk(bodies)) << scene;
+  if (!bodies.ok()) return contents;
+  for (const v1::Body& body : bodies->bodies()) contents.push_back(body.SerializeAsString());
+  std::sort(contents.begin(), contents.end());
+  return contents;
+}
+
+// Scale-out: a 4th shard (named in HAProxy's configuration before it starts, as an operator
+// adds it) comes up, scenes of the other three are moved onto it with `collide scene move`, the
+// router's map follows each, and reads and writes through the router reach it with the scenes'
+// exact contents and versions; the scenes left where they were stay reachable.
+TEST(Replication, AFourthShardTakesScenesMovedOntoItThroughTheRoutersMap) {
+  REQUIRE_NATS();
+  REQUIRE_HAPROXY(haproxy);
+  auto cluster = ReplicatedCluster::Start(3, haproxy, /*spare=*/1);
+  ASSERT_NE(cluster, nullptr);
+  constexpr int kScenes = 6;
+  constexpr int kMoved = 4;
+  std::vector<std::string> scenes;
+  std::vector<std::vector<std::string>> contents;
+  std::vector<uint64_t> versions;
+  for (int i = 0; i < kScenes; ++i) {
+    const std::string scene = absl::StrCat("room-", i);
+    const int home = i % 3;
+    auto direct = cluster->server(home).NewClient();
+    ASSERT_TRUE(IsOk(direct->CreateScene(scene))) << scene;
+    for (uint64_t id = 1; id <= 5; ++id) {
+      std::vector<v1::Body> bodies = {BodyFor(100 * i + id)};
+      ASSERT_TRUE(IsOk(direct->UpsertBodies(scene, bodies))) << scene;
+    }
+    std::vector<uint64_t> removed = {100 * static_cast<uint64_t>(i) + 2};
+    ASSERT_TRUE(IsOk(direct->RemoveBodies(scene, removed))) << scene;
+    // The server claims the scene in the router's map whatever the hash names.
+    ASSERT_TRUE(WaitUntil(
+        [&] { return MapEntry(cluster->haproxy(), scene) == absl::StrCat("shard_", home + 1); },
+        std::chrono::seconds(10)))
+        << scene << ": " << MapEntry(cluster->haproxy(), scene);
+    scenes.push_back(scene);
+    contents.push_back(Contents(*direct, scene));
+    ASSERT_EQ(contents.back().size(), 4u) << scene;
+    auto info = direct->GetScene(scene);
+    ASSERT_TRUE(IsOk(info));
+    versions.push_back(info->stats().version());
+    EXPECT_EQ(Contents(cluster->router(), scene), contents.back()) << scene;
+  }
+
+  const int fourth = cluster->StartSpare();
+  ASSERT_EQ(fourth, 3);
+  auto at_fourth = cluster->server(fourth).NewClient();
+  for (int i = 0; i < kMoved; ++i) {
+    const std::string& scene = scenes[i];
+    const int home = i % 3;
+    CommandResult moved = RunCommand(
+        {CliPath(), absl::StrCat("--address=", cluster->server(home).address()), "--timeout=60",
+         "scene", "move", scene, "--to", cluster->server(fourth).address()});
+    ASSERT_EQ(moved.exit_code, 0) << scene << ": " << moved.err << moved.out;
+    EXPECT_EQ(MapEntry(cluster->haproxy(), scene), "shard_4") << scene;
+    // Exact state on the 4th shard, and through the router.
+    EXPECT_EQ(Contents(*at_fourth, scene), contents[i]) << scene;
+    EXPECT_EQ(Contents(cluster->router(), scene), contents[i]) << scene;
+    auto info = cluster->router().GetScene(scene);
+    ASSERT_TRUE(IsOk(info)) << scene;
+    EXPECT_EQ(info->stats().version(), versions[i]) << scene;
+    EXPECT_FALSE(cluster->server(home).NewClient()->GetScene(scene).ok()) << scene;
+    // A write through the router lands on the 4th shard.
+    std::vector<v1::Body> more = {BodyFor(100 * i + 50)};
+    auto written = cluster->router().UpsertBodies(scene, more);
+    ASSERT_TRUE(IsOk(written)) << scene;
+    EXPECT_EQ(written->version(), versions[i] + 1) << scene;
+    auto bodies = at_fourth->GetBodies(scene);
+    ASSERT_TRUE(IsOk(bodies)) << scene;
+    EXPECT_EQ(bodies->bodies_size(), 5) << scene;
+  }
+  // The map still points the scenes at the 4th shard after a full sync of every server's map.
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  for (int i = 0; i < kScenes; ++i) {
+    const std::string expected = i < kMoved ? "shard_4" : absl::StrCat("shard_", i % 3 + 1);
+    EXPECT_EQ(MapEntry(cluster->haproxy(), scenes[i]), expected) << scenes[i];
+    if (i >= kMoved) EXPECT_EQ(Contents(cluster->router(), scenes[i]), contents[i]) << scenes[i];
+  }
+  auto listed = at_fourth->ListScenes();
+  ASSERT_TRUE(IsOk(listed));
+  EXPECT_EQ(listed->size(), static_cast<size_t>(kMoved));
 }
 
 }  // namespace
