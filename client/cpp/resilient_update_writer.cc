@@ -339,12 +339,19 @@ ResilientUpdateWriter::Stream* ResilientUpdateWriter::Connect(bool reconnect) {
 
 absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   v1::UpdateAck ack;
+  bool redirected = false;
   while (stream->Read(&ack)) {
-    *healthy = true;
-    if (!HandleAck(ack)) {
+    // After a redirection the stream's remaining acks (the same answer for the batches behind
+    // it) are dropped: those batches are resent too.
+    if (redirected) continue;
+    if (!HandleAck(ack, &redirected)) {
+      // A batch answered by a server that does not write the scene: this stream is no use, and
+      // the next one starts from the backoff reached unless this one made progress.
       absl::MutexLock lock(&mu_);
       if (live_context_ != nullptr) live_context_->TryCancel();
+      continue;
     }
+    *healthy = true;
   }
   // Finish with no write in progress, then drop the stream; Sends queue until the reconnect.
   absl::MutexLock write_lock(&write_mu_);
@@ -358,10 +365,18 @@ absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   return status;
 }
 
-bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack) {
+bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected) {
   RejectedBatch rejected;
   {
     absl::MutexLock lock(&mu_);
+    if (ack.has_error() && !ack.error().moved_to().empty() && !pending_.empty() &&
+        ack.client_sequence() == pending_.front().sequence) {
+      // Not applied: another server writes the scene (this one follows it, or the scene moved
+      // away). Kept, and sent again on the next stream, which the router sends to that server.
+      ++stats_.redirected;
+      *redirected = true;
+      return false;
+    }
     if (pending_.empty() || ack.client_sequence() != pending_.front().sequence) {
       if (failed_.ok()) {
         failed_ = absl::DataLossError(absl::StrCat(

@@ -578,14 +578,17 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
         [&] { return MapEntry(cluster->haproxy(), scene) == absl::StrCat("shard_", owner + 1); },
         std::chrono::seconds(10)))
         << MapEntry(cluster->haproxy(), scene);
+    const std::vector<client::RejectedBatch> rejected = (*writer)->TakeRejected();
+    ASSERT_TRUE(rejected.empty()) << "round " << round << ": " << rejected.size()
+                                  << " batches rejected, the first " << rejected[0].sequence << ": "
+                                  << rejected[0].status;
     // Exactly what was acknowledged, once: one body and one version per batch.
     auto new_owner = cluster->server(owner).NewClient();
     auto [ids, version] = IdsAndVersion(*new_owner, scene);
     std::vector<uint64_t> expected(sent);
     for (uint64_t i = 0; i < sent; ++i) expected[i] = i + 1;
-    EXPECT_EQ(ids, expected) << "round " << round;
-    EXPECT_EQ(version, created_version + sent) << "round " << round;
-    EXPECT_TRUE((*writer)->TakeRejected().empty()) << "round " << round;
+    ASSERT_EQ(ids, expected) << "round " << round;
+    ASSERT_EQ(version, created_version + sent) << "round " << round;
     // The killed server comes back (same port) as a follower, and catches up.
     ASSERT_TRUE(IsOk(cluster->server(dead).RestartOnSamePort()));
     ASSERT_EQ(cluster->WaitForOwner(scene, std::chrono::seconds(20)), owner);
@@ -676,6 +679,42 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
       static_cast<unsigned long long>(stats.duplicates),
       static_cast<unsigned long long>(stats.resent),
       static_cast<unsigned long long>(stats.reconnects));
+}
+
+// A resilient writer whose stream reaches a follower (a router not yet following a takeover, a
+// writer pointed at the wrong server) is answered with the owner's address (Error.moved_to) and
+// nothing applied: it resends on a new stream rather than dropping the batch as rejected, and
+// once that server owns the scene the batch applies once.
+TEST(Replication, AWriterAnsweredByAFollowerResendsUntilTheBatchReachesTheOwner) {
+  REQUIRE_NATS();
+  auto cluster = ReplicatedCluster::Start(2);
+  ASSERT_NE(cluster, nullptr);
+  ASSERT_TRUE(IsOk(CreateReplicated(*cluster->server(0).NewClient(), "redirected")));
+  ASSERT_EQ(cluster->WaitForOwner("redirected", std::chrono::seconds(20)), 0);
+  auto at_follower = cluster->server(1).NewClient();
+  client::ResilientUpdateWriterOptions options;
+  options.initial_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(100);
+  options.give_up_after = absl::Seconds(30);
+  auto writer = client::ResilientUpdateWriter::Open(at_follower.get(), "redirected", options);
+  ASSERT_TRUE(IsOk(writer));
+  v1::UpdateBatch batch;
+  *batch.add_ops() = client::MakeUpsertOp(BodyFor(7));
+  ASSERT_TRUE(IsOk((*writer)->Send(batch)));
+  ASSERT_TRUE(
+      WaitUntil([&] { return (*writer)->stats().redirected >= 2; }, std::chrono::seconds(10)));
+  EXPECT_TRUE((*writer)->TakeRejected().empty());
+  EXPECT_FALSE(IsOk((*writer)->Flush(absl::Now() + absl::Milliseconds(200))));
+  // The owner dies; the follower takes the scene over and the resent batch applies there.
+  ASSERT_TRUE(IsOk(cluster->server(0).Stop(SIGKILL)));
+  ASSERT_TRUE(IsOk((*writer)->Flush(absl::Now() + absl::Seconds(20))))
+      << (*writer)->status() << cluster->server(1).Logs();
+  EXPECT_TRUE((*writer)->TakeRejected().empty());
+  auto [ids, version] = IdsAndVersion(*at_follower, "redirected");
+  EXPECT_EQ(ids, (std::vector<uint64_t>{7}));
+  ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
+  EXPECT_EQ((*writer)->stats().rejected, 0u);
+  EXPECT_EQ((*writer)->stats().acknowledged, 1u);
 }
 
 // A partitioned owner (SIGSTOP) loses the scene to a follower; continued, it acknowledges no
