@@ -119,6 +119,10 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
   db_options.sync_interval = std::chrono::milliseconds(options.sync_interval_ms);
   db_options.max_scenes = options.limits.max_scenes;
   db_options.max_bodies_per_scene = options.limits.max_bodies_per_scene;
+  db_options.scene_assets = SceneAssetLimits{.max_assets = options.limits.max_assets_per_scene,
+                                             .max_bytes = options.limits.max_asset_bytes_per_scene};
+  db_options.max_asset_bytes = options.limits.max_asset_bytes;
+  db_options.max_assets = options.limits.max_assets;
   db_options.recovery = options.recovery;
   // A full disk (or file size limit) stops the log but not the server: writes are refused from
   // then on, nothing unsynced is acknowledged, queries go on. Any other log failure (an fsync

@@ -10,6 +10,8 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 #include "bvh/simd_level.h"
+#include "mesh/triangle_mesh.h"
+#include "query/body.h"
 #include "scene/scene_options.h"
 #include "store/recovery.h"
 
@@ -22,8 +24,8 @@ inline constexpr uint32_t kMaxWatchThreads = 64;
 inline constexpr uint32_t kMaxQueryThreads = 1024;
 
 /// The smallest --max_answer_bytes: room for the answer to one MODE_ALL query of the default 64
-/// hits (11 + 19 + 64 x 59 bytes, server/convert/query_answer.h).
-inline constexpr uint32_t kMinAnswerBytes = 4096;
+/// hits (11 + 19 + 64 x 67 bytes, server/convert/query_answer.h), rounded up.
+inline constexpr uint32_t kMinAnswerBytes = 4352;
 
 /// An option any value of its type may take.
 struct AnyValue {};
@@ -61,7 +63,7 @@ constexpr ValueRange<T> AtLeastOne() {
   X(uint32_t, max_hits, 4096, AnyValue{}, "Max max_hits per query (0 asks for min(64, this)).")   \
   X(uint32_t, max_answer_bytes, 16u << 20,                                                        \
     Between<uint32_t>(kMinAnswerBytes, std::numeric_limits<int32_t>::max()),                      \
-    "The most bytes one QueryStream answer may take (4096 to 2147483647). A batch whose answer "  \
+    "The most bytes one QueryStream answer may take (4352 to 2147483647). A batch whose answer "  \
     "passes it is refused with RESOURCE_EXHAUSTED (a batch whose largest possible answer is "     \
     "larger runs in segments whose hits take about this much memory). A client that stops "       \
     "reading costs the server at most one answer per stream.")                                    \
@@ -119,9 +121,30 @@ constexpr ValueRange<T> AtLeastOne() {
     "The most bytes of messages one ImportScene stream may send (then RESOURCE_EXHAUSTED); the "  \
     "import holds about 3 times this in memory at its end (0 refuses every import).")             \
   X(uint32_t, max_concurrent_imports, 4, AnyValue{},                                              \
-    "The most ImportScene calls open at once (they count toward --max_streams too; then a new "   \
-    "import ends at once with RESOURCE_EXHAUSTED; 0: no import). Imports take at most about 3 x " \
-    "--max_import_bytes x this of memory.")
+    "The most ImportScene and UploadAsset calls open at once, together (they count toward "       \
+    "--max_streams too; then a new one ends at once with RESOURCE_EXHAUSTED; 0: none). Imports "  \
+    "take at most about 3 x --max_import_bytes x this of memory, uploads about 3 x "              \
+    "--max_asset_bytes_per_scene each.")                                                          \
+  X(uint32_t, max_mesh_triangles, 1u << 24, Between<uint32_t>(0, kMaxMeshTriangles),              \
+    "The most triangles of one mesh asset (0 to 134217728; 0: no mesh); more: "                   \
+    "RESOURCE_EXHAUSTED at the upload's header.")                                                 \
+  X(uint64_t, max_heightfield_samples, uint64_t{1} << 24, Between<uint64_t>(0, 1u << 27),         \
+    "The most samples (rows x columns) of one heightfield asset (0 to 134217728; 0: no "          \
+    "heightfield); more: RESOURCE_EXHAUSTED at the upload's header.")                             \
+  X(uint32_t, max_assets_per_scene, 1024, Between<uint32_t>(0, kMaxAssetSlots),                   \
+    "The most assets one scene holds (0 to 65535; 0: none); an upload or import past it: "        \
+    "RESOURCE_EXHAUSTED.")                                                                        \
+  X(uint64_t, max_asset_bytes_per_scene, uint64_t{256} << 20,                                     \
+    Between<uint64_t>(0, uint64_t{1} << 29),                                                      \
+    "The most bytes of asset content one scene holds, as uploaded (12 per vertex and 4 per "      \
+    "index, 4 per height; 0 to 536870912): an upload or import past it is RESOURCE_EXHAUSTED. "   \
+    "An asset's memory is about 2.5 times its bytes (its content and its built form).")           \
+  X(uint64_t, max_asset_bytes, uint64_t{1} << 30, AnyValue{},                                     \
+    "The most bytes of asset content all scenes hold together, as uploaded (a content several "   \
+    "scenes hold counted once): an upload or import past it is RESOURCE_EXHAUSTED.")              \
+  X(uint64_t, max_assets, 16384, AnyValue{},                                                      \
+    "The most distinct asset contents all scenes hold together (a content several scenes hold "   \
+    "counted once): an upload or import past it is RESOURCE_EXHAUSTED.")
 
 /// The limits the service enforces on every request: one field per COLLIDE_SERVICE_LIMITS entry
 /// (its help text says what the field bounds), each a collide-server flag of the same name.

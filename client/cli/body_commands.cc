@@ -21,7 +21,7 @@ absl::Status AddBody(CommandContext& c) {
   request.set_scene(args.positional()[0]);
   v1::Body* body = request.add_bodies();
   body->set_id(args.Uint64("id", 0));
-  *body->mutable_shape() = ShapeFromFlags(args);
+  *body->mutable_shape() = BodyShapeFromFlags(args);
   *body->mutable_pose() = PoseFromFlags(args, /*position_required=*/false);
   if (args.Has("category")) body->set_category(args.Uint32("category", 1));
   if (args.Has("mask")) body->set_mask(args.Uint32("mask", ~0u));
@@ -112,6 +112,9 @@ std::vector<Command> BodyCommands() {
                  kSphereFlag,
                  kBoxFlag,
                  kCapsuleFlag,
+                 kMeshFlag,
+                 kHeightfieldFlag,
+                 kScaleFlag,
                  {"pos", "X,Y,Z", "world position (default 0,0,0)"},
                  kRotFlag,
                  {"category", "N", "the categories the body belongs to (default 1)"},

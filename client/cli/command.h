@@ -69,5 +69,7 @@ std::vector<Command> InterestCommands();
 std::vector<Command> TransferCommands();
 /// Moving a scene to another server: scene move.
 std::vector<Command> MoveCommands();
+/// Level geometry: mesh upload, mesh list, mesh delete.
+std::vector<Command> MeshCommands();
 
 }  // namespace collide::cli

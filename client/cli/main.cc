@@ -58,7 +58,7 @@ const std::vector<Command>& Commands() {
   static const std::vector<Command> commands = [] {
     std::vector<Command> all;
     for (auto group : {SceneCommands, BodyCommands, QueryCommands, WatchCommands, InterestCommands,
-                       ServerCommands, TransferCommands, MoveCommands}) {
+                       ServerCommands, TransferCommands, MoveCommands, MeshCommands}) {
       for (Command& command : group()) all.push_back(std::move(command));
     }
     return all;

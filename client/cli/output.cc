@@ -135,6 +135,13 @@ std::string FormatShape(const v1::Shape& shape) {
     case v1::Shape::kCapsule:
       return absl::StrCat("capsule radius ", Num(shape.capsule().radius()), " half_height ",
                           Num(shape.capsule().half_height()));
+    case v1::Shape::kMesh:
+      return absl::StrCat("mesh ", shape.mesh().asset(), " scale ",
+                          Num(shape.mesh().has_scale() ? shape.mesh().scale() : 1.0f));
+    case v1::Shape::kHeightfield:
+      return absl::StrCat(
+          "heightfield ", shape.heightfield().asset(), " scale ",
+          Num(shape.heightfield().has_scale() ? shape.heightfield().scale() : 1.0f));
     case v1::Shape::SHAPE_NOT_SET:
       break;
   }
@@ -212,6 +219,9 @@ std::string FormatHits(const v1::QueryResponse& response, HitKind kind) {
                    " hit", count == 1 ? "" : "s", response.truncated() ? " (truncated)" : "", "\n");
   for (const v1::Hit& hit : response.hits()) {
     absl::StrAppend(&text, "  body ", hit.body_id());
+    // A hit on a mesh or heightfield body names its triangle (and a ray's back face).
+    if (hit.has_triangle()) absl::StrAppend(&text, "  triangle ", hit.triangle());
+    if (hit.back_face()) absl::StrAppend(&text, "  back_face");
     switch (kind) {
       case HitKind::kCast:
         absl::StrAppend(&text, "  distance ", Num(hit.distance()), "  point ",

@@ -22,6 +22,24 @@ v1::Shape ShapeFromFlags(Args& args) {
   return c ? client::MakeCapsule((*c)[0], (*c)[1]) : v1::Shape();
 }
 
+v1::Shape BodyShapeFromFlags(Args& args) {
+  const int assets = args.Has("mesh") + args.Has("heightfield");
+  if (assets == 0) {
+    if (args.Has("scale")) {
+      args.Fail(absl::InvalidArgumentError("--scale: only with --mesh or --heightfield"));
+    }
+    return ShapeFromFlags(args);
+  }
+  if (assets + args.Has("sphere") + args.Has("box") + args.Has("capsule") != 1) {
+    args.Fail(absl::InvalidArgumentError(
+        "--sphere, --box, --capsule, --mesh, --heightfield: give exactly one shape"));
+    return v1::Shape();
+  }
+  const float scale = args.Float("scale", 1.0f);
+  return args.Has("mesh") ? client::MakeMesh(args.String("mesh"), scale)
+                          : client::MakeHeightfield(args.String("heightfield"), scale);
+}
+
 v1::Pose PoseFromFlags(Args& args, bool position_required) {
   if (position_required) args.Require("pos");
   v1::Pose pose = client::MakePose(args.Vec3("pos", v1::Vec3()));

@@ -12,6 +12,9 @@ namespace collide::cli {
 
 /// Exactly one of --sphere=R, --box=HX,HY,HZ, --capsule=R,HALF_HEIGHT.
 v1::Shape ShapeFromFlags(Args& args);
+/// A body's shape: ShapeFromFlags, or an instance of an asset (--mesh=NAME or
+/// --heightfield=NAME, with --scale=S).
+v1::Shape BodyShapeFromFlags(Args& args);
 /// --pos=X,Y,Z (default origin, or required) and --rot=X,Y,Z,W (absent: identity).
 v1::Pose PoseFromFlags(Args& args, bool position_required);
 /// --category=N, --mask=N, --exclude=ID,ID...; nullopt when none is given.
@@ -28,6 +31,15 @@ inline const FlagSpec kBoxFlag{"box", "HX,HY,HZ", "a box of these half extents"}
 /// --capsule=R,HALF_HEIGHT.
 inline const FlagSpec kCapsuleFlag{"capsule", "R,HALF_HEIGHT",
                                    "a capsule along local y: radius, half the inner segment"};
+/// --mesh=NAME.
+inline const FlagSpec kMeshFlag{"mesh", "NAME",
+                                "an instance of the scene's mesh asset NAME (collide mesh upload)"};
+/// --heightfield=NAME.
+inline const FlagSpec kHeightfieldFlag{"heightfield", "NAME",
+                                       "an instance of the scene's heightfield asset NAME"};
+/// --scale=S.
+inline const FlagSpec kScaleFlag{"scale", "S",
+                                 "with --mesh or --heightfield: a uniform scale (default 1)"};
 /// --rot=X,Y,Z,W.
 inline const FlagSpec kRotFlag{"rot", "X,Y,Z,W",
                                "rotation as a unit quaternion (default identity)"};

@@ -52,6 +52,7 @@ absl::Status Stats(CommandContext& c) {
   line("import_streams", stats.import_streams());
   line("interest_streams", stats.interest_streams());
   line("interest_observers", stats.interest_observers());
+  line("upload_streams", stats.upload_streams());
   line("streams_opened", stats.streams_opened());
   line("streams_refused", stats.streams_refused());
   line("streams_stalled", stats.streams_stalled());
@@ -64,6 +65,10 @@ absl::Status Stats(CommandContext& c) {
   line("watch_exhausted", stats.watch_exhausted());
   line("sync_lag_us", stats.sync_lag_us());
   line("max_sync_lag_us", stats.max_sync_lag_us());
+  line("assets", stats.assets());
+  line("asset_triangles", stats.asset_triangles());
+  line("asset_bytes", stats.asset_bytes());
+  line("asset_memory_bytes", stats.asset_memory_bytes());
   line("scenes_omitted", stats.scenes_omitted());
   line("server_address", stats.server_address());
   // Replication (--nats_url): this server's part, then each replicated scene listed below.
@@ -113,13 +118,16 @@ absl::Status Stats(CommandContext& c) {
     };
     // (Each replicated scene's `replication` is listed under replication, above.)
     absl::StrAppend(&text, "scene_stats\n");
-    row("name", {"body_count", "static_body_count", "version", "tick", "memory_bytes",
-                 "history_bytes", "log_bytes"});
+    row("name",
+        {"body_count", "static_body_count", "version", "tick", "memory_bytes", "history_bytes",
+         "log_bytes", "asset_count", "asset_triangles", "asset_bytes", "asset_memory_bytes"});
     for (const v1::ServerSceneStats& scene : stats.scene_stats()) {
       row(scene.name(), {absl::StrCat(scene.body_count()), absl::StrCat(scene.static_body_count()),
                          absl::StrCat(scene.version()), absl::StrCat(scene.tick()),
                          absl::StrCat(scene.memory_bytes()), absl::StrCat(scene.history_bytes()),
-                         absl::StrCat(scene.log_bytes())});
+                         absl::StrCat(scene.log_bytes()), absl::StrCat(scene.asset_count()),
+                         absl::StrCat(scene.asset_triangles()), absl::StrCat(scene.asset_bytes()),
+                         absl::StrCat(scene.asset_memory_bytes())});
     }
   }
   c.out.Print(stats, text);

@@ -59,6 +59,20 @@ v1::Shape MakeCapsule(float radius, float half_height) {
   return shape;
 }
 
+v1::Shape MakeMesh(std::string_view asset, float scale) {
+  v1::Shape shape;
+  shape.mutable_mesh()->set_asset(std::string(asset));
+  shape.mutable_mesh()->set_scale(scale);
+  return shape;
+}
+
+v1::Shape MakeHeightfield(std::string_view asset, float scale) {
+  v1::Shape shape;
+  shape.mutable_heightfield()->set_asset(std::string(asset));
+  shape.mutable_heightfield()->set_scale(scale);
+  return shape;
+}
+
 v1::Body MakeBody(uint64_t id, const v1::Shape& shape, const v1::Pose& pose) {
   v1::Body body;
   body.set_id(id);

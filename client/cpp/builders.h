@@ -2,6 +2,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string_view>
 
 #include "collide/v1/collide.pb.h"
 
@@ -26,6 +27,10 @@ v1::Shape MakeSphere(float radius);
 v1::Shape MakeBox(float half_x, float half_y, float half_z);
 /// A capsule along the body's y axis: radius and half the inner segment (length units).
 v1::Shape MakeCapsule(float radius, float half_height);
+/// A body's instance of the scene's mesh asset `asset` (UploadMesh), scaled uniformly by `scale`.
+v1::Shape MakeMesh(std::string_view asset, float scale = 1.0f);
+/// A body's instance of the scene's heightfield asset `asset` (UploadHeightfield).
+v1::Shape MakeHeightfield(std::string_view asset, float scale = 1.0f);
 
 /// A dynamic body with default filter bits (category 1, mask all).
 v1::Body MakeBody(uint64_t id, const v1::Shape& shape, const v1::Pose& pose);

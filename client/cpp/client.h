@@ -34,6 +34,47 @@ using ImportSource = absl::FunctionRef<absl::StatusOr<bool>(v1::SceneExportMessa
 /// call that names a scene sends it; streams are opened for one scene.
 inline constexpr char kSceneHeader[] = "x-collide-scene";
 
+/// A triangle mesh for UploadMesh, not owned: `vertices` holds x, y, z per vertex (length units,
+/// the asset's own frame), `indices` three per triangle (counter-clockwise seen from the front).
+struct MeshArrays {
+  std::span<const float> vertices;
+  std::span<const uint32_t> indices;
+};
+
+/// A heightfield for UploadHeightfield, not owned (collide.proto, HeightfieldAssetSize): rows x
+/// columns heights, row-major (sample (i, j) at i x columns + j, the local point (j x spacing_x,
+/// height, i x spacing_z)), and its hole bits ((rows - 1) x (columns - 1) bits, cell c = i x
+/// (columns - 1) + j at bit c % 8 of byte c / 8) or empty for none.
+struct HeightfieldArrays {
+  uint64_t rows = 0;
+  uint64_t columns = 0;
+  float spacing_x = 1.0f;
+  float spacing_z = 1.0f;
+  std::span<const float> heights;
+  std::span<const uint8_t> holes;
+};
+
+/// How UploadMesh and UploadHeightfield send an asset, and retry it.
+struct UploadOptions {
+  /// Data bytes per AssetChunk (below the server's --max_message_bytes).
+  size_t chunk_bytes = 1 << 20;
+  /// Send the content's SHA-256 in the header (MeshSha256, HeightfieldSha256), so that the
+  /// server checks what it received end to end (DATA_LOSS otherwise).
+  bool send_sha256 = true;
+  /// After a retryable failure (UNAVAILABLE: the server unreachable or restarting; ABORTED,
+  /// DEADLINE_EXCEEDED, INTERNAL, UNKNOWN, CANCELLED by the server; RESOURCE_EXHAUSTED
+  /// `streams: ...`, its concurrent uploads all taken), the whole upload is sent again after a
+  /// wait that starts at initial_backoff and grows by backoff_multiplier up to max_backoff, for
+  /// at most give_up_after; then the last error is returned. Sending again is harmless: the
+  /// server answers an upload of a name it holds with the same content as already present.
+  absl::Duration initial_backoff = absl::Milliseconds(20);
+  absl::Duration max_backoff = absl::Seconds(1);
+  double backoff_multiplier = 2.0;
+  absl::Duration give_up_after = absl::Seconds(30);
+  /// Each attempt's deadline and wait_for_ready (unset deadline: options().stream_deadline).
+  CallOptions call;
+};
+
 /// A connection to one collide server: a typed method per rpc. Errors come back as absl::Status
 /// with the server's code and message (a field path, `: `, the reason). Every call sends the
 /// token, the `x-collide-scene` header of the scene it names, and has a deadline (the client's
@@ -157,12 +198,50 @@ class Client {
   absl::StatusOr<v1::SceneInfo> ClearSceneMoving(std::string_view scene,
                                                  const CallOptions& call = {});
 
+  /// Uploads a triangle mesh as asset `name` of `scene` (UploadAsset; writer): a header, chunks
+  /// of `options.chunk_bytes`, a trailer with the counts and the CRC-32C; answered once the asset
+  /// is durable, with its AssetInfo (sha256, triangles, memory). Retried as `options` say.
+  /// Bodies place it as Shape.mesh {asset: name}. The server's errors name the arrays' elements
+  /// (`vertices[12]: must be finite`, `indices[7]: must be below the vertex count`).
+  absl::StatusOr<v1::UploadAssetResponse> UploadMesh(std::string_view scene, std::string_view name,
+                                                     const MeshArrays& mesh,
+                                                     const UploadOptions& options = {});
+  /// Uploads a heightfield as asset `name` of `scene`, as UploadMesh does. Bodies place it as
+  /// Shape.heightfield {asset: name}.
+  absl::StatusOr<v1::UploadAssetResponse> UploadHeightfield(std::string_view scene,
+                                                            std::string_view name,
+                                                            const HeightfieldArrays& heightfield,
+                                                            const UploadOptions& options = {});
+  /// Every asset of `scene`, sorted by name (reader).
+  absl::StatusOr<std::vector<v1::AssetInfo>> ListAssets(std::string_view scene,
+                                                        const CallOptions& call = {});
+  /// Deletes asset `name` of `scene` (writer): FAILED_PRECONDITION while a body places it.
+  absl::Status DeleteAsset(std::string_view scene, std::string_view name,
+                           const CallOptions& call = {});
+
   /// The channel, for callers that need the raw stub.
   const std::shared_ptr<grpc::Channel>& channel() const { return channel_; }
   /// The options the client was made with.
   const ClientOptions& options() const { return options_; }
 
  private:
+  // One data list of an upload: its field and its 32-bit values (or bytes for holes).
+  struct UploadList {
+    int field = 0;  // AssetChunk's field number
+    const void* data = nullptr;
+    size_t count = 0;
+    size_t element_bytes = 4;
+  };
+  // Sends the upload (header, chunks of `lists` in order, trailer) until it is answered or a
+  // failure that is not retryable, as `options` say.
+  absl::StatusOr<v1::UploadAssetResponse> Upload(std::string_view scene,
+                                                 const v1::AssetHeader& header,
+                                                 std::span<const UploadList> lists,
+                                                 const UploadOptions& options);
+  absl::StatusOr<v1::UploadAssetResponse> UploadOnce(std::string_view scene,
+                                                     const v1::AssetHeader& header,
+                                                     std::span<const UploadList> lists,
+                                                     const UploadOptions& options);
   // ImportScene and CheckImport.
   absl::StatusOr<v1::SceneInfo> Import(ImportSource source, std::string_view scene, bool replace,
                                        bool check_only, const CallOptions& call);

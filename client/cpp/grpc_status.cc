@@ -40,4 +40,19 @@ absl::Status ResultStatus(const v1::QueryResult& result) {
   return FromStreamError(result.has_error(), result.error());
 }
 
+bool IsRetryableStreamEnd(const absl::Status& status) {
+  switch (status.code()) {
+    case absl::StatusCode::kOk:
+    case absl::StatusCode::kUnavailable:
+    case absl::StatusCode::kCancelled:
+    case absl::StatusCode::kDeadlineExceeded:
+    case absl::StatusCode::kAborted:
+    case absl::StatusCode::kInternal:
+    case absl::StatusCode::kUnknown:
+      return true;
+    default:
+      return false;
+  }
+}
+
 }  // namespace collide::client

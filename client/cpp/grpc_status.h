@@ -22,4 +22,10 @@ absl::Status BatchStatus(const v1::QueryBatchResult& result);
 /// One QueryResult's error (that query was rejected; the others were answered).
 absl::Status ResultStatus(const v1::QueryResult& result);
 
+/// Whether a new stream may succeed after a stream ended with `status`: the server went away,
+/// restarted or closed the stream (OK), or the stream's deadline passed. INTERNAL and UNKNOWN
+/// cover transports torn down mid-frame; a caller bounds how long it keeps retrying.
+/// ResilientUpdateWriter and InterestStream reconnect on these.
+bool IsRetryableStreamEnd(const absl::Status& status);
+
 }  // namespace collide::client

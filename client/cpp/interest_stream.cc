@@ -8,26 +8,6 @@
 #include "client/cpp/grpc_status.h"
 
 namespace collide::client {
-namespace {
-
-// A stream status after which a new stream may succeed (as ResilientUpdateWriter's): the server
-// went away, restarted or closed the stream, or its deadline passed.
-bool IsRetryable(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kCancelled:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-      return true;
-    default:
-      return false;
-  }
-}
-
-}  // namespace
 
 InterestStream::InterestStream(Client* client, std::string scene, InterestOptions options)
     : client_(client),
@@ -151,7 +131,7 @@ absl::StatusOr<v1::InterestResponse> InterestStream::Read() {
       final_ = absl::CancelledError("interest: cancelled");
       return *final_;
     }
-    if (!options_.reconnect || !IsRetryable(status)) {
+    if (!options_.reconnect || !IsRetryableStreamEnd(status)) {
       final_ = status.ok() ? absl::UnavailableError("interest: the stream ended") : status;
       return *final_;
     }
@@ -192,15 +172,6 @@ absl::Status InterestStream::Finish() {
   }
   final_ = absl::CancelledError("interest: cancelled");
   return *final_;
-}
-
-void InterestStream::Iterator::Advance() {
-  absl::StatusOr<v1::InterestResponse> next = stream_->Read();
-  if (next.ok()) {
-    message_ = *std::move(next);
-  } else {
-    stream_ = nullptr;
-  }
 }
 
 }  // namespace collide::client

@@ -2,7 +2,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <iterator>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +15,7 @@
 #include "absl/status/statusor.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "client/cpp/message_iterator.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
 #include "grpcpp/support/sync_stream.h"
@@ -87,30 +87,9 @@ class InterestStream {
   /// Cancels the stream if needed and returns its final status.
   absl::Status Finish();
 
-  /// An input iterator over the messages (Read); it equals end() once the stream has ended.
-  class Iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = v1::InterestResponse;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const v1::InterestResponse*;
-    using reference = const v1::InterestResponse&;
-
-    Iterator() = default;
-    explicit Iterator(InterestStream* stream) : stream_(stream) { Advance(); }
-    reference operator*() const { return message_; }
-    pointer operator->() const { return &message_; }
-    Iterator& operator++() {
-      Advance();
-      return *this;
-    }
-    friend bool operator==(const Iterator& a, const Iterator& b) { return a.stream_ == b.stream_; }
-
-   private:
-    void Advance();
-    InterestStream* stream_ = nullptr;
-    v1::InterestResponse message_;
-  };
+  /// An input iterator over the messages (Read): it equals end() once the stream has ended
+  /// (Finish then says why).
+  using Iterator = MessageIterator<InterestStream, v1::InterestResponse>;
   Iterator begin() { return Iterator(this); }
   Iterator end() { return Iterator(); }
 

@@ -25,25 +25,6 @@ uint64_t RandomClientId() {
   return id;
 }
 
-// A stream status after which a new stream may succeed: the server went away, restarted,
-// closed the stream, or the stream's deadline passed. (A clean end with batches unanswered is
-// OK here.) INTERNAL and UNKNOWN cover transports torn down mid-frame; a server that keeps
-// failing that way is bounded by give_up_after.
-bool IsRetryable(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kOk:
-    case absl::StatusCode::kUnavailable:
-    case absl::StatusCode::kCancelled:
-    case absl::StatusCode::kDeadlineExceeded:
-    case absl::StatusCode::kAborted:
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-      return true;
-    default:
-      return false;
-  }
-}
-
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<ResilientUpdateWriter>> ResilientUpdateWriter::Open(
@@ -291,7 +272,7 @@ void ResilientUpdateWriter::Run() {
       absl::MutexLock lock(&mu_);
       if (Done()) break;
     }
-    if (!IsRetryable(end)) {
+    if (!IsRetryableStreamEnd(end)) {
       Fail(end);
       break;
     }

@@ -31,13 +31,4 @@ absl::Status WatchStream::Finish() {
   return end_.FinishOnce(stream_.get());
 }
 
-void WatchStream::Iterator::Advance() {
-  absl::StatusOr<v1::WatchResponse> next = stream_->Read();
-  if (next.ok()) {
-    message_ = *std::move(next);
-  } else {
-    stream_ = nullptr;
-  }
-}
-
 }  // namespace collide::client

@@ -1,12 +1,12 @@
 #pragma once
 
 #include <cstddef>
-#include <iterator>
 #include <memory>
 #include <optional>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "client/cpp/message_iterator.h"
 #include "client/cpp/stream_end.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "grpcpp/client_context.h"
@@ -41,37 +41,9 @@ class WatchStream {
   /// The stream's final status (cancelling it first if it is still open).
   absl::Status Finish();
 
-  /// An input iterator over the messages: advancing reads the next one; it equals end() once
-  /// the stream has ended (Finish then says why).
-  class Iterator {
-   public:
-    using iterator_category = std::input_iterator_tag;
-    using value_type = v1::WatchResponse;
-    using difference_type = std::ptrdiff_t;
-    using pointer = const v1::WatchResponse*;
-    using reference = const v1::WatchResponse&;
-
-    /// The end iterator.
-    Iterator() = default;
-    /// Reads the first message of `stream`.
-    explicit Iterator(WatchStream* stream) : stream_(stream) { Advance(); }
-    /// The current message.
-    reference operator*() const { return message_; }
-    /// The current message's members.
-    pointer operator->() const { return &message_; }
-    /// Reads the next message.
-    Iterator& operator++() {
-      Advance();
-      return *this;
-    }
-    /// Iterators are equal when both are at the end (or are the same position).
-    friend bool operator==(const Iterator& a, const Iterator& b) { return a.stream_ == b.stream_; }
-
-   private:
-    void Advance();
-    WatchStream* stream_ = nullptr;
-    v1::WatchResponse message_;
-  };
+  /// An input iterator over the messages (Read): it equals end() once the stream has ended
+  /// (Finish then says why).
+  using Iterator = MessageIterator<WatchStream, v1::WatchResponse>;
 
   /// Starts iterating (reads the first message).
   Iterator begin() { return Iterator(this); }

@@ -11,8 +11,9 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # /metrics endpoint; prometheus: promtool and the Prometheus server of the metrics tests;
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
-# the scale-out test, as docker/haproxy.cfg; libnats-dev: the NATS C client of replicated
-# scenes (server/replication/); nats-server: the three-node JetStream cluster the replication
+# the scale-out test, as docker/haproxy.cfg; libtinyobjloader-dev: the OBJ reader of
+# `collide mesh upload`; libnats-dev: the NATS C client of replicated scenes
+# (server/replication/); nats-server: the three-node JetStream cluster the replication
 # tests start on loopback ports; golang-go, protoc-gen-go, protoc-gen-go-grpc and
 # Debian's Go gRPC sources: the Go client, built offline (golang-github-golang-protobuf-1-5-dev,
 # not the 1-3 one gRPC would otherwise pull in: the generated code needs protobuf's APIv2);
@@ -30,6 +31,7 @@ COLLIDE_PACKAGES=(
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
   haproxy
+  libtinyobjloader-dev
   golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
   golang-github-golang-protobuf-1-5-dev
   default-jdk-headless maven libgrpc-java protobuf-compiler-grpc-java-plugin libprotobuf-java

@@ -68,6 +68,8 @@ void ForUnaryQuery(const RequestLayout& layout, FieldError* e) {
 }
 
 void ForImport(const RequestLayout& layout, absl::StatusCode code, FieldError* e) {
+  // The assets are the stream's own (`assets[1].vertices[8]`), before the chunks.
+  if (absl::StartsWith(e->list, "assets") || absl::StartsWith(e->field, "assets")) return;
   if (e->list == "bodies" && e->index != FieldError::kNoIndex && !layout.chunk_starts.empty()) {
     // The last chunk that starts at or before the body.
     const auto next =
@@ -120,6 +122,14 @@ absl::Status ForRequest(const absl::Status& status, const RequestLayout& layout)
     case RequestLayout::Kind::kImport:
       ForImport(layout, status.code(), &e);
       break;
+    case RequestLayout::Kind::kUpload:
+      if (!e.list.empty()) return status;
+      if (e.field == "name" || e.field == "sha256" || absl::StartsWith(e.field, "mesh.") ||
+          absl::StartsWith(e.field, "heightfield.")) {
+        e.field = absl::StrCat("header.", e.field);
+        break;
+      }
+      return status;
   }
   return FieldErrorStatus(status.code(), e);
 }

@@ -37,6 +37,10 @@ struct RequestLayout {
     /// header's (`header.options.fat_margin`, `header.clients[2]`), and an invalid name too when
     /// `name_from_header` (`header.scene`).
     kImport,
+    /// An UploadAsset stream: the asset's name and size are the header's (`header.name`,
+    /// `header.mesh.index_count`, `header.sha256`); its content's lists (`vertices[12]`) and
+    /// the scene are named as the core names them.
+    kUpload,
   };
   Kind kind = Kind::kSame;
   /// kUpdateBatch: how many core ops came from `ops` (the rest are moves).

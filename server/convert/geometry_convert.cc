@@ -42,6 +42,9 @@ absl::Status ToShape(const v1::Shape& proto, Shape* out) {
     case v1::Shape::kCapsule:
       *out = Capsule{proto.capsule().radius(), proto.capsule().half_height()};
       return absl::OkStatus();
+    case v1::Shape::kMesh:
+    case v1::Shape::kHeightfield:
+      // Asset instances are bodies' shapes only (scene_convert.h, BodyToOp).
     case v1::Shape::SHAPE_NOT_SET:
       break;
   }

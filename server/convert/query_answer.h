@@ -15,8 +15,9 @@ namespace collide {
 // hit) and never as a tree of messages (about 200 bytes per hit, on top of the bytes).
 
 /// The most bytes one hit adds to an answer: a Hit with every field at its longest (body_id a
-/// 10-byte varint, distance, point, normal, depth, start_overlapping), with its tag and length.
-inline constexpr uint64_t kMaxHitBytes = 59;
+/// 10-byte varint, distance, point, normal, depth, start_overlapping, triangle a 5-byte varint,
+/// back_face), with its tag and length.
+inline constexpr uint64_t kMaxHitBytes = 67;
 /// The most bytes one QueryResult adds to an answer beside its hits or its error: its tag and
 /// length (up to 5 bytes), request_id (up to 11) and truncated (2).
 inline constexpr uint64_t kMaxResultBytes = 19;
@@ -31,7 +32,7 @@ struct AnswerBound {
   /// The sum over its queries of max_hits for MODE_ALL (0 counts as min(kDefaultMaxHits,
   /// limits.max_hits), larger values as limits.max_hits) and 1 otherwise.
   uint64_t hits = 0;
-  /// Encoded bytes: 11 + the sum over its queries of 19 + max(59 x its hits, 1,032). A query
+  /// Encoded bytes: 11 + the sum over its queries of 19 + max(67 x its hits, 1,032). A query
   /// answered with an error instead of hits has room for it either way.
   uint64_t bytes = 0;
 };

@@ -132,6 +132,13 @@ void HitToProto(const QueryHit& hit, v1::Hit* out) {
   ToProtoVec3(hit.normal, out->mutable_normal());
   out->set_depth(hit.depth);
   out->set_start_overlapping(hit.start_overlapping);
+  // Reused messages: a hit on a shape clears what an asset's hit set.
+  if (hit.triangle != kNoTriangle) {
+    out->set_triangle(hit.triangle);
+  } else {
+    out->clear_triangle();
+  }
+  out->set_back_face(hit.back_face);
 }
 
 }  // namespace collide

@@ -68,6 +68,10 @@ void StatsToProto(const SceneStats& stats, v1::SceneStats* out) {
   out->set_memory_bytes(stats.memory_bytes);
   out->set_tick(stats.tick);
   out->set_oldest_tick(stats.oldest_tick);
+  out->set_asset_count(stats.asset_count);
+  out->set_asset_triangles(stats.asset_triangles);
+  out->set_asset_bytes(stats.asset_bytes);
+  out->set_asset_memory_bytes(stats.asset_memory_bytes);
 }
 
 void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::SceneInfo* out) {
@@ -83,7 +87,7 @@ void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::S
   out->set_moved_to(scene.moved_to());
 }
 
-absl::Status BodyToOp(const v1::Body& body, UpdateOp* op) {
+absl::Status BodyToOp(const v1::Body& body, UpdateOp* op, std::vector<std::string>* asset_names) {
   op->type = UpdateOpType::kUpsert;
   op->body_id = body.id();
   switch (body.kind()) {
@@ -97,7 +101,18 @@ absl::Status BodyToOp(const v1::Body& body, UpdateOp* op) {
       return InvalidFieldError("kind",
                                absl::StrCat("unknown body kind ", static_cast<int>(body.kind())));
   }
-  COLLIDE_RETURN_IF_ERROR(UnderField(ToShape(body.shape(), &op->shape), "shape"));
+  const v1::Shape& shape = body.shape();
+  const bool mesh = shape.shape_case() == v1::Shape::kMesh;
+  if (asset_names != nullptr && (mesh || shape.shape_case() == v1::Shape::kHeightfield)) {
+    // The scene checks the name, the kind and the scale.
+    const v1::AssetInstance& instance = mesh ? shape.mesh() : shape.heightfield();
+    asset_names->push_back(instance.asset());
+    op->asset = static_cast<uint32_t>(asset_names->size());
+    op->asset_kind = mesh ? AssetKind::kMesh : AssetKind::kHeightfield;
+    op->scale = instance.has_scale() ? instance.scale() : 1.0f;
+  } else {
+    COLLIDE_RETURN_IF_ERROR(UnderField(ToShape(shape, &op->shape), "shape"));
+  }
   op->pose = ToPose(body.pose());
   op->category = body.has_category() ? body.category() : 1u;
   op->mask = body.has_mask() ? body.mask() : ~0u;
@@ -117,7 +132,15 @@ void ListScenesToProto(const Database& db, absl::FunctionRef<bool(const std::str
 
 void BodyStateToProto(const BodyState& state, v1::Body* out) {
   out->set_id(state.id);
-  ToProtoShape(state.shape, out->mutable_shape());
+  if (!state.asset.empty()) {
+    v1::AssetInstance* instance = state.asset_kind == AssetKind::kHeightfield
+                                      ? out->mutable_shape()->mutable_heightfield()
+                                      : out->mutable_shape()->mutable_mesh();
+    instance->set_asset(state.asset);
+    instance->set_scale(state.scale);
+  } else {
+    ToProtoShape(state.shape, out->mutable_shape());
+  }
   ToProtoPose(state.pose, out->mutable_pose());
   out->set_category(state.category);
   out->set_mask(state.mask);

@@ -1,5 +1,8 @@
 #pragma once
 
+#include <string>
+#include <vector>
+
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -38,10 +41,13 @@ void SceneInfoToProto(const Scene& scene, DurabilityPolicy server_default, v1::S
 void ListScenesToProto(const Database& db, absl::FunctionRef<bool(const std::string&)> visible,
                        DurabilityPolicy server_default, v1::ListScenesResponse* out);
 
-/// The upsert of `body`, its values as they are. INVALID_ARGUMENT (a FieldError of the body,
-/// for the caller to place with AtElement) about `shape` when none is set or `kind` when the API
-/// has no such kind.
-absl::Status BodyToOp(const v1::Body& body, UpdateOp* op);
+/// The upsert of `body`, its values as they are. A body whose shape is a mesh or heightfield
+/// instance places that asset: its name is appended to `asset_names` (the batch's
+/// UpdateBatch::asset_names) and the op indexes it; with `asset_names` null such a shape is
+/// refused. INVALID_ARGUMENT (a FieldError of the body, for the caller to place with AtElement)
+/// about `shape` when none is set or `kind` when the API has no such kind.
+absl::Status BodyToOp(const v1::Body& body, UpdateOp* op,
+                      std::vector<std::string>* asset_names = nullptr);
 /// The stored body `state` as the API's message.
 void BodyStateToProto(const BodyState& state, v1::Body* out);
 

@@ -64,12 +64,39 @@ bool SceneExporter::Next(v1::SceneExportMessage* message) {
         out->set_version(mark.version);
       }
       header->set_body_count(state_.bodies.size());
+      header->set_asset_count(state_.assets.size());
       header->set_format(kExportFormat);
       crc_ = ExtendExportCrc(0, *header);
       state_.clients = {};
-      stage_ = Stage::kChunks;
+      stage_ = Stage::kAssets;
       return true;
     }
+    case Stage::kAssets:
+      while (next_asset_ < state_.assets.size()) {
+        const NamedAsset& named = state_.assets[next_asset_];
+        if (!asset_header_sent_) {
+          v1::AssetHeader* header = message->mutable_asset();
+          header->set_name(named.name);
+          AssetSizeToProto(named.asset->size(), header);
+          header->set_sha256(named.asset->sha256());
+          crc_ = ExtendExportCrc(crc_, *header);
+          asset_header_sent_ = true;
+          asset_cursor_ = AssetChunkCursor{};
+          return true;
+        }
+        if (NextAssetChunk(*named.asset, kExportChunkBytes, &asset_cursor_,
+                           message->mutable_asset_chunk())) {
+          crc_ = ExtendExportCrc(crc_, message->asset_chunk());
+          return true;
+        }
+        message->Clear();
+        // This asset is all sent: its memory is the scene's (or a past one's) to keep.
+        state_.assets[next_asset_].asset.reset();
+        ++next_asset_;
+        asset_header_sent_ = false;
+      }
+      stage_ = Stage::kChunks;
+      [[fallthrough]];
     case Stage::kChunks: {
       if (next_body_ < state_.bodies.size()) {
         v1::SceneExportChunk* chunk = message->mutable_chunk();
@@ -88,6 +115,7 @@ bool SceneExporter::Next(v1::SceneExportMessage* message) {
       v1::SceneExportTrailer* trailer = message->mutable_trailer();
       trailer->set_body_count(state_.bodies.size());
       trailer->set_chunk_count(chunks_);
+      trailer->set_asset_count(state_.assets.size());
       trailer->set_crc32c(ExtendExportCrc(crc_, *trailer));  // the counts, crc32c still unset
       state_.bodies = {};
       stage_ = Stage::kDone;
@@ -121,11 +149,21 @@ absl::Status SceneImporter::Add(const v1::ImportSceneRequest& message, size_t by
     case v1::SceneExportMessage::kHeader:
       if (has_header_) return Misplaced(index, "a second header");
       return AddHeader(message);
+    case v1::SceneExportMessage::kAsset:
+      if (!has_header_) return Misplaced(index, "the first message must hold the header");
+      if (chunks_ > 0) return Misplaced(index, "an asset after the body chunks");
+      return AddAsset(index, part.asset());
+    case v1::SceneExportMessage::kAssetChunk:
+      if (!has_header_) return Misplaced(index, "the first message must hold the header");
+      if (asset_ == nullptr) return Misplaced(index, "an asset chunk outside an asset");
+      return AddAssetChunk(index, part.asset_chunk());
     case v1::SceneExportMessage::kChunk:
       if (!has_header_) return Misplaced(index, "the first message must hold the header");
+      COLLIDE_RETURN_IF_ERROR(EndAsset());
       return AddChunk(part.chunk());
     case v1::SceneExportMessage::kTrailer:
       if (!has_header_) return Misplaced(index, "the first message must hold the header");
+      COLLIDE_RETURN_IF_ERROR(EndAsset());
       return AddTrailer(part.trailer());
     case v1::SceneExportMessage::PART_NOT_SET:
       break;
@@ -170,6 +208,12 @@ absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
                                                    imported_.options.max_bodies));
   }
   expected_bodies_ = header.body_count();
+  if (header.asset_count() > limits_.max_assets_per_scene) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "header.asset_count",
+                       absl::StrCat(header.asset_count(), " assets, over the limit of ",
+                                    limits_.max_assets_per_scene, " (--max_assets_per_scene)"));
+  }
+  expected_assets_ = header.asset_count();
   if (static_cast<size_t>(header.clients_size()) > kMaxExportClientMarks) {
     return absl::InvalidArgumentError(absl::StrCat("header.clients: ", header.clients_size(),
                                                    " marks, more than ", kMaxExportClientMarks));
@@ -200,6 +244,56 @@ absl::Status SceneImporter::AddHeader(const v1::ImportSceneRequest& message) {
   return absl::OkStatus();
 }
 
+absl::Status SceneImporter::AddAsset(uint64_t index, const v1::AssetHeader& asset) {
+  COLLIDE_RETURN_IF_ERROR(EndAsset());
+  const uint64_t number = imported_.assets.size();
+  if (number >= expected_assets_) {
+    return Misplaced(index, absl::StrCat("more assets than header.asset_count ", expected_assets_));
+  }
+  const std::string head = FieldPath("assets", number, "");
+  COLLIDE_RETURN_IF_ERROR(UnderField(ValidateAssetName(asset.name()), head));
+  for (const NamedSource& other : imported_.assets) {
+    if (other.name == asset.name()) {
+      return InvalidFieldError(absl::StrCat(head, ".name"),
+                               absl::StrCat("asset \"", asset.name(), "\" appears twice"));
+    }
+  }
+  absl::StatusOr<AssetSize> size = AssetSizeFromProto(asset);
+  if (!size.ok()) return UnderField(size.status(), head);
+  COLLIDE_RETURN_IF_ERROR(UnderField(ValidateAssetSize(*size, AssetLimitsOf(limits_)), head));
+  crc_ = ExtendExportCrc(crc_, asset);
+  asset_head_ = NamedSource{.name = asset.name(), .expected_sha256 = asset.sha256()};
+  asset_ = std::make_unique<AssetAssembler>(*size);
+  return absl::OkStatus();
+}
+
+absl::Status SceneImporter::AddAssetChunk(uint64_t index, const v1::AssetChunk& chunk) {
+  absl::Status status = asset_->Add(chunk);
+  if (!status.ok()) {
+    if (GetFieldError(status)->field.empty()) return Misplaced(index, "an empty asset chunk");
+    return UnderField(status, FieldPath("assets", imported_.assets.size(), ""));
+  }
+  crc_ = ExtendExportCrc(crc_, chunk);
+  return absl::OkStatus();
+}
+
+absl::Status SceneImporter::EndAsset() {
+  if (asset_ == nullptr) return absl::OkStatus();
+  const std::string head = FieldPath("assets", imported_.assets.size(), "");
+  if (!asset_->complete()) {
+    return absl::DataLossError(
+        absl::StrCat(head, ": the data is not what its header announced: ", asset_->Received()));
+  }
+  NamedSource named = std::move(asset_head_);
+  named.source = std::move(*asset_).Take();
+  asset_.reset();
+  // The core's checks of the content, as it arrives (the store then trusts it).
+  COLLIDE_RETURN_IF_ERROR(
+      UnderField(ValidateAssetSource(named.source, AssetLimitsOf(limits_)), head));
+  imported_.assets.push_back(std::move(named));
+  return absl::OkStatus();
+}
+
 absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
   const uint64_t index = chunks_++;
   const std::string head = FieldPath("chunks", index, "bodies");
@@ -212,20 +306,23 @@ absl::Status SceneImporter::AddChunk(const v1::SceneExportChunk& chunk) {
           head, at, "", absl::StrCat("more bodies than header.body_count ", expected_bodies_));
     }
     UpdateOp op;
-    COLLIDE_RETURN_IF_ERROR(AtElement(BodyToOp(chunk.bodies(j), &op), head, at));
+    std::vector<std::string> asset_names;
+    COLLIDE_RETURN_IF_ERROR(AtElement(BodyToOp(chunk.bodies(j), &op, &asset_names), head, at));
     if (!bodies.empty() && op.body_id <= bodies.back().id) {
       return InvalidElementError(
           head, at, "id",
           absl::StrCat("body ", op.body_id, " is not above the previous body's id ",
                        bodies.back().id, " (bodies come in increasing id order, each once)"));
     }
-    const BodyState body{.id = op.body_id,
-                         .shape = op.shape,
-                         .pose = op.pose,
-                         .category = op.category,
-                         .mask = op.mask,
-                         .kind = op.kind,
-                         .user_data = op.user_data};
+    if (op.asset != 0) {
+      if (absl::Status status = ValidateAssetName(asset_names[op.asset - 1]); !status.ok()) {
+        return InvalidElementError(head, at,
+                                   absl::StrCat("shape.", AssetKindName(op.asset_kind), ".asset"),
+                                   GetFieldError(status)->reason);
+      }
+    }
+    BodyState body =
+        StoredBodyOf(op, op.asset != 0 ? std::move(asset_names[op.asset - 1]) : std::string());
     // The core's check of a stored body, as each arrives (the store then trusts it).
     COLLIDE_RETURN_IF_ERROR(ValidateBody(body, at, head));
     bodies.push_back(body);
@@ -242,6 +339,12 @@ absl::Status SceneImporter::AddTrailer(const v1::SceneExportTrailer& trailer) {
                                             ", the header said ", expected_bodies_, ", ", received,
                                             " were received"));
   }
+  const uint64_t assets = imported_.assets.size();
+  if (trailer.asset_count() != assets || assets != expected_assets_) {
+    return absl::DataLossError(absl::StrCat("trailer.asset_count: says ", trailer.asset_count(),
+                                            ", the header said ", expected_assets_, ", ", assets,
+                                            " were received"));
+  }
   if (trailer.chunk_count() != chunks_) {
     return absl::DataLossError(absl::StrCat("trailer.chunk_count: says ", trailer.chunk_count(),
                                             ", ", chunks_, " were received"));
@@ -250,8 +353,9 @@ absl::Status SceneImporter::AddTrailer(const v1::SceneExportTrailer& trailer) {
   counts.clear_crc32c();
   const uint32_t crc = ExtendExportCrc(crc_, counts);
   if (trailer.crc32c() != crc) {
-    return absl::DataLossError(absl::StrCat("trailer.crc32c: says ", trailer.crc32c(),
-                                            ", the header, chunks and counts received give ", crc));
+    return absl::DataLossError(
+        absl::StrCat("trailer.crc32c: says ", trailer.crc32c(),
+                     ", the header, assets, chunks and counts received give ", crc));
   }
   return absl::OkStatus();
 }

@@ -11,13 +11,16 @@
 #include "google/protobuf/message_lite.h"
 #include "scene/scene.h"
 #include "scene/scene_options.h"
+#include "server/convert/asset_convert.h"
 #include "server/service_options.h"
+#include "store/database.h"
 
 namespace collide {
 
 // A scene's state as the messages of ExportScene and ImportScene (collide.proto, "Moving
-// scenes"): a header, body chunks, a trailer with the counts and a CRC-32C over every byte an
-// import applies (the header, the chunks, the trailer's counts).
+// scenes"): a header, the scene's assets (an AssetHeader and AssetChunks each), body chunks, a
+// trailer with the counts and a CRC-32C over every byte an import applies (the header, the
+// assets' messages, the chunks, the trailer's counts).
 
 /// The export format this server writes and the only one it imports (SceneExportHeader.format).
 inline constexpr uint32_t kExportFormat = 2;
@@ -47,14 +50,19 @@ class SceneExporter {
   const SceneOptions options_;
   SceneState state_;
   const uint32_t chunk_bodies_;
-  enum class Stage { kHeader, kChunks, kDone } stage_ = Stage::kHeader;
+  enum class Stage { kHeader, kAssets, kChunks, kDone } stage_ = Stage::kHeader;
+  // The asset being sent (state_.assets), whether its header went, where its content is.
+  size_t next_asset_ = 0;
+  bool asset_header_sent_ = false;
+  AssetChunkCursor asset_cursor_;
   size_t next_body_ = 0;
   uint64_t chunks_ = 0;
   uint32_t crc_ = 0;
 };
 
-/// Extends `crc` by the encoding of `part` (a SceneExportHeader, a SceneExportChunk, or a
-/// SceneExportTrailer with crc32c unset), as the trailer's checksum counts it.
+/// Extends `crc` by the encoding of `part` (a SceneExportHeader, an AssetHeader, an AssetChunk, a
+/// SceneExportChunk, or a SceneExportTrailer with crc32c unset), as the trailer's checksum counts
+/// it.
 uint32_t ExtendExportCrc(uint32_t crc, const google::protobuf::MessageLite& part);
 
 /// A scene assembled from an import stream, ready for Database::ImportScene.
@@ -65,8 +73,10 @@ struct ImportedScene {
   /// Check the import and create nothing (ImportSceneRequest.check_only).
   bool check_only = false;
   SceneOptions options;
-  /// log_position unset.
+  /// log_position unset; its assets are in `assets`.
   SceneState state;
+  /// The scene's assets, as their contents arrived (checked by the core).
+  std::vector<NamedSource> assets;
   /// The index in state.bodies of the first body of each chunk: how the request lists them
   /// (RequestLayout::kImport).
   std::vector<uint64_t> chunk_starts;
@@ -75,20 +85,22 @@ struct ImportedScene {
 };
 
 /// Checks and accumulates the messages of one ImportScene stream. Memory: the state of the
-/// bodies received (about 80 bytes each) plus one message; the messages' bytes together are
-/// bounded by limits.max_import_bytes.
+/// bodies received (about 80 bytes each) and the assets' contents plus one message; the
+/// messages' bytes together are bounded by limits.max_import_bytes.
 class SceneImporter {
  public:
   explicit SceneImporter(const ServiceLimits& limits);
 
   /// Takes the stream's next message, `bytes` long on the wire. INVALID_ARGUMENT with the field
   /// path (`header.format` for another export format, `header.clients[2].client_id`,
-  /// `chunks[3].bodies[17].shape` when none is set, `messages[4]: ...` for misplaced messages),
-  /// RESOURCE_EXHAUSTED past max_import_bytes, DATA_LOSS for a trailer that does not match what
-  /// was received (counts, or the checksum over the header, the chunks and the counts). Each
-  /// body's values are checked as it arrives (ValidateBody:
-  /// `chunks[3].bodies[17].shape.sphere.radius`); the scene's name and options are the store's
-  /// to check (Database::ImportScene), with paths the import stream renders through
+  /// `chunks[3].bodies[17].shape` when none is set, `assets[1].name`,
+  /// `assets[1].mesh.index_count`, `assets[1].vertices[12]` from the core's checks of an asset,
+  /// `messages[4]: ...` for misplaced messages), RESOURCE_EXHAUSTED past max_import_bytes or an
+  /// asset's size limits, DATA_LOSS for an asset whose data falls short of its header or a
+  /// trailer that does not match what was received (counts, or the checksum over the header, the
+  /// assets, the chunks and the counts). Each body's values are checked as it arrives
+  /// (ValidateBody: `chunks[3].bodies[17].shape.sphere.radius`); the scene's name and options are
+  /// the store's to check (Database::ImportScene), with paths the import stream renders through
   /// RequestLayout::kImport.
   absl::Status Add(const v1::ImportSceneRequest& message, size_t bytes);
   /// The target's name, once the header was read (for authorisation).
@@ -103,6 +115,10 @@ class SceneImporter {
 
  private:
   absl::Status AddHeader(const v1::ImportSceneRequest& message);
+  absl::Status AddAsset(uint64_t index, const v1::AssetHeader& asset);
+  absl::Status AddAssetChunk(uint64_t index, const v1::AssetChunk& chunk);
+  // Completes the asset being received (before the next asset, the chunks or the trailer).
+  absl::Status EndAsset();
   absl::Status AddChunk(const v1::SceneExportChunk& chunk);
   absl::Status AddTrailer(const v1::SceneExportTrailer& trailer);
 
@@ -113,8 +129,12 @@ class SceneImporter {
   uint64_t messages_ = 0;
   uint64_t bytes_ = 0;
   uint64_t expected_bodies_ = 0;
+  uint64_t expected_assets_ = 0;
   uint64_t chunks_ = 0;
   uint32_t crc_ = 0;
+  // The asset being received (null between assets), its name, size and sha256.
+  std::unique_ptr<AssetAssembler> asset_;
+  NamedSource asset_head_;
 };
 
 }  // namespace collide

@@ -23,6 +23,7 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
                                                          7 * move_count, "), got ", poses.size()));
   }
   out->ops.resize(op_count + move_count);
+  out->asset_names.clear();
   if (proto.has_tick()) {
     out->tick = proto.tick();
   } else {
@@ -34,7 +35,8 @@ absl::Status UpdateBatchFromProto(const v1::UpdateBatch& proto, const ServiceLim
     core = UpdateOp{};
     switch (op.op_case()) {
       case v1::UpdateOp::kUpsert:
-        COLLIDE_RETURN_IF_ERROR(AtElement(BodyToOp(op.upsert(), &core), "ops", i, "upsert"));
+        COLLIDE_RETURN_IF_ERROR(
+            AtElement(BodyToOp(op.upsert(), &core, &out->asset_names), "ops", i, "upsert"));
         break;
       case v1::UpdateOp::kSetPose:
         core.type = UpdateOpType::kSetPose;
@@ -78,10 +80,12 @@ absl::Status UpsertRequestToBatch(const v1::UpsertBodiesRequest& request,
                                     request.bodies_size()));
   }
   out->ops.resize(static_cast<size_t>(request.bodies_size()));
+  out->asset_names.clear();
   for (size_t i = 0; i < out->ops.size(); ++i) {
     out->ops[i] = UpdateOp{};
     COLLIDE_RETURN_IF_ERROR(
-        AtElement(BodyToOp(request.bodies(static_cast<int>(i)), &out->ops[i]), "bodies", i));
+        AtElement(BodyToOp(request.bodies(static_cast<int>(i)), &out->ops[i], &out->asset_names),
+                  "bodies", i));
   }
   return absl::OkStatus();
 }
@@ -94,6 +98,7 @@ absl::Status RemoveRequestToBatch(const v1::RemoveBodiesRequest& request,
         absl::StrCat("at most ", limits.max_batch_ops, " ids per call, got ", request.ids_size()));
   }
   out->ops.resize(static_cast<size_t>(request.ids_size()));
+  out->asset_names.clear();
   for (size_t i = 0; i < out->ops.size(); ++i)
     out->ops[i] = RemoveOp(request.ids(static_cast<int>(i)));
   return absl::OkStatus();

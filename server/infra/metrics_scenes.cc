@@ -18,6 +18,9 @@ std::vector<SceneRow> BoundSceneRows(std::vector<SceneRow> rows, size_t max_scen
     other.history_bytes += row.history_bytes;
     other.memory_bytes += row.memory_bytes;
     other.log_bytes += row.log_bytes;
+    other.assets += row.assets;
+    other.asset_triangles += row.asset_triangles;
+    other.asset_bytes += row.asset_bytes;
   }
   rows.resize(max_scenes);
   rows.push_back(std::move(other));
@@ -35,7 +38,10 @@ std::vector<prometheus::MetricFamily> SceneMetrics::Collect() const {
                             .tick = stats.tick,
                             .history_bytes = stats.history_bytes,
                             .memory_bytes = stats.memory_bytes,
-                            .log_bytes = figures.log_bytes});
+                            .log_bytes = figures.log_bytes,
+                            .assets = stats.asset_count,
+                            .asset_triangles = stats.asset_triangles,
+                            .asset_bytes = stats.asset_bytes});
   }
   rows = BoundSceneRows(std::move(rows), max_scenes_);
   const char* const bound =
@@ -56,8 +62,20 @@ std::vector<prometheus::MetricFamily> SceneMetrics::Collect() const {
                               MetricType::Gauge);
   MetricFamilyBuilder memory(
       "collide_scene_memory_bytes",
-      std::string("Bytes held by the scene's bodies, trees, tables and history") + bound + ").",
+      std::string("Bytes held by the scene's bodies, trees, tables, history and assets") + bound +
+          ").",
       MetricType::Gauge);
+  MetricFamilyBuilder assets(
+      "collide_scene_assets",
+      std::string("Assets (meshes, heightfields) of the scene") + bound + ").", MetricType::Gauge);
+  MetricFamilyBuilder asset_triangles("collide_scene_asset_triangles",
+                                      std::string("Triangles of the scene's assets") + bound + ").",
+                                      MetricType::Gauge);
+  MetricFamilyBuilder asset_bytes("collide_scene_asset_bytes",
+                                  std::string("Bytes of the scene's assets as uploaded "
+                                              "(--max_asset_bytes_per_scene)") +
+                                      bound + ").",
+                                  MetricType::Gauge);
   MetricFamilyBuilder log("collide_scene_log_bytes",
                           std::string("Bytes of the scene's log records since its newest "
                                       "snapshot") +
@@ -71,6 +89,9 @@ std::vector<prometheus::MetricFamily> SceneMetrics::Collect() const {
     history.Add(labels, static_cast<double>(row.history_bytes));
     memory.Add(labels, static_cast<double>(row.memory_bytes));
     log.Add(labels, static_cast<double>(row.log_bytes));
+    assets.Add(labels, static_cast<double>(row.assets));
+    asset_triangles.Add(labels, static_cast<double>(row.asset_triangles));
+    asset_bytes.Add(labels, static_cast<double>(row.asset_bytes));
   }
   std::vector<prometheus::MetricFamily> families;
   families.push_back(bodies.Build());
@@ -79,6 +100,9 @@ std::vector<prometheus::MetricFamily> SceneMetrics::Collect() const {
   families.push_back(history.Build());
   families.push_back(memory.Build());
   families.push_back(log.Build());
+  families.push_back(assets.Build());
+  families.push_back(asset_triangles.Build());
+  families.push_back(asset_bytes.Build());
   return families;
 }
 

@@ -19,6 +19,9 @@ struct SceneRow {
   uint64_t history_bytes = 0;
   uint64_t memory_bytes = 0;
   uint64_t log_bytes = 0;
+  uint64_t assets = 0;
+  uint64_t asset_triangles = 0;
+  uint64_t asset_bytes = 0;
 };
 
 /// The label of the series that sums the scenes past the bound (no scene name starts with `_`).
@@ -31,7 +34,8 @@ std::vector<SceneRow> BoundSceneRows(std::vector<SceneRow> rows, size_t max_scen
 
 /// Per-scene figures, computed at scrape time from the store's scenes (what GetScene reports,
 /// plus the scene's log bytes): collide_scene_{bodies,version,tick,history_bytes,memory_bytes,
-/// log_bytes}{scene}, at most `max_scenes` scene label values plus "_other" (BoundSceneRows).
+/// log_bytes,assets,asset_triangles,asset_bytes}{scene}, at most `max_scenes` scene label values
+/// plus "_other" (BoundSceneRows).
 class SceneMetrics final : public prometheus::Collectable {
  public:
   /// `db` must outlive this object.

@@ -46,6 +46,36 @@ std::vector<prometheus::MetricFamily> StoreMetrics::Collect() const {
                           MetricType::Gauge)
           .Add({}, std::chrono::duration<double>(stats.recovery_duration).count())
           .Build());
+  const StoredAssets assets = db_->stored_assets();
+  families.push_back(MetricFamilyBuilder("collide_assets",
+                                         "Asset contents (meshes, heightfields) the scenes hold, "
+                                         "each once however many scenes hold it.",
+                                         MetricType::Gauge)
+                         .Add({}, assets.contents)
+                         .Build());
+  families.push_back(MetricFamilyBuilder("collide_asset_triangles",
+                                         "Triangles of the asset contents the scenes hold.",
+                                         MetricType::Gauge)
+                         .Add({}, static_cast<double>(assets.triangles))
+                         .Build());
+  families.push_back(MetricFamilyBuilder("collide_asset_bytes",
+                                         "Bytes of the asset contents the scenes hold, as "
+                                         "uploaded (--max_asset_bytes).",
+                                         MetricType::Gauge)
+                         .Add({}, static_cast<double>(assets.source_bytes))
+                         .Build());
+  families.push_back(MetricFamilyBuilder("collide_asset_memory_bytes",
+                                         "Bytes of memory the asset contents hold (content and "
+                                         "built form).",
+                                         MetricType::Gauge)
+                         .Add({}, static_cast<double>(assets.memory_bytes))
+                         .Build());
+  families.push_back(MetricFamilyBuilder("collide_store_asset_files",
+                                         "Asset files in the data directory (those the log still "
+                                         "names after their last scene dropped them included).",
+                                         MetricType::Gauge)
+                         .Add({}, assets.files)
+                         .Build());
   families.push_back(MetricFamilyBuilder("collide_store_writable",
                                          "1 while the log accepts writes; 0 once a write or "
                                          "fsync failed (writes are refused until a restart).",

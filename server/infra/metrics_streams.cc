@@ -6,8 +6,8 @@ namespace collide {
 namespace {
 
 // kind label values, by StreamKind.
-constexpr const char* kKindNames[kStreamKindCount] = {"update", "query",  "watch",
-                                                      "export", "import", "interest"};
+constexpr const char* kKindNames[kStreamKindCount] = {"update", "query",    "watch", "export",
+                                                      "import", "interest", "upload"};
 
 }  // namespace
 
@@ -18,7 +18,7 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
     const StreamStats stats = streams_->stats();
     MetricFamilyBuilder open("collide_streams_open",
                              "Streams open now (UpdateStream, QueryStream, Watch, ExportScene, "
-                             "ImportScene, Interest), by kind.",
+                             "ImportScene, Interest, UploadAsset), by kind.",
                              MetricType::Gauge);
     MetricFamilyBuilder opened("collide_streams_opened_total", "Streams opened, by kind.",
                                MetricType::Counter);
@@ -32,9 +32,9 @@ std::vector<prometheus::MetricFamily> StreamMetrics::Collect() const {
         "Streams ended because their client read no answer (an import: sent no message) for "
         "--stream_stall_timeout_ms, by kind.",
         MetricType::Counter);
-    const uint32_t live[kStreamKindCount] = {stats.update_streams, stats.query_streams,
-                                             stats.watch_streams,  stats.export_streams,
-                                             stats.import_streams, stats.interest_streams};
+    const uint32_t live[kStreamKindCount] = {
+        stats.update_streams, stats.query_streams,    stats.watch_streams, stats.export_streams,
+        stats.import_streams, stats.interest_streams, stats.upload_streams};
     for (int kind = 0; kind < kStreamKindCount; ++kind) {
       const MetricFamilyBuilder::Labels labels = {{"kind", kKindNames[kind]}};
       open.Add(labels, live[kind]);

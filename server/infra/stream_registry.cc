@@ -32,6 +32,8 @@ const char* KindName(StreamKind kind) {
       return "ImportScene";
     case StreamKind::kInterest:
       return "Interest";
+    case StreamKind::kUpload:
+      return "UploadAsset";
   }
   return "stream";
 }
@@ -97,12 +99,13 @@ absl::StatusOr<std::unique_ptr<StreamHandle>> StreamRegistry::Open(
         absl::StrCat("streams: the server holds at most ", max_watch_streams_,
                      " open Watch streams (--max_watch_streams); retry later"));
   }
-  if (kind == StreamKind::kImport &&
-      live_[static_cast<int>(StreamKind::kImport)] >= max_import_streams_) {
+  if ((kind == StreamKind::kImport || kind == StreamKind::kUpload) &&
+      live_[static_cast<int>(StreamKind::kImport)] + live_[static_cast<int>(StreamKind::kUpload)] >=
+          max_import_streams_) {
     ++refused_[static_cast<int>(kind)];
     return absl::ResourceExhaustedError(
         absl::StrCat("streams: the server runs at most ", max_import_streams_,
-                     " imports at once (--max_concurrent_imports); retry later"));
+                     " imports and asset uploads at once (--max_concurrent_imports); retry later"));
   }
   if (kind == StreamKind::kInterest &&
       live_[static_cast<int>(StreamKind::kInterest)] >= max_interest_streams_) {
@@ -132,6 +135,7 @@ StreamStats StreamRegistry::stats() const {
                     .export_streams = live_[3],
                     .import_streams = live_[4],
                     .interest_streams = live_[5],
+                    .upload_streams = live_[6],
                     .outbound_bytes = outbound_bytes_.load(std::memory_order_relaxed)};
   for (int kind = 0; kind < kStreamKindCount; ++kind) {
     stats.opened_by_kind[kind] = opened_[kind];

@@ -18,7 +18,7 @@
 namespace collide {
 
 /// The kinds of streaming calls the service serves (kExport: ExportScene, kImport: ImportScene,
-/// kInterest: Interest).
+/// kInterest: Interest, kUpload: UploadAsset).
 enum class StreamKind : uint8_t {
   kUpdate = 0,
   kQuery = 1,
@@ -26,9 +26,10 @@ enum class StreamKind : uint8_t {
   kExport = 3,
   kImport = 4,
   kInterest = 5,
+  kUpload = 6,
 };
 /// How many StreamKinds there are.
-inline constexpr int kStreamKindCount = 6;
+inline constexpr int kStreamKindCount = 7;
 
 /// Counters of the live streams of a server (GetServerStats).
 struct StreamStats {
@@ -39,6 +40,7 @@ struct StreamStats {
   uint32_t export_streams = 0;
   uint32_t import_streams = 0;
   uint32_t interest_streams = 0;
+  uint32_t upload_streams = 0;
   /// Streams opened since the start, and refused because max_streams (or max_watch_streams,
   /// max_import_streams, max_interest_streams) were open.
   uint64_t opened = 0;
@@ -107,9 +109,9 @@ class StreamHandle {
 class StreamRegistry {
  public:
   /// `max_streams`: the most streams open at once; `max_watch_streams`: the most of them that
-  /// are Watch streams; `max_import_streams`: the most that are ImportScene streams (each
-  /// buffers its scene until its end); `max_interest_streams`: the most that are Interest
-  /// streams. `stall_timeout`: 0 disables the watchdog.
+  /// are Watch streams; `max_import_streams`: the most that are ImportScene or UploadAsset
+  /// streams together (each buffers its scene or asset until its end); `max_interest_streams`:
+  /// the most that are Interest streams. `stall_timeout`: 0 disables the watchdog.
   StreamRegistry(uint32_t max_streams, std::chrono::milliseconds stall_timeout,
                  uint32_t max_watch_streams = UINT32_MAX, uint32_t max_import_streams = UINT32_MAX,
                  uint32_t max_interest_streams = UINT32_MAX);
@@ -119,8 +121,9 @@ class StreamRegistry {
   ~StreamRegistry();
 
   /// Registers a stream of `call`; RESOURCE_EXHAUSTED `streams: ...` when max_streams are open,
-  /// for a Watch stream when max_watch_streams Watch streams are, for an import when
-  /// max_import_streams imports are, for an Interest stream when max_interest_streams are.
+  /// for a Watch stream when max_watch_streams Watch streams are, for an import or an upload
+  /// when max_import_streams imports and uploads are, for an Interest stream when
+  /// max_interest_streams are.
   absl::StatusOr<std::unique_ptr<StreamHandle>> Open(StreamKind kind,
                                                      grpc::CallbackServerContext* call);
 

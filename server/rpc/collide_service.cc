@@ -13,6 +13,7 @@
 #include "collide/version.h"
 #include "scene/move_destination.h"
 #include "scene/scene_query.h"
+#include "server/convert/asset_convert.h"
 #include "server/convert/field_path.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
@@ -23,6 +24,7 @@
 #include "server/infra/process_stats.h"
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
+#include "server/rpc/asset_stream.h"
 #include "server/rpc/interest_stream.h"
 #include "server/rpc/query_stream.h"
 #include "server/rpc/scene_info.h"
@@ -508,6 +510,74 @@ grpc::ServerUnaryReactor* CollideService::SetSceneMoving(grpc::CallbackServerCon
 }
 
 // ---------------------------------------------------------------------------------------------
+// Level geometry.
+
+grpc::ServerReadReactor<grpc::ByteBuffer>* CollideService::UploadAsset(
+    grpc::CallbackServerContext* call, grpc::ByteBuffer* response) {
+  absl::StatusOr<const Principal*> principal = Authorize(call, Role::kWriter);
+  if (!principal.ok()) return new Refused<ReadReactor>(principal.status());
+  // Counted in --max_streams and, with the imports, --max_concurrent_imports (each holds its
+  // asset's content until its end), and watched for a client that stops sending.
+  absl::StatusOr<std::unique_ptr<StreamHandle>> stream =
+      OpenStream(context_, StreamKind::kUpload, call);
+  if (!stream.ok()) return new Refused<ReadReactor>(stream.status());
+  return new UploadReactor(context_, call, *principal, SceneHeaderOf(call->client_metadata()),
+                           response, *std::move(stream));
+}
+
+grpc::ServerUnaryReactor* CollideService::ListAssets(grpc::CallbackServerContext* context,
+                                                     const grpc::ByteBuffer* in,
+                                                     grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::ListAssetsRequest, v1::ListAssetsResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kReader, call->request().scene());
+    if (!principal.ok()) return FinishCall(call, "ListAssets", principal.status());
+    FinishCall(call, "ListAssets", DoListAssets(**principal, call->request(), call->response()));
+  });
+}
+
+absl::Status CollideService::DoListAssets(const Principal& principal,
+                                          const v1::ListAssetsRequest& request,
+                                          v1::ListAssetsResponse* response) const {
+  if (absl::Status s = principal.CheckScene(request.scene()); !s.ok()) return s;
+  absl::StatusOr<std::shared_ptr<const Scene>> scene = context_.db->GetScene(request.scene());
+  if (!scene.ok()) return scene.status();
+  for (const SceneAssetInfo& info : (*scene)->ListAssets()) {
+    AssetInfoToProto(info.name, *info.asset, info.body_count, response->add_assets());
+  }
+  return absl::OkStatus();
+}
+
+grpc::ServerUnaryReactor* CollideService::DeleteAsset(grpc::CallbackServerContext* context,
+                                                      const grpc::ByteBuffer* in,
+                                                      grpc::ByteBuffer* out) {
+  using Call = UnaryCall<v1::DeleteAssetRequest, v1::DeleteAssetResponse>;
+  return Call::Start(context, in, out, [this](Call* call) {
+    const v1::DeleteAssetRequest& request = call->request();
+    absl::StatusOr<const Principal*> principal =
+        AuthorizeScene(call->context(), Role::kWriter, request.scene());
+    if (!principal.ok()) return FinishCall(call, "DeleteAsset", principal.status());
+    if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
+      return FinishCall(call, "DeleteAsset", s);
+    }
+    if (absl::Status s = ValidateSceneName(request.scene()); !s.ok()) {
+      return FinishCall(call, "DeleteAsset", s);
+    }
+    if (absl::Status s = ValidateAssetName(request.name()); !s.ok()) {
+      return FinishCall(call, "DeleteAsset", s);
+    }
+    context_.db->DeleteAsset(request.scene(), request.name(), [call](absl::Status status) {
+      if (status.ok()) {
+        spdlog::info("scene \"{}\": deleted asset \"{}\"", call->request().scene(),
+                     call->request().name());
+      }
+      FinishCall(call, "DeleteAsset", status);
+    });
+  });
+}
+
+// ---------------------------------------------------------------------------------------------
 // Unary queries.
 
 template <typename Request>
@@ -663,6 +733,10 @@ void CollideService::DoGetServerStats(const Principal& principal,
     out->set_memory_bytes(stats.memory_bytes);
     out->set_history_bytes(stats.history_bytes);
     out->set_log_bytes(context_.db->SceneLogBytes(name));
+    out->set_asset_count(stats.asset_count);
+    out->set_asset_triangles(stats.asset_triangles);
+    out->set_asset_bytes(stats.asset_bytes);
+    out->set_asset_memory_bytes(stats.asset_memory_bytes);
     if (context_.replication != nullptr &&
         (*scene)->options().durability == DurabilityPolicy::kReplicated) {
       if (std::optional<SceneReplicaFigures> figures = context_.replication->SceneFigures(name)) {
@@ -683,7 +757,13 @@ void CollideService::DoGetServerStats(const Principal& principal,
     response->set_export_streams(streams.export_streams);
     response->set_import_streams(streams.import_streams);
     response->set_interest_streams(streams.interest_streams);
+    response->set_upload_streams(streams.upload_streams);
   }
+  const StoredAssets assets = context_.db->stored_assets();
+  response->set_assets(assets.contents);
+  response->set_asset_triangles(assets.triangles);
+  response->set_asset_bytes(assets.source_bytes);
+  response->set_asset_memory_bytes(assets.memory_bytes);
   if (context_.watches != nullptr) {
     WatchBudget& budget = context_.watches->budget();
     response->set_watch_fences(budget.fences.used());

@@ -35,8 +35,12 @@ using RawCollideServiceWithTransfer =
     v1::Collide::WithRawCallbackMethod_ExportScene<v1::Collide::WithRawCallbackMethod_ImportScene<
         v1::Collide::WithRawCallbackMethod_SetSceneMoving<RawCollideServiceBase>>>;
 /// With interest management (Interest).
-using RawCollideService =
+using RawCollideServiceWithInterest =
     v1::Collide::WithRawCallbackMethod_Interest<RawCollideServiceWithTransfer>;
+/// With the rpcs of level geometry (UploadAsset, ListAssets, DeleteAsset).
+using RawCollideService =
+    v1::Collide::WithRawCallbackMethod_UploadAsset<v1::Collide::WithRawCallbackMethod_ListAssets<
+        v1::Collide::WithRawCallbackMethod_DeleteAsset<RawCollideServiceWithInterest>>>;
 
 /// The collide.v1.Collide service over a Database (callback API). Handlers are thin: each unary
 /// call arrives as a UnaryCall (unary_call.h) holding the parsed request; the handler
@@ -106,6 +110,20 @@ class CollideService final : public RawCollideService {
   grpc::ServerUnaryReactor* SetSceneMoving(grpc::CallbackServerContext* call,
                                            const grpc::ByteBuffer* request,
                                            grpc::ByteBuffer* response) override;
+
+  /// Level geometry: an UploadReactor (asset_stream.h) per upload; the scene's asset table;
+  /// an asset's deletion (Database::DeleteAsset). Writer, reader, writer.
+  grpc::ServerReadReactor<grpc::ByteBuffer>* UploadAsset(grpc::CallbackServerContext* call,
+                                                         grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* ListAssets(grpc::CallbackServerContext* call,
+                                       const grpc::ByteBuffer* request,
+                                       grpc::ByteBuffer* response) override;
+  grpc::ServerUnaryReactor* DeleteAsset(grpc::CallbackServerContext* call,
+                                        const grpc::ByteBuffer* request,
+                                        grpc::ByteBuffer* response) override;
+  /// Every asset of one scene, sorted by name. PERMISSION_DENIED, NOT_FOUND.
+  absl::Status DoListAssets(const Principal& principal, const v1::ListAssetsRequest& request,
+                            v1::ListAssetsResponse* response) const;
 
   // The logic of the synchronous rpcs, without gRPC types (`principal` already authenticated).
 

@@ -60,27 +60,15 @@ void ExportReactor::OnDone() { delete this; }
 ImportReactor::ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                              const Principal* principal, std::optional<std::string> scene_header,
                              grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream)
-    : context_(context),
-      call_(call),
-      principal_(principal),
-      scene_header_(std::move(scene_header)),
-      response_(response),
-      stream_call_(this, std::move(stream)),
+    : ClientStreamReactor("ImportScene", context, call, principal, std::move(scene_header),
+                          response, std::move(stream)),
       importer_(context.limits) {
-  Read();
+  Start();
 }
 
-void ImportReactor::Read() {
-  // Awaited: the registry's watchdog ends the call if nothing comes for the stall timeout.
-  stream_call_.Read(&in_, /*awaited=*/true);
-}
-
-absl::Status ImportReactor::Take() {
-  const size_t bytes = in_.Length();
-  COLLIDE_RETURN_IF_ERROR(
-      ParseMessage(&in_, &request_, FieldPath("messages", importer_.messages(), "")));
+absl::Status ImportReactor::Take(const v1::ImportSceneRequest& message, size_t bytes) {
   const bool had_header = importer_.has_header();
-  COLLIDE_RETURN_IF_ERROR(importer_.Add(request_, bytes));
+  COLLIDE_RETURN_IF_ERROR(importer_.Add(message, bytes));
   if (!had_header && importer_.has_header()) {
     // The target is known: the token's scenes and the routing header apply to it.
     COLLIDE_RETURN_IF_ERROR(principal_->CheckScene(importer_.scene()));
@@ -89,21 +77,7 @@ absl::Status ImportReactor::Take() {
   return absl::OkStatus();
 }
 
-void ImportReactor::OnReadDone(bool ok) {
-  if (!stream_call_.OnReadDone()) return;
-  if (!ok) {
-    // The client half-closed.
-    Import();
-    return;
-  }
-  if (absl::Status status = Take(); !status.ok()) {
-    EndWith(status);
-    return;
-  }
-  Read();
-}
-
-void ImportReactor::Import() {
+void ImportReactor::OnHalfClose() {
   absl::StatusOr<ImportedScene> imported = std::move(importer_).Finish();
   if (!imported.ok()) {
     EndWith(imported.status());
@@ -127,7 +101,7 @@ void ImportReactor::Import() {
   if (imported->check_only) {
     // The import's checks, nothing created: answered with the scene the import would create.
     absl::StatusOr<std::unique_ptr<Scene>> scene = context_.db->CheckImport(
-        imported->scene, imported->options, imported->state, imported->replace);
+        imported->scene, imported->options, imported->state, imported->replace, imported->assets);
     absl::Status status =
         ForRequest(scene.status(), RequestLayout{.kind = RequestLayout::Kind::kImport,
                                                  .chunk_starts = imported->chunk_starts,
@@ -146,7 +120,8 @@ void ImportReactor::Import() {
   // exists then) even if the client goes away meanwhile.
   stream_call_.Hold();
   context_.db->ImportScene(
-      name, imported->options, imported->state, imported->replace,
+      name, imported->options, std::move(imported->state), std::move(imported->assets),
+      imported->replace,
       [this, name, bodies, chunk_starts = std::move(imported->chunk_starts),
        name_from_header = imported->name_from_header](absl::Status status) {
         // The store names the options and bodies it finds wrong as the scene's; the client
@@ -181,22 +156,5 @@ void ImportReactor::Import() {
         });
       });
 }
-
-void ImportReactor::OnCancel() { stream_call_.OnCancel(); }
-
-void ImportReactor::EndWith(const absl::Status& status) {
-  switch (status.code()) {
-    case absl::StatusCode::kInternal:
-    case absl::StatusCode::kUnknown:
-    case absl::StatusCode::kUnavailable:
-      spdlog::error("ImportScene: {}", status.ToString());
-      break;
-    default:
-      break;
-  }
-  stream_call_.End(ToGrpcStatus(status));
-}
-
-void ImportReactor::OnDone() { delete this; }
 
 }  // namespace collide

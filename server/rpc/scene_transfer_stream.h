@@ -11,6 +11,7 @@
 #include "server/convert/scene_transfer.h"
 #include "server/infra/auth.h"
 #include "server/infra/stream_registry.h"
+#include "server/rpc/client_stream_reactor.h"
 #include "server/rpc/serial_writer.h"
 #include "server/rpc/stream_lifecycle.h"
 #include "server/service_context.h"
@@ -49,7 +50,7 @@ class ExportReactor final : public SerialWriter {
 /// record is fsynced. Any error, or a call cancelled before its end, leaves nothing behind.
 /// Each read awaited is reported to the stream's StreamHandle, so that a client that sends
 /// nothing for --stream_stall_timeout_ms is cut off.
-class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
+class ImportReactor final : public ClientStreamReactor<ImportReactor, v1::ImportSceneRequest> {
  public:
   /// `principal` was checked for the admin role; `scene_header` is the call's x-collide-scene
   /// header, if any (checked against the target's name). `call` outlives the reactor; `stream`
@@ -57,27 +58,14 @@ class ImportReactor final : public grpc::ServerReadReactor<grpc::ByteBuffer> {
   ImportReactor(const ServiceContext& context, grpc::CallbackServerContext* call,
                 const Principal* principal, std::optional<std::string> scene_header,
                 grpc::ByteBuffer* response, std::unique_ptr<StreamHandle> stream);
-  void OnReadDone(bool ok) override;
-  void OnCancel() override;
-  void OnDone() override;
 
  private:
-  absl::Status Take();
-  void Read();
-  void Import();
-  // Ends the call with `status`, logging the server's own failures.
-  void EndWith(const absl::Status& status);
+  friend class ClientStreamReactor<ImportReactor, v1::ImportSceneRequest>;
+  absl::Status Take(const v1::ImportSceneRequest& message, size_t bytes);
+  void OnHalfClose();
+  absl::Status ForClient(absl::Status status) { return status; }
 
-  const ServiceContext& context_;
-  grpc::CallbackServerContext* const call_;
-  const Principal* const principal_;
-  const std::optional<std::string> scene_header_;
-  grpc::ByteBuffer* const response_;
-  // The order of reads, the store's callback, cancel and finish.
-  StreamCall<grpc::ServerReadReactor<grpc::ByteBuffer>> stream_call_;
   SceneImporter importer_;
-  grpc::ByteBuffer in_;
-  v1::ImportSceneRequest request_;
 };
 
 }  // namespace collide

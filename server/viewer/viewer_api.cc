@@ -6,6 +6,7 @@
 #include <span>
 #include <utility>
 
+#include "absl/container/flat_hash_map.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/escaping.h"
 #include "absl/strings/numbers.h"
@@ -191,9 +192,17 @@ struct PagedScene {
 };
 
 // The scene's bodies now (`at_tick` empty: the scene's own, user_data included) or at the end
-// of tick `*at_tick` (the history's, which keeps no user_data).
+// of tick `*at_tick` (the history's, which keeps no user_data). A past body that places an asset
+// is named by its asset's name ("(deleted)" for an asset deleted since, which only retained past
+// ticks still place).
 absl::StatusOr<PagedScene> ReadBodies(const Scene& scene, std::optional<uint64_t> at_tick) {
   PagedScene out;
+  absl::flat_hash_map<const AssetGeometry*, std::string> names;
+  if (at_tick.has_value()) {
+    for (const SceneAssetInfo& info : scene.ListAssets()) {
+      names.emplace(&info.asset->geometry(), info.name);
+    }
+  }
   const absl::Status status = scene.ReadWithHistory(
       [&](const CollisionWorld& world, const PoseHistory& history, uint64_t version) {
         out.version = version;
@@ -206,12 +215,21 @@ absl::StatusOr<PagedScene> ReadBodies(const Scene& scene, std::optional<uint64_t
         for (BodyHandle slot = 0; slot < world.slot_count(); ++slot) {
           const PastBody past = history.StateAt(world, slot, *at_tick);
           if (!past.alive) continue;
-          out.bodies.push_back(BodyState{.id = past.body.id,
-                                         .shape = past.body.shape,
-                                         .pose = past.body.pose,
-                                         .category = past.body.category,
-                                         .mask = past.body.mask,
-                                         .kind = past.body.kind});
+          BodyState body{.id = past.body.id,
+                         .shape = past.body.shape,
+                         .pose = past.body.pose,
+                         .category = past.body.category,
+                         .mask = past.body.mask,
+                         .kind = past.body.kind};
+          if (past.body.asset != kNoAsset) {
+            const AssetGeometry& asset = world.asset(past.body.asset);
+            auto name = names.find(&asset);
+            // "(deleted)": an asset deleted since, which only retained past ticks still place.
+            body.asset = name != names.end() ? name->second : "(deleted)";
+            body.asset_kind = asset.kind();
+            body.scale = past.body.scale;
+          }
+          out.bodies.push_back(std::move(body));
         }
         return absl::OkStatus();
       });

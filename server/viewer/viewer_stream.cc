@@ -67,7 +67,8 @@ SceneStream::SceneStream(std::shared_ptr<const Scene> scene, size_t max_event_by
   tick_ = state.tick;
   sent_.reserve(state.bodies.size());
   for (const BodyState& body : state.bodies) {
-    sent_[body.id] = Sent{body.shape, body.pose, body.category, body.kind, 0};
+    sent_[body.id] =
+        Sent{body.shape, body.pose, body.category, body.kind, 0, body.asset, body.scale};
   }
 }
 
@@ -101,7 +102,8 @@ std::string SceneStream::Poll() {
     auto [it, inserted] = sent_.try_emplace(body.id);
     Sent& sent = it->second;
     const bool reshaped = inserted || !SameShape(sent.shape, body.shape) ||
-                          sent.category != body.category || sent.kind != body.kind;
+                          sent.category != body.category || sent.kind != body.kind ||
+                          sent.asset != body.asset || sent.scale != body.scale;
     if (!reshaped && sent.pose == body.pose) {
       sent.generation = generation_;
       continue;
@@ -141,7 +143,8 @@ std::string SceneStream::Poll() {
       positions->add_ids(body.id);
       AppendPosition(body.pose.position, positions->mutable_positions());
     }
-    sent = Sent{body.shape, body.pose, body.category, body.kind, generation_};
+    sent =
+        Sent{body.shape, body.pose, body.category, body.kind, generation_, body.asset, body.scale};
   }
   // Bodies not in the state were removed.
   for (auto it = sent_.begin(); it != sent_.end();) {

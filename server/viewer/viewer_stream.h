@@ -46,6 +46,9 @@ class SceneStream {
     uint32_t category = 0;
     BodyKind kind = BodyKind::kDynamic;
     uint64_t generation = 0;
+    // A body that places an asset: its name and scale.
+    std::string asset;
+    float scale = 1.0f;
   };
 
   std::shared_ptr<const Scene> scene_;

@@ -31,8 +31,7 @@ void HistorySegment::CopyPart(const CollisionWorld& world, BodyKind kind,
     return slot < generations.size() ? generations[slot] : 0u;
   };
   auto body_box = [&](uint32_t slot) {
-    const Body& body = world.body(static_cast<BodyHandle>(slot));
-    return Bounds(body.shape, body.pose);
+    return world.BoundsOf(world.body(static_cast<BodyHandle>(slot)));
   };
   if (tree.ProxyCount() == 0) return;
   if (tree.ProxyCount() == 1) {

@@ -9,19 +9,6 @@
 namespace collide {
 namespace {
 
-// The radius of the smallest ball about the pose's origin holding the shape at any rotation.
-float BoundingRadius(const Shape& shape) {
-  switch (shape.type) {
-    case ShapeType::kBox:
-      return Length(shape.box.half_extents);
-    case ShapeType::kCapsule:
-      return shape.capsule.half_height + shape.capsule.radius;
-    case ShapeType::kSphere:
-    default:
-      return shape.sphere.radius;
-  }
-}
-
 // Float rounding slack for a length near coordinates of magnitude `scale`: the grown boxes are
 // computed in float, so every bound gets a few ulps of the largest coordinate involved.
 float Slack(float scale) { return 8.0f * 1.2e-7f * scale + 1e-6f; }
@@ -225,7 +212,7 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
 void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
   if (!world.IsLive(slot)) return;  // removed: its states are in the index already
   const Body& now = world.body(slot);
-  const Aabb box = Bounds(now.shape, now.pose);
+  const Aabb box = world.BoundsOf(now);
   const uint32_t generation = generation_[slot];
   segments_.back().Include(slot, generation, box, now.category);
   // Interpolation from the end of the tick before: a body created this tick has no pose there.
@@ -236,7 +223,7 @@ void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
   const Quat& b = now.pose.rotation;
   const bool same_rotation = (a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w) ||
                              (a.x == -b.x && a.y == -b.y && a.z == -b.z && a.w == -b.w);
-  const float radius = BoundingRadius(now.shape);
+  const float radius = world.BoundingRadiusOf(now);
   float slack;
   if (same_rotation && e.full < 0) {
     // A pure translation: every lerped box lies in the union of the boxes at both ends, which
@@ -246,7 +233,12 @@ void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
     // Otherwise the lerped pose lies within `moved` of the pose at the tick before (whose box
     // holds the pose's origin) and the shape within its bounding radius of that.
     const float moved = MaxComponent(Abs(now.pose.position - e.pose.position));
-    const float before = e.full >= 0 ? BoundingRadius(record.full[e.full].shape) : radius;
+    float before = radius;
+    if (e.full >= 0) {
+      Body then = now;
+      record.full[e.full].CopyTo(then);
+      before = world.BoundingRadiusOf(then);
+    }
     slack = moved + std::max(radius, before) + Slack(Magnitude(box) + moved + radius);
   }
   record.max_lerp_slack = std::max(record.max_lerp_slack, slack);

@@ -138,20 +138,29 @@ class PoseHistory {
     uint64_t id = 0;
     uint32_t category = 0;
     uint32_t mask = 0;
+    float scale = 1.0f;
     BodyKind kind = BodyKind::kDynamic;
+    AssetSlot asset = kNoAsset;
 
     // The parts of `b` other than its pose.
     static Full Of(const Body& b) {
-      return Full{
-          .shape = b.shape, .id = b.id, .category = b.category, .mask = b.mask, .kind = b.kind};
+      return Full{.shape = b.shape,
+                  .id = b.id,
+                  .category = b.category,
+                  .mask = b.mask,
+                  .scale = b.scale,
+                  .kind = b.kind,
+                  .asset = b.asset};
     }
     // Sets the parts of `b` other than its pose (and its proxy) to these.
     void CopyTo(Body& b) const {
       b.shape = shape;
+      b.scale = scale;
       b.id = id;
       b.category = category;
       b.mask = mask;
       b.kind = kind;
+      b.asset = asset;
     }
   };
   struct Entry {

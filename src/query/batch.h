@@ -22,9 +22,9 @@ namespace collide {
 
 /// How many hits a query returns.
 enum class CollectMode : uint8_t {
-  kClosest = 0,  ///< the first in (distance, id) order
+  kClosest = 0,  ///< the first in (distance, id, triangle) order
   kAny = 1,      ///< any one (cheapest: stops at the first found)
-  kAll = 2,      ///< all, sorted by (distance, id), at most max_hits
+  kAll = 2,      ///< all, sorted by (distance, id, triangle), at most max_hits
 };
 
 /// The most hits a kAll query returns when it names no limit.

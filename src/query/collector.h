@@ -23,9 +23,26 @@ concept HitCollector = requires(C& collector, const C& view, const QueryHit& hit
   collector.Add(hit);
 };
 
-/// Keeps the first hit in (distance, id) order.
+/// Which hits of one body that places an asset (a mesh or heightfield: many triangles) a
+/// collector wants: the body's first in the query's order (its nearest triangle; for overlaps
+/// with detail its deepest), any one, or one per triangle. A collector says so with a
+/// `static constexpr BodyHits kBodyHits`; one that does not gets kFirst.
+enum class BodyHits : uint8_t { kFirst, kAny, kEvery };
+
+/// The BodyHits of collector type `C`.
+template <typename C>
+constexpr BodyHits BodyHitsOf() {
+  if constexpr (requires { C::kBodyHits; }) {
+    return C::kBodyHits;
+  } else {
+    return BodyHits::kFirst;
+  }
+}
+
+/// Keeps the first hit in (distance, id, triangle) order.
 class ClosestHitCollector {
  public:
+  static constexpr BodyHits kBodyHits = BodyHits::kFirst;
   explicit ClosestHitCollector(float max_distance) : max_distance_(max_distance) {}
 
   float MaxDistance() const { return max_distance_; }
@@ -51,6 +68,7 @@ class ClosestHitCollector {
 /// Stops at the first hit found (not necessarily the closest).
 class AnyHitCollector {
  public:
+  static constexpr BodyHits kBodyHits = BodyHits::kAny;
   explicit AnyHitCollector(float max_distance) : max_distance_(max_distance) {}
 
   float MaxDistance() const { return max_distance_; }
@@ -71,10 +89,12 @@ class AnyHitCollector {
   QueryHit hit_{};
 };
 
-/// Keeps the best `max_hits` hits in (distance, id) order; `truncated()` tells whether more
-/// existed. Once more than `max_hits` were seen, the search range shrinks to the worst kept hit.
+/// Keeps the best `max_hits` hits in (distance, id, triangle) order; `truncated()` tells whether
+/// more existed. Once more than `max_hits` were seen, the search range shrinks to the worst kept
+/// hit.
 class AllHitsCollector {
  public:
+  static constexpr BodyHits kBodyHits = BodyHits::kEvery;
   /// `out` receives the hits (cleared first); its capacity is reused across queries.
   AllHitsCollector(float max_distance, size_t max_hits, std::vector<QueryHit>* out)
       : max_distance_(max_distance), max_hits_(max_hits), hits_(out) {
@@ -102,7 +122,7 @@ class AllHitsCollector {
     max_distance_ = hits_->front().distance;
   }
 
-  /// Sorts the kept hits by (distance, id); call once after the query.
+  /// Sorts the kept hits by (distance, id, triangle); call once after the query.
   void Finish() { std::sort_heap(hits_->begin(), hits_->end(), HitBefore); }
   bool truncated() const { return truncated_; }
 

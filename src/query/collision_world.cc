@@ -1,8 +1,11 @@
 #include "query/collision_world.h"
 
+#include <algorithm>
 #include <cassert>
 
 #include "geom/bounds.h"
+#include "geom/vec3.h"
+#include "query/asset_narrow.h"
 #include "query/body.h"
 
 namespace collide {
@@ -28,7 +31,7 @@ BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
   BodyHandle handle = AllocateSlot();
   Body& body = bodies_[handle];
   body = BodyOf(desc);
-  body.proxy = MutableTree(desc.kind).CreateProxy(Track(Bounds(desc.shape, desc.pose)),
+  body.proxy = MutableTree(desc.kind).CreateProxy(Track(BoundsOf(body)),
                                                   static_cast<uint32_t>(handle), desc.category);
   ++body_count_;
   return handle;
@@ -54,7 +57,7 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
       const BodyDesc& desc = descs[i];
       bodies_[handle] = BodyOf(desc);
       handles[i] = handle;
-      boxes.push_back(Track(Bounds(desc.shape, desc.pose)));
+      boxes.push_back(Track(BoundsOf(bodies_[handle])));
       users.push_back(static_cast<uint32_t>(handle));
       categories.push_back(desc.category);
       indices.push_back(i);
@@ -84,15 +87,16 @@ void CollisionWorld::SetPose(BodyHandle handle, const Pose& pose) {
   Body& body = bodies_[handle];
   body.pose = pose;
   int kind = static_cast<int>(body.kind);
-  changed_since_check_[kind] +=
-      trees_[kind].EnlargeProxy(body.proxy, Track(Bounds(body.shape, pose)));
+  changed_since_check_[kind] += trees_[kind].EnlargeProxy(body.proxy, Track(BoundsOf(body)));
 }
 
 void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   body.shape = shape;
-  MutableTree(body.kind).MoveProxy(body.proxy, Track(Bounds(shape, body.pose)));
+  body.asset = kNoAsset;
+  body.scale = 1.0f;
+  MutableTree(body.kind).MoveProxy(body.proxy, Track(BoundsOf(body)));
 }
 
 void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t mask) {
@@ -134,14 +138,71 @@ void CollisionWorld::Optimize() {
   }
 }
 
+AssetSlot CollisionWorld::AddAsset(std::shared_ptr<const AssetGeometry> asset) {
+  assert(asset != nullptr);
+  AssetSlot slot = kNoAsset;
+  if (!free_asset_slots_.empty()) {
+    slot = free_asset_slots_.back();
+    free_asset_slots_.pop_back();
+  } else if (assets_.size() <= kMaxAssetSlots) {
+    slot = static_cast<AssetSlot>(assets_.size());
+    assets_.emplace_back();
+  } else {
+    return kNoAsset;
+  }
+  assets_[slot] = std::move(asset);
+  ++asset_slots_taken_;
+  return slot;
+}
+
+void CollisionWorld::RemoveAsset(AssetSlot slot) {
+  assert(slot != kNoAsset && slot < assets_.size() && assets_[slot] != nullptr);
+  assets_[slot].reset();
+  free_asset_slots_.push_back(slot);
+  --asset_slots_taken_;
+}
+
+void CollisionWorld::PlaceAsset(AssetSlot slot, std::shared_ptr<const AssetGeometry> asset) {
+  assert(slot != kNoAsset && asset != nullptr);
+  if (slot >= assets_.size()) assets_.resize(static_cast<size_t>(slot) + 1);
+  if (assets_[slot] == nullptr) {
+    ++asset_slots_taken_;
+    free_asset_slots_.erase(std::remove(free_asset_slots_.begin(), free_asset_slots_.end(), slot),
+                            free_asset_slots_.end());
+  }
+  assets_[slot] = std::move(asset);
+}
+
+Aabb CollisionWorld::BoundsOf(const Body& body) const {
+  if (body.asset == kNoAsset) return Bounds(body.shape, body.pose);
+  return AssetBounds(asset(body.asset), ScaledPose{body.pose, body.scale});
+}
+
+float CollisionWorld::BoundingRadiusOf(const Body& body) const {
+  if (body.asset != kNoAsset) return asset(body.asset).bounding_radius() * body.scale;
+  const Shape& shape = body.shape;
+  switch (shape.type) {
+    case ShapeType::kBox:
+      return Length(shape.box.half_extents);
+    case ShapeType::kCapsule:
+      return shape.capsule.half_height + shape.capsule.radius;
+    case ShapeType::kSphere:
+    default:
+      return shape.sphere.radius;
+  }
+}
+
 size_t CollisionWorld::MemoryBytes() const {
   return BodyBytes() + trees_[0].MemoryBytes() + trees_[1].MemoryBytes();
 }
 
 size_t CollisionWorld::BodyBytes() const {
   // The trees' own objects are counted by their MemoryBytes().
+  // The assets themselves are the scene's to count (they are shared).
   return sizeof(*this) - sizeof(trees_) + bodies_.capacity() * sizeof(Body) +
-         free_slots_.capacity() * sizeof(BodyHandle);
+         free_slots_.capacity() * sizeof(BodyHandle) +
+         assets_.capacity() * sizeof(std::shared_ptr<const AssetGeometry>) +
+         free_asset_slots_.capacity() * sizeof(AssetSlot);
 }
 
 bool CollisionWorld::Validate() const {
@@ -153,7 +214,11 @@ bool CollisionWorld::Validate() const {
     ++live;
     const DynamicTree& t = tree(body.kind);
     if (t.UserData(body.proxy) != static_cast<uint32_t>(h)) return false;
-    const Aabb tight = Bounds(body.shape, body.pose);
+    if (body.asset != kNoAsset &&
+        (body.asset >= assets_.size() || assets_[body.asset] == nullptr)) {
+      return false;
+    }
+    const Aabb tight = BoundsOf(body);
     if (!Contains(t.FatAabb(body.proxy), tight) || Magnitude(tight) > magnitude_) return false;
   }
   return live == body_count_ && live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&

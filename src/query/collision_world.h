@@ -2,11 +2,14 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
 #include "bvh/dynamic_tree.h"
 #include "geom/aabb.h"
+#include "mesh/scaled_pose.h"
+#include "query/asset_geometry.h"
 #include "query/body.h"
 
 namespace collide {
@@ -28,6 +31,12 @@ struct CollisionWorldOptions {
 /// Bodies and their trees: the in-process collision world the query engine runs on. Not
 /// thread-safe; the scene layer puts a reader/writer lock around it. Ids are not checked for
 /// uniqueness here (the scene owns the id -> handle map).
+///
+/// Assets: a table of shared built assets (AddAsset), each in a slot that bodies name
+/// (BodyDesc::asset). A body that places an asset is one leaf of its kind's tree, its box the
+/// placed asset's (AssetBounds); the asset keeps its own tree in its local frame, so moving the
+/// body moves nothing else. Who frees a slot (RemoveAsset) makes sure no body, and no past state
+/// it still answers for, names it (the scene does).
 class CollisionWorld {
  public:
   explicit CollisionWorld(const CollisionWorldOptions& options = {});
@@ -56,6 +65,29 @@ class CollisionWorld {
   void FinishUpdates();
   /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();
+
+  /// Puts `asset` in a free slot of the asset table and returns the slot; kNoAsset when all
+  /// kMaxAssetSlots are taken.
+  AssetSlot AddAsset(std::shared_ptr<const AssetGeometry> asset);
+  /// Frees a slot: no live body may name it (nor any past state still queried).
+  void RemoveAsset(AssetSlot slot);
+  /// Puts `asset` in slot `slot` (1 to kMaxAssetSlots), replacing what it held: for a copy of
+  /// another world that follows its bodies (the copy's slots mirror the original's).
+  void PlaceAsset(AssetSlot slot, std::shared_ptr<const AssetGeometry> asset);
+  /// The asset in a taken slot.
+  const AssetGeometry& asset(AssetSlot slot) const { return *assets_[slot]; }
+  /// The shared asset in a slot (null when free).
+  const std::shared_ptr<const AssetGeometry>& shared_asset(AssetSlot slot) const {
+    return assets_[slot];
+  }
+  /// Slots taken in the asset table.
+  uint32_t asset_slot_count() const { return asset_slots_taken_; }
+  /// One past the largest slot ever used (shared_asset() is valid below it).
+  uint32_t asset_table_size() const { return static_cast<uint32_t>(assets_.size()); }
+  /// The tight world box of a body as `body` holds it (its shape's, or its placed asset's).
+  Aabb BoundsOf(const Body& body) const;
+  /// The radius of the smallest ball about the body's pose origin that holds it at any rotation.
+  float BoundingRadiusOf(const Body& body) const;
 
   /// The body in a live slot.
   const Body& body(BodyHandle handle) const { return bodies_[handle]; }
@@ -93,6 +125,10 @@ class CollisionWorld {
 
   std::vector<Body> bodies_;
   std::vector<BodyHandle> free_slots_;
+  // Slot 0 is kNoAsset (always empty).
+  std::vector<std::shared_ptr<const AssetGeometry>> assets_{1};
+  std::vector<AssetSlot> free_asset_slots_;
+  uint32_t asset_slots_taken_ = 0;
   int32_t body_count_ = 0;
   float magnitude_ = 0.0f;
   float rebuild_cost_ratio_;

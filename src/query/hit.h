@@ -6,6 +6,9 @@
 
 namespace collide {
 
+/// QueryHit::triangle of a hit on a body that places no asset.
+inline constexpr uint32_t kNoTriangle = 0xFFFFFFFFu;
+
 /// One body hit by a query.
 struct QueryHit {
   /// The client's id of the hit body.
@@ -29,11 +32,19 @@ struct QueryHit {
   Vec3 normal{};
   /// True when the cast started inside or overlapping the body.
   bool start_overlapping = false;
+  /// Rays on an asset body: the ray met the triangle's back (mesh/mesh_hit.h).
+  bool back_face = false;
+  /// A body that places an asset: the triangle (feature) of the hit (mesh/mesh_hit.h); for the
+  /// other bodies kNoTriangle.
+  uint32_t triangle = kNoTriangle;
 };
 
-/// The (distance, id) order of multi-hit results: total and reproducible.
+/// The (distance, id, triangle) order of multi-hit results: total and reproducible (an asset
+/// body's hits, one per triangle, share its id).
 inline bool HitBefore(const QueryHit& a, const QueryHit& b) {
-  return a.distance < b.distance || (a.distance == b.distance && a.body_id < b.body_id);
+  return a.distance < b.distance ||
+         (a.distance == b.distance &&
+          (a.body_id < b.body_id || (a.body_id == b.body_id && a.triangle < b.triangle)));
 }
 
 }  // namespace collide

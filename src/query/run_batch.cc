@@ -66,8 +66,9 @@ void RunInterleaved(const CurrentTree& source, std::span<const Query> queries,
           const Query& q = queries[index[i]];
           const SphereCastQuery* sphere = SphereCastOf(q);
           return internal::CastCandidate(
-              world.body(static_cast<BodyHandle>(user)), max_distance, PathOf(q, sphere), q.filter,
-              (*collectors)[i], [sphere](const Body& body, const Ray& clipped, CastHit* hit) {
+              world, world.body(static_cast<BodyHandle>(user)), max_distance, PathOf(q, sphere),
+              sphere != nullptr ? sphere->radius : 0.0f, q.filter, (*collectors)[i],
+              [sphere](const Body& body, const Ray& clipped, CastHit* hit) {
                 return sphere == nullptr
                            ? Raycast(body.shape, body.pose, clipped, hit)
                            : SphereCast(body.shape, body.pose, clipped, sphere->radius, hit);

@@ -26,28 +26,42 @@ absl::Status NoBody(size_t index, const UpdateOp& op, const std::string& scene,
   return FieldErrorStatus(absl::StatusCode::kNotFound, error);
 }
 
-// The body an upsert describes, its rotation normalised: idempotently (NormalizeRotation), so
-// restored and imported state keeps its stored rotations bit for bit.
-BodyDesc DescOf(const UpdateOp& op) {
+// The body an upsert describes, placing the asset in `slot` (kNoAsset: its shape), its rotation
+// normalised: idempotently (NormalizeRotation), so restored and imported state keeps its stored
+// rotations bit for bit.
+BodyDesc DescOf(const UpdateOp& op, AssetSlot slot) {
   return BodyDesc{.id = op.body_id,
-                  .shape = op.shape,
+                  .shape = slot == kNoAsset ? op.shape : Shape{},
                   .pose = NormalizedPose(op.pose),
                   .category = op.category,
                   .mask = op.mask,
-                  .kind = op.kind};
+                  .kind = op.kind,
+                  .asset = slot,
+                  .scale = slot == kNoAsset ? 1.0f : op.scale};
 }
 
-UpdateOp UpsertOf(const BodyState& body) {
-  UpdateOp op;
-  op.type = UpdateOpType::kUpsert;
-  op.kind = body.kind;
-  op.body_id = body.id;
-  op.pose = body.pose;
-  op.shape = body.shape;
-  op.category = body.category;
-  op.mask = body.mask;
-  op.user_data = body.user_data;
-  return op;
+// The body a stored state describes, placing the asset in `slot` (its rotation normalised as an
+// upsert's: a no-op on the rotations a scene stores).
+BodyDesc DescOf(const BodyState& body, AssetSlot slot) {
+  return BodyDesc{.id = body.id,
+                  .shape = slot == kNoAsset ? body.shape : Shape{},
+                  .pose = NormalizedPose(body.pose),
+                  .category = body.category,
+                  .mask = body.mask,
+                  .kind = body.kind,
+                  .asset = slot,
+                  .scale = slot == kNoAsset ? 1.0f : body.scale};
+}
+
+// The field of a body's asset placement, under `prefix` (`upsert.`, or nothing for a stored
+// body): `upsert.shape.mesh.asset`.
+std::string AssetField(absl::string_view prefix, AssetKind kind) {
+  return absl::StrCat(prefix, "shape.", AssetKindName(kind), ".asset");
+}
+
+absl::Status NoAsset(absl::string_view name, const std::string& scene) {
+  return FieldStatus(absl::StatusCode::kNotFound, "name",
+                     absl::StrFormat("no asset \"%s\" in scene \"%s\"", name, scene));
 }
 
 // The history a scene with `options` keeps from tick `start`.
@@ -75,20 +89,51 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
   auto scene = std::make_unique<Scene>(std::move(name), options, state.log_position);
   WriterLock serial(&scene->write_mu_);
   WriterLock lock(&scene->mu_);
+  if (state.assets.size() > kMaxAssetSlots) {
+    return InvalidFieldError("assets", absl::StrFormat("at most %d assets, got %d", kMaxAssetSlots,
+                                                       state.assets.size()));
+  }
+  for (size_t i = 0; i < state.assets.size(); ++i) {
+    const NamedAsset& named = state.assets[i];
+    if (absl::Status status = ValidateAssetName(named.name); !status.ok()) {
+      return AtElement(status, "assets", i);
+    }
+    if (named.asset == nullptr || scene->assets_.contains(named.name)) {
+      return InvalidElementError(
+          "assets", i, "name",
+          absl::StrFormat("asset \"%s\" appears twice (or has no content)", named.name));
+    }
+    scene->InsertAssetLocked(named.name, named.asset);
+  }
   std::vector<BodyDesc> descs;
   std::vector<uint64_t> user_data;
   descs.reserve(state.bodies.size());
   user_data.reserve(state.bodies.size());
   scene->handles_.reserve(state.bodies.size());
   for (size_t i = 0; i < state.bodies.size(); ++i) {
-    assert(ValidateBody(state.bodies[i], i).ok());
-    const UpdateOp op = UpsertOf(state.bodies[i]);
-    if (!scene->handles_.try_emplace(op.body_id, kNullBody).second) {
+    const BodyState& body = state.bodies[i];
+    assert(ValidateBody(body, i).ok());
+    if (!scene->handles_.try_emplace(body.id, kNullBody).second) {
       return InvalidElementError("bodies", i, "id",
-                                 absl::StrFormat("body %d appears twice", op.body_id));
+                                 absl::StrFormat("body %d appears twice", body.id));
     }
-    descs.push_back(DescOf(op));
-    user_data.push_back(op.user_data);
+    AssetSlot slot = kNoAsset;
+    if (!body.asset.empty()) {
+      auto it = scene->assets_.find(body.asset);
+      if (it == scene->assets_.end()) {
+        return InvalidElementError("bodies", i, AssetField("", body.asset_kind),
+                                   absl::StrFormat("no asset \"%s\" in the scene", body.asset));
+      }
+      if (it->second.asset->kind() != body.asset_kind) {
+        return InvalidElementError("bodies", i, AssetField("", body.asset_kind),
+                                   absl::StrFormat("asset \"%s\" is a %s", body.asset,
+                                                   AssetKindName(it->second.asset->kind())));
+      }
+      slot = it->second.slot;
+      scene->UseSlotLocked(slot, 1);
+    }
+    descs.push_back(DescOf(body, slot));
+    user_data.push_back(body.user_data);
   }
   std::vector<BodyHandle> handles(descs.size(), kNullBody);
   scene->world_.AddBulk(descs, handles);
@@ -206,6 +251,31 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     if (inserted) t.exists = handles_.contains(op.body_id);
     switch (op.type) {
       case UpdateOpType::kUpsert:
+        if (op.asset != 0) {
+          const std::string field = AssetField("upsert.", op.asset_kind);
+          if (op.asset > batch.asset_names.size()) {
+            return InvalidElementError("ops", i, field, "names no asset of the batch");
+          }
+          const std::string& asset_name = batch.asset_names[op.asset - 1];
+          if (absl::Status status = ValidateAssetName(asset_name); !status.ok()) {
+            return InvalidElementError("ops", i, field, GetFieldError(status)->reason);
+          }
+          auto found = assets_.find(asset_name);
+          if (found == assets_.end()) {
+            return FieldErrorStatus(
+                absl::StatusCode::kNotFound,
+                FieldError{.list = "ops",
+                           .index = i,
+                           .field = field,
+                           .reason = absl::StrFormat("no asset \"%s\" in scene \"%s\"", asset_name,
+                                                     name_)});
+          }
+          if (found->second.asset->kind() != op.asset_kind) {
+            return InvalidElementError("ops", i, field,
+                                       absl::StrFormat("asset \"%s\" is a %s", asset_name,
+                                                       AssetKindName(found->second.asset->kind())));
+          }
+        }
         if (t.upserted_by >= 0) {
           return FieldErrorStatus(
               absl::StatusCode::kInvalidArgument,
@@ -251,8 +321,16 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
   return absl::OkStatus();
 }
 
-BodyHandle Scene::AddBody(const UpdateOp& op) {
-  const BodyHandle handle = world_.Add(DescOf(op));
+AssetSlot Scene::SlotOf(const UpdateBatch& batch,
+                        const UpdateOp& op) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Validated: the name exists (assets_ changes only under write_mu_, held).
+  if (op.asset == 0) return kNoAsset;
+  return assets_.find(batch.asset_names[op.asset - 1])->second.slot;
+}
+
+BodyHandle Scene::AddBody(const UpdateOp& op, AssetSlot slot) {
+  const BodyHandle handle = world_.Add(DescOf(op, slot));
+  if (slot != kNoAsset) UseSlotLocked(slot, 1);
   history_.AfterCreate(world_, handle);
   if (static_cast<size_t>(world_.slot_count()) > extra_.size()) extra_.resize(world_.slot_count());
   extra_[handle].user_data = op.user_data;
@@ -295,6 +373,7 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
       }
     }
     FinishBatchLocked(pool);
+    if (!retired_.empty()) ReleaseRetiredLocked();
     return;
   }
   for (const UpdateOp& op : ops) {
@@ -305,9 +384,11 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
         auto it = handles_.find(op.body_id);
         if (it != handles_.end()) {
           history_.BeforeChange(world_, it->second);
+          const AssetSlot old_slot = world_.body(it->second).asset;
+          if (old_slot != kNoAsset) UseSlotLocked(old_slot, -1);
           world_.Remove(it->second);
         }
-        handles_.insert_or_assign(op.body_id, AddBody(op));
+        handles_.insert_or_assign(op.body_id, AddBody(op, SlotOf(batch, op)));
         break;
       }
       case UpdateOpType::kSetPose: {
@@ -328,6 +409,8 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
         auto it = handles_.find(op.body_id);
         assert(it != handles_.end());
         history_.BeforeChange(world_, it->second);
+        const AssetSlot old_slot = world_.body(it->second).asset;
+        if (old_slot != kNoAsset) UseSlotLocked(old_slot, -1);
         world_.Remove(it->second);
         extra_[it->second] = BodyExtra{};
         handles_.erase(it);
@@ -336,6 +419,7 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
     }
   }
   FinishBatchLocked(pool);
+  if (!retired_.empty()) ReleaseRetiredLocked();
 }
 
 absl::Status Scene::MarkDeleted(absl::FunctionRef<absl::Status()> commit) {
@@ -425,7 +509,12 @@ void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
       auto it = handles_.find(changes_[i].id);
       handle = it == handles_.end() ? kNullBody : it->second;
     }
-    if (handle != kNullBody) changes_[i].after = world_.body(handle);
+    if (handle != kNullBody) {
+      const Body& after = world_.body(handle);
+      changes_[i].after = after;
+      // The observers' copies of the world place the body's asset too (SceneMirror).
+      changes_[i].asset = after.asset != kNoAsset ? world_.shared_asset(after.asset) : nullptr;
+    }
   }
   const AppliedBatch applied{.changes = changes_};
   WithView([&](const SceneView& view) {
@@ -494,6 +583,7 @@ void Scene::ForgetHistory() {
   WriterLock serial(&write_mu_);
   WriterLock lock(&mu_);
   history_ = HistoryFor(options_, history_.tick());
+  ReleaseRetiredLocked();
 }
 
 bool Scene::deleted() const {
@@ -513,6 +603,12 @@ SceneStats Scene::Stats() const {
   stats.tick = history_.tick();
   stats.oldest_tick = history_.oldest_tick();
   stats.history_bytes = history_.MemoryBytes();
+  stats.asset_count = static_cast<uint32_t>(assets_.size());
+  for (const auto& [name, entry] : assets_) {
+    stats.asset_triangles += entry.asset->triangle_count();
+    stats.asset_bytes += entry.asset->source_bytes();
+    stats.asset_memory_bytes += entry.asset->memory_bytes();
+  }
   return stats;
 }
 
@@ -547,18 +643,45 @@ SceneMemory Scene::MemoryLocked() const {
   // The world and history objects are counted by their own MemoryBytes().
   m.fixed =
       sizeof(*this) - sizeof(world_) - sizeof(history_) + name_.capacity() + moved_to_.capacity();
+  m.assets = map_bytes(assets_.capacity(), sizeof(std::pair<const std::string, TableAsset>)) +
+             slot_use_.capacity() * sizeof(SlotUse) + retired_.capacity() * sizeof(RetiredSlot);
+  for (const auto& [name, entry] : assets_)
+    m.assets += entry.asset->memory_bytes() + name.capacity();
+  for (const RetiredSlot& retired : retired_) m.assets += retired.asset->memory_bytes();
   return m;
+}
+
+BodyState StoredBodyOf(const UpdateOp& op, std::string asset_name) {
+  BodyState body{.id = op.body_id,
+                 .shape = op.shape,
+                 .pose = op.pose,
+                 .category = op.category,
+                 .mask = op.mask,
+                 .kind = op.kind,
+                 .user_data = op.user_data};
+  if (op.asset != 0) {
+    body.asset = std::move(asset_name);
+    body.asset_kind = op.asset_kind;
+    body.scale = op.scale;
+  }
+  return body;
 }
 
 BodyState Scene::StateOf(BodyHandle handle) const {
   const Body& body = world_.body(handle);
-  return BodyState{.id = body.id,
-                   .shape = body.shape,
-                   .pose = body.pose,
-                   .category = body.category,
-                   .mask = body.mask,
-                   .kind = body.kind,
-                   .user_data = extra_[handle].user_data};
+  BodyState state{.id = body.id,
+                  .shape = body.shape,
+                  .pose = body.pose,
+                  .category = body.category,
+                  .mask = body.mask,
+                  .kind = body.kind,
+                  .user_data = extra_[handle].user_data};
+  if (body.asset != kNoAsset) {
+    state.asset = slot_use_[body.asset].name;
+    state.asset_kind = world_.asset(body.asset).kind();
+    state.scale = body.scale;
+  }
+  return state;
 }
 
 std::optional<BodyState> Scene::GetBody(uint64_t id) const {
@@ -601,7 +724,11 @@ SceneState Scene::CaptureState() const {
     for (const auto& [id, handle] : handles_) state.bodies.push_back(StateOf(handle));
     state.clients.reserve(clients_.size());
     for (const auto& [id, mark] : clients_) state.clients.push_back(mark);
+    state.assets.reserve(assets_.size());
+    for (const auto& [name, entry] : assets_) state.assets.push_back(NamedAsset{name, entry.asset});
   }
+  std::sort(state.assets.begin(), state.assets.end(),
+            [](const NamedAsset& a, const NamedAsset& b) { return a.name < b.name; });
   std::sort(state.bodies.begin(), state.bodies.end(),
             [](const BodyState& a, const BodyState& b) { return a.id < b.id; });
   std::sort(state.clients.begin(), state.clients.end(),
@@ -613,10 +740,178 @@ bool Scene::Validate() const {
   ReaderLock lock(&mu_);
   if (static_cast<int32_t>(handles_.size()) != world_.body_count()) return false;
   if (extra_.size() < static_cast<size_t>(world_.slot_count())) return false;
+  std::vector<uint64_t> uses(slot_use_.size(), 0);
   for (const auto& [id, handle] : handles_) {
     if (!world_.IsLive(handle) || world_.body(handle).id != id) return false;
+    const AssetSlot slot = world_.body(handle).asset;
+    if (slot != kNoAsset) {
+      if (slot >= uses.size() || slot_use_[slot].name.empty()) return false;
+      ++uses[slot];
+    }
+  }
+  for (size_t slot = 0; slot < uses.size(); ++slot) {
+    if (uses[slot] != slot_use_[slot].bodies) return false;
+  }
+  for (const auto& [name, entry] : assets_) {
+    if (entry.slot >= slot_use_.size() || slot_use_[entry.slot].name != name ||
+        &world_.asset(entry.slot) != &entry.asset->geometry()) {
+      return false;
+    }
   }
   return world_.Validate();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assets.
+
+void Scene::InsertAssetLocked(const std::string& name, std::shared_ptr<const Asset> asset) {
+  const AssetSlot slot = world_.AddAsset(asset->SharedGeometry());
+  assert(slot != kNoAsset);
+  if (slot >= slot_use_.size()) slot_use_.resize(static_cast<size_t>(slot) + 1);
+  slot_use_[slot] = SlotUse{.name = name, .bodies = 0};
+  assets_.insert_or_assign(name, TableAsset{.asset = std::move(asset), .slot = slot});
+}
+
+void Scene::UseSlotLocked(AssetSlot slot, int64_t delta) {
+  assert(slot < slot_use_.size());
+  slot_use_[slot].bodies =
+      static_cast<uint64_t>(static_cast<int64_t>(slot_use_[slot].bodies) + delta);
+}
+
+void Scene::ReleaseRetiredLocked() {
+  // A deleted asset's last bodies were removed at or before its deletion's tick; the past state
+  // of every tick after it no longer holds them.
+  const bool recording = history_.retained_ticks() >= 2;
+  const uint64_t oldest = history_.oldest_tick();
+  auto done = [&](const RetiredSlot& retired) {
+    if (recording && oldest <= retired.tick) return false;
+    world_.RemoveAsset(retired.slot);
+    return true;
+  };
+  retired_.erase(std::remove_if(retired_.begin(), retired_.end(), done), retired_.end());
+}
+
+absl::Status Scene::CheckWritableLocked() const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Writers change these only under write_mu_, held.
+  if (deleted_) {
+    return FieldStatus(absl::StatusCode::kNotFound, "scene",
+                       absl::StrCat("scene \"", name_, "\" was deleted"));
+  }
+  if (!moved_to_.empty()) return MovedError(name_, moved_to_);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> Scene::CheckAddAsset(absl::string_view name, absl::string_view sha256,
+                                          uint64_t source_bytes,
+                                          const SceneAssetLimits& limits) const {
+  ReaderLock serial(&write_mu_);
+  return CheckAddAssetLocked(name, sha256, source_bytes, limits);
+}
+
+absl::StatusOr<bool> Scene::CheckAddAssetLocked(
+    absl::string_view name, absl::string_view sha256, uint64_t source_bytes,
+    const SceneAssetLimits& limits) const ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  COLLIDE_RETURN_IF_ERROR(ValidateAssetName(name));
+  COLLIDE_RETURN_IF_ERROR(CheckWritableLocked());
+  // The table changes only under write_mu_ (held): read without mu_.
+  if (auto it = assets_.find(name); it != assets_.end()) {
+    if (it->second.asset->sha256() == sha256) return false;
+    return FieldStatus(
+        absl::StatusCode::kAlreadyExists, "name",
+        absl::StrFormat("asset \"%s\" exists in scene \"%s\" with other content (sha256 %s); "
+                        "delete it first",
+                        name, name_, it->second.asset->sha256()));
+  }
+  const uint32_t max_assets = std::min<uint32_t>(limits.max_assets, kMaxAssetSlots);
+  if (assets_.size() >= max_assets) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrFormat("scene \"%s\" holds its limit of %d assets "
+                                       "(--max_assets_per_scene)",
+                                       name_, max_assets));
+  }
+  if (world_.asset_slot_count() >= kMaxAssetSlots) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrFormat("scene \"%s\" holds %d assets, deleted ones that retained "
+                                       "ticks still place included: wait for its ticks to pass",
+                                       name_, world_.asset_slot_count()));
+  }
+  uint64_t bytes = 0;
+  for (const auto& [other, entry] : assets_) bytes += entry.asset->source_bytes();
+  if (source_bytes > limits.max_bytes || bytes > limits.max_bytes - source_bytes) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrFormat("scene \"%s\" would hold %d bytes of assets, over its "
+                                       "limit of %d (--max_asset_bytes_per_scene)",
+                                       name_, bytes + source_bytes, limits.max_bytes));
+  }
+  return true;
+}
+
+absl::StatusOr<bool> Scene::AddAsset(
+    std::string name, std::shared_ptr<const Asset> asset, const SceneAssetLimits& limits,
+    absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  WriterLock serial(&write_mu_);
+  COLLIDE_ASSIGN_OR_RETURN(
+      const bool adds, CheckAddAssetLocked(name, asset->sha256(), asset->source_bytes(), limits));
+  if (!adds) return false;
+  COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
+  WriterLock lock(&mu_);
+  InsertAssetLocked(name, std::move(asset));
+  log_position_ = position;
+  return true;
+}
+
+absl::StatusOr<std::shared_ptr<const Asset>> Scene::DeleteAsset(
+    absl::string_view name,
+    absl::FunctionRef<absl::StatusOr<uint64_t>()> commit) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  WriterLock serial(&write_mu_);
+  COLLIDE_RETURN_IF_ERROR(CheckWritableLocked());
+  auto it = assets_.find(name);
+  if (it == assets_.end()) return NoAsset(name, name_);
+  const AssetSlot slot = it->second.slot;
+  if (const uint64_t users = slot_use_[slot].bodies; users > 0) {
+    uint64_t body = 0;
+    for (const auto& [id, handle] : handles_) {
+      if (world_.body(handle).asset == slot && (body == 0 || id < body)) body = id;
+    }
+    return FieldStatus(
+        absl::StatusCode::kFailedPrecondition, "name",
+        absl::StrFormat("asset \"%s\" is used by body %d%s; remove or replace its bodies first",
+                        name, body, users > 1 ? absl::StrFormat(" (and %d more)", users - 1) : ""));
+  }
+  COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit());
+  WriterLock lock(&mu_);
+  std::shared_ptr<const Asset> deleted = it->second.asset;
+  retired_.push_back(
+      RetiredSlot{.slot = slot, .tick = history_.tick(), .asset = std::move(it->second.asset)});
+  slot_use_[slot].name.clear();
+  assets_.erase(it);
+  log_position_ = position;
+  ReleaseRetiredLocked();
+  return deleted;
+}
+
+std::vector<SceneAssetInfo> Scene::ListAssets() const {
+  std::vector<SceneAssetInfo> out;
+  {
+    ReaderLock lock(&mu_);
+    out.reserve(assets_.size());
+    for (const auto& [name, entry] : assets_) {
+      out.push_back(SceneAssetInfo{
+          .name = name, .asset = entry.asset, .body_count = slot_use_[entry.slot].bodies});
+    }
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SceneAssetInfo& a, const SceneAssetInfo& b) { return a.name < b.name; });
+  return out;
+}
+
+std::optional<SceneAssetInfo> Scene::GetAsset(absl::string_view name) const {
+  ReaderLock lock(&mu_);
+  auto it = assets_.find(name);
+  if (it == assets_.end()) return std::nullopt;
+  return SceneAssetInfo{.name = it->first,
+                        .asset = it->second.asset,
+                        .body_count = slot_use_[it->second.slot].bodies};
 }
 
 }  // namespace collide

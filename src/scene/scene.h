@@ -18,6 +18,7 @@
 #include "base/worker_pool.h"
 #include "history/pose_history.h"
 #include "query/collision_world.h"
+#include "scene/asset.h"
 #include "scene/scene_observer.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
@@ -80,6 +81,37 @@ struct BodyState {
   BodyKind kind = BodyKind::kDynamic;
   /// Opaque client data.
   uint64_t user_data = 0;
+  /// A body that places one of the scene's assets: its name (empty: the body is `shape`), the
+  /// kind the body names and the instance's uniform scale.
+  std::string asset{};
+  AssetKind asset_kind = AssetKind::kMesh;
+  float scale = 1.0f;
+};
+
+/// The body an upsert `op` stores; `asset_name` names the asset it places (op.asset != 0), as
+/// the op's list of names holds it. Not validated (ValidateBody).
+BodyState StoredBodyOf(const UpdateOp& op, std::string asset_name);
+
+/// One asset of a scene: its name and the shared built asset.
+struct NamedAsset {
+  std::string name;
+  std::shared_ptr<const Asset> asset;
+};
+
+/// One asset of a scene as ListAssets shows it.
+struct SceneAssetInfo {
+  std::string name;
+  std::shared_ptr<const Asset> asset;
+  /// Live bodies that place it.
+  uint64_t body_count = 0;
+};
+
+/// The bounds of a scene's asset table (the server's flags).
+struct SceneAssetLimits {
+  /// Assets in the table (at most kMaxAssetSlots).
+  uint32_t max_assets = 1024;
+  /// Their content bytes as uploaded (Asset::source_bytes), together.
+  uint64_t max_bytes = uint64_t{256} << 20;
 };
 
 /// A scene's whole state at one version, as snapshots store it.
@@ -96,6 +128,8 @@ struct SceneState {
   std::vector<ClientMark> clients;
   /// Where the scene is moving (Scene::SetMovedTo); empty when it is not.
   std::string moved_to;
+  /// Every asset, sorted by name (the bodies name them).
+  std::vector<NamedAsset> assets;
 };
 
 /// Counters of a scene at one version.
@@ -115,6 +149,12 @@ struct SceneStats {
   uint64_t oldest_tick = 0;
   /// Bytes of `memory_bytes` held by the tick history.
   size_t history_bytes = 0;
+  /// The asset table: assets, their triangles, their content bytes as uploaded, and the memory
+  /// they hold (counted in `memory_bytes`; an asset another scene shares is counted in each).
+  uint32_t asset_count = 0;
+  uint64_t asset_triangles = 0;
+  uint64_t asset_bytes = 0;
+  size_t asset_memory_bytes = 0;
 };
 
 /// The bytes a scene holds, by part (capacities, not sizes); SceneStats::memory_bytes is their
@@ -136,9 +176,13 @@ struct SceneMemory {
   size_t write_scratch = 0;
   /// The scene object, its name and whatever else it holds by value.
   size_t fixed = 0;
+  /// The assets the scene holds (content and built form; those deleted but still placed by
+  /// bodies of retained past ticks too) and its asset table.
+  size_t assets = 0;
 
   size_t Total() const {
-    return bodies + trees.Total() + id_map + extra + client_marks + history + write_scratch + fixed;
+    return bodies + trees.Total() + id_map + extra + client_marks + history + write_scratch +
+           fixed + assets;
   }
 };
 
@@ -191,7 +235,10 @@ class Scene {
   /// body must be valid: the caller checked them where they became core data
   /// (ValidateSceneOptions, ValidateBody: the log's decoder, the import stream). The state's
   /// structure is checked here: INVALID_ARGUMENT with a FieldError for duplicate body ids
-  /// (`bodies[i].id`) or client ids (`clients[i].client_id`), a tick over 2^63 - 1 (`tick`).
+  /// (`bodies[i].id`) or client ids (`clients[i].client_id`), a tick over 2^63 - 1 (`tick`),
+  /// duplicate or invalid asset names (`assets[i].name`), more than kMaxAssetSlots assets, a
+  /// body placing an asset the state does not hold or one of the other kind
+  /// (`bodies[i].shape.mesh.asset`).
   static absl::StatusOr<std::unique_ptr<Scene>> Restore(std::string name,
                                                         const SceneOptions& options,
                                                         const SceneState& state);
@@ -224,6 +271,9 @@ class Scene {
   /// Checks `batch` against the current state without applying it. Operations are checked in
   /// order, each seeing the earlier ones' effect:
   /// - values (ValidateOpValues): INVALID_ARGUMENT `ops[i].upsert.pose.rotation: ...`;
+  /// - an upsert that places an asset the scene does not hold: NOT_FOUND
+  ///   `ops[i].upsert.shape.mesh.asset: no asset "x" in scene "arena"`, or one of the other kind:
+  ///   INVALID_ARGUMENT;
   /// - a set pose, set filter or remove of a body that does not exist at that point:
   ///   NOT_FOUND `ops[i].set_pose.id: no body 17 in scene "arena"` (`ops[i].remove: ...`);
   /// - a second upsert of one id: INVALID_ARGUMENT `ops[i].upsert.id: ... (first by ops[j])`;
@@ -254,6 +304,35 @@ class Scene {
                           absl::FunctionRef<absl::StatusOr<uint64_t>()> commit);
   /// Where the scene is moving; empty when it is not.
   std::string moved_to() const;
+
+  /// Adds `asset` to the scene's asset table as `name` (ValidateAssetName), under the writer
+  /// serialisation and after `commit` succeeds (the store logs the asset there and returns its
+  /// position, recorded as the scene's log position); bodies may place it from the next batch
+  /// on. The version does not change. Returns true, or false when the scene already holds
+  /// `name` with the same content (nothing is done: a retried upload). Errors: ALREADY_EXISTS
+  /// `name: ...` when `name` holds other content; RESOURCE_EXHAUSTED `name: ...` past
+  /// `limits` (or kMaxAssetSlots slots, deleted assets that retained ticks still place
+  /// included); NOT_FOUND when the scene was deleted; FAILED_PRECONDITION when it moved.
+  absl::StatusOr<bool> AddAsset(std::string name, std::shared_ptr<const Asset> asset,
+                                const SceneAssetLimits& limits,
+                                absl::FunctionRef<absl::StatusOr<uint64_t>()> commit);
+  /// AddAsset's checks alone, for a content of hash `sha256` and `source_bytes` bytes, before it
+  /// is built: true when AddAsset would add it now, false when the scene holds `name` with it
+  /// already, or AddAsset's error.
+  absl::StatusOr<bool> CheckAddAsset(absl::string_view name, absl::string_view sha256,
+                                     uint64_t source_bytes, const SceneAssetLimits& limits) const;
+  /// Removes asset `name` from the table, after `commit` (as AddAsset). Queries at retained past
+  /// ticks keep seeing the bodies that placed it: its memory is freed once no retained tick can
+  /// name it. Errors: NOT_FOUND `name: no asset "x" in scene "y"`; FAILED_PRECONDITION `name:
+  /// asset "x" is used by body 17 (and 3 more)` while bodies place it; NOT_FOUND when the scene
+  /// was deleted; FAILED_PRECONDITION when it moved.
+  /// Returns the deleted asset.
+  absl::StatusOr<std::shared_ptr<const Asset>> DeleteAsset(
+      absl::string_view name, absl::FunctionRef<absl::StatusOr<uint64_t>()> commit);
+  /// Every asset, sorted by name.
+  std::vector<SceneAssetInfo> ListAssets() const;
+  /// The asset `name`, if the scene holds it.
+  std::optional<SceneAssetInfo> GetAsset(absl::string_view name) const;
   /// Registers `observer` (not owned; it must outlive its registration) for every batch applied
   /// from now on: first runs `start(const SceneView& scene)` on the current state under the
   /// writer serialisation, so no batch falls between that state and the first OnApplied. NOT_FOUND
@@ -329,6 +408,38 @@ class Scene {
   struct BodyExtra {
     uint64_t user_data = 0;
   };
+  // An asset of the table.
+  struct TableAsset {
+    std::shared_ptr<const Asset> asset;
+    AssetSlot slot = kNoAsset;
+  };
+  // Per world asset slot: the name of the asset in it (empty once deleted) and the live bodies
+  // placing it.
+  struct SlotUse {
+    std::string name;
+    uint64_t bodies = 0;
+  };
+  // A deleted asset's slot, kept while a retained tick up to `tick` may have a body placing it.
+  struct RetiredSlot {
+    AssetSlot slot = kNoAsset;
+    uint64_t tick = 0;
+    std::shared_ptr<const Asset> asset;
+  };
+
+  // Puts `asset` in the world and the table (under both locks, or before the scene is shared).
+  void InsertAssetLocked(const std::string& name, std::shared_ptr<const Asset> asset)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a body placing `slot` in or out.
+  void UseSlotLocked(AssetSlot slot, int64_t delta) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Frees the retired slots no retained tick can name any more.
+  void ReleaseRetiredLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The errors a writer of the asset table gets first: deleted, moved.
+  absl::Status CheckWritableLocked() const ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
+  // CheckAddAsset under the writer serialisation.
+  absl::StatusOr<bool> CheckAddAssetLocked(absl::string_view name, absl::string_view sha256,
+                                           uint64_t source_bytes,
+                                           const SceneAssetLimits& limits) const
+      ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
 
   absl::Status ValidateLocked(const UpdateBatch& batch, std::vector<BodyHandle>* resolved) const
       ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
@@ -337,7 +448,10 @@ class Scene {
   // The end of every batch: the history's index of the touched bodies and the world's refit,
   // at once on `pool` when it has a second thread.
   void FinishBatchLocked(WorkerPool* pool) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_, write_mu_);
-  BodyHandle AddBody(const UpdateOp& op) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  BodyHandle AddBody(const UpdateOp& op, AssetSlot slot) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The slot of the asset an upsert of `batch` places (kNoAsset for a shape).
+  AssetSlot SlotOf(const UpdateBatch& batch, const UpdateOp& op) const
+      ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
   BodyState StateOf(BodyHandle handle) const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   SceneMemory MemoryLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   size_t WriteScratchBytes() const ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
@@ -371,6 +485,10 @@ class Scene {
   // Keeps the kMaxClientMarks most recent marks once 2 x kMaxClientMarks exist (deterministic:
   // a replay of the same batches trims the same marks).
   void TrimClientMarksLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // The asset table by name, the use of each world slot, and the retired slots.
+  absl::flat_hash_map<std::string, TableAsset> assets_ ABSL_GUARDED_BY(mu_);
+  std::vector<SlotUse> slot_use_ ABSL_GUARDED_BY(mu_);
+  std::vector<RetiredSlot> retired_ ABSL_GUARDED_BY(mu_);
   uint64_t version_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t log_position_ ABSL_GUARDED_BY(mu_) = 0;
   bool deleted_ ABSL_GUARDED_BY(mu_) = false;

@@ -1,6 +1,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <span>
 
@@ -21,6 +22,9 @@ struct BodyChange {
   /// True when the batch upserted the body (a replacement or a new body: no motion from
   /// `before` to `after`, a teleport), false when it only moved it or changed its filter.
   bool replaced = false;
+  /// When `after` places an asset: the asset in its slot (Body::asset), so that a copy of the
+  /// world (watch/scene_mirror.h) can place it too.
+  std::shared_ptr<const AssetGeometry> asset;
 };
 
 /// One update batch the scene applied: every body it touched with its state before and after

@@ -17,6 +17,13 @@ UpdateOp UpsertOp(const BodyDesc& desc, uint64_t user_data) {
   return op;
 }
 
+void PlaceAsset(UpdateBatch* batch, UpdateOp* op, std::string name, AssetKind kind, float scale) {
+  batch->asset_names.push_back(std::move(name));
+  op->asset = static_cast<uint32_t>(batch->asset_names.size());
+  op->asset_kind = kind;
+  op->scale = scale;
+}
+
 UpdateOp SetPoseOp(uint64_t id, const Pose& pose) {
   UpdateOp op;
   op.type = UpdateOpType::kSetPose;

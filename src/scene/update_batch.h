@@ -9,6 +9,7 @@
 #include "absl/strings/string_view.h"
 #include "geom/pose.h"
 #include "geom/shapes.h"
+#include "query/asset_geometry.h"
 #include "query/body.h"
 
 namespace collide {
@@ -36,7 +37,7 @@ struct UpdateOp {
   /// kUpsert, kSetPose: world pose; the rotation must be within 1e-3 of unit length and is
   /// renormalised when applied.
   Pose pose{};
-  /// kUpsert: the body's shape (dimensions >= 0, length units).
+  /// kUpsert: the body's shape (dimensions >= 0, length units), unless it places an asset.
   Shape shape{};
   /// kUpsert, kSetFilter: the categories the body belongs to.
   uint32_t category = 1;
@@ -44,9 +45,16 @@ struct UpdateOp {
   uint32_t mask = ~0u;
   /// kUpsert: opaque client data kept with the body.
   uint64_t user_data = 0;
+  /// kUpsert of a body that places one of the scene's assets: the asset's name is
+  /// UpdateBatch::asset_names[asset - 1]; 0: the body is `shape`.
+  uint32_t asset = 0;
+  /// With `asset`: the kind the op names (the scene's asset must be of it) and the instance's
+  /// uniform scale (mesh/scaled_pose.h: kMinInstanceScale to kMaxInstanceScale).
+  AssetKind asset_kind = AssetKind::kMesh;
+  float scale = 1.0f;
 };
 
-/// An upsert of the body `desc` with `user_data`.
+/// An upsert of the body `desc` with `user_data` (its shape; desc.asset is not looked at).
 UpdateOp UpsertOp(const BodyDesc& desc, uint64_t user_data = 0);
 /// A move of body `id` to `pose`.
 UpdateOp SetPoseOp(uint64_t id, const Pose& pose);
@@ -64,7 +72,14 @@ struct UpdateBatch {
   /// The simulation tick the batch belongs to: never below the scene's current tick (equal
   /// amends that tick; higher starts a new one). Unset: the scene's current tick.
   std::optional<uint64_t> tick = std::nullopt;
+  /// The names of the assets the ops place (UpdateOp::asset), so that an op stays plain data.
+  std::vector<std::string> asset_names{};
 };
+
+/// Makes `op` (an upsert) place the scene's asset `name` of `kind` at `scale`: the name is added
+/// to batch->asset_names.
+void PlaceAsset(UpdateBatch* batch, UpdateOp* op, std::string name, AssetKind kind,
+                float scale = 1.0f);
 
 /// Whether any operation creates or removes bodies (such batches need the slower, id-tracking
 /// validation; batches of only moves and filter changes do not).

@@ -9,6 +9,8 @@
 #include "absl/strings/str_format.h"
 #include "base/field_error.h"
 #include "base/status_macros.h"
+#include "mesh/scaled_pose.h"
+#include "scene/asset.h"
 
 namespace collide {
 namespace {
@@ -31,12 +33,31 @@ absl::Status CheckDimension(float v, absl::string_view field) {
   return InvalidFieldError(field, DimensionReason());
 }
 
-// The checks a body's own values get, wherever it comes from: fields `kind`, `shape.*`, `pose.*`.
-absl::Status CheckBodyValues(BodyKind kind, const Shape& shape, const Pose& pose) {
+// An asset placement of a body: the kind it names and its scale (`shape.mesh.scale`).
+absl::Status CheckPlacement(AssetKind kind, float scale) {
+  if (kind != AssetKind::kMesh && kind != AssetKind::kHeightfield) {
+    return InvalidFieldError("shape", absl::StrCat("unknown asset kind ", static_cast<int>(kind)));
+  }
+  if (!IsValidInstanceScale(scale)) {
+    return InvalidFieldError(absl::StrCat("shape.", AssetKindName(kind), ".scale"),
+                             absl::StrCat("must be finite and within [", kMinInstanceScale, ", ",
+                                          kMaxInstanceScale, "], got ", scale));
+  }
+  return absl::OkStatus();
+}
+
+// The checks a body's own values get, wherever it comes from: fields `kind`, `shape.*`, `pose.*`
+// (a body that places an asset: its kind and scale instead of the shape's dimensions).
+absl::Status CheckBodyValues(BodyKind kind, const Shape& shape, const Pose& pose,
+                             const AssetKind* asset_kind, float scale) {
   if (kind != BodyKind::kDynamic && kind != BodyKind::kStatic) {
     return InvalidFieldError("kind", absl::StrCat("unknown body kind ", static_cast<int>(kind)));
   }
-  COLLIDE_RETURN_IF_ERROR(UnderField(ValidateShape(shape), "shape"));
+  if (asset_kind != nullptr) {
+    COLLIDE_RETURN_IF_ERROR(CheckPlacement(*asset_kind, scale));
+  } else {
+    COLLIDE_RETURN_IF_ERROR(UnderField(ValidateShape(shape), "shape"));
+  }
   return UnderField(ValidatePose(pose), "pose");
 }
 
@@ -170,8 +191,9 @@ absl::Status ValidateShape(const Shape& shape) {
 absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_view list) {
   switch (op.type) {
     case UpdateOpType::kUpsert:
-      return AtElement(CheckBodyValues(op.kind, op.shape, op.pose), list, index,
-                       UpdateOpName(op.type));
+      return AtElement(CheckBodyValues(op.kind, op.shape, op.pose,
+                                       op.asset != 0 ? &op.asset_kind : nullptr, op.scale),
+                       list, index, UpdateOpName(op.type));
     case UpdateOpType::kSetPose:
       return AtElement(UnderField(ValidatePose(op.pose), "pose"), list, index,
                        UpdateOpName(op.type));
@@ -184,7 +206,19 @@ absl::Status ValidateOpValues(const UpdateOp& op, size_t index, absl::string_vie
 }
 
 absl::Status ValidateBody(const BodyState& body, size_t index, absl::string_view list) {
-  return AtElement(CheckBodyValues(body.kind, body.shape, body.pose), list, index, "");
+  const bool placed = !body.asset.empty();
+  COLLIDE_RETURN_IF_ERROR(
+      AtElement(CheckBodyValues(body.kind, body.shape, body.pose,
+                                placed ? &body.asset_kind : nullptr, body.scale),
+                list, index, ""));
+  if (placed) {
+    if (absl::Status status = ValidateAssetName(body.asset); !status.ok()) {
+      return InvalidElementError(list, index,
+                                 absl::StrCat("shape.", AssetKindName(body.asset_kind), ".asset"),
+                                 GetFieldError(status)->reason);
+    }
+  }
+  return absl::OkStatus();
 }
 
 absl::Status PrepareQuery(Query* query, const QueryLimits& limits, size_t index,

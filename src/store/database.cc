@@ -7,12 +7,14 @@
 #include <cstdlib>
 #include <future>
 #include <limits>
+#include <set>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
 #include "base/status_macros.h"
 #include "scene/move_destination.h"
+#include "store/asset_files.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/replication_hook.h"
@@ -47,7 +49,32 @@ absl::Status ValidateOptions(const DatabaseOptions& options) {
     return absl::InvalidArgumentError("maintenance_interval: must be > 0");
   }
   if (options.max_scenes == 0) return absl::InvalidArgumentError("max_scenes: must be > 0");
+  if (options.scene_assets.max_assets > kMaxAssetSlots) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("scene_assets.max_assets: must be at most ", kMaxAssetSlots));
+  }
   return absl::OkStatus();
+}
+
+absl::Status WrongSha256(absl::string_view field, absl::string_view said,
+                         absl::string_view content) {
+  return FieldStatus(absl::StatusCode::kDataLoss, field,
+                     absl::StrCat("says ", said, ", the content received gives ", content));
+}
+
+absl::Status ServerAssetsFull(uint64_t held, uint64_t adding, uint64_t limit,
+                              absl::string_view field = "name") {
+  return FieldStatus(
+      absl::StatusCode::kResourceExhausted, field,
+      absl::StrCat("the server would hold ", held + adding, " bytes of assets, over its limit of ",
+                   limit, " (--max_asset_bytes)"));
+}
+
+absl::Status ServerAssetCountFull(uint64_t held, uint64_t adding, uint64_t limit,
+                                  absl::string_view field = "name") {
+  return FieldStatus(absl::StatusCode::kResourceExhausted, field,
+                     absl::StrCat("the server would hold ", held + adding,
+                                  " asset contents, over its limit of ", limit, " (--max_assets)"));
 }
 
 absl::Status Closed() { return absl::FailedPreconditionError("the database is closed"); }
@@ -73,6 +100,15 @@ absl::Status NotReadable(absl::string_view name) {
 }
 
 bool IsReplicated(DurabilityPolicy policy) { return policy == DurabilityPolicy::kReplicated; }
+
+// Assets are not replicated yet: a follower replaying an asset record would need the asset's
+// content, which the replicated log does not carry.
+absl::Status ReplicatedWithoutAssets(absl::string_view scene) {
+  return FieldStatus(absl::StatusCode::kFailedPrecondition, "scene",
+                     absl::StrCat("scene \"", scene,
+                                  "\" is replicated: replicated scenes cannot hold assets (level "
+                                  "geometry) yet"));
+}
 
 // What a writer is told once `log_error` stopped the log: RESOURCE_EXHAUSTED for a full disk or
 // a file size limit, UNAVAILABLE for any other I/O error; that writes are refused until a
@@ -123,7 +159,25 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
     absl::Status status = fs->Delete(JoinPath(dir, name));
     if (!status.ok() && !absl::IsNotFound(status)) return status;
   }
-  if (!state.stale_files.empty()) COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
+  // Asset files: those no record or snapshot names are left over from an upload that crashed
+  // before its record (or from contents dropped long ago): deleted now. Those only records still
+  // name go once the log no longer reaches them (their last drop is at most its end).
+  int unnamed_files = 0;
+  {
+    MutexLock lock(&db->contents_mu_);
+    for (const std::string& sha256 : state.asset_files) {
+      if (!state.named_contents.contains(sha256)) {
+        absl::Status status = fs->Delete(JoinPath(dir, AssetFileName(sha256)));
+        if (!status.ok() && !absl::IsNotFound(status)) return status;
+        ++unnamed_files;
+        continue;
+      }
+      Content& content = db->contents_[sha256];
+      content.on_disk = true;
+      content.dropped_at = state.next_sequence - 1;
+    }
+  }
+  if (!state.stale_files.empty() || unnamed_files > 0) COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
 
   for (RecoveredScene& recovered : state.scenes) {
     auto entry = std::make_shared<Entry>();
@@ -151,8 +205,11 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
       return FieldStatus(absl::StatusCode::kAlreadyExists, "scene",
                          absl::StrCat("scene \"", name, "\" already exists"));
     }
+    MutexLock contents(&db->contents_mu_);
+    for (const SceneAssetInfo& info : entry->scene->ListAssets()) db->HoldContent(*info.asset);
   }
   db->recovery_report_ = std::move(state.report);
+  db->recovery_report_.asset_files_deleted = unnamed_files;
   // Scenes moved away; a name that exists here again (a crash between a creation and the
   // file's rewrite) is this server's scene.
   db->moved_away_ = std::make_unique<MovedScenes>(fs, dir);
@@ -162,6 +219,7 @@ absl::StatusOr<std::unique_ptr<Database>> Database::Open(const std::string& dir,
   db->recovery_report_.moved_scenes = db->moved_away_->size();
   db->recovery_report_.moved_scenes_problem = db->moved_away_->problem();
   db->maintenance_ = std::thread(&Database::RunMaintenance, db.get());
+  db->asset_thread_ = std::thread(&Database::RunAssetThread, db.get());
   if (!db->recovery_report_.skipped.empty()) COLLIDE_RETURN_IF_ERROR(db->Checkpoint());
   db->recovery_duration_ = std::chrono::steady_clock::now() - started;
   return db;
@@ -197,7 +255,7 @@ std::shared_ptr<Database::Entry> Database::FindEntry(absl::string_view name) con
   return it == entries_.end() ? nullptr : it->second;
 }
 
-absl::Status Database::ForWriter(const absl::Status& status) const {
+absl::Status Database::ForWriter(absl::Status status) const {
   if (status.ok()) return status;
   const absl::Status log_error = log_->status();
   if (log_error.ok() || status != log_error) return status;
@@ -208,7 +266,7 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
   if (closed_) return done(Closed());
   auto entry = std::make_shared<Entry>();
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     COLLIDE_RETURN_IF_ERROR(ValidateSceneName(name));
     COLLIDE_RETURN_IF_ERROR(ValidateSceneOptions(options, options_.max_bodies_per_scene));
     entry->policy = Resolve(options.durability);
@@ -242,7 +300,7 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
     entries_.emplace(std::string(name), entry);
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   ForgetMovedAway(name);
   AcknowledgeStatus(entry->policy, entry->create_sequence, std::move(done), std::move(ticket));
 }
@@ -250,7 +308,8 @@ void Database::CreateScene(absl::string_view name, const SceneOptions& options, 
 absl::Status Database::CreateScene(absl::string_view name, const SceneOptions& options) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  CreateScene(name, options, [&promise](absl::Status status) { promise.set_value(status); });
+  CreateScene(name, options,
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -282,12 +341,66 @@ absl::Status Database::CheckImportTarget(absl::string_view name, bool replace) c
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(absl::string_view name,
-                                                             const SceneOptions& options,
-                                                             const SceneState& state,
-                                                             bool replace) const {
+absl::Status Database::CheckImportAssets(const std::vector<NamedSource>& assets) const {
+  const SceneAssetLimits& limits = options_.scene_assets;
+  uint64_t bytes = 0;
+  for (const NamedSource& named : assets) bytes += named.source.size.SourceBytes();
+  if (assets.size() > std::min<uint32_t>(limits.max_assets, kMaxAssetSlots)) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                       absl::StrCat(assets.size(), " assets, over the limit of ", limits.max_assets,
+                                    " (--max_assets_per_scene)"));
+  }
+  if (bytes > limits.max_bytes) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "assets",
+                       absl::StrCat(bytes, " bytes of assets, over the limit of ", limits.max_bytes,
+                                    " (--max_asset_bytes_per_scene)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(
+    absl::string_view name, const SceneOptions& options, const SceneState& state, bool replace,
+    const std::vector<NamedSource>& assets) const {
   if (closed_) return Closed();
-  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<Scene> scene, BuildImported(name, options, state));
+  COLLIDE_RETURN_IF_ERROR(CheckImportAssets(assets));
+  // The assets are built as an import builds them (hashed and checked against their headers),
+  // so that the scene's bodies can place them; nothing is written or held.
+  const SceneState* checked = &state;
+  SceneState with_assets;
+  if (!assets.empty()) {
+    with_assets = state;
+    with_assets.assets.clear();
+    uint64_t adding = 0;
+    std::set<std::string> new_contents;
+    for (size_t i = 0; i < assets.size(); ++i) {
+      const NamedSource& named = assets[i];
+      std::string sha256 = AssetSha256(named.source);
+      if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
+        return WrongSha256(FieldPath("assets", i, "sha256"), named.expected_sha256, sha256);
+      }
+      {
+        MutexLock contents(&contents_mu_);
+        auto found = contents_.find(sha256);
+        if (found == contents_.end() || found->second.tables == 0) {
+          adding += named.source.size.SourceBytes();
+          new_contents.insert(sha256);
+        }
+      }
+      with_assets.assets.push_back(
+          NamedAsset{named.name, Asset::Build(named.source, std::move(sha256))});
+    }
+    MutexLock contents(&contents_mu_);
+    const uint64_t held = HeldBytesLocked();
+    if (adding > 0 && held + adding > options_.max_asset_bytes) {
+      return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+    }
+    const uint64_t held_count = HeldCountLocked();
+    if (held_count + new_contents.size() > options_.max_assets) {
+      return ServerAssetCountFull(held_count, new_contents.size(), options_.max_assets, "assets");
+    }
+    checked = &with_assets;
+  }
+  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<Scene> scene, BuildImported(name, options, *checked));
   ReaderLock lock(&scenes_mu_);
   COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
   if (auto it = entries_.find(name); it != entries_.end()) {
@@ -301,7 +414,52 @@ absl::StatusOr<std::unique_ptr<Scene>> Database::CheckImport(absl::string_view n
 
 void Database::ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace, DoneCallback done) {
-  ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
+  if (state.assets.empty())
+    return ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
+  // Built assets: their contents still need their files (the asset thread writes them).
+  std::vector<NamedSource> assets;
+  assets.reserve(state.assets.size());
+  for (const NamedAsset& named : state.assets) {
+    assets.push_back(NamedSource{named.name, named.asset->source()});
+  }
+  SceneState copy = state;
+  ImportScene(name, options, std::move(copy), std::move(assets), replace, std::move(done));
+}
+
+void Database::ImportScene(absl::string_view name, const SceneOptions& options, SceneState state,
+                           std::vector<NamedSource> assets, bool replace, DoneCallback done) {
+  state.assets.clear();
+  if (closed_) return done(Closed());
+  if (assets.empty())
+    return ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
+  if (absl::Status status = CheckImportAssets(assets); !status.ok()) return done(std::move(status));
+  RunOnAssetThread([this, name = std::string(name), options, state = std::move(state),
+                    assets = std::move(assets), replace, done = std::move(done)]() mutable {
+    if (closed_) return done(Closed());
+    std::vector<std::string> pinned;
+    absl::Status status;
+    for (size_t i = 0; i < assets.size(); ++i) {
+      NamedSource& named = assets[i];
+      std::string sha256 = AssetSha256(named.source);
+      if (!named.expected_sha256.empty() && named.expected_sha256 != sha256) {
+        status = WrongSha256(FieldPath("assets", i, "sha256"), named.expected_sha256, sha256);
+        break;
+      }
+      absl::StatusOr<std::shared_ptr<const Asset>> asset =
+          PrepareContent(std::move(named.source), sha256);
+      if (!asset.ok()) {
+        status = asset.status();
+        break;
+      }
+      pinned.push_back(std::move(sha256));
+      state.assets.push_back(NamedAsset{std::move(named.name), *std::move(asset)});
+    }
+    // The record (if any) is appended before ImportRecord returns: the files may lose their pins.
+    if (status.ok())
+      ImportRecord(name, options, state, replace, /*position=*/nullptr, std::move(done));
+    for (const std::string& sha256 : pinned) Unpin(sha256);
+    if (!status.ok()) done(std::move(status));
+  });
 }
 
 void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
@@ -319,9 +477,13 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
   if (replicated && !follower && options_.replication == nullptr) {
     return done(NoReplication(name));
   }
+  if (replicated && !state.assets.empty()) {
+    return done(FieldStatus(absl::StatusCode::kFailedPrecondition, "options.durability",
+                            "replicated scenes cannot hold assets (level geometry) yet"));
+  }
   // Built and encoded before the index is locked: both are O(bodies).
   absl::StatusOr<std::unique_ptr<Scene>> restored = BuildImported(name, options, state);
-  if (!restored.ok()) return done(restored.status());
+  if (!restored.ok()) return done(std::move(restored).status());
   std::shared_ptr<Scene> scene = *std::move(restored);
   std::string payload = EncodeImportSceneRecord(name, options, state);
   if (follower) AppendReplicationPosition(*position, /*snapshot=*/false, &payload);
@@ -329,7 +491,7 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
   entry->policy = policy;
   std::shared_ptr<Entry> replaced;
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     COLLIDE_RETURN_IF_ERROR(CheckImportTarget(name, replace));
     auto it = entries_.find(name);
@@ -344,6 +506,32 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
     // The record's append, under the old scene's writer serialisation when there is one (the one
     // record deletes it and creates the new one).
     auto append = [&]() -> absl::Status {
+      if (!state.assets.empty()) {
+        // The contents the new scene brings that the server does not hold yet must fit (a
+        // scene with assets is never replicated: refused above).
+        MutexLock contents(&contents_mu_);
+        uint64_t adding = 0;
+        std::set<std::string> new_contents;
+        for (const NamedAsset& named : state.assets) {
+          auto found = contents_.find(named.asset->sha256());
+          if (found == contents_.end() || found->second.tables == 0) {
+            adding += named.asset->source_bytes();
+            new_contents.insert(named.asset->sha256());
+          }
+        }
+        const uint64_t held = HeldBytesLocked();
+        if (adding > 0 && held + adding > options_.max_asset_bytes) {
+          return ServerAssetsFull(held, adding, options_.max_asset_bytes, "assets");
+        }
+        const uint64_t held_count = HeldCountLocked();
+        if (held_count + new_contents.size() > options_.max_assets) {
+          return ServerAssetCountFull(held_count, new_contents.size(), options_.max_assets,
+                                      "assets");
+        }
+        COLLIDE_ASSIGN_OR_RETURN(entry->create_sequence, log_->Append(payload));
+        for (const NamedAsset& named : state.assets) HoldContent(*named.asset);
+        return absl::OkStatus();
+      }
       std::optional<ReplicationPosition> reserved;
       if (replicated && !follower) {
         COLLIDE_ASSIGN_OR_RETURN(
@@ -382,7 +570,12 @@ void Database::ImportRecord(absl::string_view name, const SceneOptions& options,
     entries_.emplace(std::string(name), entry);
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
+  if (replaced != nullptr) {
+    for (const SceneAssetInfo& info : replaced->scene->ListAssets()) {
+      DropContent(info.asset->sha256(), entry->create_sequence);
+    }
+  }
   ForgetMovedAway(name);
   // A large import is snapshotted soon, so that its record's segment can go.
   if (entry->log_bytes >= entry->snapshot_threshold && !entry->snapshot_wanted.exchange(true)) {
@@ -402,7 +595,7 @@ absl::Status Database::ImportScene(absl::string_view name, const SceneOptions& o
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
   ImportScene(name, options, state, replace,
-              [&promise](absl::Status status) { promise.set_value(status); });
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -412,7 +605,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
   uint64_t sequence = 0;
   std::string moved_to;
   std::optional<ReplicatedTicket> ticket;
-  const absl::Status status = [&]() -> absl::Status {
+  absl::Status status = [&]() -> absl::Status {
     WriterLock lock(&scenes_mu_);
     auto it = entries_.find(name);
     if (it == entries_.end()) return NoScene(name);
@@ -442,7 +635,12 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
     zombies_.push_back(Zombie{.scene = std::string(name), .delete_sequence = sequence});
     return absl::OkStatus();
   }();
-  if (!status.ok()) return done(ForWriter(status));
+  if (!status.ok()) return done(ForWriter(std::move(status)));
+  // The deleted scene's table no longer holds its contents (its files stay while the log
+  // reaches the deletion).
+  for (const SceneAssetInfo& info : entry->scene->ListAssets()) {
+    DropContent(info.asset->sha256(), sequence);
+  }
   // Written before the deletion is acknowledged: a mover that saw the deletion knows the
   // destination is remembered here. A write error does not undo the deletion (the scene is
   // whole at its destination); the destination is then remembered until a restart, and the
@@ -455,7 +653,7 @@ void Database::DeleteScene(absl::string_view name, DoneCallback done) {
 absl::Status Database::DeleteScene(absl::string_view name) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  DeleteScene(name, [&promise](absl::Status status) { promise.set_value(status); });
+  DeleteScene(name, [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -501,7 +699,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
         return sequence;
       },
       options_.apply_pool);
-  if (!result.ok()) return done(ForWriter(result.status()));
+  if (!result.ok()) return done(ForWriter(std::move(result).status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable
     // as the policy asks (replicated: once every record published so far is stored).
@@ -525,7 +723,7 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
   if (closed_) return done(Closed());
   if (!destination.empty()) {
     if (absl::Status status = ValidateMoveDestination(destination); !status.ok()) {
-      return done(status);
+      return done(std::move(status));
     }
   }
   std::shared_ptr<Entry> entry = FindEntry(name);
@@ -540,14 +738,13 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
   }
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
-  const absl::Status status =
-      entry->scene->SetMovedTo(destination, [&]() -> absl::StatusOr<uint64_t> {
-        const std::string payload = EncodeMoveSceneRecord(name, destination);
-        record_bytes = kRecordHeaderBytes + payload.size();
-        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
-        return sequence;
-      });
-  if (!status.ok()) return done(ForWriter(status));
+  absl::Status status = entry->scene->SetMovedTo(destination, [&]() -> absl::StatusOr<uint64_t> {
+    const std::string payload = EncodeMoveSceneRecord(name, destination);
+    record_bytes = kRecordHeaderBytes + payload.size();
+    COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+    return sequence;
+  });
+  if (!status.ok()) return done(ForWriter(std::move(status)));
   const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
   if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
       !entry->snapshot_wanted.exchange(true)) {
@@ -560,7 +757,8 @@ void Database::SetSceneMoving(absl::string_view name, absl::string_view destinat
 absl::Status Database::SetSceneMoving(absl::string_view name, absl::string_view destination) {
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
-  SetSceneMoving(name, destination, [&promise](absl::Status status) { promise.set_value(status); });
+  SetSceneMoving(name, destination,
+                 [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -632,7 +830,7 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
     options_.replication->WhenReplicated(
         replicated->scene, replicated->ticket,
         [this, sequence, ack, done = std::move(done)](absl::Status status) mutable {
-          if (!status.ok()) return done(status);
+          if (!status.ok()) return done(std::move(status));
           log_->WhenDone(sequence, CommitLog::Await::kWritten,
                          [this, ack, done = std::move(done)](absl::Status written, bool) mutable {
                            if (!written.ok()) return done(ForWriter(written));
@@ -659,7 +857,7 @@ void Database::AcknowledgeNow(DurabilityPolicy policy, uint64_t sequence, ApplyA
   }
   log_->WhenDone(sequence, await,
                  [this, ack, done = std::move(done)](absl::Status status, bool synced) mutable {
-                   if (!status.ok()) return done(ForWriter(status));
+                   if (!status.ok()) return done(ForWriter(std::move(status)));
                    ack.durable = synced;
                    done(ack);
                  });
@@ -669,7 +867,9 @@ void Database::AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, Don
                                  std::optional<ReplicatedTicket> replicated) {
   Acknowledge(
       policy, sequence, ApplyAck{},
-      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable { done(ack.status()); },
+      [done = std::move(done)](absl::StatusOr<ApplyAck> ack) mutable {
+        done(std::move(ack).status());
+      },
       std::move(replicated));
 }
 
@@ -722,6 +922,13 @@ absl::Status Database::Close() {
   }
   wake_cv_.NotifyAll();
   if (maintenance_.joinable()) maintenance_.join();
+  {
+    MutexLock lock(&asset_queue_mu_);
+    asset_thread_stopping_ = true;
+  }
+  asset_queue_cv_.NotifyAll();
+  // The tasks queued still run (each sees the database closed and reports it).
+  if (asset_thread_.joinable()) asset_thread_.join();
   absl::Status status = log_ != nullptr ? log_->Close() : absl::OkStatus();
   // Everything is written and fsynced now: the held-back acknowledgements can go.
   if (log_ != nullptr) ReleaseDeferredAcks(/*final=*/true);
@@ -965,7 +1172,7 @@ absl::Status Database::RestoreReplicated(absl::string_view name, const SceneOpti
   std::promise<absl::Status> promise;
   std::future<absl::Status> future = promise.get_future();
   ImportRecord(name, options, state, /*replace=*/true, &position,
-               [&promise](absl::Status status) { promise.set_value(status); });
+               [&promise](absl::Status status) { promise.set_value(std::move(status)); });
   return future.get();
 }
 
@@ -1214,6 +1421,317 @@ absl::Status Database::Maintain(bool snapshot_all) {
     segments_deleted_ += static_cast<uint64_t>(*deleted);
   } else {
     note(deleted.status());
+  }
+  note(RemoveUnusedAssetFiles());
+  return first_error;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Assets.
+
+void Database::RunOnAssetThread(absl::AnyInvocable<void()> task) {
+  {
+    MutexLock lock(&asset_queue_mu_);
+    asset_queue_.push_back(std::move(task));
+  }
+  asset_queue_cv_.NotifyOne();
+}
+
+void Database::RunAssetThread() {
+  while (true) {
+    absl::AnyInvocable<void()> task;
+    {
+      std::unique_lock<Mutex> lock(asset_queue_mu_);
+      asset_queue_cv_.Wait(lock, [&]() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+        return !asset_queue_.empty() || asset_thread_stopping_;
+      });
+      if (asset_queue_.empty()) return;  // stopping, and nothing left to run
+      task = std::move(asset_queue_.front());
+      asset_queue_.pop_front();
+    }
+    task();
+  }
+}
+
+absl::StatusOr<std::shared_ptr<const Asset>> Database::PrepareContent(AssetSource source,
+                                                                      const std::string& sha256) {
+  std::shared_ptr<const Asset> asset;
+  {
+    MutexLock lock(&contents_mu_);
+    Content& content = contents_[sha256];
+    ++content.pins;
+    asset = content.built.lock();
+  }
+  if (asset == nullptr) {
+    asset = Asset::Build(std::move(source), sha256);
+    MutexLock lock(&contents_mu_);
+    Content& content = contents_[sha256];
+    content.built = asset;
+    content.source_bytes = asset->source_bytes();
+    content.triangles = asset->triangle_count();
+  }
+  // The file: written unless it is on disk. The maintenance pass that deletes unused files holds
+  // asset_files_mu_ too, so a file is never deleted between this check and the record.
+  MutexLock files(&asset_files_mu_);
+  bool on_disk = false;
+  {
+    MutexLock lock(&contents_mu_);
+    on_disk = contents_[sha256].on_disk;
+  }
+  if (!on_disk) {
+    absl::StatusOr<uint64_t> written = WriteAssetFile(fs_, dir_, *asset);
+    if (!written.ok()) {
+      Unpin(sha256);
+      return written.status();
+    }
+    MutexLock lock(&contents_mu_);
+    contents_[sha256].on_disk = true;
+  }
+  return asset;
+}
+
+void Database::Unpin(const std::string& sha256) {
+  MutexLock lock(&contents_mu_);
+  auto it = contents_.find(sha256);
+  if (it == contents_.end()) return;
+  Content& content = it->second;
+  --content.pins;
+  if (content.tables > 0 || content.pins > 0) return;
+  if (!content.on_disk) {
+    contents_.erase(it);
+  } else if (content.dropped_at == 0) {
+    // Written for a record that was never appended: no record names it (the log's end bounds
+    // any that might).
+    content.dropped_at = std::max<uint64_t>(log_->last_sequence(), 1);
+  }
+}
+
+void Database::HoldContent(const Asset& asset) {
+  Content& content = contents_[asset.sha256()];
+  ++content.tables;
+  content.dropped_at = 0;
+  content.source_bytes = asset.source_bytes();
+  content.triangles = asset.triangle_count();
+  if (content.built.expired()) content.built = asset.shared_from_this();
+}
+
+void Database::DropContent(const std::string& sha256, uint64_t sequence) {
+  MutexLock lock(&contents_mu_);
+  auto it = contents_.find(sha256);
+  if (it == contents_.end() || it->second.tables == 0) return;
+  if (--it->second.tables == 0) it->second.dropped_at = sequence;
+}
+
+uint64_t Database::HeldCountLocked() const {
+  uint64_t count = 0;
+  for (const auto& [sha256, content] : contents_) {
+    if (content.tables > 0) ++count;
+  }
+  return count;
+}
+
+uint64_t Database::HeldBytesLocked() const {
+  uint64_t bytes = 0;
+  for (const auto& [sha256, content] : contents_) {
+    if (content.tables > 0) bytes += content.source_bytes;
+  }
+  return bytes;
+}
+
+StoredAssets Database::stored_assets() const {
+  StoredAssets out;
+  MutexLock lock(&contents_mu_);
+  for (const auto& [sha256, content] : contents_) {
+    if (content.on_disk) ++out.files;
+    if (content.tables == 0) continue;
+    ++out.contents;
+    out.triangles += content.triangles;
+    out.source_bytes += content.source_bytes;
+    if (std::shared_ptr<const Asset> built = content.built.lock()) {
+      out.memory_bytes += built->memory_bytes();
+    }
+  }
+  return out;
+}
+
+absl::Status Database::CheckAssetRoom(absl::string_view scene, absl::string_view name,
+                                      const AssetSize& size) const {
+  if (closed_) return Closed();
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry == nullptr) return NoSceneForWriter(scene);
+  if (entry->scene->deleted()) return NoScene(scene);
+  if (const std::string moved_to = entry->scene->moved_to(); !moved_to.empty()) {
+    return MovedError(scene, moved_to);
+  }
+  if (IsReplicated(entry->policy)) return ReplicatedWithoutAssets(scene);
+  // A name the scene holds: its content decides (the same is a retry, other is ALREADY_EXISTS).
+  if (entry->scene->GetAsset(name).has_value()) return absl::OkStatus();
+  const SceneStats stats = entry->scene->Stats();
+  const SceneAssetLimits& limits = options_.scene_assets;
+  const uint32_t max_assets = std::min<uint32_t>(limits.max_assets, kMaxAssetSlots);
+  if (stats.asset_count >= max_assets) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrCat("scene \"", scene, "\" holds its limit of ", max_assets,
+                                    " assets (--max_assets_per_scene)"));
+  }
+  const uint64_t bytes = size.SourceBytes();
+  if (bytes > limits.max_bytes || stats.asset_bytes > limits.max_bytes - bytes) {
+    return FieldStatus(absl::StatusCode::kResourceExhausted, "name",
+                       absl::StrCat("scene \"", scene, "\" would hold ",
+                                    stats.asset_bytes + std::min(bytes, limits.max_bytes),
+                                    "+ bytes of assets, over its limit of ", limits.max_bytes,
+                                    " (--max_asset_bytes_per_scene)"));
+  }
+  MutexLock lock(&contents_mu_);
+  const uint64_t held = HeldBytesLocked();
+  if (bytes > options_.max_asset_bytes || held > options_.max_asset_bytes - bytes) {
+    return ServerAssetsFull(held, std::min(bytes, options_.max_asset_bytes),
+                            options_.max_asset_bytes);
+  }
+  return absl::OkStatus();
+}
+
+void Database::AddAsset(absl::string_view scene, std::string name, AssetSource source,
+                        std::string expected_sha256, AssetCallback done) {
+  if (closed_) return done(Closed());
+  RunOnAssetThread([this, scene = std::string(scene), name = std::move(name),
+                    source = std::move(source), expected_sha256 = std::move(expected_sha256),
+                    done = std::move(done)]() mutable {
+    if (closed_) return done(Closed());
+    std::shared_ptr<Entry> entry = FindEntry(scene);
+    if (entry == nullptr) return done(NoSceneForWriter(scene));
+    if (IsReplicated(entry->policy)) return done(ReplicatedWithoutAssets(scene));
+    std::string sha256 = AssetSha256(source);
+    if (!expected_sha256.empty() && expected_sha256 != sha256) {
+      return done(WrongSha256("sha256", expected_sha256, sha256));
+    }
+    // The scene's checks first: nothing is built or written for an upload it would refuse.
+    absl::StatusOr<bool> adds =
+        entry->scene->CheckAddAsset(name, sha256, source.size.SourceBytes(), options_.scene_assets);
+    if (!adds.ok()) return done(ForWriter(std::move(adds).status()));
+    if (!*adds) {
+      std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
+      if (held.has_value()) return done(AddedAsset{.asset = held->asset, .already_present = true});
+    }
+    absl::StatusOr<std::shared_ptr<const Asset>> asset = PrepareContent(std::move(source), sha256);
+    if (!asset.ok()) return done(std::move(asset).status());
+    uint64_t sequence = 0;
+    uint64_t record_bytes = 0;
+    absl::StatusOr<bool> added = entry->scene->AddAsset(
+        name, *asset, options_.scene_assets, [&]() -> absl::StatusOr<uint64_t> {
+          MutexLock lock(&contents_mu_);
+          const Content& content = contents_[sha256];
+          const uint64_t held = HeldBytesLocked();
+          if (content.tables == 0 && held + content.source_bytes > options_.max_asset_bytes) {
+            return ServerAssetsFull(held, content.source_bytes, options_.max_asset_bytes);
+          }
+          if (const uint64_t held_count = HeldCountLocked();
+              content.tables == 0 && held_count + 1 > options_.max_assets) {
+            return ServerAssetCountFull(held_count, 1, options_.max_assets);
+          }
+          const std::string payload = EncodeAddAssetRecord(scene, name, **asset);
+          record_bytes = kRecordHeaderBytes + payload.size();
+          COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+          HoldContent(**asset);
+          return sequence;
+        });
+    Unpin(sha256);
+    if (!added.ok()) return done(ForWriter(std::move(added).status()));
+    if (!*added) {
+      // Another upload of this name and content got in first.
+      std::optional<SceneAssetInfo> held = entry->scene->GetAsset(name);
+      return done(
+          AddedAsset{.asset = held.has_value() ? held->asset : *asset, .already_present = true});
+    }
+    const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+    if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+        !entry->snapshot_wanted.exchange(true)) {
+      Wake();
+    }
+    AcknowledgeStatus(DurabilityPolicy::kAlways, sequence,
+                      [asset = *asset, done = std::move(done)](absl::Status status) mutable {
+                        if (!status.ok()) return done(std::move(status));
+                        done(AddedAsset{.asset = std::move(asset), .already_present = false});
+                      });
+  });
+}
+
+absl::StatusOr<AddedAsset> Database::AddAsset(absl::string_view scene, std::string name,
+                                              AssetSource source, std::string expected_sha256) {
+  std::promise<absl::StatusOr<AddedAsset>> promise;
+  std::future<absl::StatusOr<AddedAsset>> future = promise.get_future();
+  AddAsset(scene, std::move(name), std::move(source), std::move(expected_sha256),
+           [&promise](absl::StatusOr<AddedAsset> added) { promise.set_value(std::move(added)); });
+  return future.get();
+}
+
+void Database::DeleteAsset(absl::string_view scene, absl::string_view name, DoneCallback done) {
+  if (closed_) return done(Closed());
+  std::shared_ptr<Entry> entry = FindEntry(scene);
+  if (entry == nullptr) return done(NoSceneForWriter(scene));
+  uint64_t sequence = 0;
+  uint64_t record_bytes = 0;
+  absl::StatusOr<std::shared_ptr<const Asset>> deleted =
+      entry->scene->DeleteAsset(name, [&]() -> absl::StatusOr<uint64_t> {
+        const std::string payload = EncodeDeleteAssetRecord(scene, name);
+        record_bytes = kRecordHeaderBytes + payload.size();
+        COLLIDE_ASSIGN_OR_RETURN(sequence, log_->Append(payload));
+        return sequence;
+      });
+  if (!deleted.ok()) return done(ForWriter(std::move(deleted).status()));
+  DropContent((*deleted)->sha256(), sequence);
+  const uint64_t bytes = entry->log_bytes.fetch_add(record_bytes) + record_bytes;
+  if (bytes >= entry->snapshot_threshold.load(std::memory_order_relaxed) &&
+      !entry->snapshot_wanted.exchange(true)) {
+    Wake();
+  }
+  AcknowledgeStatus(DurabilityPolicy::kAlways, sequence, std::move(done));
+}
+
+absl::Status Database::DeleteAsset(absl::string_view scene, absl::string_view name) {
+  std::promise<absl::Status> promise;
+  std::future<absl::Status> future = promise.get_future();
+  DeleteAsset(scene, name,
+              [&promise](absl::Status status) { promise.set_value(std::move(status)); });
+  return future.get();
+}
+
+absl::Status Database::RemoveUnusedAssetFiles() {
+  const std::vector<SegmentInfo> segments = log_->Segments();
+  uint64_t first_kept = log_->last_sequence() + 1;
+  for (const SegmentInfo& segment : segments) {
+    first_kept = std::min(first_kept, segment.first_sequence);
+  }
+  MutexLock files(&asset_files_mu_);
+  std::vector<std::string> due;
+  {
+    MutexLock lock(&contents_mu_);
+    for (auto& [sha256, content] : contents_) {
+      // No table holds it, nothing in progress needs it, and the log no longer reaches the
+      // record that dropped it (nor, so, any record or snapshot that named it).
+      if (content.on_disk && content.tables == 0 && content.pins == 0 && content.dropped_at != 0 &&
+          content.dropped_at < first_kept) {
+        content.on_disk = false;
+        due.push_back(sha256);
+      }
+    }
+  }
+  if (due.empty()) return absl::OkStatus();
+  absl::Status first_error;
+  for (const std::string& sha256 : due) {
+    absl::Status status = fs_->Delete(JoinPath(dir_, AssetFileName(sha256)));
+    if (!status.ok() && !absl::IsNotFound(status) && first_error.ok()) first_error = status;
+  }
+  if (absl::Status status = fs_->SyncDir(dir_); !status.ok() && first_error.ok()) {
+    first_error = status;
+  }
+  MutexLock lock(&contents_mu_);
+  for (const std::string& sha256 : due) {
+    auto it = contents_.find(sha256);
+    if (it != contents_.end() && !it->second.on_disk && it->second.tables == 0 &&
+        it->second.pins == 0) {
+      contents_.erase(it);
+    }
   }
   return first_error;
 }

@@ -20,6 +20,7 @@
 #include "base/mutex.h"
 #include "base/rw_mutex.h"
 #include "base/worker_pool.h"
+#include "scene/asset.h"
 #include "scene/scene.h"
 #include "scene/scene_name.h"
 #include "scene/scene_options.h"
@@ -67,6 +68,18 @@ struct DecodedRecord;  // store/log_codec.h
 // Recovery (recovery.h): newest snapshot per scene, then replay of every segment in order,
 // skipping each scene's records at or below its snapshot's sequence.
 //
+// Assets (level geometry). An asset's content is written once, as its own file named after its
+// SHA-256 (asset_files.h: temporary file, fsync, rename, fsync of the directory), before the
+// log record that adds it to a scene (AddAssetRecord, or an import record) is appended; records
+// and snapshots name contents by hash and never carry them, so a snapshot never rewrites a
+// mesh. Scenes (and incarnations) that hold the same content share one file and one built
+// asset. A file is deleted once no scene holds its content and the log no longer has a segment
+// at or before the record that dropped the last holder (a deletion of the asset or of its
+// scene): from then on no record and no snapshot on disk names it (a snapshot that did is older
+// than that record, and the log would still be kept from it). A crash at any point leaves the
+// whole asset or none: a file without its record is deleted at the next start; a record is
+// never on disk before its file. Uploads and imports with assets hash, build and write on the
+// store's asset thread, never on the caller's.
 // Replicated scenes (DurabilityPolicy::kReplicated, replication_hook.h): the server that owns
 // such a scene writes it as any other, and each of its records also goes to the replicated log
 // (the hook) with its position there, kept in the record and in snapshots; the write is
@@ -130,6 +143,14 @@ struct DatabaseOptions {
   /// Called after each snapshot is written, on the thread that wrote it (quick; must not call
   /// the database). nullptr: nothing is called.
   std::function<void(const SnapshotEvent&)> on_snapshot;
+  /// The bounds of each scene's asset table.
+  SceneAssetLimits scene_assets;
+  /// The most bytes of asset content (as uploaded; a content several scenes hold counted once)
+  /// all scenes may hold together.
+  uint64_t max_asset_bytes = uint64_t{1} << 30;
+  /// The most distinct asset contents all scenes may hold together (a content several scenes
+  /// hold counted once).
+  uint64_t max_assets = 16384;
   /// Where the records of replicated scenes go (replication_hook.h); must outlive the database.
   /// nullptr: replicated scenes cannot be created, and those on disk are not readable nor
   /// writable.
@@ -162,6 +183,36 @@ struct ApplyAck {
 using ApplyCallback = absl::AnyInvocable<void(absl::StatusOr<ApplyAck>)>;
 /// Receives the outcome of a scene creation or deletion exactly once.
 using DoneCallback = absl::AnyInvocable<void(absl::Status)>;
+
+/// An asset AddAsset added (or found).
+struct AddedAsset {
+  /// The scene's asset under the name.
+  std::shared_ptr<const Asset> asset;
+  /// The scene already held the name with this content: nothing was done.
+  bool already_present = false;
+};
+/// Receives the outcome of AddAsset exactly once.
+using AssetCallback = absl::AnyInvocable<void(absl::StatusOr<AddedAsset>)>;
+
+/// An asset of an import: its name and content (which passed ValidateAssetSource), and the
+/// sha256 the sender gave for it (empty: none).
+struct NamedSource {
+  std::string name{};
+  AssetSource source{};
+  std::string expected_sha256{};
+};
+
+/// The asset contents all scenes hold, each once.
+struct StoredAssets {
+  uint32_t contents = 0;
+  uint64_t triangles = 0;
+  /// Their bytes as uploaded (what max_asset_bytes bounds).
+  uint64_t source_bytes = 0;
+  /// Their memory (content and built form).
+  uint64_t memory_bytes = 0;
+  /// Asset files on disk (those no scene holds any more but the log still names included).
+  uint32_t files = 0;
+};
 
 /// Counters of the store.
 struct StoreStats {
@@ -247,14 +298,51 @@ class Database {
   /// Blocking form of the above.
   absl::Status ImportScene(absl::string_view name, const SceneOptions& options,
                            const SceneState& state, bool replace);
-  /// The checks of ImportScene without its effect: the scene it would create (built, not
-  /// indexed or logged), or the error ImportScene would return before logging (the name, the
-  /// options, the state, ALREADY_EXISTS unless `replace`, FAILED_PRECONDITION for a scene marked
-  /// as moving, RESOURCE_EXHAUSTED). A later ImportScene may still fail if the index changes
-  /// meanwhile.
-  absl::StatusOr<std::unique_ptr<Scene>> CheckImport(absl::string_view name,
-                                                     const SceneOptions& options,
-                                                     const SceneState& state, bool replace) const;
+  /// An import with assets: `state` (whose assets are ignored) takes `assets`, each built (or a
+  /// content the server holds reused) and written to its file on the asset thread before the
+  /// import's record is appended. Bodies place them by name (Scene::Restore's errors name
+  /// `bodies[i].shape.mesh.asset`). Beyond ImportScene's errors: RESOURCE_EXHAUSTED past the
+  /// scene's asset limits (`assets`) or max_asset_bytes.
+  void ImportScene(absl::string_view name, const SceneOptions& options, SceneState state,
+                   std::vector<NamedSource> assets, bool replace, DoneCallback done);
+
+  /// Quick checks of an upload before its data arrives (for UploadAsset's header): the scene
+  /// exists and is writable, and an asset of `size` named `name` would fit its table and the
+  /// server (each limit as AddAsset reports it; a name the scene holds passes: the content
+  /// decides). NOT_FOUND, FAILED_PRECONDITION, RESOURCE_EXHAUSTED.
+  absl::Status CheckAssetRoom(absl::string_view scene, absl::string_view name,
+                              const AssetSize& size) const;
+  /// Adds asset `name` (content `source`, which passed ValidateAssetSource) to `scene`: on the
+  /// asset thread the content is hashed, built (or the built asset of a content the server holds
+  /// reused) and written to its file unless it is there, then its record is appended under the
+  /// scene's writer serialisation (Scene::AddAsset); `done` runs once the record is fsynced,
+  /// whatever the scene's durability. A name the scene holds with the same content answers at
+  /// once with already_present (nothing written). `expected_sha256`, when not empty, must be
+  /// the content's (DATA_LOSS `sha256: ...` otherwise). Errors: Scene::AddAsset's
+  /// (ALREADY_EXISTS, RESOURCE_EXHAUSTED `name: ...`), RESOURCE_EXHAUSTED past
+  /// max_asset_bytes, NOT_FOUND, a refused write (see Apply), the file system's error writing
+  /// the file.
+  void AddAsset(absl::string_view scene, std::string name, AssetSource source,
+                std::string expected_sha256, AssetCallback done);
+  /// Blocking form of the above.
+  absl::StatusOr<AddedAsset> AddAsset(absl::string_view scene, std::string name, AssetSource source,
+                                      std::string expected_sha256 = {});
+  /// Deletes asset `name` of `scene` (Scene::DeleteAsset: refused while bodies place it): one
+  /// log record; `done` runs once it is fsynced. NOT_FOUND, FAILED_PRECONDITION, a refused
+  /// write.
+  void DeleteAsset(absl::string_view scene, absl::string_view name, DoneCallback done);
+  /// Blocking form of the above.
+  absl::Status DeleteAsset(absl::string_view scene, absl::string_view name);
+  /// The contents all scenes hold (each once) and the asset files.
+  StoredAssets stored_assets() const;
+  /// The checks of ImportScene without its effect: the scene it would create (built, with
+  /// `assets` built too, not indexed, logged or held), or the error ImportScene would return
+  /// before logging (the name, the options, the state, the assets' limits and hashes,
+  /// ALREADY_EXISTS unless `replace`, FAILED_PRECONDITION for a scene marked as moving,
+  /// RESOURCE_EXHAUSTED). A later ImportScene may still fail if the index changes meanwhile.
+  absl::StatusOr<std::unique_ptr<Scene>> CheckImport(
+      absl::string_view name, const SceneOptions& options, const SceneState& state, bool replace,
+      const std::vector<NamedSource>& assets = {}) const;
 
   /// Marks scene `name` as moving to `destination` (ValidateMoveDestination), or clears the
   /// mark when `destination` is empty: one log record (replayed by recovery, kept by snapshots),
@@ -402,9 +490,14 @@ class Database {
   // for a new scene past max_scenes.
   absl::Status CheckImportTarget(absl::string_view name, bool replace) const
       ABSL_SHARED_LOCKS_REQUIRED(scenes_mu_);
+  // An import's assets against the scene's asset limits (count and bytes): RESOURCE_EXHAUSTED
+  // `assets`.
+  absl::Status CheckImportAssets(const std::vector<NamedSource>& assets) const;
   // `status` as a writer gets it: the log's own error, when that is what refused the write,
   // becomes the client-facing one (see Apply); anything else is returned as it is.
-  absl::Status ForWriter(const absl::Status& status) const;
+  // By value, so that a task on the asset thread hands its error over (moved) instead of keeping
+  // a copy until it returns.
+  absl::Status ForWriter(absl::Status status) const;
   // Replicated scenes: records a record's position; the position of the record at log sequence
   // `sequence` (the newest at or before it); the last position; forgets positions before
   // `sequence` (the newest of them becomes the base).
@@ -440,6 +533,39 @@ class Database {
   void AcknowledgeStatus(DurabilityPolicy policy, uint64_t sequence, DoneCallback done,
                          std::optional<ReplicatedTicket> replicated = std::nullopt);
   void OnFatal(const absl::Status& status);
+
+  // A content the server knows: held by scene tables, pinned by uploads and imports in
+  // progress, its file on disk or not.
+  struct Content {
+    // The built asset while anything holds it (reused by another upload of the same content).
+    std::weak_ptr<const Asset> built;
+    bool on_disk = false;
+    // Scene tables (of live scenes) that hold it, and uploads or imports that need its file.
+    uint32_t tables = 0;
+    uint32_t pins = 0;
+    // With no table: the log sequence of the record that dropped the last one (the file may go
+    // once the log no longer reaches it).
+    uint64_t dropped_at = 0;
+    uint64_t source_bytes = 0;
+    uint64_t triangles = 0;
+  };
+  // The asset thread runs `task` after the tasks queued before it.
+  void RunOnAssetThread(absl::AnyInvocable<void()> task);
+  void RunAssetThread();
+  // Makes `source`'s content ready for a record on the asset thread: hashed, built (or reused),
+  // its file on disk; pinned until Unpin.
+  absl::StatusOr<std::shared_ptr<const Asset>> PrepareContent(AssetSource source,
+                                                              const std::string& sha256);
+  void Unpin(const std::string& sha256);
+  // A scene table took or dropped a content (the record's sequence for a drop).
+  void HoldContent(const Asset& asset) ABSL_EXCLUSIVE_LOCKS_REQUIRED(contents_mu_);
+  void DropContent(const std::string& sha256, uint64_t sequence);
+  // The source bytes of the contents scene tables hold.
+  uint64_t HeldBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(contents_mu_);
+  // The distinct contents some scene holds (what max_assets bounds).
+  uint64_t HeldCountLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(contents_mu_);
+  // Deletes the files of contents no scene holds and no kept record names.
+  absl::Status RemoveUnusedAssetFiles() ABSL_EXCLUSIVE_LOCKS_REQUIRED(maintenance_mu_);
 
   void Wake();
   void RunMaintenance();
@@ -487,6 +613,19 @@ class Database {
   bool wake_ ABSL_GUARDED_BY(wake_mu_) = false;
   bool stopping_ ABSL_GUARDED_BY(wake_mu_) = false;
   std::thread maintenance_;
+
+  // Serialises the asset files' writes (PrepareContent) and deletions (RemoveUnusedAssetFiles).
+  Mutex asset_files_mu_;
+  // Asset contents by sha256. Lock order: asset_files_mu_, the scene index, a scene's writer
+  // serialisation, then this.
+  mutable Mutex contents_mu_;
+  absl::flat_hash_map<std::string, Content> contents_ ABSL_GUARDED_BY(contents_mu_);
+  // The asset thread's queue.
+  Mutex asset_queue_mu_;
+  CondVar asset_queue_cv_;
+  std::deque<absl::AnyInvocable<void()>> asset_queue_ ABSL_GUARDED_BY(asset_queue_mu_);
+  bool asset_thread_stopping_ ABSL_GUARDED_BY(asset_queue_mu_) = false;
+  std::thread asset_thread_;
 
   std::atomic<bool> closed_{false};
 };

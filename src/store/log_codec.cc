@@ -22,6 +22,15 @@ namespace pb = ::collide::storage::v1;
 constexpr int kPoseFloats = 7;
 constexpr int kFilterWords = 2;
 constexpr int kDims = 3;
+// The shape types of bodies that place an asset (beyond collide::ShapeType's): a mesh and a
+// heightfield.
+constexpr uint8_t kMeshShapeType = 3;
+constexpr uint8_t kHeightfieldShapeType = 4;
+
+uint8_t StoredShapeType(const UpdateOp& op) {
+  if (op.asset == 0) return static_cast<uint8_t>(op.shape.type);
+  return op.asset_kind == AssetKind::kHeightfield ? kHeightfieldShapeType : kMeshShapeType;
+}
 
 void PutPose(const Pose& pose, float* out) {
   out[0] = pose.position.x;
@@ -72,7 +81,8 @@ class ColumnReader {
  public:
   explicit ColumnReader(const pb::OpColumns& in) : in_(in) {}
 
-  absl::StatusOr<UpdateOp> Next(size_t i) {
+  // `asset_names` receives the names of the assets the ops place (null: DATA_LOSS when one does).
+  absl::StatusOr<UpdateOp> Next(size_t i, std::vector<std::string>* asset_names) {
     UpdateOp op;
     if (in_.types().empty()) {
       op.type = UpdateOpType::kSetPose;
@@ -106,9 +116,19 @@ class ColumnReader {
         return Corrupted("ops", i, "kind", absl::StrCat("unknown body kind ", kind));
       }
       op.kind = static_cast<BodyKind>(kind);
-      absl::StatusOr<Shape> shape = GetShape(packed & 0x0F, in_.dims().data() + dims_);
-      if (!shape.ok()) return Corrupted("ops", i, "shape", shape.status().message());
-      op.shape = *shape;
+      const uint8_t type = packed & 0x0F;
+      if (type == kMeshShapeType || type == kHeightfieldShapeType) {
+        if (asset_ >= in_.assets_size()) return Short(i, "assets");
+        if (asset_names == nullptr) return Corrupted("ops", i, "shape", "places an asset");
+        asset_names->push_back(in_.assets(asset_++));
+        op.asset = static_cast<uint32_t>(asset_names->size());
+        op.asset_kind = type == kMeshShapeType ? AssetKind::kMesh : AssetKind::kHeightfield;
+        op.scale = in_.dims(dims_);
+      } else {
+        absl::StatusOr<Shape> shape = GetShape(type, in_.dims().data() + dims_);
+        if (!shape.ok()) return Corrupted("ops", i, "shape", shape.status().message());
+        op.shape = *shape;
+      }
       dims_ += kDims;
       op.user_data = in_.user_data(user_data_++);
     }
@@ -119,7 +139,7 @@ class ColumnReader {
   absl::Status Finish() const {
     if (pose_ != in_.poses_size() || filter_ != in_.filters_size() ||
         shape_ != in_.shapes().size() || dims_ != in_.dims_size() ||
-        user_data_ != in_.user_data_size()) {
+        user_data_ != in_.user_data_size() || asset_ != in_.assets_size()) {
       return absl::DataLossError("op columns hold entries no operation uses");
     }
     return absl::OkStatus();
@@ -136,6 +156,7 @@ class ColumnReader {
   size_t shape_ = 0;
   int dims_ = 0;
   int user_data_ = 0;
+  int asset_ = 0;
 };
 
 absl::Status CheckOpCount(const pb::OpColumns& in) {
@@ -160,6 +181,12 @@ absl::Status Corrupt(absl::string_view what, const absl::Status& status) {
 }  // namespace
 
 void EncodeOps(const std::vector<UpdateOp>& ops, pb::OpColumns* out) {
+  static const std::vector<std::string> kNoNames;
+  EncodeOps(ops, kNoNames, out);
+}
+
+void EncodeOps(const std::vector<UpdateOp>& ops, const std::vector<std::string>& asset_names,
+               pb::OpColumns* out) {
   const int n = static_cast<int>(ops.size());
   int poses = 0, filters = 0, upserts = 0;
   bool all_moves = true;
@@ -186,6 +213,7 @@ void EncodeOps(const std::vector<UpdateOp>& ops, pb::OpColumns* out) {
     types->resize(n);
   }
   shapes->resize(upserts);
+  out->clear_assets();
   uint64_t* ids = out->mutable_body_ids()->mutable_data();
   float* pose = out->mutable_poses()->mutable_data();
   uint32_t* filter = out->mutable_filters()->mutable_data();
@@ -207,30 +235,40 @@ void EncodeOps(const std::vector<UpdateOp>& ops, pb::OpColumns* out) {
       filter += kFilterWords;
     }
     if (upsert) {
-      (*shapes)[u] = static_cast<char>(static_cast<uint8_t>(op.shape.type) |
-                                       (static_cast<uint8_t>(op.kind) << 4));
-      PutDims(op.shape, dims + u * kDims);
+      (*shapes)[u] = static_cast<char>(StoredShapeType(op) | (static_cast<uint8_t>(op.kind) << 4));
+      if (op.asset != 0) {
+        // The asset's name, and its scale in the dims.
+        out->add_assets(asset_names[op.asset - 1]);
+        dims[u * kDims] = op.scale;
+      } else {
+        PutDims(op.shape, dims + u * kDims);
+      }
       user_data[u] = op.user_data;
       ++u;
     }
   }
 }
 
-absl::Status DecodeOps(const pb::OpColumns& in, std::vector<UpdateOp>* ops) {
+absl::Status DecodeOps(const pb::OpColumns& in, std::vector<UpdateOp>* ops,
+                       std::vector<std::string>* asset_names) {
   COLLIDE_RETURN_IF_ERROR(CheckOpCount(in));
   ColumnReader reader(in);
   const size_t n = static_cast<size_t>(in.body_ids_size());
   ops->reserve(ops->size() + n);
   for (size_t i = 0; i < n; ++i) {
-    COLLIDE_ASSIGN_OR_RETURN(UpdateOp op, reader.Next(i));
+    COLLIDE_ASSIGN_OR_RETURN(UpdateOp op, reader.Next(i, asset_names));
     ops->push_back(op);
   }
   return reader.Finish();
 }
 
+absl::Status DecodeOps(const pb::OpColumns& in, std::vector<UpdateOp>* ops) {
+  return DecodeOps(in, ops, nullptr);
+}
+
 void EncodeBodies(const std::vector<BodyState>& bodies, pb::OpColumns* out) {
-  std::vector<UpdateOp> ops;
-  ops.reserve(bodies.size());
+  UpdateBatch batch;
+  batch.ops.reserve(bodies.size());
   for (const BodyState& b : bodies) {
     UpdateOp op = UpsertOp(BodyDesc{.id = b.id,
                                     .shape = b.shape,
@@ -239,25 +277,21 @@ void EncodeBodies(const std::vector<BodyState>& bodies, pb::OpColumns* out) {
                                     .mask = b.mask,
                                     .kind = b.kind},
                            b.user_data);
-    ops.push_back(op);
+    if (!b.asset.empty()) PlaceAsset(&batch, &op, b.asset, b.asset_kind, b.scale);
+    batch.ops.push_back(op);
   }
-  EncodeOps(ops, out);
+  EncodeOps(batch.ops, batch.asset_names, out);
 }
 
 absl::Status DecodeBodies(const pb::OpColumns& in, std::vector<BodyState>* bodies) {
   std::vector<UpdateOp> ops;
-  COLLIDE_RETURN_IF_ERROR(DecodeOps(in, &ops));
+  std::vector<std::string> names;
+  COLLIDE_RETURN_IF_ERROR(DecodeOps(in, &ops, &names));
   bodies->reserve(bodies->size() + ops.size());
   for (size_t i = 0; i < ops.size(); ++i) {
     const UpdateOp& op = ops[i];
     if (op.type != UpdateOpType::kUpsert) return Corrupted("bodies", i, "", "not an upsert");
-    const BodyState body{.id = op.body_id,
-                         .shape = op.shape,
-                         .pose = op.pose,
-                         .category = op.category,
-                         .mask = op.mask,
-                         .kind = op.kind,
-                         .user_data = op.user_data};
+    BodyState body = StoredBodyOf(op, op.asset != 0 ? names[op.asset - 1] : std::string());
     // Values are checked where they become core data again (Scene::Restore trusts them).
     if (absl::Status status = ValidateBody(body, i); !status.ok()) {
       return absl::DataLossError(status.message());
@@ -288,6 +322,40 @@ absl::StatusOr<SceneOptions> DecodeSceneOptions(const pb::SceneOptions& in) {
 
 namespace {
 
+void FillAssetRef(absl::string_view name, const Asset& asset, pb::AssetRef* out) {
+  out->set_name(std::string(name));
+  out->set_sha256(asset.sha256());
+  out->set_kind(static_cast<uint32_t>(asset.kind()));
+  out->set_source_bytes(asset.source_bytes());
+}
+
+absl::StatusOr<StoredAssetRef> DecodeAssetRef(const pb::AssetRef& in) {
+  if (in.kind() != static_cast<uint32_t>(AssetKind::kMesh) &&
+      in.kind() != static_cast<uint32_t>(AssetKind::kHeightfield)) {
+    return absl::DataLossError(absl::StrCat("asset \"", in.name(), "\": unknown kind ", in.kind()));
+  }
+  if (absl::Status status = ValidateAssetName(in.name()); !status.ok()) {
+    return absl::DataLossError(absl::StrCat("asset: ", status.message()));
+  }
+  if (in.sha256().size() != 64) {
+    return absl::DataLossError(absl::StrCat("asset \"", in.name(), "\": not a sha256"));
+  }
+  return StoredAssetRef{.name = in.name(),
+                        .sha256 = in.sha256(),
+                        .kind = static_cast<AssetKind>(in.kind()),
+                        .source_bytes = in.source_bytes()};
+}
+
+absl::Status DecodeAssetRefs(const google::protobuf::RepeatedPtrField<pb::AssetRef>& in,
+                             std::vector<StoredAssetRef>* out) {
+  out->reserve(in.size());
+  for (const pb::AssetRef& ref : in) {
+    COLLIDE_ASSIGN_OR_RETURN(StoredAssetRef decoded, DecodeAssetRef(ref));
+    out->push_back(std::move(decoded));
+  }
+  return absl::OkStatus();
+}
+
 void FillSnapshot(absl::string_view scene, const SceneOptions& options, uint64_t create_sequence,
                   const SceneState& state, pb::SceneSnapshot* snapshot) {
   snapshot->set_scene(std::string(scene));
@@ -304,6 +372,9 @@ void FillSnapshot(absl::string_view scene, const SceneOptions& options, uint64_t
   }
   EncodeBodies(state.bodies, snapshot->mutable_bodies());
   if (!state.moved_to.empty()) snapshot->set_moved_to(state.moved_to);
+  for (const NamedAsset& named : state.assets) {
+    FillAssetRef(named.name, *named.asset, snapshot->add_assets());
+  }
 }
 
 // The version, tick, marks and bodies of `snapshot` (not its log position).
@@ -330,7 +401,7 @@ std::string EncodeUpdateRecord(absl::string_view scene, const ClientTag& client,
   update->set_client_sequence(client.sequence);
   update->set_version(version);
   if (batch.tick.has_value()) update->set_tick(*batch.tick);
-  EncodeOps(batch.ops, update->mutable_ops());
+  EncodeOps(batch.ops, batch.asset_names, update->mutable_ops());
   return record.SerializeAsString();
 }
 
@@ -348,7 +419,7 @@ absl::string_view UpdateRecordEncoder::Encode(absl::string_view scene, const Cli
   } else {
     update->clear_tick();
   }
-  EncodeOps(batch.ops, update->mutable_ops());
+  EncodeOps(batch.ops, batch.asset_names, update->mutable_ops());
   bytes_.clear();
   record_.AppendToString(&bytes_);
   return bytes_;
@@ -381,6 +452,21 @@ std::string EncodeMoveSceneRecord(absl::string_view scene, absl::string_view des
   pb::LogRecord record;
   record.mutable_move_scene()->set_scene(std::string(scene));
   record.mutable_move_scene()->set_destination(std::string(destination));
+  return record.SerializeAsString();
+}
+
+std::string EncodeAddAssetRecord(absl::string_view scene, absl::string_view name,
+                                 const Asset& asset) {
+  pb::LogRecord record;
+  record.mutable_add_asset()->set_scene(std::string(scene));
+  FillAssetRef(name, asset, record.mutable_add_asset()->mutable_asset());
+  return record.SerializeAsString();
+}
+
+std::string EncodeDeleteAssetRecord(absl::string_view scene, absl::string_view name) {
+  pb::LogRecord record;
+  record.mutable_delete_asset()->set_scene(std::string(scene));
+  record.mutable_delete_asset()->set_name(std::string(name));
   return record.SerializeAsString();
 }
 
@@ -417,7 +503,8 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
       out.client = ClientTag{.client_id = update.client_id(), .sequence = update.client_sequence()};
       out.version = update.version();
       if (update.has_tick()) out.batch.tick = update.tick();
-      if (absl::Status status = DecodeOps(update.ops(), &out.batch.ops); !status.ok()) {
+      if (absl::Status status = DecodeOps(update.ops(), &out.batch.ops, &out.batch.asset_names);
+          !status.ok()) {
         return Corrupt("update record", status);
       }
       break;
@@ -430,8 +517,24 @@ absl::StatusOr<DecodedRecord> DecodeLogRecord(absl::string_view payload) {
       if (absl::Status status = DecodeState(imported, &out.state); !status.ok()) {
         return Corrupt("import record", status);
       }
+      if (absl::Status status = DecodeAssetRefs(imported.assets(), &out.assets); !status.ok()) {
+        return Corrupt("import record", status);
+      }
       break;
     }
+    case pb::LogRecord::kAddAsset: {
+      out.type = DecodedRecord::Type::kAddAsset;
+      out.scene = record.add_asset().scene();
+      absl::StatusOr<StoredAssetRef> ref = DecodeAssetRef(record.add_asset().asset());
+      if (!ref.ok()) return Corrupt("add asset record", ref.status());
+      out.assets.push_back(*std::move(ref));
+      break;
+    }
+    case pb::LogRecord::kDeleteAsset:
+      out.type = DecodedRecord::Type::kDeleteAsset;
+      out.scene = record.delete_asset().scene();
+      out.asset_name = record.delete_asset().name();
+      break;
     case pb::LogRecord::kMoveScene:
       out.type = DecodedRecord::Type::kMoveScene;
       out.scene = record.move_scene().scene();
@@ -467,6 +570,9 @@ absl::StatusOr<DecodedSnapshot> DecodeSnapshot(absl::string_view payload) {
                                             out.state.log_position, "]"));
   }
   if (absl::Status status = DecodeState(snapshot, &out.state); !status.ok()) {
+    return Corrupt("snapshot", status);
+  }
+  if (absl::Status status = DecodeAssetRefs(snapshot.assets(), &out.assets); !status.ok()) {
     return Corrupt("snapshot", status);
   }
   if (snapshot.has_replicated()) out.replicated = FromProto(snapshot.replicated());

@@ -20,9 +20,17 @@ namespace collide {
 /// proto/collide/v1/storage.proto. Decoders treat their input as untrusted: inconsistent columns,
 /// unknown enums and short columns are DATA_LOSS (values are range-checked later, by the scene).
 
-/// Ops in column form (see OpColumns in storage.proto).
+/// Ops in column form (see OpColumns in storage.proto); `asset_names` are the batch's
+/// (UpdateBatch::asset_names) that the ops' asset placements index.
+void EncodeOps(const std::vector<UpdateOp>& ops, const std::vector<std::string>& asset_names,
+               storage::v1::OpColumns* out);
+/// Ops that place no asset in column form.
 void EncodeOps(const std::vector<UpdateOp>& ops, storage::v1::OpColumns* out);
-/// The ops of `in`, appended to `ops`.
+/// The ops of `in`, appended to `ops`, the names of the assets they place appended to
+/// `asset_names` (each op's UpdateOp::asset indexes it).
+absl::Status DecodeOps(const storage::v1::OpColumns& in, std::vector<UpdateOp>* ops,
+                       std::vector<std::string>* asset_names);
+/// The same for ops that place no asset (DATA_LOSS when one does).
 absl::Status DecodeOps(const storage::v1::OpColumns& in, std::vector<UpdateOp>* ops);
 
 /// Bodies in column form, as upserts.
@@ -70,15 +78,44 @@ std::string EncodeImportSceneRecord(absl::string_view scene, const SceneOptions&
 /// empty.
 std::string EncodeMoveSceneRecord(absl::string_view scene, absl::string_view destination);
 
+/// An asset as records and snapshots name it: its name in the scene and its content's file.
+struct StoredAssetRef {
+  std::string name;
+  /// AssetSha256 of the content (the file's name).
+  std::string sha256;
+  AssetKind kind = AssetKind::kMesh;
+  /// AssetSize::SourceBytes of the content.
+  uint64_t source_bytes = 0;
+};
+
+/// The serialized LogRecord of asset `name` (content `asset`) added to `scene`.
+std::string EncodeAddAssetRecord(absl::string_view scene, absl::string_view name,
+                                 const Asset& asset);
+/// The serialized LogRecord of asset `name` deleted from `scene`.
+std::string EncodeDeleteAssetRecord(absl::string_view scene, absl::string_view name);
+
 /// A decoded log record.
 struct DecodedRecord {
-  enum class Type { kCreateScene, kDeleteScene, kUpdate, kImportScene, kMoveScene };
+  enum class Type {
+    kCreateScene,
+    kDeleteScene,
+    kUpdate,
+    kImportScene,
+    kMoveScene,
+    kAddAsset,
+    kDeleteAsset
+  };
   Type type = Type::kUpdate;
   std::string scene;
   /// kCreateScene, kImportScene.
   SceneOptions options;
-  /// kImportScene: the scene's whole state (log_position 0).
+  /// kImportScene: the scene's whole state (log_position 0) but its assets, which `assets`
+  /// names (state.assets empty: the caller reads their files).
   SceneState state;
+  /// kImportScene: the scene's assets; kAddAsset: the one asset added.
+  std::vector<StoredAssetRef> assets;
+  /// kDeleteAsset: the asset's name.
+  std::string asset_name;
   /// kMoveScene: the destination (empty: the mark is cleared).
   std::string destination;
   /// kUpdate.
@@ -97,8 +134,10 @@ struct DecodedSnapshot {
   SceneOptions options;
   /// The sequence of the record that created this incarnation of the scene.
   uint64_t create_sequence = 0;
-  /// state.log_position is the last sequence the snapshot covers.
+  /// state.log_position is the last sequence the snapshot covers. state.assets is empty: the
+  /// scene's assets are named in `assets` (the caller reads their files).
   SceneState state;
+  std::vector<StoredAssetRef> assets;
   /// A replicated scene: the position of the last replicated record the snapshot holds.
   std::optional<ReplicationPosition> replicated;
 };

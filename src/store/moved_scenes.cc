@@ -8,6 +8,7 @@
 #include "collide/v1/storage.pb.h"
 #include "scene/move_destination.h"
 #include "scene/scene_name.h"
+#include "store/record_file.h"
 #include "store/record_format.h"
 #include "store/store_files.h"
 
@@ -96,15 +97,7 @@ absl::Status MovedScenes::WriteLocked() {
     if (!deleted.ok() && !absl::IsNotFound(deleted)) return deleted;
     return fs_->SyncDir(dir_);
   }
-  std::string framed;
-  AppendRecord(0, message.SerializeAsString(), &framed);
-  const std::string temp = absl::StrCat(path, kTempSuffix);
-  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs_->Create(temp));
-  COLLIDE_RETURN_IF_ERROR(file->Append(framed));
-  COLLIDE_RETURN_IF_ERROR(file->Sync());
-  COLLIDE_RETURN_IF_ERROR(file->Close());
-  COLLIDE_RETURN_IF_ERROR(fs_->Rename(temp, path));
-  return fs_->SyncDir(dir_);
+  return WriteRecordFile(fs_, dir_, kFileName, 0, message.SerializeAsString()).status();
 }
 
 }  // namespace collide

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
 #include "scene/scene_name.h"
+#include "store/asset_files.h"
 #include "store/log_codec.h"
 #include "store/record_format.h"
 #include "store/snapshot_file.h"
@@ -24,6 +25,58 @@ struct SnapshotName {
 // The state of replay: scenes by name, in an ordered map so that the result is deterministic.
 using SceneMap = std::map<std::string, RecoveredScene, std::less<>>;
 
+// Reads and builds asset contents, each once.
+class AssetLoader {
+ public:
+  AssetLoader(FileSystem* fs, const std::string& dir, RecoveredState* out)
+      : fs_(fs), dir_(dir), out_(out) {}
+
+  // The content `ref` names, as `ref` describes it.
+  absl::StatusOr<std::shared_ptr<const Asset>> Load(const StoredAssetRef& ref) {
+    auto it = out_->assets.find(ref.sha256);
+    std::shared_ptr<const Asset> asset;
+    if (it != out_->assets.end()) {
+      asset = it->second;
+    } else {
+      absl::StatusOr<AssetSource> source = ReadAssetFile(fs_, dir_, ref.sha256);
+      if (absl::IsNotFound(source.status())) {
+        return absl::DataLossError(absl::StrCat("asset \"", ref.name, "\": its file ",
+                                                JoinPath(dir_, AssetFileName(ref.sha256)),
+                                                " is missing"));
+      }
+      COLLIDE_RETURN_IF_ERROR(source.status());
+      asset = Asset::Build(*std::move(source), ref.sha256);
+      out_->assets.emplace(ref.sha256, asset);
+      ++out_->report.assets_loaded;
+    }
+    if (asset->kind() != ref.kind || asset->source_bytes() != ref.source_bytes) {
+      return absl::DataLossError(absl::StrCat("asset \"", ref.name, "\": its file holds a ",
+                                              AssetKindName(asset->kind()), " of ",
+                                              asset->source_bytes(), " bytes, not what names it"));
+    }
+    return asset;
+  }
+
+  // The scene state's assets from `refs`.
+  absl::Status LoadAll(const std::vector<StoredAssetRef>& refs, SceneState* state) {
+    state->assets.reserve(refs.size());
+    for (const StoredAssetRef& ref : refs) {
+      COLLIDE_ASSIGN_OR_RETURN(std::shared_ptr<const Asset> asset, Load(ref));
+      state->assets.push_back(NamedAsset{ref.name, std::move(asset)});
+    }
+    return absl::OkStatus();
+  }
+
+ private:
+  FileSystem* fs_;
+  const std::string& dir_;
+  RecoveredState* out_;
+};
+
+// The limits an asset is re-added with during replay: none (it was accepted once).
+constexpr SceneAssetLimits kReplayAssetLimits{.max_assets = kMaxAssetSlots,
+                                              .max_bytes = ~uint64_t{0}};
+
 absl::Status Corruption(const std::string& path, uint64_t offset, absl::string_view what) {
   return absl::DataLossError(absl::StrCat(path, " at offset ", offset, ": ", what,
                                           "; refusing to start (the data directory needs "
@@ -37,8 +90,8 @@ absl::Status Corruption(const std::string& path, uint64_t offset, absl::string_v
 // Under RecoveryMode::kSkip, an update that no longer applies is replaced by an empty batch (the
 // scene's version still moves past it) and `*skipped` gets the reason.
 absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t record_bytes,
-                    RecoveryMode mode, SceneMap* scenes, std::vector<std::string>* stale,
-                    RecoveryReport* report, std::string* skipped) {
+                    RecoveryMode mode, AssetLoader* assets, SceneMap* scenes,
+                    std::vector<std::string>* stale, RecoveryReport* report, std::string* skipped) {
   auto it = scenes->find(record.scene);
   const bool exists = it != scenes->end();
   switch (record.type) {
@@ -86,6 +139,7 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       }
       SceneState state = record.state;
       state.log_position = sequence;
+      COLLIDE_RETURN_IF_ERROR(assets->LoadAll(record.assets, &state));
       absl::StatusOr<std::unique_ptr<Scene>> scene =
           Scene::Restore(record.scene, record.options, state);
       if (!scene.ok()) {
@@ -127,6 +181,34 @@ absl::Status Replay(const DecodedRecord& record, uint64_t sequence, uint64_t rec
       if (!status.ok()) {
         return absl::DataLossError(
             absl::StrCat("move mark of scene \"", record.scene, "\": ", status.message()));
+      }
+      it->second.log_bytes += record_bytes;
+      ++report->records_replayed;
+      return absl::OkStatus();
+    }
+    case DecodedRecord::Type::kAddAsset:
+    case DecodedRecord::Type::kDeleteAsset: {
+      if (!exists || sequence <= it->second.snapshot_sequence) {
+        ++report->records_skipped;
+        return absl::OkStatus();
+      }
+      auto at_sequence = [sequence]() -> absl::StatusOr<uint64_t> { return sequence; };
+      absl::Status status;
+      if (record.type == DecodedRecord::Type::kAddAsset) {
+        const StoredAssetRef& ref = record.assets.front();
+        absl::StatusOr<std::shared_ptr<const Asset>> asset = assets->Load(ref);
+        status = asset.status();
+        if (status.ok()) {
+          status = it->second.scene
+                       ->AddAsset(ref.name, *std::move(asset), kReplayAssetLimits, at_sequence)
+                       .status();
+        }
+      } else {
+        status = it->second.scene->DeleteAsset(record.asset_name, at_sequence).status();
+      }
+      if (!status.ok()) {
+        return absl::DataLossError(
+            absl::StrCat("asset record of scene \"", record.scene, "\": ", status.message()));
       }
       it->second.log_bytes += record_bytes;
       ++report->records_replayed;
@@ -175,12 +257,16 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
   // Sort the directory's files: segments, snapshots by scene, leftovers of interrupted writes.
   std::vector<SegmentInfo> segments;
   std::map<std::string, std::vector<SnapshotName>, std::less<>> snapshots;
+  AssetLoader assets(fs, dir, &out);
   for (const std::string& name : names) {
     uint64_t sequence = 0;
     std::string scene;
+    std::string sha256;
     if (absl::EndsWith(name, kTempSuffix)) {
       COLLIDE_RETURN_IF_ERROR(fs->Delete(JoinPath(dir, name)));
       ++out.report.temp_files_deleted;
+    } else if (ParseAssetFileName(name, &sha256)) {
+      out.asset_files.push_back(sha256);
     } else if (ParseSegmentFileName(name, &sequence)) {
       segments.push_back(SegmentInfo{.first_sequence = sequence, .name = name, .bytes = 0});
     } else if (ParseSnapshotFileName(name, &scene, &sequence)) {
@@ -205,6 +291,10 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
     }
     COLLIDE_ASSIGN_OR_RETURN(DecodedSnapshot snapshot,
                              ReadSnapshotFile(fs, dir, newest.name, scene_name, newest.sequence));
+    for (const StoredAssetRef& ref : snapshot.assets) out.named_contents.insert(ref.sha256);
+    if (absl::Status status = assets.LoadAll(snapshot.assets, &snapshot.state); !status.ok()) {
+      return absl::DataLossError(absl::StrCat(JoinPath(dir, newest.name), ": ", status.message()));
+    }
     absl::StatusOr<std::unique_ptr<Scene>> scene =
         Scene::Restore(scene_name, snapshot.options, snapshot.state);
     if (!scene.ok()) {
@@ -253,8 +343,10 @@ absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::strin
       absl::Status status = decoded.status();
       std::string skipped;
       if (status.ok()) {
+        // A record on disk keeps the files it names, replayed or not.
+        for (const StoredAssetRef& ref : decoded->assets) out.named_contents.insert(ref.sha256);
         status = Replay(*decoded, record.sequence, kRecordHeaderBytes + record.payload.size(), mode,
-                        &scenes, &out.stale_files, &out.report, &skipped);
+                        &assets, &scenes, &out.stale_files, &out.report, &skipped);
       }
       if (status.ok() && !skipped.empty()) {
         out.report.skipped.push_back(SkippedRecord{.file = path,

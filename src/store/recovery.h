@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "absl/container/flat_hash_map.h"
+#include "absl/container/flat_hash_set.h"
 #include "absl/status/statusor.h"
 #include "scene/scene.h"
 #include "store/commit_log.h"
@@ -68,6 +70,10 @@ struct RecoveryReport {
   /// was wrong with that file when it could not be read (the list then starts empty).
   size_t moved_scenes = 0;
   std::string moved_scenes_problem;
+  /// Asset contents read from their files and built (each once, however many scenes hold it).
+  int assets_loaded = 0;
+  /// Asset files no record or snapshot names any more, deleted once the log is open.
+  int asset_files_deleted = 0;
 };
 
 /// One scene as recovery rebuilt it.
@@ -98,16 +104,26 @@ struct RecoveredState {
   /// log is durable.
   std::vector<std::string> stale_files;
   RecoveryReport report;
+  /// The asset contents read (by sha256): every one some scene holds now, and those only a
+  /// record of the log or a snapshot still names.
+  absl::flat_hash_map<std::string, std::shared_ptr<const Asset>> assets;
+  /// The sha256 of every content a log record or a loaded snapshot names (the files to keep
+  /// while those are on disk).
+  absl::flat_hash_set<std::string> named_contents;
+  /// The sha256 of every asset file in the directory.
+  std::vector<std::string> asset_files;
 };
 
 /// Rebuilds the scenes of the data directory `dir` (which must exist): loads each scene's newest
 /// snapshot, then replays the log segments in order, applying each scene's records after its
-/// snapshot. A torn tail of the last segment is truncated (reported in `report.torn_tail`).
-/// Refuses with DATA_LOSS naming the file and offset when data that was once complete is
-/// damaged: a damaged record followed by intact ones, damage in a closed segment, a gap in the
-/// sequence numbers, a snapshot that does not decode, or (under RecoveryMode::kStrict) a record
-/// that no longer applies. Work is bounded by the data read: no record makes it hang or grow
-/// without bound (every record is validated as a new batch would be before it is applied).
+/// snapshot. The assets a snapshot or a replayed record names are read from their files
+/// (asset_files.h) and built once per content; a missing or damaged asset file is DATA_LOSS. A torn
+/// tail of the last segment is truncated (reported in `report.torn_tail`). Refuses with DATA_LOSS
+/// naming the file and offset when data that was once complete is damaged: a damaged record
+/// followed by intact ones, damage in a closed segment, a gap in the sequence numbers, a snapshot
+/// that does not decode, or (under RecoveryMode::kStrict) a record that no longer applies. Work is
+/// bounded by the data read: no record makes it hang or grow without bound (every record is
+/// validated as a new batch would be before it is applied).
 absl::StatusOr<RecoveredState> RecoverDirectory(FileSystem* fs, const std::string& dir,
                                                 RecoveryMode mode = RecoveryMode::kStrict);
 

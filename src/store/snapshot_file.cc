@@ -2,6 +2,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/status_macros.h"
+#include "store/record_file.h"
 #include "store/record_format.h"
 #include "store/store_files.h"
 
@@ -13,18 +14,8 @@ absl::StatusOr<WrittenSnapshot> WriteSnapshotFile(FileSystem* fs, const std::str
                                                   absl::string_view payload) {
   WrittenSnapshot written;
   written.name = SnapshotFileName(scene, covered_sequence);
-  const std::string path = JoinPath(dir, written.name);
-  const std::string temp = absl::StrCat(path, kTempSuffix);
-  std::string framed;
-  framed.reserve(kRecordHeaderBytes + payload.size());
-  AppendRecord(covered_sequence, payload, &framed);
-  COLLIDE_ASSIGN_OR_RETURN(std::unique_ptr<WritableFile> file, fs->Create(temp));
-  COLLIDE_RETURN_IF_ERROR(file->Append(framed));
-  COLLIDE_RETURN_IF_ERROR(file->Sync());
-  COLLIDE_RETURN_IF_ERROR(file->Close());
-  COLLIDE_RETURN_IF_ERROR(fs->Rename(temp, path));
-  COLLIDE_RETURN_IF_ERROR(fs->SyncDir(dir));
-  written.bytes = framed.size();
+  COLLIDE_ASSIGN_OR_RETURN(written.bytes,
+                           WriteRecordFile(fs, dir, written.name, covered_sequence, payload));
   return written;
 }
 

@@ -181,11 +181,15 @@ void BodyGrid::Insert(uint32_t slot, const Body& body) {
   }
 }
 
-void BodyGrid::Update(uint32_t slot, const Body& body) {
+void BodyGrid::Update(uint32_t slot, const Body& body, bool refiltered) {
   assert(slot < where_.size() && where_[slot].cell != kNoCell);
   const uint32_t cell = CellOf(body.pose.position);
   const Location at = where_[slot];
-  if (cell == at.cell) {
+  if (cell == at.cell && !refiltered) {
+    x_[at.index] = body.pose.position.x;
+    y_[at.index] = body.pose.position.y;
+    z_[at.index] = body.pose.position.z;
+  } else if (cell == at.cell) {
     Write(at.index, slot, body);
   } else {
     Unplace(slot);

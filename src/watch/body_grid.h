@@ -41,6 +41,8 @@ class BodyGrid {
     const uint32_t* category;
     const uint32_t* mask;
     const uint64_t* id;
+    /// The owner's slot of each body.
+    const uint32_t* slot;
     size_t size;
   };
   /// The bodies per cell the build aims at, over the box of the positions.
@@ -51,8 +53,9 @@ class BodyGrid {
   void Build(std::span<const Body* const> bodies);
   /// Adds the body in `slot` (not in the grid).
   void Insert(uint32_t slot, const Body& body);
-  /// Brings the entry of `slot` to `body`'s position and filter bits.
-  void Update(uint32_t slot, const Body& body);
+  /// Brings the entry of `slot` to `body`'s position and filter bits (`refiltered`: they may
+  /// differ from the entry's; else only the position is written when the cell stays).
+  void Update(uint32_t slot, const Body& body, bool refiltered = true);
   /// Removes the body in `slot`.
   void Erase(uint32_t slot);
   /// True when a rebuild would serve the searches better (bodies outside the box, or their
@@ -179,6 +182,7 @@ void BodyGrid::ForEachCellNear(const Vec3& p, float bound2, F&& f) const {
                .category = &category_[s],
                .mask = &mask_[s],
                .id = &id_[s],
+               .slot = &slot_[s],
                .size = count_[c]});
       }
     }

@@ -5,6 +5,7 @@
 #include "geom/bounds.h"
 #include "geom/overlap.h"
 #include "watch/batch_lookup.h"
+#include "watch/body_overlap.h"
 
 namespace collide {
 namespace {
@@ -62,10 +63,10 @@ bool ContactSet::Start(const SceneView& scene, ContentsMeter* meter) {
     if (!world.IsLive(h)) continue;
     const Body& x = world.body(h);
     if (!Relevant(x)) continue;
-    ForEachBody(world, Bounds(x.shape, x.pose), [&](BodyHandle handle) {
+    ForEachBody(world, world.BoundsOf(x), [&](BodyHandle handle) {
       const Body& y = world.body(handle);
       if (refused) return;
-      if (y.id > x.id && Relevant(y) && Overlap(x.shape, x.pose, y.shape, y.pose)) {
+      if (y.id > x.id && Relevant(y) && watch_internal::BodiesOverlap(world, x, y)) {
         refused = !Link(x.id, y.id, meter);
       }
     });
@@ -102,7 +103,7 @@ bool ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     }
     if (!change.after.has_value() || !Relevant(*change.after)) continue;
     const Body& body = *change.after;
-    ForEachBody(scene.world, Bounds(body.shape, body.pose), [&](BodyHandle handle) {
+    ForEachBody(scene.world, scene.world.BoundsOf(body), [&](BodyHandle handle) {
       const Body& other = scene.world.body(handle);
       if (!refused && other.id != x) refused = !add(x, other.id);
     });
@@ -120,7 +121,7 @@ bool ContactSet::Apply(const AppliedBatch& batch, const SceneView& scene,
     if (const BodyChange* c = FindChange(batch, y)) was_y = c->before ? &*c->before : nullptr;
     const bool was = Linked(x, y);
     const bool now = now_x != nullptr && now_y != nullptr && Relevant(*now_x) && Relevant(*now_y) &&
-                     Overlap(now_x->shape, now_x->pose, now_y->shape, now_y->pose);
+                     watch_internal::BodiesOverlap(scene.world, *now_x, *now_y);
     if (!was && !now) continue;
     for (const ContactWatchSpec& w : watches_) {
       const bool in_before = was && Qualifies(w, *was_x, *was_y);

@@ -10,6 +10,7 @@
 #include "geom/shape_cast.h"
 #include "query/query_engine.h"
 #include "watch/batch_lookup.h"
+#include "watch/body_overlap.h"
 
 namespace collide {
 namespace {
@@ -39,8 +40,11 @@ Aabb MotionBox(const Shape& shape, const Pose& before, const Pose& after) {
 
 }  // namespace
 
+using watch_internal::BodyMotionBox;
+using watch_internal::BodyOverlapsShape;
 using watch_internal::FindChange;
 using watch_internal::ForEachBody;
+using watch_internal::PenetrateShapeBody;
 
 FenceSet::FenceSet(std::vector<FenceSpec> fences) {
   std::sort(fences.begin(), fences.end(),
@@ -103,7 +107,7 @@ bool FenceSet::Start(const SceneView& scene, ContentsMeter* meter) {
     ForEachBody(scene.world, Bounds(f.spec.shape, f.pose), [&](BodyHandle handle) {
       if (refused) return;
       const Body& body = scene.world.body(handle);
-      if (Tracks(f.spec, body) && Overlap(body.shape, body.pose, f.spec.shape, f.pose)) {
+      if (Tracks(f.spec, body) && BodyOverlapsShape(scene.world, body, f.spec.shape, f.pose)) {
         if (meter != nullptr && !meter->Add(1)) {
           refused = true;
           return;
@@ -198,15 +202,14 @@ bool FenceSet::Apply(const AppliedBatch& batch, const SceneView& scene,
   for (const BodyChange& change : batch.changes) {
     // A move or filter change keeps the shape: its motion box covers both end states.
     Aabb box;
+    const CollisionWorld& world = scene.world;
     if (change.before.has_value() && change.after.has_value()) {
-      box = change.replaced
-                ? Union(Bounds(change.before->shape, change.before->pose),
-                        Bounds(change.after->shape, change.after->pose))
-                : MotionBox(change.before->shape, change.before->pose, change.after->pose);
+      box = change.replaced ? Union(world.BoundsOf(*change.before), world.BoundsOf(*change.after))
+                            : BodyMotionBox(world, *change.before, change.after->pose);
     } else if (change.before.has_value()) {
-      box = Bounds(change.before->shape, change.before->pose);
+      box = world.BoundsOf(*change.before);
     } else if (change.after.has_value()) {
-      box = Bounds(change.after->shape, change.after->pose);
+      box = world.BoundsOf(*change.after);
     } else {
       continue;
     }
@@ -302,8 +305,12 @@ bool FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const Sce
   }
   const bool was_inside = f.inside.contains(c.body);
   const bool tracked = fence_after && after != nullptr && Tracks(f.spec, *after);
-  const bool is_inside = tracked && Overlap(after->shape, after->pose, f.spec.shape, pose_after);
-  const bool slides = tracked && before != nullptr && fence_before && !body_jumped && !fence_jumped;
+  const bool is_inside =
+      tracked && BodyOverlapsShape(scene.world, *after, f.spec.shape, pose_after);
+  // A body that places an asset is tested at its poses after each batch only (no sweep of a
+  // mesh against a fence).
+  const bool slides = tracked && before != nullptr && fence_before && !body_jumped &&
+                      !fence_jumped && after->asset == kNoAsset && before->asset == kNoAsset;
   if (was_inside == is_inside && (was_inside || !slides)) return true;
   if (is_inside && !was_inside && meter != nullptr && !meter->Add(1)) return false;
 
@@ -324,7 +331,7 @@ bool FenceSet::Evaluate(const Candidate& c, const AppliedBatch& batch, const Sce
       enter.normal = hit.normal;
     } else {
       Penetration p;
-      if (Penetrate(f.spec.shape, pose_after, after->shape, after->pose, &p)) {
+      if (PenetrateShapeBody(scene.world, f.spec.shape, pose_after, *after, &p)) {
         enter.point = p.point;
         enter.normal = p.normal;
       }

@@ -1,6 +1,7 @@
 #include "watch/interest_set.h"
 
 #include <algorithm>
+#include <bit>
 #include <cassert>
 #include <cmath>
 #include <limits>
@@ -11,9 +12,14 @@ namespace {
 
 constexpr float kInfinity = std::numeric_limits<float>::infinity();
 
-bool Before(float ad2, uint64_t aid, float bd2, uint64_t bid) {
-  return ad2 < bd2 || (ad2 == bd2 && aid < bid);
-}
+// Per mirror slot, for the set a thread is evaluating: its epoch while the body in that slot is a
+// member, epoch + 1 once it is known to stay, anything else: not a member. One array per thread
+// (a watch worker's: 4 bytes per body of the largest scene it evaluated), not per set.
+struct ThreadMarks {
+  std::vector<uint32_t> of;
+  uint32_t epoch = 0;
+};
+thread_local ThreadMarks thread_marks;
 
 }  // namespace
 
@@ -168,19 +174,37 @@ bool InterestSet::MarkNear(const Vec3& p, int64_t* budget) {
 // ---------------------------------------------------------------------------------------------
 // Evaluation.
 
-void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2) {
-  const ObserverSpec& spec = o.spec;
+void InterestSet::Reserve(size_t more) {
+  if (found_ + more <= keys_.size()) return;
+  const size_t size = std::max(found_ + more, 2 * keys_.size());
+  keys_.resize(size);
+  found_ids_.resize(size);
+  found_slots_.resize(size);
+}
+
+void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2, uint32_t host) {
+  const ObserverRules& rules = o.rules;
   const ObserverFrame& frame = o.frame;
-  const bool hosted = spec.attached_to.has_value();
-  const uint64_t host = hosted ? *spec.attached_to : 0;
-  const size_t keep = spec.max_relevant;
+  const size_t keep = o.spec.max_relevant;
   const size_t cap = 4 * keep + 64;
+  const uint32_t category = o.spec.category, mask = o.spec.mask;
   const float px = frame.position.x, py = frame.position.y, pz = frame.position.z;
+  // Without a cone and within the enter radius, every body the filter accepts is eligible.
+  const bool plain = !rules.cone && bound2 <= rules.enter2;
   float bound = bound2;
   grid.ForEachCellNear(frame.position, bound2, [&](const BodyGrid::Cell& cell) {
+    Reserve(cell.size);
+    // Locals, so that the stores below need not reload them.
+    uint64_t* const keys = keys_.data();
+    uint64_t* const ids = found_ids_.data();
+    uint32_t* const slots = found_slots_.data();
+    size_t found = found_;
+    const float limit = bound;
     // The distances of a run, several at a time (the same float operations, in the same order,
     // as InterestDistance2: the compiler vectorises this loop without changing a result), then
-    // the few within the bound one by one.
+    // the entries within the bound picked without a branch per entry (which many of them would
+    // mispredict), and of those the ones the filter accepts appended, also without a branch when
+    // no cone applies within the enter radius, else tested one by one.
     constexpr size_t kChunk = 32;
     float d2s[kChunk];
     for (size_t base = 0; base < cell.size; base += kChunk) {
@@ -194,58 +218,185 @@ void InterestSet::Gather(const Observer& o, const BodyGrid& grid, float bound2) 
         const float dz = zs[k] - pz;
         d2s[k] = (dx * dx + dy * dy) + dz * dz;
       }
-      // The indices within the bound, without a branch per entry (which half the entries would
-      // mispredict).
-      uint32_t near[kChunk];
-      size_t found = 0;
+      // The entries within the bound (one store each, no branch), then the filter on those.
+      uint8_t near[kChunk];
+      size_t within = 0;
       for (size_t k = 0; k < n; ++k) {
-        near[found] = static_cast<uint32_t>(k);
-        found += d2s[k] <= bound ? 1 : 0;
+        near[within] = static_cast<uint8_t>(k);
+        within += d2s[k] <= limit ? 1 : 0;
       }
-      for (size_t f = 0; f < found; ++f) {
-        const size_t k = near[f];
-        const float d2 = d2s[k];
-        if (d2 > bound) continue;  // the bound shrank since (a trim below)
-        const size_t e = base + k;
-        const uint64_t id = cell.id[e];
-        if (hosted && id == host) continue;
-        if (!Accepts(spec, cell.category[e], cell.mask[e])) continue;
-        const Vec3 position{xs[k], ys[k], zs[k]};
-        const bool eligible =
-            Eligible(o.rules, frame, position, d2, [&] { return members_.Contains(id); });
-        if (!eligible) continue;
-        candidates_.push_back(Candidate{d2, id});
-        if (candidates_.size() >= cap) {
-          // Keep the best `keep`: nothing farther than the last of them can be in the set.
-          std::nth_element(candidates_.begin(), candidates_.begin() + (keep - 1), candidates_.end(),
-                           [](const Candidate& a, const Candidate& b) {
-                             return Before(a.d2, a.id, b.d2, b.id);
-                           });
-          candidates_.resize(keep);
-          bound = candidates_.back().d2;
+      if (plain) {
+        for (size_t f = 0; f < within; ++f) {
+          const size_t k = near[f];
+          const size_t e = base + k;
+          const uint32_t slot = cell.slot[e];
+          const bool in =
+              (slot != host) & ((mask & cell.category[e]) != 0) & ((cell.mask[e] & category) != 0);
+          keys[found] = uint64_t{std::bit_cast<uint32_t>(d2s[k])} << 32 | found;
+          ids[found] = cell.id[e];
+          slots[found] = slot;
+          found += in ? 1 : 0;
+        }
+      } else {
+        for (size_t f = 0; f < within; ++f) {
+          const size_t k = near[f];
+          const float d2 = d2s[k];
+          const size_t e = base + k;
+          const uint32_t slot = cell.slot[e];
+          if (slot == host) continue;
+          if ((mask & cell.category[e]) == 0 || (cell.mask[e] & category) == 0) continue;
+          const Vec3 position{xs[k], ys[k], zs[k]};
+          if (!Eligible(rules, frame, position, d2, [&] { return Member(slot); })) continue;
+          keys[found] = uint64_t{std::bit_cast<uint32_t>(d2)} << 32 | found;
+          ids[found] = cell.id[e];
+          slots[found] = slot;
+          ++found;
         }
       }
     }
+    found_ = found;
+    if (found_ >= cap) {
+      // Keep the best `keep`: nothing farther than the farthest of them can be in the set.
+      KeepNearest(keep, kInfinity);
+      uint32_t bits = 0;
+      for (size_t i = 0; i < found_; ++i) bits = std::max(bits, BitsOf(i));
+      bound = std::bit_cast<float>(bits);
+    }
   });
+}
+
+void InterestSet::KeepNearest(size_t keep, float guess2) {
+  const size_t n = found_;
+  if (n <= keep) return;
+  // Selected on (distance, index) (the keys, all different). With a guess of the distance of
+  // the last one kept (the last evaluation's), the keys are split at it without a branch, and
+  // the few that land on the wrong side of `keep` moved across one at a time; else, or when
+  // many are, by partial selection.
+  uint64_t* keys = keys_.data();
+  size_t cut = 0;
+  bool sorted = false;
+  if (guess2 < kInfinity) {
+    part_.resize(std::max(part_.size(), n));
+    uint64_t* part = part_.data();
+    const uint64_t pivot = uint64_t{std::bit_cast<uint32_t>(guess2)} << 32 | 0xFFFFFFFFu;
+    size_t low = 0, high = n;
+    for (size_t i = 0; i < n; ++i) {
+      const uint64_t key = keys[i];
+      const bool below = key <= pivot;
+      part[low] = key;
+      part[high - 1] = key;
+      low += below ? 1 : 0;
+      high -= below ? 0 : 1;
+    }
+    part_.swap(keys_);
+    keys = keys_.data();
+    cut = low;
+    constexpr size_t kMoves = 8;
+    if (cut > keep && cut - keep <= kMoves) {
+      // The largest of [0, cut) to the end of it, until `keep` remain.
+      for (; cut > keep; --cut) {
+        size_t at = 0;
+        for (size_t i = 1; i < cut; ++i) at = keys[i] > keys[at] ? i : at;
+        std::swap(keys[at], keys[cut - 1]);
+      }
+      sorted = true;
+    } else if (cut <= keep && keep - cut <= kMoves) {
+      // The smallest of [cut, n) to the start of it, until `keep` are before.
+      for (; cut < keep; ++cut) {
+        size_t at = cut;
+        for (size_t i = cut + 1; i < n; ++i) at = keys[i] < keys[at] ? i : at;
+        std::swap(keys[at], keys[cut]);
+      }
+      sorted = true;
+    }
+  }
+  if (!sorted) {
+    std::nth_element(keys, keys + (keep - 1), keys + n);
+  }
+  // Ties at the last distance kept, if some fell on each side of the cut, are decided by id.
+  uint64_t last = 0;
+  for (size_t j = 0; j < keep; ++j) last = std::max(last, keys[j] >> 32);
+  bool straddle = false;
+  for (size_t j = keep; j < n; ++j) straddle |= (keys[j] >> 32) == last;
+  if (straddle) {
+    // The closer ones first, then those at the last distance by id.
+    size_t closer = 0;
+    for (size_t j = 0; j < n; ++j) {
+      if ((keys[j] >> 32) < last) std::swap(keys[closer++], keys[j]);
+    }
+    std::sort(keys + closer, keys + n, [&](uint64_t a, uint64_t b) {
+      return (a >> 32) != (b >> 32) ? a < b
+                                    : found_ids_[a & 0xFFFFFFFFu] < found_ids_[b & 0xFFFFFFFFu];
+    });
+  }
+  kept_ids_.resize(std::max(kept_ids_.size(), keys_.size()));
+  kept_slots_.resize(std::max(kept_slots_.size(), keys_.size()));
+  for (size_t j = 0; j < keep; ++j) {
+    const size_t i = keys[j] & 0xFFFFFFFFu;
+    kept_ids_[j] = found_ids_[i];
+    kept_slots_[j] = found_slots_[i];
+    keys[j] = (keys[j] & ~uint64_t{0xFFFFFFFFu}) | j;
+  }
+  found_ids_.swap(kept_ids_);
+  found_slots_.swap(kept_slots_);
+  found_ = keep;
+}
+
+void InterestSet::MarkMembers(Observer& o, const SceneMirror& mirror) {
+  const bool check = o.layout != mirror.layout();
+  for (size_t i = 0; i < o.set.size(); ++i) {
+    uint32_t slot = o.set_slots[i];
+    if (check) {
+      const Body* body = slot != kNoSlot ? mirror.BodyAt(slot) : nullptr;
+      if (body == nullptr || body->id != o.set[i]) {
+        // The slot was freed (or the mirror copied again): find the body by id.
+        const int64_t found = mirror.SlotOf(o.set[i]);
+        slot = found < 0 ? kNoSlot : static_cast<uint32_t>(found);
+        o.set_slots[i] = slot;
+      }
+    }
+    if (slot != kNoSlot) marks_[slot] = epoch_;
+  }
 }
 
 bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, InterestUpdate* out,
                            ContentsMeter* meter) {
   Observer& o = observers_[slot];
-  const Body* host = o.spec.attached_to.has_value() ? mirror.Find(*o.spec.attached_to) : nullptr;
+  const Body* host = nullptr;
+  if (o.spec.attached_to.has_value()) {
+    const uint64_t id = *o.spec.attached_to;
+    // The slot it was in last time, unless it is another body's now (or the host changed).
+    host = o.host_slot != kNoSlot ? mirror.BodyAt(o.host_slot) : nullptr;
+    if (host == nullptr || host->id != id) {
+      const int64_t found = mirror.SlotOf(id);
+      o.host_slot = found < 0 ? kNoSlot : static_cast<uint32_t>(found);
+      host = found < 0 ? nullptr : mirror.BodyAt(o.host_slot);
+    }
+  }
+  const uint32_t host_slot = host != nullptr ? o.host_slot : kNoSlot;
   const ObserverFrame frame = collide::FrameOf(o.spec, o.rules, host);
   const bool moved =
       frame.active != o.frame.active || (frame.active && !(frame.position == o.frame.position));
   o.frame = frame;
-  next_.clear();
-  // The set before, by id: for the hysteresis, then for the delta.
-  members_.Prepare(o.set);
+  // The set before, by the bodies' slots: for the hysteresis, then for the delta. The marks are
+  // the thread's, shared by every set it evaluates (one at a time: each takes a new epoch).
+  ThreadMarks& marks = thread_marks;
+  if (marks.of.size() < mirror.slot_count()) marks.of.resize(mirror.slot_count(), 0);
+  if (marks.epoch >= UINT32_MAX - 2) {
+    std::fill(marks.of.begin(), marks.of.end(), 0);
+    marks.epoch = 0;
+  }
+  marks.epoch += 2;
+  marks_ = marks.of.data();
+  epoch_ = marks.epoch;
+  MarkMembers(o, mirror);
+  o.layout = mirror.layout();
+  found_ = 0;
   float kth2 = kInfinity;
   if (frame.active) {
     const BodyGrid* grid = mirror.grid();
     assert(grid != nullptr);
     const size_t keep = o.spec.max_relevant;
-    candidates_.clear();
     // The nearest `keep` eligible bodies are searched for within a radius first: the distance of
     // the farthest member last time plus a slack that adapts to how far things move between
     // batches (it grows when the radius held too few, shrinks while it holds enough), or, for a
@@ -257,64 +408,74 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
                                        : grid->RadiusHolding(static_cast<double>(keep));
     bool done = false;
     for (int attempt = 0; attempt < 3 && radius < leave; ++attempt) {
-      Gather(o, *grid, static_cast<float>(radius * radius));
-      if (candidates_.size() >= keep) {
+      Gather(o, *grid, static_cast<float>(radius * radius), host_slot);
+      if (found_ >= keep) {
         done = true;
         break;
       }
-      candidates_.clear();
+      found_ = 0;
       o.slack = std::max(2.0f * o.slack, static_cast<float>(0.25 * grid->cell_size()));
       radius = o.kth2 < kInfinity ? std::sqrt(static_cast<double>(o.kth2)) + o.slack : radius * 1.6;
     }
     if (done) {
       o.slack *= 0.9f;
     } else {
-      Gather(o, *grid, o.rules.leave2);
+      Gather(o, *grid, o.rules.leave2, host_slot);
     }
-    auto before = [](const Candidate& a, const Candidate& b) {
-      return Before(a.d2, a.id, b.d2, b.id);
-    };
-    if (candidates_.size() > keep) {
-      std::nth_element(candidates_.begin(), candidates_.begin() + (keep - 1), candidates_.end(),
-                       before);
-      candidates_.resize(keep);
+    KeepNearest(keep, o.kth2);
+    if (found_ == keep) {
+      uint32_t bits = 0;
+      for (size_t i = 0; i < found_; ++i) bits = std::max(bits, BitsOf(i));
+      kth2 = std::bit_cast<float>(bits);
     }
-    if (candidates_.size() == keep) {
-      kth2 = 0.0f;
-      for (const Candidate& c : candidates_) kth2 = std::max(kth2, c.d2);
-    }
-    next_.reserve(candidates_.size());
-    for (const Candidate& c : candidates_) next_.push_back(c.id);
   }
   o.kth2 = kth2;
+  const size_t count = found_;
   if (meter != nullptr) {
-    if (next_.size() > o.set.size()) {
-      if (!meter->Add(next_.size() - o.set.size())) return false;
+    if (count > o.set.size()) {
+      if (!meter->Add(count - o.set.size())) return false;
     } else {
-      meter->Remove(o.set.size() - next_.size());
+      meter->Remove(o.set.size() - count);
     }
   }
-  held_ += next_.size();
+  held_ += count;
   held_ -= o.set.size();
-  // The delta: entered then left, each ascending. The sets are kept in no order; the members'
-  // table (built from the set before, for the eligibility test) tells which stayed.
+  // The delta: entered then left, each ascending. The sets are kept in no order; the marks (of
+  // the set before, for the eligibility test) tell which members stayed.
+  next_.clear();
+  next_slots_.clear();
   const size_t first = out->ids.size();
   uint32_t entered = 0, left = 0;
   if (full) {
-    out->ids.insert(out->ids.end(), next_.begin(), next_.end());
-    std::sort(out->ids.begin() + first, out->ids.end());
-    entered = static_cast<uint32_t>(next_.size());
+    for (size_t i = 0; i < count; ++i) {
+      next_.push_back(found_ids_[i]);
+      next_slots_.push_back(found_slots_[i]);
+      out->ids.push_back(found_ids_[i]);
+    }
+    std::sort(out->ids.begin() + static_cast<ptrdiff_t>(first), out->ids.end());
+    entered = static_cast<uint32_t>(count);
   } else {
-    for (uint64_t id : next_) {
-      if (!members_.Hit(id)) out->ids.push_back(id);
+    const uint32_t stays = epoch_ + 1;
+    for (size_t i = 0; i < count; ++i) {
+      const uint32_t s = found_slots_[i];
+      next_.push_back(found_ids_[i]);
+      next_slots_.push_back(s);
+      if (marks_[s] == epoch_) {
+        marks_[s] = stays;
+      } else {
+        out->ids.push_back(found_ids_[i]);
+      }
     }
     entered = static_cast<uint32_t>(out->ids.size() - first);
-    std::sort(out->ids.begin() + first, out->ids.end());
+    if (entered > 1) std::sort(out->ids.begin() + static_cast<ptrdiff_t>(first), out->ids.end());
     for (size_t i = 0; i < o.set.size(); ++i) {
-      if (!members_.was_hit(i)) out->ids.push_back(o.set[i]);
+      const uint32_t s = o.set_slots[i];
+      if (s == kNoSlot || marks_[s] != stays) out->ids.push_back(o.set[i]);
     }
     left = static_cast<uint32_t>(out->ids.size() - first - entered);
-    std::sort(out->ids.begin() + first + entered, out->ids.end());
+    if (left > 1) {
+      std::sort(out->ids.begin() + static_cast<ptrdiff_t>(first + entered), out->ids.end());
+    }
   }
   if (full || entered + left > 0) {
     out->deltas.push_back(
@@ -324,8 +485,10 @@ bool InterestSet::Evaluate(uint32_t slot, const SceneMirror& mirror, bool full, 
   // batch); a set that shrank a lot gives its memory back.
   if (next_.size() * 2 + 8 < o.set.capacity()) {
     o.set.assign(next_.begin(), next_.end());
+    o.set_slots.assign(next_slots_.begin(), next_slots_.end());
   } else {
     o.set.swap(next_);
+    o.set_slots.swap(next_slots_);
   }
   if (defer_listing_) {
     // Every observer is being evaluated: the observers' grid is brought up to date once, when a
@@ -422,15 +585,16 @@ bool InterestSet::Apply(const AppliedBatch& batch, const SceneMirror& mirror, In
   if (index_.empty()) return true;
   ++stamp_;
   dirty_.clear();
-  // Observers whose host the batch touched (moved, created, replaced, removed).
-  for (const BodyChange& change : batch.changes) {
-    auto it = hosts_.find(change.id);
+  // When the batch touched so many bodies that evaluating every observer costs less than finding
+  // those it may change, every one is evaluated.
+  bool all = 2 * batch.changes.size() >= index_.size();
+  // Else the observers whose host the batch touched (moved, created, replaced, removed)...
+  for (size_t i = 0; i < batch.changes.size() && !all; ++i) {
+    auto it = hosts_.find(batch.changes[i].id);
     if (it == hosts_.end()) continue;
     for (uint32_t slot : it->second) Mark(slot);
   }
-  // Observers a touched body came near or left: through the observers' grid, unless the batch
-  // touched so many bodies that evaluating every observer costs less (then so be it).
-  bool all = 2 * batch.changes.size() >= index_.size();
+  // ... and those a touched body came near or left, through the observers' grid.
   if (!all && listing_stale_) {
     Relist();
     listing_stale_ = false;
@@ -493,42 +657,6 @@ std::optional<std::vector<uint64_t>> InterestSet::SetOf(uint64_t id) const {
   return ids;
 }
 
-// ---------------------------------------------------------------------------------------------
-// The members' table.
-
-void InterestSet::MemberTable::Prepare(const std::vector<uint64_t>& set) {
-  size_t capacity = 16;
-  while (capacity < 2 * set.size()) capacity *= 2;
-  if (slots_.size() < capacity) slots_.resize(capacity);
-  mask_ = capacity - 1;
-  if (++epoch_ == 0) {
-    for (Slot& slot : slots_) slot.epoch = 0;
-    epoch_ = 1;
-  }
-  for (uint32_t i = 0; i < set.size(); ++i) {
-    size_t h = Hash(set[i]);
-    while (slots_[h].epoch == epoch_) h = (h + 1) & mask_;
-    slots_[h] = Slot{.id = set[i], .epoch = epoch_, .index = i};
-  }
-  hits_.assign(set.size(), false);
-}
-
-int64_t InterestSet::MemberTable::Find(uint64_t id) const {
-  size_t h = Hash(id);
-  while (slots_[h].epoch == epoch_) {
-    if (slots_[h].id == id) return slots_[h].index;
-    h = (h + 1) & mask_;
-  }
-  return -1;
-}
-
-bool InterestSet::MemberTable::Hit(uint64_t id) {
-  const int64_t i = Find(id);
-  if (i < 0) return false;
-  hits_[static_cast<size_t>(i)] = true;
-  return true;
-}
-
 ObserverFrame InterestSet::FrameOf(uint64_t id) const {
   auto it = index_.find(id);
   return it == index_.end() ? ObserverFrame{} : observers_[it->second].frame;
@@ -540,9 +668,14 @@ size_t InterestSet::MemoryBytes() const {
       index_.capacity() * (sizeof(std::pair<const uint64_t, uint32_t>) + 1) +
       hosts_.capacity() * (sizeof(std::pair<const uint64_t, std::vector<uint32_t>>) + 1) +
       order_.capacity() * sizeof(uint32_t) + dirty_.capacity() * sizeof(uint32_t) +
-      candidates_.capacity() * sizeof(Candidate) + next_.capacity() * sizeof(uint64_t) +
+      (keys_.capacity() + found_ids_.capacity() + kept_ids_.capacity() + next_.capacity()) *
+          sizeof(uint64_t) +
+      (found_slots_.capacity() + kept_slots_.capacity() + next_slots_.capacity()) *
+          sizeof(uint32_t) +
       cells_.capacity() * (sizeof(std::pair<const CellKey, std::vector<uint32_t>>) + 1);
-  for (const Observer& o : observers_) bytes += o.set.capacity() * sizeof(uint64_t);
+  for (const Observer& o : observers_) {
+    bytes += o.set.capacity() * sizeof(uint64_t) + o.set_slots.capacity() * sizeof(uint32_t);
+  }
   for (const auto& [host, slots] : hosts_) bytes += slots.capacity() * sizeof(uint32_t);
   for (const auto& [key, slots] : cells_) bytes += slots.capacity() * sizeof(uint32_t);
   return bytes;

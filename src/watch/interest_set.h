@@ -1,5 +1,6 @@
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -28,15 +29,22 @@ namespace collide {
 /// guessed from the distance of its farthest member last time (when its set was full) plus a
 /// slack that adapts to how far bodies move between batches, which holds its max_relevant
 /// nearest eligible bodies in the common case, else within its leave radius; the nearest are
-/// kept by partial selection on (distance, id), the candidates bounded by 4 * max_relevant + 64
-/// at any time.
+/// kept by selection on (distance, id) (split at last time's farthest distance, the few on the
+/// wrong side moved across), the candidates bounded by 4 * max_relevant + 64 at any time. No id
+/// is hashed: a set keeps the mirror slot of each member, members are marked per slot (in an
+/// array of the evaluating thread) for the hysteresis and the delta, and the slots are trusted
+/// while the mirror's layout (SceneMirror::layout) is the same, else found again by id.
 ///
-/// Memory: per observer its spec and state (about 200 bytes) and its set (8 bytes per body, at
-/// most max_relevant); the set entries are counted in a ContentsMeter when one is given (one
+/// Memory: per observer its spec and state (about 300 bytes) and its set (12 bytes per body,
+/// at most max_relevant); per thread that evaluates sets, 4 bytes per slot of the largest
+/// mirror; the set entries are counted in a ContentsMeter when one is given (one
 /// entry per relevant body): when it refuses, the call returns false and the set must not be
 /// used again. Not thread-safe.
 class InterestSet {
  public:
+  /// No slot (a body or host that does not exist).
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+
   /// One observer's change, coalesced from a client's messages.
   struct Change {
     uint64_t id = 0;
@@ -86,49 +94,25 @@ class InterestSet {
     ObserverSpec spec;
     ObserverRules rules;
     ObserverFrame frame;
-    /// The relevant body ids, in no order.
+    /// The relevant body ids, in no order, and beside each the mirror slot its body was in at
+    /// the last evaluation (checked against the mirror before use: slots are reused).
     std::vector<uint64_t> set;
+    std::vector<uint32_t> set_slots;
     /// The squared distance of the farthest member when the set was full, else +inf.
     float kth2 = 0.0f;
     /// How far beyond that distance the next search starts (length units).
     float slack = 0.0f;
+    /// The host's mirror slot at the last evaluation (kNoSlot: none; checked before use).
+    uint32_t host_slot = kNoSlot;
+    /// The mirror's slot layout (SceneMirror::layout) set_slots were found in: while it holds,
+    /// they still hold those bodies.
+    uint64_t layout = 0;
     /// The cell of the observers' hash grid it is listed in (while active).
     bool listed = false;
     int64_t cell[3] = {0, 0, 0};
     /// The stamp of the batch it was last marked dirty in.
     uint64_t stamp = 0;
     bool live = false;
-  };
-  struct Candidate {
-    float d2;
-    uint64_t id;
-  };
-  // The set an observer held before its evaluation, by id (open addressing): whether a body was
-  // a member (hysteresis), and which members stayed (the delta), without sorting the sets.
-  class MemberTable {
-   public:
-    // Builds the table of `set`, no member hit.
-    void Prepare(const std::vector<uint64_t>& set);
-    bool Contains(uint64_t id) const { return Find(id) >= 0; }
-    // Whether `id` is a member; marks it as staying.
-    bool Hit(uint64_t id);
-    // Whether member `index` of the set was hit.
-    bool was_hit(size_t index) const { return hits_[index]; }
-
-   private:
-    struct Slot {
-      uint64_t id = 0;
-      uint32_t epoch = 0;
-      uint32_t index = 0;
-    };
-    size_t Hash(uint64_t id) const {
-      return static_cast<size_t>((id * 0x9E3779B97F4A7C15ull) >> 32) & mask_;
-    }
-    int64_t Find(uint64_t id) const;
-    std::vector<Slot> slots_;
-    size_t mask_ = 0;
-    uint32_t epoch_ = 0;
-    std::vector<bool> hits_;
   };
   struct CellKey {
     int64_t x, y, z;
@@ -150,9 +134,27 @@ class InterestSet {
   // `out` in that order.
   bool EvaluateEach(const std::vector<uint32_t>& by_id, const SceneMirror& mirror,
                     InterestUpdate* out, ContentsMeter* meter);
-  // Gathers the eligible bodies within `bound2` of the observer into candidates_, keeping the
-  // best 4 * max_relevant + 64 at most.
-  void Gather(const Observer& o, const BodyGrid& grid, float bound2);
+  // Gathers the eligible bodies within `bound2` of the observer as candidates, keeping the best
+  // 4 * max_relevant + 64 at most. `host`: the host's slot (kNoSlot: none).
+  void Gather(const Observer& o, const BodyGrid& grid, float bound2, uint32_t host);
+  // Keeps (in no order) the `keep` candidates smallest by (d2, id); `guess2`: about the d2 of
+  // the last one kept, or +inf.
+  void KeepNearest(size_t keep, float guess2);
+  // Appends a candidate (room for it was made).
+  void AddCandidate(float d2, uint32_t slot, uint64_t id) {
+    keys_[found_] = uint64_t{std::bit_cast<uint32_t>(d2)} << 32 | found_;
+    found_ids_[found_] = id;
+    found_slots_[found_] = slot;
+    ++found_;
+  }
+  // Makes room for `more` candidates.
+  void Reserve(size_t more);
+  // The squared distance of candidate `i`, as bits.
+  uint32_t BitsOf(size_t i) const { return static_cast<uint32_t>(keys_[i] >> 32); }
+  // Marks the members of `o`'s set in marks_ (with epoch_), bringing their slots up to date
+  // (kNoSlot: the body is gone).
+  void MarkMembers(Observer& o, const SceneMirror& mirror);
+  bool Member(uint32_t slot) const { return marks_[slot] == epoch_; }
   // The observers' hash grid.
   CellKey KeyOf(const Vec3& p) const;
   void List(uint32_t slot);
@@ -178,9 +180,19 @@ class InterestSet {
   absl::flat_hash_map<CellKey, std::vector<uint32_t>> cells_;
   uint64_t stamp_ = 0;
   std::vector<uint32_t> dirty_;
-  std::vector<Candidate> candidates_;
+  // The candidates of a search: found_ of them, each a key (the bits of its squared distance,
+  // then its index: candidates order by distance as the keys do), an id and a slot by index.
+  size_t found_ = 0;
+  std::vector<uint64_t> keys_, part_;
+  std::vector<uint64_t> found_ids_, kept_ids_;
+  std::vector<uint32_t> found_slots_, kept_slots_;
   std::vector<uint64_t> next_;
-  MemberTable members_;
+  std::vector<uint32_t> next_slots_;
+  // While an observer is evaluated: per mirror slot, epoch_ while the body in it is a member of
+  // its set, epoch_ + 1 once it is known to stay; anything else: not a member (the thread's
+  // array, interest_set.cc).
+  uint32_t* marks_ = nullptr;
+  uint32_t epoch_ = 0;
   // EvaluateEach's order (grid cell, slot), its deltas in that order, and per slot where its
   // delta and ids are there (-1: none).
   std::vector<std::pair<uint32_t, uint32_t>> visit_;

@@ -1,5 +1,6 @@
 #include "watch/scene_mirror.h"
 
+#include <atomic>
 #include <cassert>
 #include <utility>
 
@@ -11,9 +12,15 @@ namespace {
 // A slot's body marks it live with proxy 0 (the mirror's table is in no tree); free: -1.
 constexpr int32_t kLive = 0;
 
+// A slot layout no mirror had before.
+uint64_t NewLayout() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
 }  // namespace
 
-SceneMirror::SceneMirror(const Parts& parts) : parts_(parts) {}
+SceneMirror::SceneMirror(const Parts& parts) : parts_(parts), layout_(NewLayout()) {}
 
 uint32_t SceneMirror::TakeSlot() {
   if (!free_.empty()) {
@@ -26,11 +33,28 @@ uint32_t SceneMirror::TakeSlot() {
   return static_cast<uint32_t>(bodies_.size() - 1);
 }
 
+void SceneMirror::UseAsset(AssetSlot slot, int delta) {
+  if (slot >= asset_bodies_.size()) asset_bodies_.resize(static_cast<size_t>(slot) + 1, 0);
+  asset_bodies_[slot] = static_cast<uint32_t>(static_cast<int>(asset_bodies_[slot]) + delta);
+  if (asset_bodies_[slot] == 0) unused_assets_.push_back(slot);
+}
+
+void SceneMirror::PlaceAsset(AssetSlot slot, std::shared_ptr<const AssetGeometry> asset) {
+  assert(asset != nullptr);
+  if (slot >= assets_.size()) assets_.resize(static_cast<size_t>(slot) + 1);
+  if (parts_.world) world_.PlaceAsset(slot, asset);
+  assets_[slot] = std::move(asset);
+}
+
 void SceneMirror::Capture(const Scene& scene) {
   bodies_.clear();
   free_.clear();
   slots_.clear();
   handles_.clear();
+  assets_.clear();
+  asset_bodies_.clear();
+  unused_assets_.clear();
+  layout_ = NewLayout();
   scene.ReadWithHistory([&](const CollisionWorld& world, const PoseHistory& history, uint64_t v) {
     if (parts_.world) world_ = world;
     version_ = v;
@@ -44,15 +68,36 @@ void SceneMirror::Capture(const Scene& scene) {
       slots_.emplace(body.id, static_cast<uint32_t>(bodies_.size()));
       bodies_.push_back(body);
       handles_.push_back(parts_.world ? h : kNullBody);
+      if (body.asset != kNoAsset) {
+        if (body.asset >= assets_.size()) assets_.resize(static_cast<size_t>(body.asset) + 1);
+        assets_[body.asset] = world.shared_asset(body.asset);
+        UseAsset(body.asset, 1);
+      }
     }
   });
-  if (!parts_.world) world_ = CollisionWorld();
+  if (parts_.world) {
+    // The scene's assets no body places (unplaced, or kept for its past ticks) are not the
+    // mirror's to keep.
+    for (uint32_t slot = 1; slot < world_.asset_table_size(); ++slot) {
+      const AssetSlot s = static_cast<AssetSlot>(slot);
+      const bool placed = slot < asset_bodies_.size() && asset_bodies_[slot] > 0;
+      if (!placed && world_.shared_asset(s) != nullptr) world_.RemoveAsset(s);
+    }
+  } else {
+    world_ = CollisionWorld();
+  }
   if (parts_.grid) BuildGrid();
   captured_ = true;
 }
 
 void SceneMirror::BuildWorld() {
   world_ = CollisionWorld();
+  // The assets first, in the slots the bodies name.
+  for (uint32_t slot = 1; slot < assets_.size(); ++slot) {
+    if (assets_[slot] != nullptr && slot < asset_bodies_.size() && asset_bodies_[slot] > 0) {
+      world_.PlaceAsset(static_cast<AssetSlot>(slot), assets_[slot]);
+    }
+  }
   std::vector<BodyDesc> descs;
   std::vector<uint32_t> of;
   descs.reserve(slots_.size());
@@ -89,24 +134,65 @@ void SceneMirror::KeepGrid() {
 
 void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick) {
   assert(captured_ && version > version_);
+  // The assets no body placed after the last batch (its evaluation is over): the scene may have
+  // deleted them, and the mirror must not keep them alive.
+  for (AssetSlot slot : unused_assets_) {
+    if (asset_bodies_[slot] != 0) continue;
+    if (slot < assets_.size()) assets_[slot].reset();
+    if (parts_.world && world_.shared_asset(slot) != nullptr) world_.RemoveAsset(slot);
+  }
+  unused_assets_.clear();
+  bool freed = false;
+  // The records come by id, and bodies copied or created in id order sit in consecutive slots:
+  // the slot after the last one is tried before the id table.
+  uint32_t next = 0;
   for (const BodyChange& change : changes) {
+    if (change.after.has_value() && next < bodies_.size() && bodies_[next].proxy >= 0 &&
+        bodies_[next].id == change.id) {
+      const uint32_t slot = next++;
+      Body& body = bodies_[slot];
+      if (change.replaced || !change.before.has_value()) {
+        // Replaced: its asset placed first (the same asset's count never passes through 0).
+        if (change.after->asset != kNoAsset) {
+          PlaceAsset(change.after->asset, change.asset);
+          UseAsset(change.after->asset, 1);
+        }
+        if (body.asset != kNoAsset) UseAsset(body.asset, -1);
+      }
+      const bool refiltered =
+          body.category != change.after->category || body.mask != change.after->mask;
+      body = *change.after;
+      body.proxy = kLive;
+      if (parts_.grid) grid_.Update(slot, body, refiltered);
+      if (parts_.world) UpdateWorld(slot, change);
+      continue;
+    }
     auto it = slots_.find(change.id);
     const bool present = it != slots_.end();
     if (!change.after.has_value()) {
       // Removed.
       if (present) {
         const uint32_t slot = it->second;
+        const AssetSlot asset = bodies_[slot].asset;
         if (parts_.world) world_.Remove(handles_[slot]);
         if (parts_.grid) grid_.Erase(slot);
         handles_[slot] = kNullBody;
         bodies_[slot].proxy = -1;
         free_.push_back(slot);
         slots_.erase(it);
+        if (asset != kNoAsset) UseAsset(asset, -1);
+        freed = true;
       }
       continue;
     }
     Body after = *change.after;
     after.proxy = kLive;
+    const bool placed = !present || change.replaced || !change.before.has_value();
+    if (placed && after.asset != kNoAsset) {
+      // Created or replaced: its asset in the slot the scene's world has it in.
+      PlaceAsset(after.asset, change.asset);
+      UseAsset(after.asset, 1);
+    }
     if (!present) {
       // Created.
       const uint32_t slot = TakeSlot();
@@ -117,25 +203,17 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
       continue;
     }
     const uint32_t slot = it->second;
+    if (placed && bodies_[slot].asset != kNoAsset) UseAsset(bodies_[slot].asset, -1);
+    next = slot + 1;
+    const bool refiltered =
+        bodies_[slot].category != after.category || bodies_[slot].mask != after.mask;
     bodies_[slot] = after;
-    if (parts_.grid) grid_.Update(slot, after);
-    if (!parts_.world) continue;
-    if (change.replaced || !change.before.has_value()) {
-      // Replaced (the kind, and so the tree, may change).
-      world_.Remove(handles_[slot]);
-      handles_[slot] = world_.Add(DescOf(after));
-      continue;
-    }
-    // Moved and/or filtered: the shape and kind stay.
-    const BodyHandle handle = handles_[slot];
-    world_.SetPose(handle, after.pose);
-    const Body& now = world_.body(handle);
-    if (now.category != after.category || now.mask != after.mask) {
-      world_.SetFilter(handle, after.category, after.mask);
-    }
+    if (parts_.grid) grid_.Update(slot, after, refiltered);
+    if (parts_.world) UpdateWorld(slot, change);
   }
   if (parts_.world) world_.FinishUpdates();
   if (parts_.grid && grid_.NeedsRebuild()) BuildGrid();
+  if (freed) layout_ = NewLayout();
   version_ = version;
   tick_ = tick;
 }
@@ -143,6 +221,28 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
 const Body* SceneMirror::Find(uint64_t id) const {
   auto it = slots_.find(id);
   return it == slots_.end() ? nullptr : &bodies_[it->second];
+}
+
+void SceneMirror::UpdateWorld(uint32_t slot, const BodyChange& change) {
+  const Body& after = *change.after;
+  if (change.replaced || !change.before.has_value()) {
+    // Replaced (the kind, and so the tree, may change).
+    world_.Remove(handles_[slot]);
+    handles_[slot] = world_.Add(DescOf(after));
+    return;
+  }
+  // Moved and/or filtered: the shape and kind stay.
+  const BodyHandle handle = handles_[slot];
+  world_.SetPose(handle, after.pose);
+  const Body& now = world_.body(handle);
+  if (now.category != after.category || now.mask != after.mask) {
+    world_.SetFilter(handle, after.category, after.mask);
+  }
+}
+
+int64_t SceneMirror::SlotOf(uint64_t id) const {
+  auto it = slots_.find(id);
+  return it == slots_.end() ? -1 : it->second;
 }
 
 void SceneMirror::WithView(absl::FunctionRef<void(const SceneView&)> f) const {
@@ -154,6 +254,7 @@ size_t SceneMirror::MemoryBytes() const {
   size_t bytes = bodies_.capacity() * sizeof(Body) + free_.capacity() * sizeof(uint32_t) +
                  handles_.capacity() * sizeof(BodyHandle) +
                  slots_.capacity() * (sizeof(std::pair<const uint64_t, uint32_t>) + 1);
+  bytes += assets_.capacity() * sizeof(assets_[0]) + asset_bodies_.capacity() * sizeof(uint32_t);
   if (parts_.world) bytes += world_.MemoryBytes();
   if (parts_.grid) bytes += grid_.MemoryBytes();
   return bytes;

@@ -2,6 +2,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -60,6 +61,18 @@ class SceneMirror {
   const BodyGrid* grid() const { return parts_.grid ? &grid_ : nullptr; }
   /// The body with `id`, or null.
   const Body* Find(uint64_t id) const;
+  /// The slot of the body with `id` (as BodyGrid::Cell::slot names it), or -1.
+  int64_t SlotOf(uint64_t id) const;
+  /// The body in `slot`, or null when the slot is free or out of range (slots are reused).
+  const Body* BodyAt(uint32_t slot) const {
+    return slot < bodies_.size() && bodies_[slot].proxy >= 0 ? &bodies_[slot] : nullptr;
+  }
+  /// One more than the largest slot in use (at most).
+  size_t slot_count() const { return bodies_.size(); }
+  /// The slots' layout: it changes whenever a slot is freed or the slots are numbered anew (a
+  /// copy), and never takes the same value twice in a process (nor in two mirrors), so that a
+  /// body found in a slot is still there while the layout is the same. Never 0.
+  uint64_t layout() const { return layout_; }
 
   /// True once Capture ran.
   bool captured() const { return captured_; }
@@ -75,8 +88,15 @@ class SceneMirror {
     BodyHandle handle = kNullBody;
   };
   void BuildWorld();
+  // Brings the world's copy of the body in `slot` to `change` (a body that stays).
+  void UpdateWorld(uint32_t slot, const BodyChange& change);
   void BuildGrid();
   uint32_t TakeSlot();
+  // Counts a body placing asset `slot` in or out; a slot no body places any more is let go at
+  // the next Apply (the batch just applied may still be evaluated with its bodies' old states).
+  void UseAsset(AssetSlot slot, int delta);
+  // Holds `asset` in asset slot `slot` (and the world's, when kept).
+  void PlaceAsset(AssetSlot slot, std::shared_ptr<const AssetGeometry> asset);
 
   Parts parts_;
   // The bodies by slot (proxy -1: a free slot); free slots; id -> slot.
@@ -87,7 +107,14 @@ class SceneMirror {
   std::vector<BodyHandle> handles_;
   CollisionWorld world_;
   BodyGrid grid_;
+  // Per asset slot of the scene's world: the asset the mirror's bodies place (held even when
+  // the world is not kept, so that it can be built), how many bodies place it, and the slots
+  // that fell to 0.
+  std::vector<std::shared_ptr<const AssetGeometry>> assets_;
+  std::vector<uint32_t> asset_bodies_;
+  std::vector<AssetSlot> unused_assets_;
   bool captured_ = false;
+  uint64_t layout_;
   uint64_t version_ = 0;
   uint64_t tick_ = 0;
 };

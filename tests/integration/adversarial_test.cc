@@ -38,6 +38,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "client/cpp/asset_digest.h"
 #include "collide/v1/collide.grpc.pb.h"
 #include "collide/viewer/v1/viewer.pb.h"
 #include "google/protobuf/util/json_util.h"
@@ -137,7 +138,7 @@ bool IsClientErrorCode(grpc::StatusCode code) {
     case grpc::StatusCode::RESOURCE_EXHAUSTED:
     case grpc::StatusCode::FAILED_PRECONDITION:
     case grpc::StatusCode::ALREADY_EXISTS:
-    // An import whose trailer disagrees with what arrived (its counts, its checksum).
+    // An import or upload whose trailer disagrees with what arrived (its counts, its checksum).
     case grpc::StatusCode::DATA_LOSS:
       return true;
     default:
@@ -479,6 +480,100 @@ class AdversarialTest : public ::testing::Test {
     v1::GetSceneResponse scene;
     grpc::Status status = stub_->GetScene(Context().get(), get, &scene);
     ASSERT_TRUE(status.ok()) << field.path << ": after the restart: " << status.error_message();
+    // The assets the restart recovered are whole: each still answers a ray.
+    v1::ListAssetsRequest list;
+    list.set_scene(kScene);
+    v1::ListAssetsResponse assets;
+    status = stub_->ListAssets(Context().get(), list, &assets);
+    ASSERT_TRUE(status.ok()) << field.path << ": after the restart: " << status.error_message();
+    for (const v1::AssetInfo& asset : assets.assets()) {
+      EXPECT_EQ(asset.sha256().size(), 64u) << field.path << ": " << asset.name();
+    }
+  }
+
+  // The messages of an upload of a 1-triangle mesh named `name` (vertices (0,0,0), (1,0,0),
+  // (0,0,1)), changed by `change`, with the trailer's counts and CRC of what is then sent
+  // unless `keep_trailer` (a trailer case sets its own).
+  static std::vector<v1::UploadAssetRequest> MeshUpload(
+      const std::string& name,
+      const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change,
+      bool keep_trailer = false) {
+    std::vector<v1::UploadAssetRequest> messages(3);
+    messages[0].set_scene(kScene);
+    messages[0].mutable_header()->set_name(name);
+    messages[0].mutable_header()->mutable_mesh()->set_vertex_count(3);
+    messages[0].mutable_header()->mutable_mesh()->set_index_count(3);
+    for (float v : {0.0f, 0.0f, 0.0f, 1.0f, 0.0f, 0.0f, 0.0f, 0.0f, 1.0f}) {
+      messages[1].mutable_chunk()->add_vertices(v);
+    }
+    for (uint32_t i : {0u, 2u, 1u}) messages[1].mutable_chunk()->add_indices(i);
+    messages[2].mutable_trailer();
+    SealTrailer(&messages);
+    change(messages);
+    if (!keep_trailer) SealTrailer(&messages);
+    return messages;
+  }
+
+  // The same for a 2 x 2 heightfield (heights 0, 1, 2, 3).
+  static std::vector<v1::UploadAssetRequest> FieldUpload(
+      const std::string& name,
+      const std::function<void(std::vector<v1::UploadAssetRequest>&)>& change) {
+    std::vector<v1::UploadAssetRequest> messages(3);
+    messages[0].set_scene(kScene);
+    messages[0].mutable_header()->set_name(name);
+    v1::HeightfieldAssetSize* size = messages[0].mutable_header()->mutable_heightfield();
+    size->set_rows(2);
+    size->set_columns(2);
+    size->set_spacing_x(1);
+    size->set_spacing_z(1);
+    for (float h : {0.0f, 1.0f, 2.0f, 3.0f}) messages[1].mutable_chunk()->add_heights(h);
+    messages[2].mutable_trailer();
+    change(messages);
+    SealTrailer(&messages);
+    return messages;
+  }
+
+  // The trailer of what the chunks carry (every chunk between the first and the last message).
+  static void SealTrailer(std::vector<v1::UploadAssetRequest>* messages) {
+    v1::AssetTrailer* trailer = messages->back().mutable_trailer();
+    uint32_t crc = 0;
+    uint64_t floats = 0, indices = 0, heights = 0, holes = 0, chunks = 0;
+    for (size_t i = 1; i + 1 < messages->size(); ++i) {
+      const v1::AssetChunk& c = (*messages)[i].chunk();
+      crc = client::Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
+      crc = client::Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
+      crc = client::Crc32cExtend(crc, c.heights().data(), c.heights_size() * 4);
+      crc = client::Crc32cExtend(crc, c.holes().data(), c.holes().size());
+      floats += c.vertices_size();
+      indices += c.indices_size();
+      heights += c.heights_size();
+      holes += c.holes().size();
+      ++chunks;
+    }
+    trailer->set_vertex_count(floats / 3);
+    trailer->set_index_count(indices);
+    trailer->set_sample_count(heights);
+    trailer->set_hole_bytes(holes);
+    trailer->set_chunk_count(chunks);
+    trailer->set_crc32c(crc);
+  }
+
+  // One UploadAsset call: its status.
+  static Outcome Upload(const std::vector<v1::UploadAssetRequest>& messages) {
+    auto context = Context();
+    v1::UploadAssetResponse response;
+    auto writer = stub_->UploadAsset(context.get(), &response);
+    for (const v1::UploadAssetRequest& m : messages) {
+      if (!writer->Write(m)) break;
+    }
+    writer->WritesDone();
+    return Of(writer->Finish());
+  }
+
+  // A name no earlier case used (an accepted upload keeps its asset).
+  static std::string FreshName() {
+    static int next = 0;
+    return absl::StrCat("a", ++next);
   }
 
   static std::string StatusCodeName(grpc::StatusCode code) {
@@ -1156,6 +1251,95 @@ TEST_F(AdversarialTest, StreamedQueryAndWatchFieldsAtTheirExtremes) {
   });
 }
 
+TEST_F(AdversarialTest, AssetFieldsAtTheirExtremes) {
+  // The assets bodies place below.
+  ASSERT_EQ(Upload(MeshUpload("cube", [](auto&) {})).code, grpc::StatusCode::OK);
+  ASSERT_EQ(Upload(FieldUpload("ground", [](auto&) {})).code, grpc::StatusCode::OK);
+  RunU64("UploadAsset.header.mesh.vertex_count", "vert", [](uint64_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_mesh()->set_vertex_count(v); }));
+  });
+  RunU64("UploadAsset.header.mesh.index_count", "ind", [](uint64_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_mesh()->set_index_count(v); }));
+  });
+  RunU64("UploadAsset.header.heightfield.rows", "rows", [](uint64_t v) {
+    return Upload(FieldUpload(
+        FreshName(), [v](auto& m) { m[0].mutable_header()->mutable_heightfield()->set_rows(v); }));
+  });
+  RunU64("UploadAsset.header.heightfield.columns", "columns", [](uint64_t v) {
+    return Upload(FieldUpload(FreshName(), [v](auto& m) {
+      m[0].mutable_header()->mutable_heightfield()->set_columns(v);
+    }));
+  });
+  RunF32("UploadAsset.header.heightfield.spacing_x", "spacing_x", [](float v) {
+    return Upload(FieldUpload(FreshName(), [v](auto& m) {
+      m[0].mutable_header()->mutable_heightfield()->set_spacing_x(v);
+    }));
+  });
+  RunF32("UploadAsset.header.heightfield.spacing_z", "spacing_z", [](float v) {
+    return Upload(FieldUpload(FreshName(), [v](auto& m) {
+      m[0].mutable_header()->mutable_heightfield()->set_spacing_z(v);
+    }));
+  });
+  RunF32("UploadAsset.chunk.vertices (a coordinate)", "vertices", [](float v) {
+    return Upload(
+        MeshUpload(FreshName(), [v](auto& m) { m[1].mutable_chunk()->set_vertices(4, v); }));
+  });
+  RunU32("UploadAsset.chunk.indices (an index)", "indices", [](uint32_t v) {
+    return Upload(
+        MeshUpload(FreshName(), [v](auto& m) { m[1].mutable_chunk()->set_indices(2, v); }));
+  });
+  RunF32("UploadAsset.chunk.heights (a height)", "heights", [](float v) {
+    return Upload(
+        FieldUpload(FreshName(), [v](auto& m) { m[1].mutable_chunk()->set_heights(3, v); }));
+  });
+  RunU64("UploadAsset.trailer.vertex_count", "trailer", [](uint64_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m.back().mutable_trailer()->set_vertex_count(v); }, true));
+  });
+  RunU64("UploadAsset.trailer.index_count", "trailer", [](uint64_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m.back().mutable_trailer()->set_index_count(v); }, true));
+  });
+  RunU64("UploadAsset.trailer.chunk_count", "trailer", [](uint64_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m.back().mutable_trailer()->set_chunk_count(v); }, true));
+  });
+  RunU32("UploadAsset.trailer.crc32c", "trailer", [](uint32_t v) {
+    return Upload(MeshUpload(
+        FreshName(), [v](auto& m) { m.back().mutable_trailer()->set_crc32c(v); }, true));
+  });
+  RunF32("UpsertBodies.bodies[0].shape.mesh.scale", "scale", [](float v) {
+    v1::UpsertBodiesRequest request;
+    request.set_scene(kScene);
+    v1::Body* body = request.add_bodies();
+    body->set_id(12);
+    body->mutable_shape()->mutable_mesh()->set_asset("cube");
+    body->mutable_shape()->mutable_mesh()->set_scale(v);
+    v1::WriteResponse response;
+    return Of(stub_->UpsertBodies(Context().get(), request, &response));
+  });
+  RunF32("UpdateBatch.ops[0].upsert.shape.heightfield.scale", "scale", [](float v) {
+    v1::UpdateBatch batch;
+    batch.set_scene(kScene);
+    v1::Body* body = batch.add_ops()->mutable_upsert();
+    body->set_id(13);
+    body->set_kind(v1::BODY_KIND_STATIC);
+    body->mutable_shape()->mutable_heightfield()->set_asset("ground");
+    body->mutable_shape()->mutable_heightfield()->set_scale(v);
+    return SendBatch(batch);
+  });
+  // A body of each kind placing the assets, queried at the extremes of a ray's length.
+  RunF32("Raycast onto assets: ray.max_distance", "max_distance", [](float v) {
+    v1::RaycastRequest request = Ray();
+    request.set_mode(v1::MODE_ALL);
+    request.mutable_ray()->set_max_distance(v);
+    v1::QueryResponse response;
+    return Of(stub_->Raycast(Context().get(), request, &response));
+  });
+}
+
 // ---------------------------------------------------------------------------------------------
 // Malformed messages.
 
@@ -1182,6 +1366,8 @@ const std::map<std::string, std::string>& UnaryMethods() {
       {"Overlap", "collide.v1.OverlapRequest"},
       {"GetServerStats", "collide.v1.GetServerStatsRequest"},
       {"SetSceneMoving", "collide.v1.SetSceneMovingRequest"},
+      {"ListAssets", "collide.v1.ListAssetsRequest"},
+      {"DeleteAsset", "collide.v1.DeleteAssetRequest"},
   };
   return methods;
 }
@@ -1327,6 +1513,31 @@ TEST_F(MalformedTest, AQueryStreamEndsWithInvalidArgumentAtACorruptMessage) {
   EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
   EXPECT_EQ(status.error_message(),
             "messages[1]: not a valid collide.v1.QueryBatch message (12 bytes)");
+}
+
+TEST_F(MalformedTest, AnUploadEndsWithInvalidArgumentAtACorruptMessageAndStoresNothing) {
+  v1::UploadAssetRequest header;
+  header.set_scene(kScene);
+  header.mutable_header()->set_name("cube");
+  header.mutable_header()->mutable_mesh()->set_vertex_count(3);
+  header.mutable_header()->mutable_mesh()->set_index_count(3);
+  auto context = Context();
+  RawStream stream(channel_, "/collide.v1.Collide/UploadAsset", context.get());
+  ASSERT_TRUE(stream.started());
+  ASSERT_TRUE(stream.Write(header.SerializeAsString()));
+  stream.Write(kTruncated);
+  stream.WritesDone();
+  while (stream.Read().has_value()) {
+  }
+  const grpc::Status status = stream.Finish();
+  EXPECT_EQ(status.error_code(), grpc::StatusCode::INVALID_ARGUMENT);
+  EXPECT_EQ(status.error_message(),
+            "messages[1]: not a valid collide.v1.UploadAssetRequest message (4 bytes)");
+  v1::ListAssetsRequest list;
+  list.set_scene(kScene);
+  v1::ListAssetsResponse assets;
+  ASSERT_TRUE(stub_->ListAssets(Context().get(), list, &assets).ok());
+  EXPECT_EQ(assets.assets_size(), 0);
 }
 
 TEST_F(MalformedTest, AnImportSceneEndsWithInvalidArgumentNamingTheCorruptMessage) {

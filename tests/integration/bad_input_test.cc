@@ -14,6 +14,7 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "client/cpp/asset_digest.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
@@ -90,9 +91,92 @@ class BadInputTest : public ::testing::Test {
     ASSERT_TRUE(IsOk(admin.UpsertBodies(
         "team-scratch",
         std::vector<v1::Body>{MakeBody(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 0)))})));
+    // Level geometry: a one-triangle mesh in arena (no body places it), and one in
+    // team-scratch that body 2 places.
+    ASSERT_TRUE(IsOk(admin.UploadMesh("arena", "tri", TriangleMesh())));
+    ASSERT_TRUE(IsOk(admin.UploadMesh("team-scratch", "tri", TriangleMesh())));
+    ASSERT_TRUE(IsOk(admin.UpsertBodies(
+        "team-scratch",
+        std::vector<v1::Body>{MakeBody(2, client::MakeMesh("tri"), MakePose(MakeVec3(5, 0, 0)))})));
     auto arena = admin.GetScene("arena");
     ASSERT_TRUE(IsOk(arena));
     arena_version_ = arena->stats().version();
+  }
+
+  static client::MeshArrays TriangleMesh() {
+    static const float kVertices[] = {0, 0, 0, 1, 0, 0, 0, 0, 1};
+    static const uint32_t kIndices[] = {0, 2, 1};
+    return client::MeshArrays{kVertices, kIndices};
+  }
+
+  // An UploadAsset call of `messages` as `token` sends them, the last a trailer sealed over the
+  // chunks between (its counts and CRC) unless `seal` is false.
+  // Messages in `after` follow the trailer.
+  absl::Status RawUpload(const std::string& token, std::vector<v1::UploadAssetRequest> messages,
+                         bool seal = true, std::vector<v1::UploadAssetRequest> after = {}) {
+    client::Client& client = Client(token);
+    if (seal) {
+      v1::AssetTrailer* trailer = messages.back().mutable_trailer();
+      uint32_t crc = 0;
+      uint64_t floats = 0, indices = 0, heights = 0, chunks = 0;
+      for (size_t i = 1; i + 1 < messages.size(); ++i) {
+        const v1::AssetChunk& c = messages[i].chunk();
+        crc = client::Crc32cExtend(crc, c.vertices().data(), c.vertices_size() * 4);
+        crc = client::Crc32cExtend(crc, c.indices().data(), c.indices_size() * 4);
+        crc = client::Crc32cExtend(crc, c.heights().data(), c.heights_size() * 4);
+        floats += c.vertices_size();
+        indices += c.indices_size();
+        heights += c.heights_size();
+        ++chunks;
+      }
+      trailer->set_vertex_count(floats / 3);
+      trailer->set_index_count(indices);
+      trailer->set_sample_count(heights);
+      trailer->set_chunk_count(chunks);
+      trailer->set_crc32c(crc);
+    }
+    std::unique_ptr<grpc::ClientContext> context =
+        client.NewContext(messages.front().scene(), /*unary=*/false);
+    v1::UploadAssetResponse response;
+    auto stub = v1::Collide::NewStub(client.channel());
+    auto writer = stub->UploadAsset(context.get(), &response);
+    messages.insert(messages.end(), after.begin(), after.end());
+    for (const v1::UploadAssetRequest& m : messages) {
+      if (!writer->Write(m)) break;
+    }
+    writer->WritesDone();
+    return client::FromGrpcStatus(writer->Finish());
+  }
+
+  // A mesh upload to arena: header (vertex and index counts), one chunk, a trailer.
+  static std::vector<v1::UploadAssetRequest> MeshMessages(const std::string& name,
+                                                          std::vector<float> vertices,
+                                                          std::vector<uint32_t> indices) {
+    std::vector<v1::UploadAssetRequest> m(3);
+    m[0].set_scene("arena");
+    m[0].mutable_header()->set_name(name);
+    m[0].mutable_header()->mutable_mesh()->set_vertex_count(vertices.size() / 3);
+    m[0].mutable_header()->mutable_mesh()->set_index_count(indices.size());
+    for (float v : vertices) m[1].mutable_chunk()->add_vertices(v);
+    for (uint32_t i : indices) m[1].mutable_chunk()->add_indices(i);
+    m[2].mutable_trailer();
+    return m;
+  }
+
+  // A heightfield upload to arena of rows x columns zero heights.
+  static std::vector<v1::UploadAssetRequest> FieldMessages(uint64_t rows, uint64_t columns,
+                                                           size_t heights) {
+    std::vector<v1::UploadAssetRequest> m(3);
+    m[0].set_scene("arena");
+    m[0].mutable_header()->set_name("field");
+    v1::HeightfieldAssetSize* size = m[0].mutable_header()->mutable_heightfield();
+    size->set_rows(rows);
+    size->set_columns(columns);
+    size->set_spacing_x(1);
+    size->set_spacing_z(1);
+    for (size_t i = 0; i < heights; ++i) m[1].mutable_chunk()->add_heights(0.0f);
+    m[2].mutable_trailer();
+    return m;
   }
 
   client::Client& Client(const std::string& token) {
@@ -362,6 +446,164 @@ TEST_F(BadInputTest, EachBadRequestGetsItsCodeAndFieldPathAndChangesNothing) {
       {"overlap NaN capsule half height", StatusCode::kInvalidArgument,
        "overlap.shape.capsule.half_height",
        [&] { return admin().Overlap(OverlapOf(MakeCapsule(1, kNaN), At(0, 0, 5))).status(); }},
+
+      // Level geometry: uploads (none may store anything), bodies placing assets, deletions.
+      {"upload NaN vertex", StatusCode::kInvalidArgument, "vertices[1]: must be finite",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("bad", {0, 0, 0, 1, kNaN, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload infinite vertex", StatusCode::kInvalidArgument, "vertices[2]: must be finite",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, -kInf}, {0, 1, 2}));
+       }},
+      {"upload vertex at 1e30", StatusCode::kInvalidArgument, "vertices[0]: must be within",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("bad", {1e30f, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload vertex at -1e30", StatusCode::kInvalidArgument, "vertices[0]: must be within",
+       [&] {
+         return RawUpload(kWriter,
+                          MeshMessages("bad", {-1e30f, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload index out of range", StatusCode::kInvalidArgument,
+       "indices[2]: must be below the vertex count",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 3}));
+       }},
+      {"upload index 2^32 - 1", StatusCode::kInvalidArgument,
+       "indices[0]: 4294967295 is not a vertex index",
+       [&] {
+         return RawUpload(kWriter,
+                          MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0xFFFFFFFFu, 1, 2}));
+       }},
+      {"upload empty mesh", StatusCode::kInvalidArgument, "header.mesh.vertex_count",
+       [&] { return RawUpload(kWriter, MeshMessages("bad", {}, {})); }},
+      {"upload zero-area and sliver triangles are kept", StatusCode::kAlreadyExists, "header.name",
+       [&] {
+         // Accepted as "sliver" (a repeated vertex, collinear ones, a sliver), then refused as
+         // other content under the same name.
+         absl::Status first =
+             RawUpload(kWriter, MeshMessages("sliver", {0, 0, 0, 1, 0, 0, 2, 0, 0, 1, 1e-7f, 0},
+                                             {0, 0, 1, 0, 1, 2, 0, 2, 3}));
+         if (!first.ok()) return first;
+         return RawUpload(kWriter, MeshMessages("sliver", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload 1 x 1 heightfield", StatusCode::kInvalidArgument, "header.heightfield.rows",
+       [&] { return RawUpload(kWriter, FieldMessages(1, 1, 1)); }},
+      {"upload 2^32 columns", StatusCode::kInvalidArgument, "header.heightfield.columns",
+       [&] { return RawUpload(kWriter, FieldMessages(2, uint64_t{1} << 32, 4)); }},
+      {"upload header counting more than it sends", StatusCode::kDataLoss, "trailer",
+       [&] {
+         auto m = MeshMessages("bad", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2});
+         m[0].mutable_header()->mutable_mesh()->set_vertex_count(4);
+         return RawUpload(kWriter, m);
+       }},
+      {"upload trailer lying about its counts", StatusCode::kDataLoss, "trailer.index_count",
+       [&] {
+         auto m = MeshMessages("bad2", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2});
+         m[2].mutable_trailer()->set_vertex_count(3);
+         m[2].mutable_trailer()->set_index_count(4);
+         m[2].mutable_trailer()->set_chunk_count(1);
+         return RawUpload(kWriter, m, /*seal=*/false);
+       }},
+      {"upload chunk after the trailer", StatusCode::kInvalidArgument, "messages[3]",
+       [&] {
+         auto m = MeshMessages("bad3", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2});
+         return RawUpload(kWriter, m, /*seal=*/true, {m[1]});
+       }},
+      {"upload second header", StatusCode::kInvalidArgument, "messages[1]: a second header",
+       [&] {
+         auto m = MeshMessages("bad4", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2});
+         v1::UploadAssetRequest again = m[0];
+         again.clear_scene();
+         m.insert(m.begin() + 1, again);
+         return RawUpload(kWriter, m);
+       }},
+      {"upload name too long", StatusCode::kInvalidArgument, "header.name",
+       [&] {
+         return RawUpload(
+             kWriter, MeshMessages(std::string(129, 'n'), {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload name not valid", StatusCode::kInvalidArgument, "header.name",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("../etc", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload other content under a taken name", StatusCode::kAlreadyExists, "header.name",
+       [&] {
+         return RawUpload(kWriter, MeshMessages("tri", {0, 0, 0, 2, 0, 0, 0, 0, 1}, {0, 2, 1}));
+       }},
+      {"upload to an unknown scene", StatusCode::kNotFound, "scene",
+       [&] {
+         auto m = MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2});
+         m[0].set_scene("nowhere");
+         return RawUpload(kWriter, m);
+       }},
+      {"upload by a reader", StatusCode::kPermissionDenied, "",
+       [&] {
+         return RawUpload(kReader, MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upload outside the token's prefix", StatusCode::kPermissionDenied, "",
+       [&] {
+         return RawUpload(kTeamWriter, MeshMessages("x", {0, 0, 0, 1, 0, 0, 0, 0, 1}, {0, 1, 2}));
+       }},
+      {"upsert of a missing asset", StatusCode::kNotFound, "bodies[0].shape.mesh.asset",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeMesh("nope"), At(0, 0, 0))}))
+             .status();
+       }},
+      {"upsert of a mesh as a heightfield", StatusCode::kInvalidArgument,
+       "bodies[0].shape.heightfield.asset",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeHeightfield("tri"), At(0, 0, 0))}))
+             .status();
+       }},
+      {"upsert of an asset at scale 0", StatusCode::kInvalidArgument, "bodies[0].shape.mesh.scale",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeMesh("tri", 0.0f), At(0, 0, 0))}))
+             .status();
+       }},
+      {"upsert of an asset at scale NaN", StatusCode::kInvalidArgument,
+       "bodies[0].shape.mesh.scale",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeMesh("tri", kNaN), At(0, 0, 0))}))
+             .status();
+       }},
+      {"upsert of an asset at a negative scale", StatusCode::kInvalidArgument,
+       "bodies[0].shape.mesh.scale",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeMesh("tri", -2.0f), At(0, 0, 0))}))
+             .status();
+       }},
+      {"upsert of an asset at scale 1e30", StatusCode::kInvalidArgument,
+       "bodies[0].shape.mesh.scale",
+       [&] {
+         return admin()
+             .UpsertBodies(Upsert({MakeBody(20, client::MakeMesh("tri", 1e30f), At(0, 0, 0))}))
+             .status();
+       }},
+      {"update stream upsert of a missing asset", StatusCode::kNotFound,
+       "ops[0].upsert.shape.mesh.asset",
+       [&] {
+         return UpdateCase(
+             kWriter,
+             Batch({client::MakeUpsertOp(MakeBody(21, client::MakeMesh("nope"), At(0, 0, 0)))}));
+       }},
+      {"overlap with a mesh as its shape", StatusCode::kInvalidArgument, "overlap.shape",
+       [&] { return admin().Overlap(OverlapOf(client::MakeMesh("tri"), At(0, 0, 5))).status(); }},
+      {"delete of an asset a body places", StatusCode::kFailedPrecondition,
+       "name: asset \"tri\" is used by body 2",
+       [&] { return admin().DeleteAsset("team-scratch", "tri"); }},
+      {"delete of an unknown asset", StatusCode::kNotFound, "name: no asset \"nope\"",
+       [&] { return admin().DeleteAsset("arena", "nope"); }},
+      {"delete of an asset by a reader", StatusCode::kPermissionDenied, "",
+       [&] { return Client(kReader).DeleteAsset("arena", "tri"); }},
+      {"assets of an unknown scene", StatusCode::kNotFound, "scene",
+       [&] { return admin().ListAssets("nowhere").status(); }},
 
       // Unary writes (all against arena, none may change it).
       {"upsert NaN position", StatusCode::kInvalidArgument, "bodies[1].pose.position",

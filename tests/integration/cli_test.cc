@@ -4,6 +4,7 @@
 // queries' --pos (and --at), --at_tick and --min_version; suggestions for a typo.
 
 #include <chrono>
+#include <fstream>
 #include <future>
 #include <memory>
 #include <string>
@@ -201,7 +202,10 @@ TEST_F(CliTest, EveryCommandHasHelpAndAGroupAloneListsItsVerbs) {
                                            {"watch"},
                                            {"interest"},
                                            {"stats"},
-                                           {"health"}}) {
+                                           {"health"},
+                                           {"mesh", "upload"},
+                                           {"mesh", "list"},
+                                           {"mesh", "delete"}}) {
     std::string name = absl::StrJoin(command, " ");
     for (const char* help : {"--help", "-h"}) {
       std::vector<std::string> words = {CliPath()};
@@ -441,14 +445,15 @@ TEST_F(CliTest, StatsShowsEveryFieldOfGetServerStats) {
     return {};
   };
   std::vector<std::string> arena = row_of("arena");
-  ASSERT_EQ(arena.size(), 8u) << text;
+  ASSERT_EQ(arena.size(), 12u) << text;
   EXPECT_EQ(arena[1], "2") << text;
   EXPECT_EQ(arena[2], "1") << text;
   EXPECT_EQ(arena[3], "2") << text;
   EXPECT_NE(arena[5], "0") << text;  // memory_bytes
   EXPECT_NE(arena[7], "0") << text;  // log_bytes: two records since no snapshot
+  EXPECT_EQ(arena[8], "0") << text;  // asset_count: no asset uploaded
   std::vector<std::string> bravo = row_of("bravo");
-  ASSERT_EQ(bravo.size(), 8u) << text;
+  ASSERT_EQ(bravo.size(), 12u) << text;
   EXPECT_EQ(bravo[1], "0") << text;
   EXPECT_EQ(bravo[3], "0") << text;
   EXPECT_TRUE(absl::StrContains(text, "\nscenes_omitted           0\n")) << text;
@@ -714,6 +719,80 @@ TEST_F(CliTest, ATypoGetsTheNearestFlagOrCommand) {
   CommandResult far = Cli({"raycast", "arena", "--from=0,0,0", "--dir=0,0,1", "--zzzzzzzz"});
   EXPECT_EQ(far.exit_code, 2);
   EXPECT_FALSE(absl::StrContains(far.err, "did you mean")) << far.err;
+}
+
+// An OBJ file's triangles uploaded as a mesh, listed, placed by a body, hit by a ray that names
+// the triangle, refused deletion while placed, deleted once not; a file that is no mesh is a
+// clear error.
+TEST_F(CliTest, MeshUploadsAnObjFileThatBodiesPlaceAndRaysHitByTriangle) {
+  Ok({"scene", "create", "arena"});
+  const TempDir dir("cli-mesh");
+  // A wall in the plane z = 0, 4 wide and 2 high: two triangles, (1 2 3) and (1 3 4).
+  const std::string obj = dir.File("wall.obj");
+  {
+    std::ofstream out(obj);
+    out << "# a wall\no wall\nv -2 0 0\nv 2 0 0\nv 2 2 0\nv -2 2 0\nvn 0 0 1\n"
+        << "f 1//1 2//1 3//1\nf 1//1 3//1 4//1\n";
+  }
+  std::string uploaded = Ok({"mesh", "upload", "arena", "wall", obj});
+  EXPECT_TRUE(
+      absl::StartsWith(uploaded, "uploaded mesh wall into arena: 2 triangles, 4 vertices, sha256 "))
+      << uploaded;
+  // The same content again changes nothing.
+  EXPECT_TRUE(absl::StartsWith(Ok({"mesh", "upload", "arena", "wall", obj}),
+                               "mesh wall already in arena: 2 triangles"));
+  std::string listed = Ok({"mesh", "list", "arena"});
+  EXPECT_TRUE(absl::StartsWith(listed, "wall  mesh  2 triangles")) << listed;
+  EXPECT_TRUE(absl::StrContains(listed, "bounds (-2, 0, 0) .. (2, 2, 0)")) << listed;
+  EXPECT_TRUE(absl::StrContains(listed, "  0 bodies  sha256 ")) << listed;
+  // Placed 5 along z, scaled by 2: the wall spans x in [-4, 4], y in [0, 4] at z = 5.
+  Ok({"body", "add", "arena", "--id=7", "--mesh=wall", "--scale=2", "--pos=0,0,5", "--static"});
+  std::string body = Ok({"body", "get", "arena", "--id=7"});
+  EXPECT_TRUE(absl::StrContains(body, "mesh wall scale 2")) << body;
+  // Seen from +z the quad's triangles are counter-clockwise (front faces): (3, 1) lies in the
+  // first, (-4, 0) (4, 0) (4, 4) once scaled, and (-3, 3) in the second.
+  std::string ray = Ok({"raycast", "arena", "--from=3,1,10", "--dir=0,0,-1"});
+  EXPECT_TRUE(absl::StrContains(ray, "body 7  triangle 0  distance 5  point (3, 1, 5)")) << ray;
+  ray = Ok({"raycast", "arena", "--from=-3,3,10", "--dir=0,0,-1"});
+  EXPECT_TRUE(absl::StrContains(ray, "body 7  triangle 1  distance 5")) << ray;
+  // From behind: two-sided, the back face said.
+  ray = Ok({"raycast", "arena", "--from=3,1,0", "--dir=0,0,1"});
+  EXPECT_TRUE(absl::StrContains(ray, "body 7  triangle 0  back_face  distance 5")) << ray;
+  CommandResult used = Cli({"mesh", "delete", "arena", "wall"});
+  EXPECT_NE(used.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(used.err, "error: FAILED_PRECONDITION: name")) << used.err;
+  Ok({"body", "remove", "arena", "--id=7"});
+  EXPECT_EQ(Ok({"mesh", "delete", "arena", "wall"}), "deleted asset wall of arena\n");
+  EXPECT_EQ(Ok({"mesh", "list", "arena"}), "no assets\n");
+  // Files that hold no mesh: a clear error, nothing uploaded.
+  CommandResult missing = Cli({"mesh", "upload", "arena", "none", dir.File("missing.obj")});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(missing.err, "error: INVALID_ARGUMENT: ")) << missing.err;
+  const std::string empty = dir.File("empty.obj");
+  {
+    std::ofstream out(empty);
+    out << "v 0 0 0\n";
+  }
+  CommandResult no_faces = Cli({"mesh", "upload", "arena", "none", empty});
+  EXPECT_NE(no_faces.exit_code, 0);
+  EXPECT_TRUE(absl::StrContains(no_faces.err, "no faces")) << no_faces.err;
+  const std::string bad_index = dir.File("bad_index.obj");
+  {
+    std::ofstream out(bad_index);
+    out << "v 0 0 0\nv 1 0 0\nv 0 1 0\nv 1e40 0 0\nf 1 2 4\n";
+  }
+  CommandResult bad = Cli({"mesh", "upload", "arena", "bad", bad_index});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_TRUE(absl::StartsWith(bad.err, "error: INVALID_ARGUMENT: vertices[3]")) << bad.err;
+  EXPECT_EQ(Ok({"mesh", "list", "arena"}), "no assets\n");
+  // A polygon is split into triangles by the loader: a quad makes two.
+  const std::string quad = dir.File("quad.obj");
+  {
+    std::ofstream out(quad);
+    out << "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nf 1 2 3 4\n";
+  }
+  EXPECT_TRUE(absl::StartsWith(Ok({"mesh", "upload", "arena", "quad", quad}),
+                               "uploaded mesh quad into arena: 2 triangles, 4 vertices"));
 }
 
 }  // namespace

@@ -49,6 +49,8 @@ done
 [ -s "$tmp/port" ] || fail "collide-server wrote no port file within 20 s"
 export COLLIDE_ADDRESS="127.0.0.1:$(tr -d '[:space:]' <"$tmp/port")"
 
+# Paths in the commands (an OBJ file) are relative to the README's folder, the repository root.
+cd "$(dirname "$readme")"
 last_command=
 last_output=
 for block in "$tmp"/*.sh; do

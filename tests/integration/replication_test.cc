@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
+#include <iostream>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
@@ -410,12 +411,17 @@ TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtT
   auto [with_two, at_two] = write_to_owner(21);
   ASSERT_TRUE(IsOk(with_two)) << cluster->server(0).Logs() << cluster->server(1).Logs();
   version = with_two->version();
+  const auto caught_up_from = Clock::now();
   ASSERT_TRUE(WaitUntil(
       [&] {
         auto info = cluster->server(1 - at_two).NewClient()->GetScene("world");
         return info.ok() && info->stats().version() == version;
       },
-      std::chrono::seconds(20)));
+      std::chrono::seconds(20)))
+      << "version " << version << " written at server " << at_two << "\n"
+      << cluster->server(0).Logs() << cluster->server(1).Logs();
+  std::cerr << "the other server read version " << version << " after "
+            << std::chrono::duration<double>(Clock::now() - caught_up_from).count() << " s\n";
   // Two of three down: no quorum, and the write is not acknowledged.
   ASSERT_TRUE(IsOk(cluster->nats().Signal(2, SIGKILL)));
   std::vector<v1::Body> unquorate = {BodyFor(23)};

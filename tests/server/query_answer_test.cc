@@ -66,6 +66,8 @@ v1::Hit RandomHit(std::mt19937_64& rng) {
   hit.mutable_normal()->set_z(number());
   hit.set_depth(number());
   hit.set_start_overlapping(pick(rng) == 0);
+  if (pick(rng) != 0) hit.set_triangle(static_cast<uint32_t>(rng() >> (rng() % 64)));
+  hit.set_back_face(pick(rng) == 0);
   return hit;
 }
 
@@ -81,6 +83,8 @@ v1::Hit LongestHit() {
   }
   hit.set_depth(0.25f);
   hit.set_start_overlapping(true);
+  hit.set_triangle(std::numeric_limits<uint32_t>::max());
+  hit.set_back_face(true);
   return hit;
 }
 

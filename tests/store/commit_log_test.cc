@@ -5,6 +5,7 @@
 #include <future>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "gtest/gtest.h"
@@ -159,7 +160,7 @@ TEST(CommitLog, FailedFsyncIsFatalAndNothingIsAcknowledged) {
   const uint64_t seq = *log->Append("doomed");
   std::promise<absl::Status> outcome;
   log->WhenDone(seq, CommitLog::Await::kSynced,
-                [&](absl::Status status, bool) { outcome.set_value(status); });
+                [&](absl::Status status, bool) { outcome.set_value(std::move(status)); });
   absl::Status status = outcome.get_future().get();
   EXPECT_EQ(status.code(), absl::StatusCode::kInternal);
   EXPECT_EQ(f.fatal_calls.load(), 1);

@@ -7,6 +7,7 @@
 #include <future>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "base/field_error.h"
@@ -147,7 +148,7 @@ TEST(Database, ValidationErrorsComeBackThroughTheCallback) {
   ASSERT_TRUE(db->CreateScene("s", SceneOptions{.max_bodies = 1}).ok());
   std::promise<absl::Status> outcome;
   db->Apply("s", ClientTag{}, UpdateBatch{{SetPoseOp(17, Pose{})}},
-            [&](absl::StatusOr<ApplyAck> ack) { outcome.set_value(ack.status()); });
+            [&](absl::StatusOr<ApplyAck> ack) { outcome.set_value(std::move(ack).status()); });
   absl::Status status = outcome.get_future().get();
   EXPECT_EQ(status.code(), absl::StatusCode::kNotFound);
   EXPECT_EQ(status.message(), "ops[0].set_pose.id: no body 17 in scene \"s\"");

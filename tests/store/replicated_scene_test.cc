@@ -10,8 +10,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "absl/strings/match.h"
 #include "base/mutex.h"
 #include "gtest/gtest.h"
 #include "scene/move_destination.h"
@@ -169,7 +171,7 @@ std::future<absl::Status> CreateAsync(Database& db, const std::string& scene) {
   auto promise = std::make_shared<std::promise<absl::Status>>();
   std::future<absl::Status> future = promise->get_future();
   db.CreateScene(scene, Replicated(),
-                 [promise](absl::Status status) { promise->set_value(status); });
+                 [promise](absl::Status status) { promise->set_value(std::move(status)); });
   return future;
 }
 
@@ -395,6 +397,40 @@ TEST(ReplicatedScene, ARestoreReplacesTheCopyAtItsPosition) {
   db->SetReadable("r", true);
   EXPECT_TRUE(SameState(StateOf(*db, "r"), state));
   EXPECT_EQ(db->ReplicatedPosition("r"), at);
+}
+
+// A follower could not replay an asset record (the replicated log does not carry the content):
+// a replicated scene takes no asset, by upload or by import, each refused naming the field.
+TEST(ReplicatedScene, AssetsAreRefusedNamingTheField) {
+  TempDir dir;
+  FakeHook hook;
+  auto db = MustOpen(dir.path(), &hook);
+  auto created = CreateAsync(*db, "r");
+  hook.StoreAll();
+  ASSERT_TRUE(created.get().ok());
+  AssetSource triangle;
+  triangle.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
+  triangle.indices = {0, 1, 2};
+  triangle.size = AssetSize{.kind = AssetKind::kMesh, .vertex_count = 3, .index_count = 3};
+
+  const absl::Status room = db->CheckAssetRoom("r", "tri", triangle.size);
+  EXPECT_EQ(room.code(), absl::StatusCode::kFailedPrecondition) << room;
+  EXPECT_TRUE(absl::StartsWith(room.message(), "scene: ")) << room;
+  absl::StatusOr<AddedAsset> added = db->AddAsset("r", "tri", triangle);
+  EXPECT_EQ(added.status().code(), absl::StatusCode::kFailedPrecondition) << added.status();
+  EXPECT_TRUE(absl::StartsWith(added.status().message(), "scene: ")) << added.status();
+  EXPECT_EQ(db->stored_assets().contents, 0u);
+
+  std::promise<absl::Status> imported;
+  std::vector<NamedSource> assets;
+  assets.push_back(NamedSource{.name = "tri", .source = triangle});
+  db->ImportScene("copy", Replicated(), SceneState{}, std::move(assets), /*replace=*/false,
+                  [&imported](absl::Status status) { imported.set_value(std::move(status)); });
+  const absl::Status refused = imported.get_future().get();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kFailedPrecondition) << refused;
+  EXPECT_TRUE(absl::StartsWith(refused.message(), "options.durability: ")) << refused;
+  EXPECT_EQ(db->GetScene("copy").status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(hook.published().size(), 1u) << "only the scene's creation was replicated";
 }
 
 TEST(ReplicatedScene, WithoutAHookReplicatedScenesAreRefused) {

@@ -95,7 +95,7 @@ TEST(ToJsonTest, PrintsTheApisMessagesAsProtobufsJsonMapping) {
   EXPECT_EQ(ToJson(response),
             "{\"version\":\"18446744073709551615\",\"hits\":[{\"body_id\":\"7\",\"distance\":0.1,"
             "\"point\":{\"x\":0.707106769,\"y\":0,\"z\":0},\"normal\":{\"x\":0,\"y\":0,\"z\":-1},"
-            "\"depth\":0,\"start_overlapping\":false}],\"truncated\":false}");
+            "\"depth\":0,\"start_overlapping\":false,\"back_face\":false}],\"truncated\":false}");
   // An absent optional field is left out; a present one is printed at any value.
   viewer::v1::ScenePage page;
   EXPECT_FALSE(absl::StrContains(ToJson(page), "at_tick"));

@@ -337,6 +337,105 @@ UpdateOp Ball(uint64_t id, Vec3 at, uint32_t category = 1) {
       BodyDesc{.id = id, .shape = Sphere{0.5f}, .pose = Pose{{}, at}, .category = category});
 }
 
+// Every body moves in every batch (as in a game's tick), on a lattice so that distances tie
+// exactly, with bodies removed and created in the same batches (their slots reused at once): the
+// sets are checked against the brute force after every batch, with the bodies packed into one
+// grid cell, spread far from the origin, and on a coarse lattice whose points fall on cell
+// borders.
+TEST(InterestSet, EqualsBruteForceWhenEveryBodyMovesInOneCellAndFarFromTheOrigin) {
+  struct Placement {
+    const char* name;
+    float step;   // lattice spacing
+    int extent;   // lattice points per axis
+    Vec3 offset;  // where the lattice starts
+  };
+  const Placement placements[] = {
+      {"one cell", 0.25f, 3, Vec3{0, 0, 0}},
+      {"far from the origin", 1.0f, 9, Vec3{1048576.0f, -1048576.0f, 524288.0f}},
+      {"coarse lattice", 4.0f, 6, Vec3{-12, -12, -12}},
+  };
+  for (const Placement& place : placements) {
+    for (uint32_t seed : {21u, 22u}) {
+      SCOPED_TRACE(std::string(place.name) + " seed " + std::to_string(seed));
+      std::mt19937 rng(seed);
+      auto pick = [&](int n) { return std::uniform_int_distribution<int>(0, n - 1)(rng); };
+      auto point = [&] {
+        return place.offset + Vec3{place.step * static_cast<float>(pick(place.extent)),
+                                   place.step * static_cast<float>(pick(place.extent)),
+                                   place.step * static_cast<float>(pick(place.extent))};
+      };
+      Rig rig;
+      InterestOracle oracle;
+      InterestUpdate update;
+      std::map<uint64_t, Vec3> at;
+      UpdateBatch create;
+      for (uint64_t id = 1; id <= 60; ++id) {
+        at[id] = point();
+        create.ops.push_back(Ball(id, at[id]));
+      }
+      rig.Apply(create, &update);
+      std::vector<InterestSet::Change> changes;
+      for (uint64_t id = 1; id <= 12; ++id) {
+        static const uint32_t kLimits[] = {1, 2, 3, 5, 8, 40};
+        ObserverSpec spec = Fixed(id, point(), 6 * place.step, 8 * place.step, kLimits[id % 6]);
+        if (id % 2 == 0) {
+          spec.attached_to = id;  // riding on a body that moves every batch
+          spec.pose.position = Vec3{};
+        }
+        changes.push_back({.id = id, .spec = spec});
+      }
+      rig.Change(changes, &update);
+      oracle.ApplyChanges(changes, InterestOracle::BodiesOf(rig.scene));
+      uint64_t next_id = 61;
+      for (int step = 0; step < 200; ++step) {
+        SCOPED_TRACE("step " + std::to_string(step));
+        UpdateBatch batch;
+        // Now and then a body goes and another comes (it takes the freed slot).
+        if (step % 3 == 0) {
+          auto victim = std::next(at.begin(), pick(static_cast<int>(at.size())));
+          batch.ops.push_back(RemoveOp(victim->first));
+          at.erase(victim);
+          at[next_id] = point();
+          batch.ops.push_back(Ball(next_id, at[next_id]));
+          ++next_id;
+        }
+        for (auto& [id, p] : at) {
+          if (id >= next_id - 1 && step % 3 == 0) continue;  // just created
+          p = p + Vec3{place.step * static_cast<float>(pick(3) - 1),
+                       place.step * static_cast<float>(pick(3) - 1),
+                       place.step * static_cast<float>(pick(3) - 1)};
+          batch.ops.push_back(SetPoseOp(id, Pose{{}, p}));
+        }
+        rig.Apply(batch, &update);
+        if (::testing::Test::HasFatalFailure()) return;
+        oracle.Evaluate(InterestOracle::BodiesOf(rig.scene));
+        for (const auto& [id, want] : oracle.sets()) {
+          ASSERT_EQ(Join(*rig.set.SetOf(id)), Join(want)) << "observer " << id;
+        }
+      }
+    }
+  }
+}
+
+// A body removed and another created in the same batch takes the freed slot: the newcomer is
+// not a member for the hysteresis (it lies between the radii: it stays out), the one removed
+// leaves.
+TEST(InterestSet, ABodyInAFreedSlotIsNotTheMemberThatWasThere) {
+  Rig rig;
+  InterestUpdate update;
+  rig.Apply(UpdateBatch{.ops = {Ball(5, {1, 0, 0}), Ball(9, {2, 0, 0})}}, &update);
+  rig.Change({{.id = 1, .spec = Fixed(1, {}, 30, 35)}}, &update);
+  EXPECT_EQ(Join(*rig.set.SetOf(1)), "5 9 ");
+  rig.Apply(UpdateBatch{.ops = {RemoveOp(5), Ball(6, {32, 0, 0})}}, &update);
+  EXPECT_EQ(Join(*rig.set.SetOf(1)), "9 ");
+  ASSERT_EQ(update.deltas.size(), 1u);
+  EXPECT_EQ(update.deltas[0].entered, 0u);
+  EXPECT_EQ(Join(update.ids), "5 ");
+  // And a member that stays keeps its hysteresis across the change of layout.
+  rig.Apply(UpdateBatch{.ops = {SetPoseOp(9, Pose{{}, {33, 0, 0}})}}, &update);
+  EXPECT_EQ(Join(*rig.set.SetOf(1)), "9 ");
+}
+
 TEST(InterestSet, TiesAmongTheNearestGoToTheLowerIds) {
   Rig rig;
   InterestUpdate update;

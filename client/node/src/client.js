@@ -8,6 +8,7 @@ import fs from 'node:fs';
 
 import grpc from '@grpc/grpc-js';
 
+import { DEFAULT_CHUNK_VALUES, heightfieldRequests, meshRequests } from './assets.js';
 import { CollideError, fromGrpcError } from './errors.js';
 import { encodeRequest, service, status } from './proto.js';
 import { QueryStream } from './query_stream.js';
@@ -552,6 +553,112 @@ export class Client {
           sourceError = error;
           call.cancel();
         }
+      })();
+    });
+  }
+
+  /**
+   * Uploads a triangle mesh as asset `name` of `scene` (UploadAsset), all or nothing; resolves
+   * once the asset is durable with the UploadAssetResponse (`asset`: its AssetInfo, sha256 and
+   * triangle_count among them; `already_present`: the scene held this name with this content).
+   * `vertices`: x, y, z per vertex (a Float32Array, any typed array, an ArrayBuffer of float32
+   * values or an array of numbers); `indices`: three per triangle (uint32). Bodies place it as
+   * `shape: {mesh: {asset: name, scale}}`. Errors name the elements (`vertices[12]: must be
+   * finite`). Writer.
+   * @param {{scene: string, name: string, vertices: ArrayLike<number>|ArrayBuffer,
+   *     indices: ArrayLike<number>|ArrayBuffer}} request
+   * @param {{deadlineMs?: number, chunkValues?: number}} [options]
+   * @returns {Promise<object>}
+   */
+  uploadMesh(request, options = {}) {
+    return this.upload_(request, (scene, chunkValues) =>
+      meshRequests(scene, request.name, request, chunkValues), options);
+  }
+
+  /**
+   * Uploads a heightfield as asset `name` of `scene`, as uploadMesh: `rows` x `columns` heights,
+   * row-major, `spacingX` and `spacingZ` (default 1), optional `holes` (a Uint8Array of
+   * (rows - 1) x (columns - 1) bits). Bodies place it as `shape: {heightfield: {asset: name}}`.
+   * Writer.
+   * @param {{scene: string, name: string, rows: number, columns: number,
+   *     heights: ArrayLike<number>|ArrayBuffer, spacingX?: number, spacingZ?: number,
+   *     holes?: Uint8Array}} request
+   * @param {{deadlineMs?: number, chunkValues?: number}} [options]
+   * @returns {Promise<object>}
+   */
+  uploadHeightfield(request, options = {}) {
+    return this.upload_(request, (scene, chunkValues) =>
+      heightfieldRequests(scene, request.name, request, chunkValues), options);
+  }
+
+  /**
+   * Every asset of a scene, sorted by name (AssetInfo objects). Reader.
+   * @param {{scene: string}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<object[]>}
+   */
+  async listAssets(request, options) {
+    return (await this.unary('ListAssets', request, options)).assets;
+  }
+
+  /**
+   * Deletes an asset no body places (FAILED_PRECONDITION otherwise). Writer.
+   * @param {{scene: string, name: string}} request
+   * @param {CallOptions} [options]
+   * @returns {Promise<void>}
+   */
+  async deleteAsset(request, options) {
+    await this.unary('DeleteAsset', request, options);
+  }
+
+  upload_(request, build, options) {
+    return new Promise((resolve, reject) => {
+      if (this.closed) {
+        reject(this.closedError());
+        return;
+      }
+      if (request === null || typeof request !== 'object' || typeof request.scene !== 'string') {
+        reject(new CollideError(status.INVALID_ARGUMENT, 'scene: must be a string'));
+        return;
+      }
+      const { deadlineMs, chunkValues = DEFAULT_CHUNK_VALUES } = options;
+      let messages;
+      try {
+        messages = build(request.scene, chunkValues);
+      } catch (error) {
+        reject(error);
+        return;
+      }
+      const method = service.UploadAsset;
+      let ended = false;
+      const call = this.grpc_.makeClientStreamRequest(
+        method.path,
+        encoded,
+        method.responseDeserialize,
+        this.metadata(request.scene),
+        Client.callOptions(deadlineMs),
+        (error, response) => {
+          ended = true;
+          if (error) reject(fromGrpcError(error));
+          else resolve(response);
+        },
+      );
+      (async () => {
+        for (const bytes of messages) {
+          if (ended) return;
+          if (!call.write(bytes)) {
+            await new Promise((done) => {
+              const finish = () => {
+                call.off('drain', finish);
+                call.off('status', finish);
+                done();
+              };
+              call.on('drain', finish);
+              call.on('status', finish);
+            });
+          }
+        }
+        if (!ended) call.end();
       })();
     });
   }

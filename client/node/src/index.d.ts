@@ -28,6 +28,15 @@ export interface Shape {
   sphere?: { radius: number };
   box?: { half_extents: Vec3 };
   capsule?: { radius: number; half_height: number };
+  /** An instance of the scene's mesh asset (Client.uploadMesh). */
+  mesh?: AssetInstance;
+  /** An instance of the scene's heightfield asset (Client.uploadHeightfield). */
+  heightfield?: AssetInstance;
+}
+/** A body's placement of an asset: its name and a uniform scale (absent: 1). */
+export interface AssetInstance {
+  asset: string;
+  scale?: number | null;
 }
 export type Durability =
   | 'DURABILITY_DEFAULT'
@@ -52,6 +61,10 @@ export interface SceneStats {
   memory_bytes: Uint64;
   tick: Uint64;
   oldest_tick: Uint64;
+  asset_count: number;
+  asset_triangles: Uint64;
+  asset_bytes: Uint64;
+  asset_memory_bytes: Uint64;
 }
 export interface SceneInfo {
   name: string;
@@ -157,6 +170,10 @@ export interface Hit {
   normal: Vec3 | null;
   depth: number;
   start_overlapping: boolean;
+  /** A hit on a mesh or heightfield body: the triangle's index in its asset (else null). */
+  triangle?: number | null;
+  /** A ray that met the triangle's back. */
+  back_face: boolean;
 }
 export interface QueryResponse {
   version: Uint64;
@@ -383,6 +400,11 @@ export interface GetServerStatsResponse {
   import_streams: number;
   interest_streams: number;
   interest_observers: Uint64;
+  assets: number;
+  asset_triangles: Uint64;
+  asset_bytes: Uint64;
+  asset_memory_bytes: Uint64;
+  upload_streams: number;
   replication: ReplicationStats;
   server_address: string;
 }
@@ -397,6 +419,10 @@ export interface ServerSceneStats {
   memory_bytes: Uint64;
   history_bytes: Uint64;
   log_bytes: Uint64;
+  asset_count: number;
+  asset_triangles: Uint64;
+  asset_bytes: Uint64;
+  asset_memory_bytes: Uint64;
   replication: SceneReplication | null;
 }
 
@@ -422,6 +448,8 @@ export interface SceneExportHeader {
   body_count: Uint64;
   /** The export format (2: the trailer's checksum covers the header, chunks and counts). */
   format: number;
+  /** How many assets follow the header. */
+  asset_count: Uint64;
 }
 /** Some of the bodies, in increasing id order across all chunks. */
 export interface SceneExportChunk {
@@ -432,12 +460,75 @@ export interface SceneExportTrailer {
   body_count: Uint64;
   chunk_count: Uint64;
   crc32c: number;
+  asset_count: Uint64;
 }
-/** One message of an export (and of an import): one of the three parts, the others null. */
+/** One message of an export (and of an import): one of its parts, the others null. */
 export interface SceneExportMessage {
   header?: SceneExportHeader | null;
   chunk?: SceneExportChunk | null;
   trailer?: SceneExportTrailer | null;
+  /** The start of one asset (after the header, before the first chunk). */
+  asset?: AssetHeader | null;
+  /** Data of the last asset. */
+  asset_chunk?: AssetChunk | null;
+}
+
+/** A mesh asset's size. */
+export interface MeshAssetSize {
+  vertex_count: Uint64;
+  index_count: Uint64;
+}
+/** A heightfield asset's size and spacings. */
+export interface HeightfieldAssetSize {
+  rows: Uint64;
+  columns: Uint64;
+  spacing_x: number;
+  spacing_z: number;
+  has_holes: boolean;
+}
+/** An asset's name, kind and size (an upload's first message, an export's asset). */
+export interface AssetHeader {
+  name: string;
+  mesh?: MeshAssetSize | null;
+  heightfield?: HeightfieldAssetSize | null;
+  sha256: string;
+}
+/** Some of an asset's data. */
+export interface AssetChunk {
+  vertices: number[];
+  indices: number[];
+  heights: number[];
+  holes: Buffer;
+}
+/** The last message of an upload: the counts and the CRC-32C of what the chunks carried. */
+export interface AssetTrailer {
+  vertex_count: Uint64;
+  index_count: Uint64;
+  sample_count: Uint64;
+  hole_bytes: Uint64;
+  chunk_count: Uint64;
+  crc32c: number;
+}
+export type AssetKind = 'ASSET_KIND_UNSPECIFIED' | 'ASSET_KIND_MESH' | 'ASSET_KIND_HEIGHTFIELD';
+/** An asset as the server holds it (ListAssets, an upload's answer). */
+export interface AssetInfo {
+  name: string;
+  kind: AssetKind;
+  mesh?: MeshAssetSize | null;
+  heightfield?: HeightfieldAssetSize | null;
+  triangle_count: Uint64;
+  sha256: string;
+  bounds: { min: Vec3; max: Vec3 } | null;
+  source_bytes: Uint64;
+  memory_bytes: Uint64;
+  body_count: Uint64;
+  max_height_error: number;
+}
+/** An upload's answer. */
+export interface UploadAssetResponse {
+  asset: AssetInfo | null;
+  /** The scene held this name with this content already: nothing was written. */
+  already_present: boolean;
 }
 
 export interface TlsOptions {
@@ -546,7 +637,38 @@ export class Client {
     messages: Iterable<SceneExportMessage> | AsyncIterable<SceneExportMessage>,
     options?: { scene?: string; replace?: boolean; deadlineMs?: number },
   ): Promise<SceneInfo>;
+  /** Uploads a triangle mesh as an asset of a scene; resolves once durable. Writer. */
+  uploadMesh(
+    request: {
+      scene: string;
+      name: string;
+      vertices: ArrayLike<number> | ArrayBuffer;
+      indices: ArrayLike<number> | ArrayBuffer;
+    },
+    options?: { deadlineMs?: number; chunkValues?: number },
+  ): Promise<UploadAssetResponse>;
+  /** Uploads a heightfield as an asset of a scene; resolves once durable. Writer. */
+  uploadHeightfield(
+    request: {
+      scene: string;
+      name: string;
+      rows: number;
+      columns: number;
+      heights: ArrayLike<number> | ArrayBuffer;
+      spacingX?: number;
+      spacingZ?: number;
+      holes?: Uint8Array;
+    },
+    options?: { deadlineMs?: number; chunkValues?: number },
+  ): Promise<UploadAssetResponse>;
+  /** Every asset of a scene, sorted by name. Reader. */
+  listAssets(request: { scene: string }, options?: CallOptions): Promise<AssetInfo[]>;
+  /** Deletes an asset no body places. Writer. */
+  deleteAsset(request: { scene: string; name: string }, options?: CallOptions): Promise<void>;
 }
+
+/** CRC-32C (Castagnoli) of `bytes`, extending `crc`. */
+export function crc32c(bytes: Uint8Array, crc?: number): number;
 
 export class UpdateWriter extends EventEmitter {
   readonly scene: string;

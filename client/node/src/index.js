@@ -15,6 +15,7 @@ export {
   DEFAULT_MAX_PENDING_BYTES,
   QueryStream,
 } from './query_stream.js';
+export { crc32c } from './assets.js';
 export { InterestStream } from './interest_stream.js';
 export { ExportStream } from './scene_transfer.js';
 export { UpdateWriter, randomClientId } from './update_writer.js';

@@ -8,18 +8,8 @@ import grpc from '@grpc/grpc-js';
 
 import { CollideError, fromGrpcError } from './errors.js';
 import { encodeRequest } from './proto.js';
-import { ReconnectingStream } from './reconnecting_stream.js';
+import { ReconnectingStream, RETRYABLE_STREAM_ENDS } from './reconnecting_stream.js';
 import { readStream } from './stream_end.js';
-
-// Stream endings after which the stream is reopened and its observers sent again; anything else
-// (a bad observer, a limit, an unknown or deleted scene, a missing permission) is final.
-const RETRYABLE = new Set([
-  grpc.status.UNAVAILABLE,
-  grpc.status.CANCELLED,
-  grpc.status.UNKNOWN,
-  grpc.status.INTERNAL,
-  grpc.status.ABORTED,
-]);
 
 /**
  * The reconnect options of an interest stream (as the query stream's).
@@ -199,7 +189,7 @@ export class InterestStream extends ReconnectingStream {
         : new CollideError(status.code, status.details, { metadata: status.metadata });
     if (this.client_.closed) {
       this.fail_(this.client_.closedError());
-    } else if (!RETRYABLE.has(error.code)) {
+    } else if (!RETRYABLE_STREAM_ENDS.has(error.code)) {
       this.fail_(error);
     } else {
       this.scheduleReconnect_(

@@ -4,13 +4,12 @@
  * @module collide-client/query_stream
  */
 
-
 import grpc from '@grpc/grpc-js';
 
 import { nonNegativeNumber, positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { encodeRequest } from './proto.js';
-import { ReconnectingStream } from './reconnecting_stream.js';
+import { ReconnectingStream, RETRYABLE_STREAM_ENDS } from './reconnecting_stream.js';
 import { readStream } from './stream_end.js';
 
 /** The most batches a QueryStream holds unanswered when given no `maxPending`. */
@@ -48,16 +47,6 @@ export const DEFAULT_MAX_PENDING_BYTES = 64 * 1024 * 1024;
  *     order; a rejected query has `error` (`queries[3].raycast.direction: ...`).
  * @property {{code: number, message: string}|null} error Set when the whole batch was rejected.
  */
-
-// Stream endings worth reopening the stream for; anything else (auth, a bad header, too many
-// streams, the stream's own deadline) is final.
-const RETRYABLE = new Set([
-  grpc.status.UNAVAILABLE,
-  grpc.status.CANCELLED,
-  grpc.status.UNKNOWN,
-  grpc.status.INTERNAL,
-  grpc.status.ABORTED,
-]);
 
 /**
  * A stream of query batches to one scene (with the `x-collide-scene` header). Each batch is
@@ -306,7 +295,7 @@ export class QueryStream extends ReconnectingStream {
         : new CollideError(status.code, status.details, { metadata: status.metadata });
     if (this.client_.closed) {
       this.fail_(this.client_.closedError());
-    } else if (!RETRYABLE.has(error.code)) {
+    } else if (!RETRYABLE_STREAM_ENDS.has(error.code)) {
       this.fail_(error);
     } else if (unanswered) {
       this.scheduleReconnect_(

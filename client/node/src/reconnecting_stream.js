@@ -3,8 +3,23 @@
 
 import { EventEmitter } from 'node:events';
 
+import grpc from '@grpc/grpc-js';
+
 import { Backoff } from './backoff.js';
 import { CollideError } from './errors.js';
+
+/**
+ * Stream endings after which a new call may succeed: the server went away, restarted or closed
+ * the stream. Anything else (auth, a bad header or message, a limit, an unknown scene, the call's
+ * own deadline) is final; the update writer also reopens after a deadline.
+ */
+export const RETRYABLE_STREAM_ENDS = new Set([
+  grpc.status.UNAVAILABLE,
+  grpc.status.CANCELLED,
+  grpc.status.UNKNOWN,
+  grpc.status.INTERNAL,
+  grpc.status.ABORTED,
+]);
 
 /**
  * A stream that reopens its call after a retryable break, with the reconnect schedule of

@@ -11,7 +11,7 @@ import grpc from '@grpc/grpc-js';
 import { positiveInteger } from './backoff.js';
 import { CollideError, fromAnswerError, fromGrpcError } from './errors.js';
 import { checkMessage, decodeRequest, encodeRequest } from './proto.js';
-import { ReconnectingStream } from './reconnecting_stream.js';
+import { ReconnectingStream, RETRYABLE_STREAM_ENDS } from './reconnecting_stream.js';
 import { readStream } from './stream_end.js';
 
 /**
@@ -50,15 +50,9 @@ import { readStream } from './stream_end.js';
  * @property {{code: number, message: string}|null} error Set when the batch was rejected.
  */
 
-// Stream endings worth reopening the stream for; anything else (auth, a bad header) is final.
-const RETRYABLE = new Set([
-  grpc.status.UNAVAILABLE,
-  grpc.status.CANCELLED,
-  grpc.status.UNKNOWN,
-  grpc.status.INTERNAL,
-  grpc.status.ABORTED,
-  grpc.status.DEADLINE_EXCEEDED,
-]);
+// Stream endings worth reopening the stream for: those of every reconnecting stream, and the
+// call's deadline (the writer opens its next call with a new one).
+const RETRYABLE = new Set([...RETRYABLE_STREAM_ENDS, grpc.status.DEADLINE_EXCEEDED]);
 
 /** A random non-zero 64-bit client id, as a decimal string. */
 export function randomClientId() {

@@ -115,6 +115,7 @@ const METHODS = {
   GetBodies: 'getBodies', UpdateStream: 'openUpdateWriter', QueryStream: 'openQueryStream',
   Raycast: 'raycast', SphereCast: 'sphereCast', Overlap: 'overlap', Watch: 'watch',
   GetServerStats: 'serverStats', ExportScene: 'exportScene', ImportScene: 'importScene',
+  UploadAsset: 'uploadMesh', ListAssets: 'listAssets', DeleteAsset: 'deleteAsset',
   Interest: 'interest',
 };
 /** Rpcs the Node client does not offer (SetSceneMoving: an operator's step of `scene move`). */
@@ -141,10 +142,13 @@ test('every rpc is reached by a declared and implemented Client method', () => {
  * Proto messages whose fields the declarations need not name: the response wrappers the Client
  * methods unwrap (listScenes resolves with the scenes), the empty GetServerStatsRequest,
  * ImportScene's request and response (importScene builds the one from export messages and
- * resolves with the other's scene), and SetSceneMoving's messages (not offered, above).
+ * resolves with the other's scene), SetSceneMoving's messages (not offered, above), and the
+ * asset calls' wrappers (uploadMesh and uploadHeightfield build UploadAssetRequests from arrays,
+ * listAssets resolves with the assets, DeleteAssetResponse is empty).
  */
 const UNDECLARED = new Set(['ListScenesResponse', 'GetServerStatsRequest', 'ImportSceneRequest',
-  'ImportSceneResponse', 'SetSceneMovingRequest', 'SetSceneMovingResponse']);
+  'ImportSceneResponse', 'SetSceneMovingRequest', 'SetSceneMovingResponse', 'UploadAssetRequest',
+  'ListAssetsResponse', 'DeleteAssetResponse']);
 
 test('every field of every proto message is declared somewhere in index.d.ts', () => {
   const { messages } = protoTypes();

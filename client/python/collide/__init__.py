@@ -19,13 +19,15 @@ writes export files (Client.export_scene_to_file, Client.import_scene).
 from collide._version import __version__
 from collide.client import SCENE_HEADER, Client
 from collide.errors import BatchRejectedError, CollideError
-from collide.model import (Aabb, AabbQuery, Body, BodyKind, Box, Capsule, Durability, ExportSummary,
-                           Filter, Float32,
-                           GetBodiesResult, Hit, Mode, Overlap, PointQuery, Pose, PoseColumns,
+from collide.model import (Aabb, AabbQuery, AssetInfo, Body, BodyKind, Box, Capsule, Durability,
+                           ExportSummary, Filter, Float32,
+                           GetBodiesResult, Heightfield, Hit, Mesh, Mode, Overlap, PointQuery,
+                           Pose, PoseColumns,
                            Quat, Query, QueryBatchResult, QueryResponse, QueryResult, Raycast,
                            Remove, ReplicationStats, SceneInfo, SceneOptions,
-                           SceneReplication, SceneStats, ServerSceneStats,
-                           ServerStats, SetFilter, SetPose, Sphere, SphereCast, UpdateAck, Upsert, Vec3, WriteResult)
+                           SceneReplication, SceneStats, ServerSceneStats, ServerStats,
+                           SetFilter, SetPose, Sphere, SphereCast, UpdateAck, UploadedAsset,
+                           Upsert, Vec3, WriteResult)
 from collide.interest import (Interest, InterestMessage, InterestSnapshot, InterestUpdate, Observer,
                               ObserverDelta, ViewCone)
 from collide.query_stream import QueryStream
@@ -34,15 +36,15 @@ from collide.watch import (ContactPair, ContactWatch, Fence, FenceContents, Watc
                            WatchEventKind, WatchMessage, WatchSnapshot, WatchUpdate)
 
 __all__ = [
-    "Aabb", "AabbQuery", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
+    "Aabb", "AabbQuery", "AssetInfo", "BatchRejectedError", "Body", "BodyKind", "Box", "Capsule", "Client",
     "CollideError", "ContactPair", "ContactWatch", "Durability", "ExportSummary", "Fence", "FenceContents",
-    "Filter", "Float32", "GetBodiesResult", "Hit", "Interest", "InterestMessage", "InterestSnapshot",
-    "InterestUpdate", "Mode", "Observer", "ObserverDelta", "Overlap", "PointQuery", "Pose",
-    "PoseColumns",
+    "Filter", "Float32", "GetBodiesResult", "Heightfield", "Hit", "Interest", "InterestMessage",
+    "InterestSnapshot", "InterestUpdate", "Mesh", "Mode", "Observer", "ObserverDelta", "Overlap",
+    "PointQuery", "Pose", "PoseColumns",
     "Quat", "Query", "QueryBatchResult", "QueryResponse", "QueryResult", "QueryStream",
     "Raycast", "Remove", "ReplicationStats", "SCENE_HEADER", "SceneInfo", "SceneOptions",
     "SceneReplication", "SceneStats",
     "ServerSceneStats", "ServerStats", "SetFilter", "SetPose", "Sphere", "SphereCast",
-    "UpdateAck", "UpdateWriter", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
+    "UpdateAck", "UpdateWriter", "UploadedAsset", "Upsert", "Vec3", "ViewCone", "Watch", "WatchEvent", "WatchEventKind", "WatchMessage", "WatchSnapshot",
     "WatchUpdate", "WriteResult", "__version__",
 ]

@@ -124,6 +124,20 @@ def server_stats(max_scenes: Optional[int]) -> Call:
     return Call("GetServerStats", request, None, convert.server_stats)
 
 
+def list_assets(scene: str) -> Call:
+    return Call("ListAssets", pb.ListAssetsRequest(scene=scene), scene,
+                lambda r: [convert.asset_info(a) for a in r.assets])
+
+
+def delete_asset(scene: str, name: str) -> Call:
+    return Call("DeleteAsset", pb.DeleteAssetRequest(scene=scene, name=name), scene,
+                lambda r: None)
+
+
+def read_upload(response) -> t.UploadedAsset:
+    return t.UploadedAsset(convert.asset_info(response.asset), response.already_present)
+
+
 def _u32(name: str, value) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= 0xFFFFFFFF:
         raise ValueError(f"{name}: an integer in [0, 2^32 - 1], got {value!r}")

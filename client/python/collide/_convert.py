@@ -58,6 +58,12 @@ def set_shape(message, shape: t.Shape) -> None:
         message.capsule.SetInParent()
         message.capsule.radius = shape.radius
         message.capsule.half_height = shape.half_height
+    elif isinstance(shape, (t.Mesh, t.Heightfield)):
+        instance = message.mesh if isinstance(shape, t.Mesh) else message.heightfield
+        instance.SetInParent()
+        instance.asset = shape.asset
+        if shape.scale is not None:
+            instance.scale = shape.scale
     else:
         raise TypeError(f"not a shape: {shape!r}")
 
@@ -215,7 +221,19 @@ def shape(message) -> t.Shape:
         return t.Box(vec3(message.box.half_extents))
     if which == "capsule":
         return t.Capsule(f32(message.capsule.radius), f32(message.capsule.half_height))
+    if which in ("mesh", "heightfield"):
+        instance = getattr(message, which)
+        scale = f32(instance.scale) if instance.HasField("scale") else None
+        return (t.Mesh if which == "mesh" else t.Heightfield)(instance.asset, scale)
     raise ValueError("shape without a kind")
+
+
+def asset_info(message) -> t.AssetInfo:
+    """Reads a collide.v1.AssetInfo."""
+    kind = "heightfield" if message.kind == pb.ASSET_KIND_HEIGHTFIELD else "mesh"
+    return t.AssetInfo(message.name, kind, message.triangle_count, message.sha256,
+                       vec3(message.bounds.min), vec3(message.bounds.max), message.source_bytes,
+                       message.memory_bytes, message.body_count)
 
 
 def body(message) -> t.Body:
@@ -247,7 +265,8 @@ def hits(messages) -> List[t.Hit]:
     return [t.Hit(h.body_id, f32(h.distance),
                   t.Vec3(f32(h.point.x), f32(h.point.y), f32(h.point.z)),
                   t.Vec3(f32(h.normal.x), f32(h.normal.y), f32(h.normal.z)), f32(h.depth),
-                  h.start_overlapping)
+                  h.start_overlapping, h.triangle if h.HasField("triangle") else None,
+                  h.back_face)
             for h in messages]
 
 

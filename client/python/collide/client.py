@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import os
-from typing import Iterable, Iterator, List, Optional, Sequence, Tuple, Union
+from typing import Any, Iterable, Iterator, List, Optional, Sequence, Tuple, Union
 
 import grpc
 
+from collide import _assets as assets
 from collide import _calls as calls
 from collide import _channel
 from collide import export_file
@@ -229,6 +230,50 @@ class Client:
                 raise requests.error from None
             raise CollideError.from_rpc_error(error) from None
         return calls.read_import(response)
+
+    # Level geometry.
+
+    def upload_mesh(self, scene: str, name: str, vertices: Any, indices: Any, *,
+                    chunk_values: int = assets.DEFAULT_CHUNK_VALUES,
+                    timeout: Optional[float] = None) -> t.UploadedAsset:
+        """Uploads a triangle mesh as asset `name` of `scene` (UploadAsset), all or nothing,
+        answered once durable. `vertices`: x, y, z per vertex; `indices`: three per triangle
+        (counter-clockwise seen from the front); each any buffer (bytes, array.array, a numpy
+        array of any numeric type and shape) or iterable of numbers, sent as float32 and uint32.
+        Bodies place it as Mesh(name). The same name and content again: already_present. The
+        server's errors name the elements (`vertices[12]: must be finite`). Writer."""
+        return self._upload(scene, assets.mesh_requests(scene, name, vertices, indices,
+                                                        chunk_values), timeout)
+
+    def upload_heightfield(self, scene: str, name: str, rows: int, columns: int, heights: Any,
+                           *, spacing_x: float = 1.0, spacing_z: float = 1.0,
+                           holes: Optional[Any] = None,
+                           chunk_values: int = assets.DEFAULT_CHUNK_VALUES,
+                           timeout: Optional[float] = None) -> t.UploadedAsset:
+        """Uploads a heightfield as asset `name` of `scene`: rows x columns heights, row-major
+        (sample (i, j) at local (j * spacing_x, height, i * spacing_z)), and optionally its hole
+        bits ((rows - 1) x (columns - 1) bits, cell c at bit c % 8 of byte c / 8). As
+        upload_mesh; bodies place it as Heightfield(name). Writer."""
+        return self._upload(scene, assets.heightfield_requests(scene, name, rows, columns,
+                                                               heights, spacing_x, spacing_z,
+                                                               holes, chunk_values), timeout)
+
+    def _upload(self, scene: str, requests: "assets.UploadRequests",
+                timeout: Optional[float]) -> t.UploadedAsset:
+        try:
+            response = self._stub.UploadAsset(iter(requests), timeout=timeout,
+                                              metadata=self.metadata(scene))
+        except grpc.RpcError as error:
+            raise CollideError.from_rpc_error(error) from None
+        return calls.read_upload(response)
+
+    def list_assets(self, scene: str, *, timeout: Optional[float] = None) -> List[t.AssetInfo]:
+        """Every asset of `scene`, sorted by name."""
+        return self._run(calls.list_assets(scene), timeout)
+
+    def delete_asset(self, scene: str, name: str, *, timeout: Optional[float] = None) -> None:
+        """Deletes an asset no body places (FAILED_PRECONDITION otherwise). Writer."""
+        self._run(calls.delete_asset(scene, name), timeout)
 
     # Streams (one scene each).
 

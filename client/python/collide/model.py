@@ -149,7 +149,50 @@ class Capsule:
     half_height: float
 
 
-Shape = Union[Sphere, Box, Capsule]
+@dataclass(frozen=True)
+class Mesh:
+    """An instance of the scene's mesh asset `asset` (Client.upload_mesh): its triangles, two-sided,
+    local point p at position + rotation * (scale * p). `scale` None: 1 (0.001 to 1000)."""
+
+    asset: str
+    scale: Optional[float] = None
+
+
+@dataclass(frozen=True)
+class Heightfield:
+    """An instance of the scene's heightfield asset `asset` (Client.upload_heightfield), as Mesh."""
+
+    asset: str
+    scale: Optional[float] = None
+
+
+Shape = Union[Sphere, Box, Capsule, Mesh, Heightfield]
+
+
+@dataclass(frozen=True)
+class AssetInfo:
+    """An asset of a scene (collide.v1.AssetInfo): its kind ("mesh" or "heightfield"), its
+    triangles, the SHA-256 of its content, its bounds in its own frame, its bytes as uploaded,
+    the memory the server holds for it and the bodies that place it now."""
+
+    name: str
+    kind: str
+    triangle_count: int
+    sha256: str
+    bounds_min: Vec3
+    bounds_max: Vec3
+    source_bytes: int
+    memory_bytes: int
+    body_count: int
+
+
+@dataclass(frozen=True)
+class UploadedAsset:
+    """An upload's answer: the asset, and whether the scene already held this name with this
+    content (then nothing was written)."""
+
+    asset: AssetInfo
+    already_present: bool
 
 
 @dataclass(frozen=True)
@@ -374,6 +417,10 @@ class Hit:
     normal: Vec3
     depth: float
     start_overlapping: bool
+    # A hit on a mesh or heightfield body: the triangle's index in its asset (None otherwise),
+    # and whether a ray met the triangle's back (level geometry is two-sided).
+    triangle: Optional[int] = None
+    back_face: bool = False
 
 
 @dataclass(frozen=True)
@@ -464,6 +511,12 @@ class ServerSceneStats:
     memory_bytes: int
     history_bytes: int
     log_bytes: int
+    # Level geometry: the scene's assets, their triangles, their bytes as uploaded and the memory
+    # they take (content and built form).
+    asset_count: int
+    asset_triangles: int
+    asset_bytes: int
+    asset_memory_bytes: int
     # A replicated scene: its owner and this server's lag (all defaults for another scene).
     replication: SceneReplication
 
@@ -521,6 +574,15 @@ class ServerStats:
     # Interest streams open now, and the observers they hold (at most --max_interest_observers).
     interest_streams: int
     interest_observers: int
+    # Level geometry of every scene: distinct asset contents held (a content several scenes hold
+    # counted once), their triangles, their bytes as uploaded (against --max_asset_bytes) and
+    # their memory.
+    assets: int
+    asset_triangles: int
+    asset_bytes: int
+    asset_memory_bytes: int
+    # UploadAsset streams open now.
+    upload_streams: int
     # Replicated scenes (--nats_url): this server's part (enabled false without).
     replication: ReplicationStats
     # The answering server's address (which server a call through a router reached).

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import asyncio
 import os
-from typing import AsyncIterable, AsyncIterator, Iterable, List, Optional, Sequence, Tuple, Union
+from typing import (Any, AsyncIterable, AsyncIterator, Iterable, List, Optional, Sequence, Tuple,
+                    Union)
 
 import grpc
 import grpc.aio
 
+from collide import _assets as assets
 from collide import _calls as calls
 from collide import _channel
 from collide import export_file
@@ -227,6 +229,44 @@ class Client:
                 raise
             raise CollideError.from_rpc_error(error) from None
         return calls.read_import(response)
+
+    # Level geometry.
+
+    async def upload_mesh(self, scene: str, name: str, vertices: Any, indices: Any, *,
+                          chunk_values: int = assets.DEFAULT_CHUNK_VALUES,
+                          timeout: Optional[float] = None) -> t.UploadedAsset:
+        """Uploads a triangle mesh; see collide.Client.upload_mesh. Writer."""
+        return await self._upload(scene, assets.mesh_requests(scene, name, vertices, indices,
+                                                              chunk_values), timeout)
+
+    async def upload_heightfield(self, scene: str, name: str, rows: int, columns: int,
+                                 heights: Any, *, spacing_x: float = 1.0, spacing_z: float = 1.0,
+                                 holes: Optional[Any] = None,
+                                 chunk_values: int = assets.DEFAULT_CHUNK_VALUES,
+                                 timeout: Optional[float] = None) -> t.UploadedAsset:
+        """Uploads a heightfield; see collide.Client.upload_heightfield. Writer."""
+        return await self._upload(scene, assets.heightfield_requests(
+            scene, name, rows, columns, heights, spacing_x, spacing_z, holes, chunk_values),
+            timeout)
+
+    async def _upload(self, scene: str, requests: "assets.UploadRequests",
+                      timeout: Optional[float]) -> t.UploadedAsset:
+        try:
+            response = await self._stub.UploadAsset(requests.__aiter__(), timeout=timeout,
+                                                    metadata=self.metadata(scene))
+        except grpc.RpcError as error:
+            raise CollideError.from_rpc_error(error) from None
+        return calls.read_upload(response)
+
+    async def list_assets(self, scene: str, *,
+                          timeout: Optional[float] = None) -> List[t.AssetInfo]:
+        """Every asset of `scene`, sorted by name."""
+        return await self._run(calls.list_assets(scene), timeout)
+
+    async def delete_asset(self, scene: str, name: str, *,
+                           timeout: Optional[float] = None) -> None:
+        """Deletes an asset no body places (FAILED_PRECONDITION otherwise). Writer."""
+        await self._run(calls.delete_asset(scene, name), timeout)
 
     # Streams (one scene each); call these in the event loop that runs them.
 
