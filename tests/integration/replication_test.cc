@@ -15,12 +15,12 @@
 #include <algorithm>
 #include <cctype>
 #include <chrono>
-#include <iostream>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <iostream>
 #include <iterator>
 #include <map>
 #include <memory>
@@ -42,8 +42,11 @@
 #include "client/cpp/resilient_update_writer.h"
 #include "client/cpp/scene_move.h"
 #include "collide/v1/collide.grpc.pb.h"
+#include "collide/viewer/v1/viewer.pb.h"
+#include "google/protobuf/util/json_util.h"
 #include "gtest/gtest.h"
 #include "integration/haproxy_process.h"
+#include "integration/http_probe.h"
 #include "integration/metrics_scrape.h"
 #include "integration/test_util.h"
 #include "support/nats_cluster.h"
@@ -208,8 +211,11 @@ class ReplicatedCluster {
     config.metrics = true;
     config.extra_flags = {absl::StrCat("--nats_url=", nats_->urls()),
                           absl::StrCat("--replication_lease_ms=", kLeaseMs),
-                          "--replication_publish_timeout_ms=1000", "--drain_timeout_ms=500",
-                          "--log_level=info"};
+                          "--replication_publish_timeout_ms=1000",
+                          "--drain_timeout_ms=500",
+                          "--log_level=info",
+                          "--viewer_address=127.0.0.1:0",
+                          absl::StrCat("--viewer_port_file=", ViewerPortFile(i))};
     if (haproxy_ != nullptr) {
       config.extra_flags.push_back("--router_admin=" + haproxy_->admin_address());
       config.extra_flags.push_back("--router_map=" + haproxy_->map_file());
@@ -221,6 +227,13 @@ class ReplicatedCluster {
     if (!server.ok()) return false;
     servers_.push_back(*std::move(server));
     return true;
+  }
+
+  // The port of server `i`'s viewer, as it wrote it when it last started (0: none yet).
+  int ViewerPort(int i) const {
+    int port = 0;
+    std::ifstream(ViewerPortFile(i)) >> port;
+    return port;
   }
 
   // The index of the server at `address`; -1 for none.
@@ -262,6 +275,9 @@ class ReplicatedCluster {
 
  private:
   ReplicatedCluster() = default;
+  std::string ViewerPortFile(int i) const { return files_.File(absl::StrCat("viewer_port_", i)); }
+
+  TempDir files_{"replication"};
   std::unique_ptr<NatsCluster> nats_;
   std::unique_ptr<HaproxyProcess> haproxy_;
   std::vector<std::string> addresses_;
@@ -721,6 +737,53 @@ TEST(Replication, AWriterAnsweredByAFollowerResendsUntilTheBatchReachesTheOwner)
   ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
   EXPECT_EQ((*writer)->stats().rejected, 0u);
   EXPECT_EQ((*writer)->stats().acknowledged, 1u);
+}
+
+// The viewer says which server answers: its address, and for a replicated scene whether it owns
+// or follows it, whom it follows and how far behind it is.
+TEST(Replication, TheViewerNamesTheAnsweringServerAndItsRole) {
+  REQUIRE_NATS();
+  auto cluster = ReplicatedCluster::Start(2);
+  ASSERT_NE(cluster, nullptr);
+  auto owner = cluster->server(0).NewClient();
+  ASSERT_TRUE(IsOk(CreateReplicated(*owner, "viewed")));
+  ASSERT_EQ(cluster->WaitForOwner("viewed", std::chrono::seconds(20)), 0);
+  std::vector<v1::Body> bodies = {BodyFor(1), BodyFor(2)};
+  auto written = owner->UpsertBodies("viewed", bodies);
+  ASSERT_TRUE(IsOk(written));
+  auto follower = cluster->server(1).NewClient();
+  ASSERT_TRUE(WaitUntil(
+      [&] {
+        auto info = follower->GetScene("viewed");
+        return info.ok() && info->replication().state() == "following" &&
+               info->stats().version() == written->version();
+      },
+      std::chrono::seconds(20)))
+      << cluster->server(1).Logs();
+  for (int i = 0; i < 2; ++i) {
+    const int port = cluster->ViewerPort(i);
+    ASSERT_NE(port, 0) << i;
+    const HttpAnswer http =
+        HttpExchange(port, HttpRequestLine("GET", "/viewer/api/scene?name=viewed"));
+    ASSERT_EQ(http.status, 200) << i << ": " << http.body;
+    viewer::v1::ScenePage page;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(http.body, &page).ok()) << http.body;
+    EXPECT_EQ(page.server_address(), cluster->server(i).address());
+    EXPECT_EQ(page.bodies_size(), 2) << i;
+    ASSERT_TRUE(page.has_replication()) << i << ": " << http.body;
+    EXPECT_EQ(page.replication().owned(), i == 0) << http.body;
+    EXPECT_EQ(page.replication().owner(), cluster->server(0).address()) << http.body;
+    EXPECT_EQ(page.replication().state(), i == 0 ? "owner" : "following") << http.body;
+    EXPECT_EQ(page.replication().applied_sequence() > 0, true) << http.body;
+    // The scene list says the same.
+    const HttpAnswer listed = HttpExchange(port, HttpRequestLine("GET", "/viewer/api/scenes"));
+    ASSERT_EQ(listed.status, 200) << listed.body;
+    v1::ListScenesResponse scenes;
+    ASSERT_TRUE(google::protobuf::util::JsonStringToMessage(listed.body, &scenes).ok());
+    ASSERT_EQ(scenes.scenes_size(), 1) << listed.body;
+    EXPECT_EQ(scenes.scenes(0).replication().owned(), i == 0) << listed.body;
+    EXPECT_EQ(scenes.scenes(0).replication().owner(), cluster->server(0).address());
+  }
 }
 
 // A partitioned owner (SIGSTOP) loses the scene to a follower; continued, it acknowledges no
