@@ -540,6 +540,8 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
     });
     Clock::time_point killed{};
     Clock::time_point owned_at{};
+    // How much each server had logged at the kill.
+    std::vector<size_t> log_marks(cluster->size(), 0);
     std::thread poller;
     for (uint64_t k = 0; k < kPerRound; ++k) {
       v1::UpdateBatch batch;
@@ -551,6 +553,7 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       if (k == kPerRound / 3) {
         // Mid-stream: the owner dies; a poller notes when another server owns the scene.
+        for (int i = 0; i < cluster->size(); ++i) log_marks[i] = cluster->server(i).Logs().size();
         ASSERT_TRUE(IsOk(cluster->server(owner).Stop(SIGKILL)));
         killed = Clock::now();
         poller = std::thread([&, dead = owner] {
@@ -595,6 +598,18 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
     owner = cluster->WaitForOwner(scene, std::chrono::seconds(20), dead);
     ASSERT_GE(owner, 0) << "round " << round;
     ASSERT_NE(owner, dead);
+    if (takeover_ms.back() > 5 * kLeaseMs) {
+      // A slow takeover: what each server that could take it over logged since the kill.
+      for (int i = 0; i < cluster->size(); ++i) {
+        if (i == dead) continue;
+        const std::string logs = cluster->server(i).Logs();
+        std::cout << "round " << round << ": takeover after " << takeover_ms.back()
+                  << " ms; server " << i << (i == owner ? " (the new owner)" : "")
+                  << " since the kill:\n"
+                  << logs.substr(std::min(log_marks[i], logs.size())).substr(0, 8192) << "\n";
+      }
+    }
+
     // The router's map follows the takeover.
     ASSERT_TRUE(WaitUntil(
         [&] { return MapEntry(cluster->haproxy(), scene) == absl::StrCat("shard_", owner + 1); },
@@ -975,7 +990,9 @@ TEST(Replication, AFourthShardTakesScenesMovedOntoItThroughTheRoutersMap) {
   for (int i = 0; i < kScenes; ++i) {
     const std::string expected = i < kMoved ? "shard_4" : absl::StrCat("shard_", i % 3 + 1);
     EXPECT_EQ(MapEntry(cluster->haproxy(), scenes[i]), expected) << scenes[i];
-    if (i >= kMoved) EXPECT_EQ(Contents(cluster->router(), scenes[i]), contents[i]) << scenes[i];
+    if (i >= kMoved) {
+      EXPECT_EQ(Contents(cluster->router(), scenes[i]), contents[i]) << scenes[i];
+    }
   }
   auto listed = at_fourth->ListScenes();
   ASSERT_TRUE(IsOk(listed));
