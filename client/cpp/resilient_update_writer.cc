@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
@@ -241,6 +242,9 @@ void ResilientUpdateWriter::Run() {
   // When the writer last had a working stream (or was opened): the give-up clock.
   absl::Time healthy_at = absl::Now();
   absl::Status last_error = absl::UnavailableError("not connected yet");
+  // The last stream ended on a batch answered by a server that does not write the scene: that
+  // answer (it names the one that does).
+  absl::Status redirection;
   bool reconnect = false;
   while (true) {
     // Wait for the channel (it reconnects with its own backoff, bounded by the client's
@@ -253,6 +257,19 @@ void ResilientUpdateWriter::Run() {
       }
       absl::Time now = absl::Now();
       absl::Time give_up = healthy_at + options_.give_up_after;
+      if (now >= give_up && !redirection.ok()) {
+        absl::Status gave_up(
+            redirection.code(),
+            absl::StrCat("update writer: gave up after ",
+                         absl::FormatDuration(options_.give_up_after),
+                         " of answers from a server that does not write the scene: ",
+                         redirection.message()));
+        redirection.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+          gave_up.SetPayload(url, payload);
+        });
+        Fail(std::move(gave_up));
+        break;
+      }
       if (now >= give_up) {
         Fail(absl::UnavailableError(absl::StrCat(
             "update writer: gave up reconnecting to ", client_->options().address, " after ",
@@ -278,6 +295,10 @@ void ResilientUpdateWriter::Run() {
     }
     if (end.ok()) end = absl::UnavailableError("the server ended the stream");
     last_error = end;
+    {
+      absl::MutexLock lock(&mu_);
+      redirection = std::exchange(redirection_, absl::OkStatus());
+    }
     if (healthy) {
       healthy_at = absl::Now();
       backoff = options_.initial_backoff;
@@ -356,6 +377,7 @@ bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected
       // away). Kept, and sent again on the next stream, which the router sends to that server.
       ++stats_.redirected;
       *redirected = true;
+      redirection_ = AckStatus(ack);
       return false;
     }
     if (pending_.empty() || ack.client_sequence() != pending_.front().sequence) {

@@ -219,6 +219,9 @@ class ResilientUpdateWriter {
   // All but `sent`, which stats() derives from next_sequence_.
   ResilientUpdateWriterStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  // The answer of the last batch answered by a server that does not write the scene, until the
+  // reader thread takes it.
+  absl::Status redirection_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;
