@@ -31,6 +31,11 @@ struct ViewerLimits {
   QueryLimits queries{};
   /// The largest Observer.max_relevant of /viewer/api/relevant (--max_relevant_per_observer).
   uint32_t max_relevant = 1024;
+  /// Triangles of a mesh per /viewer/api/asset page.
+  uint32_t max_asset_page_triangles = 32768;
+  /// Samples of a heightfield per /viewer/api/asset page (a page has at least two rows whatever
+  /// the columns: at most 2 x 32,768 samples).
+  uint32_t max_asset_page_samples = 131072;
 };
 
 /// The most observers one /viewer/api/relevant request may name.
@@ -101,6 +106,14 @@ class ViewerApi {
   /// has no past, so no hysteresis: a body is in it within enter_radius (and the cone's
   /// half_angle), as in the set an interest stream starts with.
   ViewerReply Relevant(const Principal& principal, const QueryParams& params) const;
+
+  /// /viewer/api/asset?name=N&asset=A[&offset=K]: a collide.viewer.v1.AssetPage, one page of
+  /// the geometry of asset A of scene N as uploaded: a mesh's triangles from triangle K (their
+  /// corners, at most max_asset_page_triangles), a heightfield's sample rows from row K (at most
+  /// max_asset_page_samples samples, at least two rows; pages overlap by one row) and the holes
+  /// among their cells; `next_offset` when more follow. 404 `asset: no asset "A" in scene "N"`;
+  /// 400 `offset: ...` for an offset past the last triangle (row).
+  ViewerReply AssetPage(const Principal& principal, const QueryParams& params) const;
 
   /// The scene a live stream follows: checks `name` and the principal's prefixes.
   absl::StatusOr<std::shared_ptr<const Scene>> StreamScene(const Principal& principal,

@@ -108,13 +108,15 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
                "direction", "radius",  "max_distance", "at_tick"};
   } else if (call == "relevant") {
     allowed = {"token", "request"};
+  } else if (call == "asset") {
+    allowed = {"token", "name", "asset", "offset"};
   } else if (call == "stream") {
     allowed = {"token", "name"};
   } else {
-    SendReply(request, ErrorReply(FieldStatus(
-                           absl::StatusCode::kNotFound, "path",
-                           "no such API call (scenes, scene, raycast, spherecast, relevant, "
-                           "stream)")));
+    SendReply(request,
+              ErrorReply(FieldStatus(absl::StatusCode::kNotFound, "path",
+                                     "no such API call (scenes, scene, asset, raycast, spherecast, "
+                                     "relevant, stream)")));
     return;
   }
   const State* state = attached_.load();
@@ -145,6 +147,8 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
     SendReply(request, state->api.SphereCast(**principal, *params));
   } else if (call == "relevant") {
     SendReply(request, state->api.Relevant(**principal, *params));
+  } else if (call == "asset") {
+    SendReply(request, state->api.AssetPage(**principal, *params));
   } else {
     Stream(request, *state, **principal, *params);
   }

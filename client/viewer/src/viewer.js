@@ -1,5 +1,6 @@
 // The collide viewer: draws one scene of a collide-server with three.js (one InstancedMesh per
-// shape part), follows it live over /viewer/api/stream (server-sent events), and casts rays
+// shape part; mesh and heightfield bodies with their asset's triangles, each asset read once
+// through /viewer/api/asset), follows it live over /viewer/api/stream (server-sent events), and casts rays
 // through /viewer/api/raycast and spheres through /viewer/api/spherecast. A slider over the
 // scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
 // pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
@@ -119,8 +120,12 @@ function api(call, query) {
 const vec3 = (v) => [v?.x ?? 0, v?.y ?? 0, v?.z ?? 0];
 const quat = (q) => (q ? [q.x ?? 0, q.y ?? 0, q.z ?? 0, q.w ?? 0] : [0, 0, 0, 1]);
 
-// A collide.v1.Shape as `shape` ('sphere' | 'box' | 'capsule') and its dimensions.
+// A collide.v1.Shape as `shape` ('sphere' | 'box' | 'capsule' | 'mesh' | 'heightfield') and its
+// dimensions (an asset instance: its asset's name and scale).
 function shapeOf(shape) {
+  for (const kind of ['mesh', 'heightfield']) {
+    if (shape?.[kind]) return { shape: kind, asset: shape[kind].asset ?? '', scale: shape[kind].scale ?? 1 };
+  }
   if (shape?.box) return { shape: 'box', half_extents: vec3(shape.box.half_extents) };
   if (shape?.capsule) {
     return { shape: 'capsule', radius: shape.capsule.radius ?? 0, half_height: shape.capsule.half_height ?? 0 };
@@ -242,8 +247,24 @@ function chooseDrawMode(now) {
   redraw();
 }
 
+// The pages of asset `name` of the scene (/viewer/api/asset), read once per asset by the drawing.
+async function loadAsset(kind, name) {
+  const pages = [];
+  let offset = null;
+  do {
+    const query = { name: state.scene, asset: name };
+    if (offset !== null) query.offset = offset;
+    const page = await api('asset', query);
+    pages.push(page);
+    offset = page.next_offset ?? null;
+  } while (offset !== null);
+  state.assetsRead += 1;
+  return pages;
+}
+state.assetsRead = 0;
+
 function makeDrawing(bodyCount) {
-  drawing = new BodyDrawing(scene3, { bodyCount, detail: DETAIL, colorOf });
+  drawing = new BodyDrawing(scene3, { bodyCount, detail: DETAIL, colorOf, loadAsset, onChange: redraw });
   drawing.setViewportHeight(renderer.domElement.height);
   state.detail = drawing.level;
 }
@@ -352,6 +373,7 @@ function fitCamera() {
   const box = new THREE.Box3();
   const point = new THREE.Vector3();
   for (const body of drawing.bodies()) box.expandByPoint(point.fromArray(body.position));
+  drawing.expandByLevel(box);
   if (box.isEmpty()) return;
   const center = box.getCenter(new THREE.Vector3());
   // The bodies' own size at the edge: a margin of a tenth, at least 5 units.
@@ -388,6 +410,8 @@ async function loadBodies({ atTick = null, replace = false } = {}) {
   if (replace) {
     for (const id of [...drawing.entries.keys()]) if (!seen.has(id)) removeBody(id);
   }
+  // The geometry of the mesh and heightfield bodies' assets (each read once).
+  await drawing.assetsLoaded();
   state.version = Number(page.version);
   state.tick = Number(page.tick);
   state.oldestTick = Math.max(state.oldestTick, Number(page.oldest_tick));
