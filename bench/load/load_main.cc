@@ -31,6 +31,8 @@
 //   collide-load --workload=stream --batch=256 --in_flight=4
 //   collide-load --workload=stream --level=city --target=both
 //   collide-load --workload=ingest --moves=1000 --query_rate=200
+//   collide-load --workload=ingest --durability=replicated --nats_nodes=3 --bodies=10000
+//                --moves=100 --in_flight=1 --query_rate=0   (acknowledged after the quorum)
 #include <unistd.h>
 
 #include <algorithm>
@@ -67,6 +69,7 @@
 #include "collide/version.h"
 #include "grpcpp/create_channel.h"
 #include "grpcpp/security/credentials.h"
+#include "support/nats_cluster.h"
 #include "support/server_process.h"
 
 ABSL_FLAG(std::string, workload, "unary", "unary, stream or ingest");
@@ -92,7 +95,13 @@ ABSL_FLAG(double, seconds, 5, "measured duration of a run");
 ABSL_FLAG(double, warmup_seconds, 1, "unmeasured warm-up before each run");
 ABSL_FLAG(int, runs, 3, "runs; medians are printed");
 ABSL_FLAG(int, moves, 1000, "ingest: moves per UpdateBatch");
-ABSL_FLAG(std::string, durability, "periodic", "ingest: scene durability (none/periodic/always)");
+ABSL_FLAG(
+    std::string, durability, "periodic",
+    "ingest: scene durability (none/periodic/always/replicated; replicated needs --nats_nodes "
+    "or a --server_flag=--nats_url=...)");
+ABSL_FLAG(int, nats_nodes, 0,
+          "when this starts the server: first start a NATS JetStream cluster of this many local "
+          "nats-server nodes and pass the server its --nats_url (0: none)");
 ABSL_FLAG(double, query_rate, 200, "ingest: query batches/s on the concurrent query stream");
 ABSL_FLAG(int, query_batch, 16, "ingest: raycasts per concurrent query batch");
 ABSL_FLAG(double, fat_margin, 0, "the scene's fat_margin (0: the server's default)");
@@ -476,6 +485,10 @@ int Drive(Stub* stub, const Workload& w, const std::vector<Kind>& mix) {
   if (!maxes.empty()) std::printf("%-28s %14.0f\n", "closed_loop_max_per_s", Median(maxes));
   std::printf("%-28s %14.0f\n", workload == "ingest" ? "moves_per_s" : "throughput_per_s",
               Median(rates));
+  if (workload == "ingest") {
+    std::printf("%-28s %14.1f\n", "batches_per_s",
+                Median(rates) / std::max(1, absl::GetFlag(FLAGS_moves)));
+  }
   std::printf("%-28s %14.1f\n", "p50_us", Median(p50));
   std::printf("%-28s %14.1f\n", "p90_us", Median(p90));
   std::printf("%-28s %14.1f\n", "p99_us", Median(p99));
@@ -541,13 +554,15 @@ int DriveBoth(EchoStub* echo, CollideStub* collide, const Workload& w,
 // reference scene); null after printing why when it cannot.
 std::unique_ptr<testing::ServerProcess> StartServer(const std::string& target,
                                                     const std::string& level_kind,
-                                                    const std::string& durability) {
+                                                    const std::string& durability,
+                                                    const std::string& nats_url) {
   testing::ServerConfig config;
   if (target == "collide") config.binary = absl::GetFlag(FLAGS_server_bin);
   if (config.binary.empty()) config.binary = DefaultServerBinary(target);
   config.collide_server_flags = target == "collide";
   if (target == "collide") {
     config.extra_flags = {"--durability=" + durability};
+    if (!nats_url.empty()) config.extra_flags.push_back("--nats_url=" + nats_url);
     for (const std::string& flag : absl::GetFlag(FLAGS_server_flag)) {
       config.extra_flags.push_back(flag);
     }
@@ -603,19 +618,36 @@ int Main(int argc, char** argv) {
     return 2;
   }
   const std::string durability = absl::GetFlag(FLAGS_durability);
-  const v1::Durability scene_durability = durability == "none"     ? v1::DURABILITY_NONE
-                                          : durability == "always" ? v1::DURABILITY_ALWAYS
-                                                                   : v1::DURABILITY_PERIODIC;
+  const v1::Durability scene_durability = durability == "none"         ? v1::DURABILITY_NONE
+                                          : durability == "always"     ? v1::DURABILITY_ALWAYS
+                                          : durability == "replicated" ? v1::DURABILITY_REPLICATED
+                                                                       : v1::DURABILITY_PERIODIC;
+  // With --nats_nodes, a NATS JetStream cluster the collide server replicates its scenes on.
+  std::unique_ptr<testing::NatsCluster> nats;
+  std::string nats_url;
+  if (const int nodes = absl::GetFlag(FLAGS_nats_nodes);
+      nodes > 0 && target != "echo" && absl::GetFlag(FLAGS_address).empty()) {
+    absl::StatusOr<std::unique_ptr<testing::NatsCluster>> cluster =
+        testing::NatsCluster::Start(nodes);
+    if (!cluster.ok()) {
+      std::fprintf(stderr, "cannot start the NATS cluster: %s\n",
+                   cluster.status().ToString().c_str());
+      return 1;
+    }
+    nats = *std::move(cluster);
+    nats_url = nats->urls();
+    std::printf("collide-load: NATS JetStream cluster of %d nodes (%s)\n", nodes, nats_url.c_str());
+  }
   // The server (collide's, with --target=both) and the echo server with --target=both.
   std::unique_ptr<testing::ServerProcess> process, echo_process;
   std::string address = absl::GetFlag(FLAGS_address);
   if (address.empty()) {
-    process = StartServer(target == "both" ? "collide" : target, level_kind, durability);
+    process = StartServer(target == "both" ? "collide" : target, level_kind, durability, nats_url);
     if (process == nullptr) return 1;
     address = process->address();
   }
   if (target == "both") {
-    echo_process = StartServer("echo", level_kind, durability);
+    echo_process = StartServer("echo", level_kind, durability, "");
     if (echo_process == nullptr) return 1;
   }
   const std::vector<Kind> mix = ParseMix(absl::GetFlag(FLAGS_query_mix));

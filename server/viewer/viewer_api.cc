@@ -27,6 +27,7 @@
 #include "server/convert/interest_convert.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
+#include "server/rpc/scene_info.h"
 #include "watch/body_grid.h"
 #include "watch/interest_rules.h"
 #include "watch/interest_validate.h"
@@ -273,12 +274,15 @@ absl::StatusOr<QueryParams> ParseQueryParams(absl::string_view query,
 }
 
 ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
-                     DurabilityPolicy default_durability, QuerySampler* samples)
+                     DurabilityPolicy default_durability, QuerySampler* samples,
+                     const ReplicationControl* replication, std::string server_address)
     : db_(db),
       auth_(auth),
       limits_(limits),
       default_durability_(default_durability),
-      samples_(samples) {}
+      samples_(samples),
+      replication_(replication),
+      server_address_(std::move(server_address)) {}
 
 absl::StatusOr<const Principal*> ViewerApi::Authenticate(absl::string_view authorization,
                                                          const QueryParams& params) const {
@@ -302,6 +306,13 @@ ViewerReply ViewerApi::Scenes(const Principal& principal) const {
   ListScenesToProto(
       *db_, [&](const std::string& name) { return principal.CanSee(name); }, default_durability_,
       &response);
+  if (replication_ != nullptr) {
+    for (v1::SceneInfo& scene : *response.mutable_scenes()) {
+      if (std::optional<SceneReplicaFigures> figures = replication_->SceneFigures(scene.name())) {
+        ReplicationToProto(*figures, scene.mutable_replication());
+      }
+    }
+  }
   return JsonReply(response);
 }
 
@@ -363,6 +374,12 @@ ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams
     BodyStateToProto(*it, page.add_bodies());
   }
   if (it != bodies.end() && count > 0) page.set_next_after(std::prev(it)->id);
+  page.set_server_address(server_address_);
+  if (replication_ != nullptr) {
+    if (std::optional<SceneReplicaFigures> figures = replication_->SceneFigures(page.scene())) {
+      ReplicationToProto(*figures, page.mutable_replication());
+    }
+  }
   return JsonReply(page);
 }
 

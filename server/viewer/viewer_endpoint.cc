@@ -53,13 +53,15 @@ absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(
 }
 
 void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
-                            QuerySampler* samples) {
+                            QuerySampler* samples, const ReplicationControl* replication,
+                            std::string server_address) {
   if (state_ != nullptr) return;
   ViewerLimits limits = options_.limits;
   limits.queries = QueryLimitsOf(options_.service_limits);
   limits.max_relevant = options_.service_limits.max_relevant_per_observer;
-  state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples), watches,
-                         samples});
+  state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples,
+                                   replication, std::move(server_address)),
+                         watches, samples});
   attached_.store(state_.get());
 }
 

@@ -8,7 +8,10 @@
 // `watch_events`). A bounded sample of the casts the server answers on the scene is drawn as
 // fading lines (stream event `query_samples`). One observer's relevant set (/viewer/api/relevant,
 // the Interest rpc's rules) is marked with green rings and kept up to date while the scene
-// moves. Read-only: the page never writes to a scene.
+// moves. The panel names the server that answers (behind a router, the one the page reached):
+// its address and, for a replicated scene, whether it owns or follows the scene and how far a
+// follower is behind (ScenePage.server_address and .replication, refreshed with the scene list
+// every REPLICATION_REFRESH_MS). Read-only: the page never writes to a scene.
 //
 // The API speaks protobuf's JSON mapping of the server's messages (collide/v1/collide.proto and
 // collide/viewer/v1/viewer.proto): bodies and fences are collide.v1.Body and collide.v1.Fence
@@ -47,6 +50,7 @@ const params = new URLSearchParams(window.location.search);
 const token = params.get('token');
 const FOLLOW = params.get('follow') !== 'off';
 const LIST_CAP = 500;
+const REPLICATION_REFRESH_MS = 5000;
 const PALETTE = [0xe03030, 0x30c040, 0x3070e0, 0xe0c030, 0xc040c0, 0x30c0c0, 0xe08030, 0xe0e0e0];
 const STATIC_COLOR = 0x808080;
 
@@ -319,6 +323,35 @@ function removeBody(id) {
   }
 }
 
+// The answering server's address and its role for the scene (a collide.v1.SceneReplication, or
+// undefined for a scene that is not replicated).
+function describeRole(replication) {
+  if (!replication) return 'not replicated';
+  if (replication.owned) return `owner (${replication.state})`;
+  const owner = replication.owner || 'unknown';
+  return `follower of ${owner} (${replication.state}) · lag ${replication.lag_sequences} ` +
+    `messages, ${replication.lag_ms} ms`;
+}
+
+function showServer(address, replication) {
+  if (address !== undefined) $('server-address').textContent = address || '-';
+  $('server-role').textContent = describeRole(replication);
+}
+
+// Reads the scene's replication figures again (a follower's lag moves; a failover changes the
+// owner) from the scene list, every REPLICATION_REFRESH_MS.
+function refreshServer() {
+  setInterval(async () => {
+    try {
+      const { scenes } = await api('scenes');
+      const scene = scenes.find((s) => s.name === state.scene);
+      if (scene) showServer(undefined, scene.replication);
+    } catch {
+      // The next refresh tries again; the status line reports the stream's own errors.
+    }
+  }, REPLICATION_REFRESH_MS);
+}
+
 function showVersion() {
   $('version').textContent = String(state.version);
   $('tick').textContent = String(state.tick);
@@ -384,6 +417,7 @@ async function loadBodies({ atTick = null, replace = false } = {}) {
   state.oldestTick = Math.max(state.oldestTick, Number(page.oldest_tick));
   state.retainedTicks = page.retained_ticks;
   showTicks();
+  showServer(page.server_address, page.replication);
   return page;
 }
 
@@ -494,8 +528,12 @@ async function start() {
       window.location.search = params.toString();
     });
     state.following = FOLLOW;
-    if (FOLLOW) follow();
-    else await loadOnce();
+    if (FOLLOW) {
+      follow();
+      refreshServer();
+    } else {
+      await loadOnce();
+    }
   } catch (error) {
     $('status').textContent = `error: ${error.message}`;
   }

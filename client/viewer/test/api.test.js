@@ -181,6 +181,11 @@ describe('viewer API', () => {
     assert.equal(json.body_count, String(KNOWN_BODIES.length));
     assert.equal(json.next_after, undefined);
     assert.equal(json.at_tick, undefined);
+    // The answering server (the address it listens on: no --advertise_address here); no
+    // replication for a scene that is not replicated (tests/integration/replication_test.cc
+    // covers an owner and a follower).
+    assert.equal(json.server_address, server.address);
+    assert.equal(json.replication, undefined);
     const grpc = await client.getBodies({ scene: 'known' });
     assert.equal(json.version, grpc.version);
     assertSameAnswer('GetBodies', { version: json.version, bodies: json.bodies }, grpc);
