@@ -22,6 +22,7 @@
 #include "server/convert/wire_message.h"
 #include "server/infra/metadata_limit.h"
 #include "server/infra/process_stats.h"
+#include "server/infra/replication_proto.h"
 #include "server/infra/scene_header.h"
 #include "server/infra/scratch_memory.h"
 #include "server/rpc/asset_stream.h"

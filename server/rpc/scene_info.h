@@ -11,7 +11,4 @@ namespace collide {
 /// replicated scene, its owner and this server's lag (SceneInfo.replication).
 void DescribeScene(const ServiceContext& context, const Scene& scene, v1::SceneInfo* out);
 
-/// A replicated scene's figures as the API says them.
-void ReplicationToProto(const SceneReplicaFigures& figures, v1::SceneReplication* out);
-
 }  // namespace collide

@@ -27,7 +27,7 @@
 #include "server/convert/interest_convert.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
-#include "server/rpc/scene_info.h"
+#include "server/infra/replication_proto.h"
 #include "watch/body_grid.h"
 #include "watch/interest_rules.h"
 #include "watch/interest_validate.h"
