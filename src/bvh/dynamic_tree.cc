@@ -69,7 +69,9 @@ int32_t DynamicTree::AllocateLeaf() {
     leaf_user_.reserve(new_size);
     leaf_category_.reserve(new_size);
     leaf_parent_.reserve(new_size);
+    leaf_mark_.reserve(new_size);
     leaf_box_.resize(new_size);
+    leaf_mark_.resize(new_size, 0);
     leaf_user_.resize(new_size);
     leaf_category_.resize(new_size);
     leaf_parent_.resize(new_size);
@@ -173,6 +175,38 @@ bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
     ref = info_[ref].parent;
   }
   return true;
+}
+
+void DynamicTree::SetProxyBox(int32_t proxy, const Aabb& box) {
+  assert(IsLiveProxy(proxy));
+  assert(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
+  leaf_box_[proxy] = box;
+  wide_current_ = false;
+  uint8_t& mark = leaf_mark_[proxy];
+  if (wide_shape_current_ && (mark & kWideMarked) == 0) {
+    mark |= kWideMarked;
+    wide_dirty_.push_back(proxy);
+  }
+  if ((mark & kBinaryMarked) == 0) {
+    mark |= kBinaryMarked;
+    binary_dirty_.push_back(proxy);
+  }
+}
+
+void DynamicTree::PropagateMarkedLeaves() {
+  for (const int32_t proxy : binary_dirty_) {
+    leaf_mark_[proxy] &= static_cast<uint8_t>(~kBinaryMarked);
+    if (!IsLiveProxy(proxy)) continue;  // destroyed since its mark
+    const int32_t parent = leaf_parent_[proxy];
+    if (parent == kNullNode) continue;  // the root leaf: no box above it
+    nodes_[parent].box[SlotOf(nodes_[parent], LeafRef(proxy))] = leaf_box_[proxy];
+    // Every ancestor of a marked node is marked: stop at the first one already marked.
+    for (int32_t ref = parent; ref != kNullNode && (info_[ref].flags & kEnlarged) == 0;
+         ref = info_[ref].parent) {
+      info_[ref].flags |= kEnlarged;
+    }
+  }
+  binary_dirty_.clear();
 }
 
 void DynamicTree::SetCategoryBits(int32_t proxy, uint32_t category_bits) {
@@ -529,6 +563,9 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
   leaf_user_.resize(n);
   leaf_category_.resize(n);
   leaf_parent_.resize(n);
+  leaf_mark_.assign(n, 0);
+  binary_dirty_.clear();
+  wide_dirty_.clear();
   free_leaf_ = kNullProxy;
   proxy_count_ = n;
   item_refs_.resize(n);
@@ -553,6 +590,11 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
 void DynamicTree::Rebuild() {
   wide_current_ = false;
   wide_shape_current_ = false;
+  // The build reads the leaves' own boxes: the marked leaves' slots are rewritten with the rest.
+  for (const int32_t proxy : binary_dirty_) {
+    leaf_mark_[proxy] &= static_cast<uint8_t>(~kBinaryMarked);
+  }
+  binary_dirty_.clear();
   item_refs_.clear();
   item_boxes_.clear();
   for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
@@ -565,6 +607,7 @@ void DynamicTree::Rebuild() {
 }
 
 void DynamicTree::RebuildEnlarged() {
+  PropagateMarkedLeaves();
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
   wide_current_ = false;
   wide_shape_current_ = false;
@@ -594,6 +637,7 @@ void DynamicTree::RebuildEnlarged() {
 }
 
 void DynamicTree::Refit() {
+  PropagateMarkedLeaves();
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
   wide_current_ = false;
   // Preorder list of the marked nodes, then children before parents in reverse.
