@@ -1,11 +1,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -134,6 +137,20 @@ class DynamicTree {
   /// Rebuilds the tree over all current leaves by binned SAH. Proxy ids, fat boxes, user data
   /// and categories are kept.
   void Rebuild();
+
+  /// Starts a binned SAH build over a snapshot of the live leaves' boxes on a thread of its own,
+  /// while the tree goes on taking updates and answering queries; `FinishBackgroundRebuild`
+  /// installs it. A no-op when one is already running or the tree holds fewer than two proxies.
+  void StartBackgroundRebuild();
+  /// True while a build started by `StartBackgroundRebuild` has not been installed.
+  bool BackgroundRebuildPending() const { return background_.job != nullptr; }
+  /// Installs the background build when it is done (or, with `wait`, once it is): the tree
+  /// takes its shape over the snapshot's leaves, drops those destroyed since, inserts those
+  /// created since, and refits every box from the leaves' current boxes (the moves made
+  /// meanwhile), so it holds exactly the same proxies, boxes and categories as before, in the
+  /// new shape. Proxy ids are kept. Returns true when it installed one; `Optimize` then builds
+  /// the new 4-wide form.
+  bool FinishBackgroundRebuild(bool wait);
 
   /// Rebuilds by binned SAH only the part of the tree marked by `EnlargeProxy` (subtrees that
   /// no enlarged proxy touched are kept whole and treated as items), then clears the marks.
@@ -389,6 +406,33 @@ class DynamicTree {
   // Scratch of RefitWide.
   std::vector<uint8_t> wide_node_marked_;
   std::vector<int32_t> wide_node_queue_;
+
+  // A build running on its own thread (StartBackgroundRebuild): its inputs and output are its
+  // own, read by the tree only after the thread was joined.
+  struct BackgroundJob {
+    std::vector<int32_t> proxies;  // the snapshot's leaves
+    std::vector<Aabb> boxes;       // and their boxes then
+    uint64_t pool_generation = 0;  // the tree's pool_generation_ then
+    BinnedSahBuilder builder;
+    std::vector<BuiltNode> built;
+    std::atomic<bool> done{false};
+    std::thread thread;
+    ~BackgroundJob() {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  // Holds the job; a copy of the tree starts without one.
+  struct BackgroundSlot {
+    BackgroundSlot() = default;
+    BackgroundSlot(const BackgroundSlot&) {}
+    BackgroundSlot& operator=(const BackgroundSlot&) { return *this; }
+    BackgroundSlot(BackgroundSlot&&) noexcept = default;
+    BackgroundSlot& operator=(BackgroundSlot&&) noexcept = default;
+    std::unique_ptr<BackgroundJob> job;
+  };
+  BackgroundSlot background_;
+  // Counts Build calls (each replaces the leaf pool).
+  uint64_t pool_generation_ = 0;
 
   // Scratch for the builds.
   BinnedSahBuilder builder_;

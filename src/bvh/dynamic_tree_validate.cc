@@ -32,6 +32,12 @@ TreeMemory DynamicTree::Memory() const {
   m.scratch = builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
               item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
               scratch_.capacity() * sizeof(int32_t);
+  if (background_.job != nullptr) {
+    // The snapshot a background build reads (its builder's scratch and output, written by its
+    // thread, are not read here).
+    m.scratch += background_.job->proxies.capacity() * sizeof(int32_t) +
+                 background_.job->boxes.capacity() * sizeof(Aabb) + sizeof(BackgroundJob);
+  }
   m.fixed = sizeof(*this);
   return m;
 }

@@ -13,6 +13,7 @@ namespace collide {
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
     : fat_margin_(options.fat_margin),
       rebuild_cost_ratio_(options.rebuild_cost_ratio),
+      rebuild_in_background_(options.rebuild_in_background),
       trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
              DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {
   assert(options.rebuild_cost_ratio >= 1.0f);
@@ -117,6 +118,9 @@ void CollisionWorld::FinishUpdates() {
     // The queries run on the 4-wide form, which Optimize refits bottom-up from the leaves marked
     // since the last batch. The binary tree's boxes above those leaves wait for whatever reads
     // them next (an insertion, a collapse, a Refit); the quality check reads the 4-wide form.
+    // A background build done by now is installed first (its new shape, refitted to every move
+    // since its snapshot; Optimize collapses it into a new 4-wide form).
+    if (tree.FinishBackgroundRebuild(/*wait=*/false)) built_cost_[kind] = -1.0f;
     tree.Optimize();
     if (built_cost_[kind] < 0.0f) {
       built_cost_[kind] = tree.WideAreaOverLeafArea();
@@ -126,10 +130,14 @@ void CollisionWorld::FinishUpdates() {
       changed_since_check_[kind] = 0;
       const float cost = tree.WideAreaOverLeafArea();
       if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
-      if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {
-        tree.Rebuild();
-        tree.Optimize();
-        built_cost_[kind] = tree.WideAreaOverLeafArea();
+      if (cost > rebuild_cost_ratio_ * built_cost_[kind] && !tree.BackgroundRebuildPending()) {
+        if (rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin) {
+          tree.StartBackgroundRebuild();
+        } else {
+          tree.Rebuild();
+          tree.Optimize();
+          built_cost_[kind] = tree.WideAreaOverLeafArea();
+        }
       }
     }
   }
@@ -137,6 +145,7 @@ void CollisionWorld::FinishUpdates() {
 
 void CollisionWorld::Optimize() {
   for (int kind = 0; kind < 2; ++kind) {
+    trees_[kind].FinishBackgroundRebuild(/*wait=*/true);
     trees_[kind].Rebuild();
     trees_[kind].Optimize();
     built_cost_[kind] = trees_[kind].WideAreaOverLeafArea();

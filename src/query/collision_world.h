@@ -29,7 +29,15 @@ struct CollisionWorldOptions {
   /// over its leaves' (DynamicTree::WideAreaOverLeafArea) exceeds this multiple of the same
   /// measure right after its last full build (must be >= 1).
   float rebuild_cost_ratio = 1.1f;
+  /// When true, a tree of at least `kBackgroundRebuildMin` bodies is rebuilt on a thread of its
+  /// own (DynamicTree::StartBackgroundRebuild) while batches go on, and the build is installed
+  /// by the first `FinishUpdates` after it is done; when false, `FinishUpdates` rebuilds at once.
+  bool rebuild_in_background = true;
 };
+
+/// The fewest bodies of a tree that `FinishUpdates` rebuilds in the background (smaller ones
+/// take less time to rebuild than a thread takes to start).
+inline constexpr int32_t kBackgroundRebuildMin = 2048;
 
 /// Bodies and their trees: the in-process collision world the query engine runs on. Not
 /// thread-safe; the scene layer puts a reader/writer lock around it. Ids are not checked for
@@ -140,6 +148,7 @@ class CollisionWorld {
   float magnitude_ = 0.0f;
   float fat_margin_;
   float rebuild_cost_ratio_;
+  bool rebuild_in_background_;
   DynamicTree trees_[2];
   // Per tree: WideAreaOverLeafArea after its last full build (0: not measured, the first check
   // takes its value; -1: measure after the next Optimize), and the leaves re-boxed since the
