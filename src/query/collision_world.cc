@@ -130,14 +130,20 @@ void CollisionWorld::FinishUpdates() {
       changed_since_check_[kind] = 0;
       const float cost = tree.WideAreaOverLeafArea();
       if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
-      if (cost > rebuild_cost_ratio_ * built_cost_[kind] && !tree.BackgroundRebuildPending()) {
-        if (rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin) {
-          tree.StartBackgroundRebuild();
+      const bool background = rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin;
+      if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {
+        // Past the bound: the tree is rebuilt now (a build under way is waited for; it was
+        // started at the lower mark below and is usually done by now).
+        if (tree.BackgroundRebuildPending()) {
+          tree.FinishBackgroundRebuild(/*wait=*/true);
         } else {
           tree.Rebuild();
-          tree.Optimize();
-          built_cost_[kind] = tree.WideAreaOverLeafArea();
         }
+        tree.Optimize();
+        built_cost_[kind] = tree.WideAreaOverLeafArea();
+      } else if (background && !tree.BackgroundRebuildPending() &&
+                 cost > BackgroundStartRatio() * built_cost_[kind]) {
+        tree.StartBackgroundRebuild();
       }
     }
   }

@@ -29,9 +29,12 @@ struct CollisionWorldOptions {
   /// over its leaves' (DynamicTree::WideAreaOverLeafArea) exceeds this multiple of the same
   /// measure right after its last full build (must be >= 1).
   float rebuild_cost_ratio = 1.1f;
-  /// When true, a tree of at least `kBackgroundRebuildMin` bodies is rebuilt on a thread of its
-  /// own (DynamicTree::StartBackgroundRebuild) while batches go on, and the build is installed
-  /// by the first `FinishUpdates` after it is done; when false, `FinishUpdates` rebuilds at once.
+  /// When true, a tree of at least `kBackgroundRebuildMin` bodies starts a rebuild on a thread
+  /// of its own (DynamicTree::StartBackgroundRebuild) halfway to the bound (1 + (ratio - 1) / 2
+  /// times its value after the last build) while batches go on, and the first `FinishUpdates`
+  /// after it is done installs it; a check that finds the tree past the bound still waits for
+  /// it (or rebuilds at once when none is under way). When false, `FinishUpdates` rebuilds at
+  /// once at the bound.
   bool rebuild_in_background = true;
 };
 
@@ -131,6 +134,8 @@ class CollisionWorld {
 
  private:
   DynamicTree& MutableTree(BodyKind kind) { return trees_[static_cast<int>(kind)]; }
+  // The decay at which a background rebuild starts: halfway to rebuild_cost_ratio_.
+  float BackgroundStartRatio() const { return 1.0f + 0.5f * (rebuild_cost_ratio_ - 1.0f); }
   BodyHandle AllocateSlot();
   // Returns `tight` after taking its magnitude into magnitude_.
   const Aabb& Track(const Aabb& tight) {
