@@ -53,9 +53,6 @@ double SecondsSince(double start) { return Clock::now() - start; }
 
 constexpr float kCastRadius = 0.5f;
 constexpr float kOverlapRadius = 2.0f;
-constexpr float kEye = 1.7f;
-constexpr int kTerrainSide = 1000;
-constexpr float kTerrainSpacing = 1.0f;
 
 // Operations per second of `body` over `count` items (body(i) for i in [0, count)).
 template <typename F>
@@ -122,7 +119,7 @@ int main(int argc, char** argv) {
   using namespace collide::bench;
   int runs = 3;
   int ray_count = 400000;
-  int lots = 100;
+  int lots = kCityLots;
   for (int i = 1; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--quick")) {
       runs = 1;
@@ -156,9 +153,9 @@ int main(int argc, char** argv) {
   // Bullet's casts and overlaps are slower: a tenth of the queries (a rate is a rate).
   const int bullet_count = std::max(100, ray_count / 10);
 
-  const LevelMesh city = MakeCity(lots, 2, 0xC17E5EEDu);
+  const LevelMesh city = MakeCity(lots, kCitySplit, kCitySeed);
   const std::vector<float> input_heights =
-      MakeTerrainHeights(kTerrainSide, kTerrainSide, 0x7E55A1Au);
+      MakeTerrainHeights(kTerrainSide, kTerrainSide, kTerrainSeed);
   HeightfieldDesc desc;
   desc.rows = kTerrainSide;
   desc.columns = kTerrainSide;
@@ -188,21 +185,9 @@ int main(int argc, char** argv) {
   const std::vector<Ray> city_rays = IncoherentRays(city.bounds, ray_count, 1);
   const std::vector<Ray> city_game = GameRays(city.bounds, 0.0f, kEye, ray_count, 2);
   const std::vector<Ray> terrain_rays = IncoherentRays(terrain.bounds, ray_count, 3);
-  std::vector<Ray> terrain_game;
-  {
-    // From eye height above the terrain at the origin's sample.
-    std::vector<Ray> g = GameRays(terrain.bounds, 0.0f, 0.0f, ray_count, 4);
-    for (Ray r : g) {
-      const int j = std::clamp(static_cast<int>(r.origin.x / kTerrainSpacing), 0, kTerrainSide - 1);
-      const int i = std::clamp(static_cast<int>(r.origin.z / kTerrainSpacing), 0, kTerrainSide - 1);
-      const Vec3 target = r.origin + r.direction * r.max_distance;
-      r.origin.y = heights[static_cast<size_t>(i) * kTerrainSide + j] + kEye;
-      const Vec3 to = target - r.origin;
-      r.max_distance = Length(to);
-      r.direction = to * (1.0f / r.max_distance);
-      terrain_game.push_back(r);
-    }
-  }
+  // From eye height above the terrain at the origin's sample.
+  const std::vector<Ray> terrain_game = TerrainGameRays(
+      heights, kTerrainSide, kTerrainSide, kTerrainSpacing, terrain.bounds, kEye, ray_count, 4);
   std::vector<Vec3> overlap_centres;
   for (int i = 0; i < ray_count; ++i) {
     const Ray& r = city_game[static_cast<size_t>(i)];

@@ -195,4 +195,22 @@ std::vector<Ray> GameRays(const Aabb& bounds, float floor_y, float eye, int coun
   return rays;
 }
 
+std::vector<Ray> TerrainGameRays(const std::vector<float>& heights, int rows, int columns,
+                                 float spacing, const Aabb& bounds, float eye, int count,
+                                 uint32_t seed) {
+  std::vector<Ray> rays;
+  rays.reserve(count);
+  for (Ray r : GameRays(bounds, 0.0f, 0.0f, count, seed)) {
+    const int j = std::clamp(static_cast<int>(r.origin.x / spacing), 0, columns - 1);
+    const int i = std::clamp(static_cast<int>(r.origin.z / spacing), 0, rows - 1);
+    const Vec3 target = r.origin + r.direction * r.max_distance;
+    r.origin.y = heights[static_cast<size_t>(i) * columns + j] + eye;
+    const Vec3 to = target - r.origin;
+    r.max_distance = Length(to);
+    r.direction = to * (1.0f / r.max_distance);
+    rays.push_back(r);
+  }
+  return rays;
+}
+
 }  // namespace collide::bench

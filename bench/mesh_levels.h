@@ -13,6 +13,17 @@
 
 namespace collide::bench {
 
+/// The reference levels' parameters, shared by collide-bench-mesh and collide-load: the city's
+/// lots a side, cells per box face side and seed; the terrain's samples a side, spacing (metres)
+/// and seed; a player's eye height above the floor (metres).
+inline constexpr int kCityLots = 100;
+inline constexpr int kCitySplit = 2;
+inline constexpr uint32_t kCitySeed = 0xC17E5EEDu;
+inline constexpr int kTerrainSide = 1000;
+inline constexpr float kTerrainSpacing = 1.0f;
+inline constexpr uint32_t kTerrainSeed = 0x7E55A1Au;
+inline constexpr float kEye = 1.7f;
+
 /// An indexed triangle mesh.
 struct LevelMesh {
   std::vector<Vec3> vertices;
@@ -41,5 +52,13 @@ LevelMesh TerrainMesh(const std::vector<float>& heights, int rows, int columns, 
 /// bounds, as far as the target).
 std::vector<Ray> IncoherentRays(const Aabb& bounds, int count, uint32_t seed);
 std::vector<Ray> GameRays(const Aabb& bounds, float floor_y, float eye, int count, uint32_t seed);
+
+/// Game rays over a terrain (`heights`, rows x columns samples `spacing` apart, as TerrainMesh
+/// lays them out; `bounds` its triangulation's bounds): from `eye` above the sample at a uniform
+/// point (the sample at or before it on each axis) towards a uniform target point of the bounds,
+/// as far as the target.
+std::vector<Ray> TerrainGameRays(const std::vector<float>& heights, int rows, int columns,
+                                 float spacing, const Aabb& bounds, float eye, int count,
+                                 uint32_t seed);
 
 }  // namespace collide::bench

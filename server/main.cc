@@ -136,7 +136,8 @@ class Running {
     if (viewer_ != nullptr) {
       viewer_->Attach(server_->database(), server_->authenticator(),
                       server_->watches() != nullptr ? &server_->watches()->directory() : nullptr,
-                      server_->query_samples());
+                      server_->query_samples(), server_->replication(),
+                      server_->advertised_address());
     }
     return absl::OkStatus();
   }

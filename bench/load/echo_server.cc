@@ -1,10 +1,12 @@
 // collide-echo-server: the Echo service of echo.proto, the transport ceiling for collide-load.
 // The same gRPC set-up as collide-server (callback API, ServerBuilder defaults, the same maximum
 // message size), answering at once with messages of the sizes
-// collide's answers have.
+// collide's answers have: a hit on every --hit_every-th query (3: the reference scene's rays;
+// collide-load's level workloads start it with 1, as nearly every ray meets the level), with a
+// triangle index when --hit_triangle (a hit on a mesh or heightfield carries one).
 //
 //   collide-echo-server [--address=127.0.0.1:0] [--port_file=PATH]
-//                       [--max_message_bytes=16777216]
+//                       [--max_message_bytes=16777216] [--hit_every=3] [--hit_triangle]
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -21,13 +23,22 @@
 ABSL_FLAG(std::string, address, "127.0.0.1:0", "listen address; port 0 picks a free port");
 ABSL_FLAG(std::string, port_file, "", "when set, the bound port is written here once serving");
 ABSL_FLAG(int, max_message_bytes, 16 << 20, "gRPC max receive message size");
+ABSL_FLAG(int, hit_every, 3, "answer a hit on every this many queries (1 to 1000)");
+ABSL_FLAG(bool, hit_triangle, false, "hits carry a triangle index, as hits on a level do");
 
 namespace collide::echo {
 namespace {
 
-// One hit for every third query, like a third of the reference rays.
+// Which queries get a hit, and whether it names a triangle (the flags, read once).
+int hit_every = 3;
+bool hit_triangle = false;
+
+bool HasHit(uint64_t n) { return n % static_cast<uint64_t>(hit_every) == 0; }
+
+// A hit of the size collide's have.
 void FillHit(uint64_t n, v1::Hit* hit) {
   hit->set_body_id(n);
+  if (hit_triangle) hit->set_triangle(static_cast<uint32_t>(n * 2654435761u) >> 10);
   hit->set_distance(12.5f);
   for (v1::Vec3* v : {hit->mutable_point(), hit->mutable_normal()}) {
     v->set_x(1.25f);
@@ -42,7 +53,7 @@ grpc::ServerUnaryReactor* AnswerUnary(grpc::CallbackServerContext* call, const R
   static std::atomic<uint64_t> calls{0};
   const uint64_t n = calls.fetch_add(1, std::memory_order_relaxed);
   response->set_version(1);
-  if (n % 3 == 0) FillHit(n, response->add_hits());
+  if (HasHit(n)) FillHit(n, response->add_hits());
   grpc::ServerUnaryReactor* reactor = call->DefaultReactor();
   reactor->Finish(grpc::Status::OK);
   return reactor;
@@ -85,7 +96,7 @@ void EchoStream<v1::QueryBatch, v1::QueryBatchResult>::Answer() {
   for (int i = 0; i < request_.queries_size(); ++i) {
     v1::QueryResult* result = response_.add_results();
     result->set_request_id(request_.queries(i).request_id());
-    if (i % 3 == 0) FillHit(static_cast<uint64_t>(i), result->add_hits());
+    if (HasHit(static_cast<uint64_t>(i))) FillHit(static_cast<uint64_t>(i), result->add_hits());
   }
 }
 
@@ -130,6 +141,12 @@ int Main(int argc, char** argv) {
        .usage = "the transport ceiling for collide-load: collide's messages answered without work.",
        .flags_file = "bench/load/echo_server.cc",
        .version = kVersionLine});
+  hit_every = absl::GetFlag(FLAGS_hit_every);
+  hit_triangle = absl::GetFlag(FLAGS_hit_triangle);
+  if (hit_every < 1 || hit_every > 1000) {
+    std::fprintf(stderr, "--hit_every: must be 1 to 1000, not %d\n", hit_every);
+    return 2;
+  }
   // Before gRPC starts its threads (server/infra/shutdown_signals.h).
   ShutdownSignals shutdown_signals;
   EchoService service;

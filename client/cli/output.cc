@@ -116,6 +116,12 @@ std::string JsonString(absl::string_view text) {
 
 std::string FormatNumber(float value) { return Num(value); }
 
+std::string Count(uint64_t n, absl::string_view one, absl::string_view many) {
+  if (n == 1) return absl::StrCat(n, " ", one);
+  if (many.empty()) return absl::StrCat(n, " ", one, "s");
+  return absl::StrCat(n, " ", many);
+}
+
 std::string FormatVec3(const v1::Vec3& v) {
   return absl::StrCat("(", Num(v.x()), ", ", Num(v.y()), ", ", Num(v.z()), ")");
 }

@@ -38,6 +38,9 @@ std::string ToJson(const google::protobuf::Message& message);
 
 /// A number as %g, -0 as 0.
 std::string FormatNumber(float value);
+/// `n` and the noun in its number: `1 body`, `2 bodies`, `0 triangles` (`many` empty: `one` and
+/// an s).
+std::string Count(uint64_t n, absl::string_view one, absl::string_view many = "");
 /// A vector as `(x, y, z)`.
 std::string FormatVec3(const v1::Vec3& v);
 /// `(x, y, z, w)`, or `identity` when absent.

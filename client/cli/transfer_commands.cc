@@ -147,9 +147,9 @@ absl::Status ExportScene(CommandContext& c) {
   fields["version"] = Number(static_cast<double>(exported->version));
   fields["tick"] = Number(static_cast<double>(exported->tick));
   fields["bodies"] = Number(static_cast<double>(exported->bodies));
-  c.out.Print(result,
-              absl::StrCat("exported scene ", scene, " at version ", exported->version, " (",
-                           exported->bodies, " bodies, ", exported->chunks, " chunks) to ", file));
+  c.out.Print(result, absl::StrCat("exported scene ", scene, " at version ", exported->version,
+                                   " (", Count(exported->bodies, "body", "bodies"), ", ",
+                                   Count(exported->chunks, "chunk"), ") to ", file));
   return absl::OkStatus();
 }
 
@@ -163,9 +163,10 @@ absl::Status ImportScene(CommandContext& c) {
   if (!scene.ok()) return scene.status();
   v1::ImportSceneResponse response;
   *response.mutable_scene() = *scene;
-  c.out.Print(response, absl::StrCat("imported scene ", scene->name(), " at version ",
-                                     scene->stats().version(), " (", scene->stats().body_count(),
-                                     " bodies) from ", file));
+  c.out.Print(
+      response,
+      absl::StrCat("imported scene ", scene->name(), " at version ", scene->stats().version(), " (",
+                   Count(scene->stats().body_count(), "body", "bodies"), ") from ", file));
   return absl::OkStatus();
 }
 
@@ -205,7 +206,7 @@ absl::Status Backup(CommandContext& c) {
     e["crc32c"] = Number(static_cast<double>(exported->crc32c));
     *list->add_values()->mutable_struct_value() = entry;
     absl::StrAppend(&text, "  ", info.name(), " version ", exported->version, ", ",
-                    exported->bodies, " bodies -> ", file, "\n");
+                    Count(exported->bodies, "body", "bodies"), " -> ", file, "\n");
   }
   std::string json;
   google::protobuf::util::JsonPrintOptions options;
@@ -224,8 +225,8 @@ absl::Status Backup(CommandContext& c) {
   if (error) {
     return absl::UnavailableError(absl::StrCat("cannot write the manifest: ", error.message()));
   }
-  c.out.Print(manifest,
-              absl::StrCat("backed up ", scenes->size(), " scenes to ", dir.string(), "\n", text));
+  c.out.Print(manifest, absl::StrCat("backed up ", Count(scenes->size(), "scene"), " to ",
+                                     dir.string(), "\n", text));
   return absl::OkStatus();
 }
 
@@ -310,7 +311,8 @@ std::string Disagreement(const ManifestEntry& entry, const Exported& read) {
     found.push_back(absl::StrCat("version ", read.version, ", the manifest says ", entry.version));
   }
   if (read.bodies != entry.bodies || read.chunk_bodies != entry.bodies) {
-    found.push_back(absl::StrCat(read.chunk_bodies, " bodies, the manifest says ", entry.bodies));
+    found.push_back(absl::StrCat(Count(read.chunk_bodies, "body", "bodies"), ", the manifest says ",
+                                 entry.bodies));
   }
   if (read.crc32c != entry.crc32c) {
     found.push_back(absl::StrCat("crc32c ", read.crc32c, ", the manifest says ", entry.crc32c));
@@ -416,8 +418,9 @@ absl::Status Restore(CommandContext& c) {
           scene.status().code(),
           absl::StrCat(scene.status().message(), "; restore stopped at ", entry.scene,
                        created.empty() ? "" : absl::StrCat("; the scenes it had created: ", undone),
-                       replaced > 0 ? absl::StrCat("; the ", replaced,
-                                                   " scenes it had replaced stay replaced")
+                       replaced > 0 ? absl::StrCat("; the ", Count(replaced, "scene"),
+                                                   " it had replaced stay",
+                                                   replaced == 1 ? "s" : "", " replaced")
                                     : ""));
     }
     ++restored;
@@ -428,13 +431,15 @@ absl::Status Restore(CommandContext& c) {
     }
     *scenes->add_values() = SceneValue(entry.scene, "restored");
     absl::StrAppend(&text, "  restored ", scene->name(), " version ", scene->stats().version(),
-                    ", ", scene->stats().body_count(), " bodies\n");
+                    ", ", Count(scene->stats().body_count(), "body", "bodies"), "\n");
   }
-  c.out.Print(result, absl::StrCat("restored ", restored, " scenes from ", dir.string(),
-                                   existing.empty() ? ""
-                                                    : absl::StrCat(" (skipped ", existing.size(),
-                                                                   " that exist)"),
-                                   "\n", text));
+  c.out.Print(result,
+              absl::StrCat("restored ", Count(restored, "scene"), " from ", dir.string(),
+                           existing.empty() ? ""
+                                            : absl::StrCat(" (skipped ", existing.size(),
+                                                           existing.size() == 1 ? " that exists)"
+                                                                                : " that exist)"),
+                           "\n", text));
   return absl::OkStatus();
 }
 

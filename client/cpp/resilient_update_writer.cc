@@ -4,6 +4,7 @@
 #include <random>
 #include <utility>
 
+#include "absl/strings/cord.h"
 #include "absl/strings/str_cat.h"
 #include "client/cpp/client.h"
 #include "client/cpp/grpc_status.h"
@@ -241,6 +242,9 @@ void ResilientUpdateWriter::Run() {
   // When the writer last had a working stream (or was opened): the give-up clock.
   absl::Time healthy_at = absl::Now();
   absl::Status last_error = absl::UnavailableError("not connected yet");
+  // The last stream ended on a batch answered by a server that does not write the scene: that
+  // answer (it names the one that does).
+  absl::Status redirection;
   bool reconnect = false;
   while (true) {
     // Wait for the channel (it reconnects with its own backoff, bounded by the client's
@@ -253,6 +257,19 @@ void ResilientUpdateWriter::Run() {
       }
       absl::Time now = absl::Now();
       absl::Time give_up = healthy_at + options_.give_up_after;
+      if (now >= give_up && !redirection.ok()) {
+        absl::Status gave_up(
+            redirection.code(),
+            absl::StrCat("update writer: gave up after ",
+                         absl::FormatDuration(options_.give_up_after),
+                         " of answers from a server that does not write the scene: ",
+                         redirection.message()));
+        redirection.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+          gave_up.SetPayload(url, payload);
+        });
+        Fail(std::move(gave_up));
+        break;
+      }
       if (now >= give_up) {
         Fail(absl::UnavailableError(absl::StrCat(
             "update writer: gave up reconnecting to ", client_->options().address, " after ",
@@ -278,6 +295,10 @@ void ResilientUpdateWriter::Run() {
     }
     if (end.ok()) end = absl::UnavailableError("the server ended the stream");
     last_error = end;
+    {
+      absl::MutexLock lock(&mu_);
+      redirection = std::exchange(redirection_, absl::OkStatus());
+    }
     if (healthy) {
       healthy_at = absl::Now();
       backoff = options_.initial_backoff;
@@ -320,12 +341,19 @@ ResilientUpdateWriter::Stream* ResilientUpdateWriter::Connect(bool reconnect) {
 
 absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   v1::UpdateAck ack;
+  bool redirected = false;
   while (stream->Read(&ack)) {
-    *healthy = true;
-    if (!HandleAck(ack)) {
+    // After a redirection the stream's remaining acks (the same answer for the batches behind
+    // it) are dropped: those batches are resent too.
+    if (redirected) continue;
+    if (!HandleAck(ack, &redirected)) {
+      // A batch answered by a server that does not write the scene: this stream is no use, and
+      // the next one starts from the backoff reached unless this one made progress.
       absl::MutexLock lock(&mu_);
       if (live_context_ != nullptr) live_context_->TryCancel();
+      continue;
     }
+    *healthy = true;
   }
   // Finish with no write in progress, then drop the stream; Sends queue until the reconnect.
   absl::MutexLock write_lock(&write_mu_);
@@ -339,10 +367,19 @@ absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   return status;
 }
 
-bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack) {
+bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected) {
   RejectedBatch rejected;
   {
     absl::MutexLock lock(&mu_);
+    if (ack.has_error() && !ack.error().moved_to().empty() && !pending_.empty() &&
+        ack.client_sequence() == pending_.front().sequence) {
+      // Not applied: another server writes the scene (this one follows it, or the scene moved
+      // away). Kept, and sent again on the next stream, which the router sends to that server.
+      ++stats_.redirected;
+      *redirected = true;
+      redirection_ = AckStatus(ack);
+      return false;
+    }
     if (pending_.empty() || ack.client_sequence() != pending_.front().sequence) {
       if (failed_.ok()) {
         failed_ = absl::DataLossError(absl::StrCat(

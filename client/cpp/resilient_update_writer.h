@@ -73,6 +73,8 @@ struct ResilientUpdateWriterStats {
   uint64_t duplicates = 0;
   /// Acks carrying an error.
   uint64_t rejected = 0;
+  /// Batches answered by a server that does not write the scene (Error.moved_to) and resent.
+  uint64_t redirected = 0;
   /// Batches written again on a new stream after a reconnect.
   uint64_t resent = 0;
   /// Streams opened after the first.
@@ -89,7 +91,11 @@ struct ResilientUpdateWriterStats {
 /// order, with the same client id and sequences, and goes on; the server deduplicates by
 /// (client id, sequence), so a batch applied before the break is acknowledged `duplicate` and
 /// never applied twice. A rejected batch (ack with an error) is reported (TakeRejected, or the
-/// on_rejected callback) and not sent again. A non-retryable stream status (UNAUTHENTICATED,
+/// on_rejected callback) and not sent again, except an error naming the server that writes the
+/// scene (Error.moved_to: a follower of a replicated scene, a scene moving away): nothing of
+/// the batch was applied, so the writer ends the stream and resends it on the next one (after
+/// the backoff; through a router that follows the owner it reaches the writing server), bounded
+/// by give_up_after like any reconnection. A non-retryable stream status (UNAUTHENTICATED,
 /// PERMISSION_DENIED, ...) or giving up ends the writer for good.
 ///
 /// How a final failure is reported. The reader thread finds it, asynchronously; from that moment
@@ -179,7 +185,7 @@ class ResilientUpdateWriter {
   // True when the reader thread should stop: shut down, failed, or closing with nothing left.
   bool Done() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // Handles one ack; false (with failed_ set) when it does not answer the oldest pending batch.
-  bool HandleAck(const v1::UpdateAck& ack);
+  bool HandleAck(const v1::UpdateAck& ack, bool* redirected);
   // Waits `wait` or until shutdown; true when shutting down.
   bool SleepOrShutdown(absl::Duration wait);
   // Ends the writer with `status` and wakes every waiter.
@@ -213,6 +219,9 @@ class ResilientUpdateWriter {
   // All but `sent`, which stats() derives from next_sequence_.
   ResilientUpdateWriterStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
+  // The answer of the last batch answered by a server that does not write the scene, until the
+  // reader thread takes it.
+  absl::Status redirection_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;

@@ -265,15 +265,22 @@ func TestWritesToAMovingSceneNameItsDestination(t *testing.T) {
 	if e := expectCode(t, err, codes.FailedPrecondition, "scene"); e.MovedTo != "10.0.0.4:50051" {
 		t.Fatalf("moved_to %q", e.MovedTo)
 	}
-	w, err := c.OpenUpdateWriter(ctx(t), "moving", nil)
+	// The update writer sends its batch again (not applied, not rejected) until the scene is
+	// written here again.
+	w, err := c.OpenUpdateWriter(ctx(t), "moving", &collide.UpdateWriterOptions{MaxBackoff: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, err = w.Apply(ctx(t), &pb.UpdateBatch{Ops: []*pb.UpdateOp{collide.SetPoseOp(1, collide.At(1, 2, 3))}})
-	if e := expectCode(t, err, codes.FailedPrecondition, "scene"); e.MovedTo != "10.0.0.4:50051" || e.Sequence != 1 {
-		t.Fatalf("rejected batch %+v", e)
+	p, err := w.Send(ctx(t), &pb.UpdateBatch{Ops: []*pb.UpdateOp{collide.SetPoseOp(1, collide.At(1, 2, 3))}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	expectCode(t, w.Flush(ctx(t)), codes.FailedPrecondition, "scene")
+	for give := time.Now().Add(10 * time.Second); w.Redirected() < 2 && time.Now().Before(give); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if w.Redirected() < 2 || w.Pending() != 1 {
+		t.Fatalf("redirected %d, pending %d", w.Redirected(), w.Pending())
+	}
 	// Reads go on; a cleared mark takes writes again.
 	if _, err := c.GetBodies(ctx(t), "moving"); err != nil {
 		t.Fatal(err)
@@ -281,8 +288,8 @@ func TestWritesToAMovingSceneNameItsDestination(t *testing.T) {
 	if _, err := c.ClearSceneMoving(ctx(t), "moving"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := w.Apply(ctx(t), &pb.UpdateBatch{Ops: []*pb.UpdateOp{collide.SetPoseOp(1, collide.At(1, 2, 3))}}); err != nil {
-		t.Fatal(err)
+	if ack, err := p.Wait(ctx(t)); err != nil || ack.Version != 2 || ack.Duplicate {
+		t.Fatalf("ack %v, %v", ack, err)
 	}
 	if err := w.Close(ctx(t)); err != nil {
 		t.Fatal(err)

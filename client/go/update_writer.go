@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/binary"
 	"errors"
+	"fmt"
 	"io"
 	"sync"
 	"time"
@@ -29,7 +30,9 @@ type UpdateWriterOptions struct {
 	// the second (0: 50 ms and 2 s).
 	InitialBackoff, MaxBackoff time.Duration
 	// ReconnectTimeout is how long the writer tries to reach the server without a working
-	// stream before it fails with codes.Unavailable (0: 60 s).
+	// stream before it fails with codes.Unavailable (0: 60 s); also how long it resends batches
+	// answered by a server that does not write the scene before it fails with that answer (an
+	// *Error whose MovedTo names the server that does).
 	ReconnectTimeout time.Duration
 }
 
@@ -67,7 +70,10 @@ func (p *PendingBatch) Wait(ctx context.Context) (*pb.UpdateAck, error) {
 // them twice. Other failures (codes.PermissionDenied, ...) are final: every unacknowledged
 // batch fails with them, and so do Send and Flush from then on. A rejected batch (an ack with
 // an error) is not resent: its PendingBatch fails with an *Error whose Sequence is set, and
-// Flush returns it. Safe for concurrent use.
+// Flush returns it. A batch answered with Error.moved_to (a follower of a replicated scene, or
+// a scene moving away, names the server that writes it) was not applied and is no rejection:
+// the writer ends the stream and resends it on a new one after its backoff (a router in front
+// of the servers sends it to the owner), counted by Redirected. Safe for concurrent use.
 type UpdateWriter struct {
 	client   *Client
 	scene    string
@@ -87,7 +93,15 @@ type UpdateWriter struct {
 	closing    bool
 	version    uint64
 	reconnects int
+	redirected int
 }
+
+// redirection is a session's end when the server answered the oldest batch with the address of
+// the server that writes the scene: nothing of it, nor of the batches behind it on that stream,
+// was applied.
+type redirection struct{ answer *Error }
+
+func (r *redirection) Error() string { return r.answer.Error() }
 
 // OpenUpdateWriter starts a writer for scene (options may be nil). The stream opens in the
 // background; ctx bounds the writer's whole life (its end cancels the writer).
@@ -253,6 +267,14 @@ func (w *UpdateWriter) Reconnects() int {
 	return w.reconnects
 }
 
+// Redirected counts the batches answered by a server that does not write the scene
+// (Error.moved_to), not applied, and sent again on a new stream.
+func (w *UpdateWriter) Redirected() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.redirected
+}
+
 // Err is the writer's final failure, or nil while it works.
 func (w *UpdateWriter) Err() error {
 	w.mu.Lock()
@@ -292,6 +314,8 @@ func (w *UpdateWriter) run() {
 	defer close(w.finished)
 	delay := w.options.InitialBackoff
 	brokenSince := time.Now() // no working stream yet
+	// The last answer naming another server since the last applied batch, if any.
+	var redirected *Error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
 			select {
@@ -307,6 +331,13 @@ func (w *UpdateWriter) run() {
 		}
 		remaining := w.options.ReconnectTimeout - time.Since(brokenSince)
 		if remaining <= 0 {
+			if redirected != nil {
+				w.fail(&Error{Code: redirected.Code, Message: fmt.Sprintf(
+					"update writer: scene %q answered by a server that does not write it for %v: %s",
+					w.scene, w.options.ReconnectTimeout, redirected.Message),
+					MovedTo: redirected.MovedTo})
+				return
+			}
 			w.fail(errorf(codes.Unavailable, "update writer: could not reach the server for %v", w.options.ReconnectTimeout))
 			return
 		}
@@ -314,6 +345,7 @@ func (w *UpdateWriter) run() {
 		if progressed {
 			delay = w.options.InitialBackoff
 			brokenSince = time.Now()
+			redirected = nil
 		}
 		if err == nil {
 			return // closed cleanly
@@ -321,6 +353,11 @@ func (w *UpdateWriter) run() {
 		if w.ctx.Err() != nil {
 			w.fail(errorf(codes.Canceled, "update writer: cancelled"))
 			return
+		}
+		var r *redirection
+		if errors.As(err, &r) {
+			redirected = r.answer
+			continue
 		}
 		var e *Error
 		if !errors.As(err, &e) || !retryable(e.Code) {
@@ -418,6 +455,14 @@ func (w *UpdateWriter) onAck(ack *pb.UpdateAck) error {
 	p := w.pending[0]
 	if ack.ClientSequence != p.Sequence {
 		return errorf(codes.DataLoss, "update stream: ack for sequence %d, expected %d", ack.ClientSequence, p.Sequence)
+	}
+	if ack.Error != nil && ack.Error.MovedTo != "" {
+		// Kept: the stream ends and the next one resends from this batch.
+		w.redirected++
+		w.broadcastLocked()
+		e := fromProto(ack.Error)
+		e.Sequence = p.Sequence
+		return &redirection{answer: e}
 	}
 	w.pending[0] = nil
 	w.pending = w.pending[1:]

@@ -285,6 +285,104 @@ func TestWriterFailsWhenTheServerDoesNotComeBack(t *testing.T) {
 	w.Cancel()
 }
 
+func TestWriterResendsABatchAnsweredWithMovedToUntilItApplies(t *testing.T) {
+	s := startServer(t)
+	c := s.client(nil)
+	createWithBodies(t, c, "s")
+	w, err := c.OpenUpdateWriter(ctx(t), "s", &collide.UpdateWriterOptions{MaxBackoff: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ack, err := w.Apply(ctx(t), moveOf(1)); err != nil || ack.Version != 2 {
+		t.Fatalf("ack %v, %v", ack, err)
+	}
+	// Marked as moving, the server answers the scene's batches with Error.moved_to (as a
+	// follower of a replicated scene names its owner) and applies none.
+	if _, err := c.SetSceneMoving(ctx(t), "s", "10.0.0.4:50051"); err != nil {
+		t.Fatal(err)
+	}
+	var pending []*collide.PendingBatch
+	for n := 2; n <= 3; n++ {
+		p, err := w.Send(ctx(t), moveOf(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, p)
+	}
+	for give := time.Now().Add(10 * time.Second); w.Redirected() < 2 && time.Now().Before(give); {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if w.Redirected() < 2 || w.Pending() != 2 {
+		t.Fatalf("redirected %d, pending %d", w.Redirected(), w.Pending())
+	}
+	if info, err := c.GetScene(ctx(t), "s"); err != nil || info.Stats.Version != 2 {
+		t.Fatalf("scene %v, %v", info, err)
+	}
+	// The mark cleared: both batches apply, once each, and none was rejected.
+	if _, err := c.ClearSceneMoving(ctx(t), "s"); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Flush(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range pending {
+		ack, err := p.Wait(ctx(t))
+		if err != nil || ack.Version != uint64(3+i) || ack.Duplicate {
+			t.Fatalf("batch %d: ack %v, %v", p.Sequence, ack, err)
+		}
+	}
+	if err := w.Close(ctx(t)); err != nil {
+		t.Fatal(err)
+	}
+	if info, err := c.GetScene(ctx(t), "s"); err != nil || info.Stats.Version != 4 {
+		t.Fatalf("scene %v, %v", info, err)
+	}
+	got, err := c.GetBodies(ctx(t), "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range got.Bodies {
+		// moveOf(2) and moveOf(3) place bodies 3 and 4 at (n, -n, 0.5).
+		if b.Id == 3 || b.Id == 4 {
+			n := float32(b.Id - 1)
+			if p := b.Pose.Position; p.X != n || p.Y != -n {
+				t.Fatalf("body %d at %v", b.Id, p)
+			}
+		}
+	}
+}
+
+func TestWriterAnsweredWithMovedToForTooLongFailsNamingTheServer(t *testing.T) {
+	s := startServer(t)
+	c := s.client(nil)
+	createWithBodies(t, c, "s")
+	if _, err := c.SetSceneMoving(ctx(t), "s", "10.0.0.4:50051"); err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.OpenUpdateWriter(ctx(t), "s", &collide.UpdateWriterOptions{MaxBackoff: 100 * time.Millisecond, ReconnectTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := w.Send(ctx(t), moveOf(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	flushErr := w.Flush(ctx(t))
+	if e := expectCode(t, flushErr, codes.FailedPrecondition, ""); e.MovedTo != "10.0.0.4:50051" || e.Sequence != 0 {
+		t.Fatalf("writer failed with %+v", e)
+	}
+	if _, err := p.Wait(ctx(t)); err != flushErr {
+		t.Fatalf("the pending batch failed with %v, the writer with %v", err, flushErr)
+	}
+	if w.Redirected() < 2 {
+		t.Fatalf("redirected %d", w.Redirected())
+	}
+	if info, err := c.GetScene(ctx(t), "s"); err != nil || info.Stats.Version != 1 {
+		t.Fatalf("scene %v, %v", info, err)
+	}
+	w.Cancel()
+}
+
 func TestWriterSendWaitsWhileMaxPendingBatchesAreUnacknowledged(t *testing.T) {
 	s := startServer(t)
 	c := s.client(nil)

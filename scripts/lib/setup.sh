@@ -12,7 +12,9 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # libbullet-dev and libembree-dev: the peers of collide-bench-core; libcivetweb-dev: the HTTP
 # server of the browser viewer, --viewer_address; haproxy: the router in front of the shards in
 # the scale-out test, as docker/haproxy.cfg; libtinyobjloader-dev: the OBJ reader of
-# `collide mesh upload`; libnats-dev: the NATS C client of replicated scenes
+# `collide mesh upload`, libassimp-dev its reader of glTF and the other mesh formats, libpng-dev
+# the PNG heightmap reader of `collide heightfield upload`; python3-numpy: the Python client's
+# uploads from numpy arrays, tested; libnats-dev: the NATS C client of replicated scenes
 # (server/replication/); nats-server: the three-node JetStream cluster the replication
 # tests start on loopback ports; golang-go, protoc-gen-go, protoc-gen-go-grpc and
 # Debian's Go gRPC sources: the Go client, built offline (golang-github-golang-protobuf-1-5-dev,
@@ -28,10 +30,11 @@ COLLIDE_PACKAGES=(
   openssl
   prometheus-cpp-dev prometheus libcivetweb-dev
   python3 python3-grpcio python3-protobuf python3-yaml python3-venv python3-pip python3-setuptools
+  python3-numpy
   clang-14 libclang-rt-14-dev
   dpkg-dev lintian
   haproxy
-  libtinyobjloader-dev
+  libtinyobjloader-dev libassimp-dev libpng-dev
   golang-go protoc-gen-go protoc-gen-go-grpc golang-google-grpc-dev golang-google-protobuf-dev
   golang-github-golang-protobuf-1-5-dev
   default-jdk-headless maven libgrpc-java protobuf-compiler-grpc-java-plugin libprotobuf-java

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "base/field_error.h"
+#include "scene/move_destination.h"
 #include "server/convert/field_path.h"
 #include "server/convert/status_convert.h"
 #include "server/convert/update_convert.h"
@@ -164,6 +165,17 @@ void UpdateStreamReactor::Complete(uint64_t index, uint64_t client_sequence,
 
 void UpdateStreamReactor::Process(uint64_t index) {
   const uint64_t sequence = request_.client_sequence();
+  absl::Status refused;
+  {
+    MutexLock lock(&mu_);
+    if (auto it = refused_elsewhere_.find(request_.scene()); it != refused_elsewhere_.end()) {
+      refused = it->second;
+    }
+  }
+  if (!refused.ok()) {
+    if (context_.counters != nullptr) context_.counters->CountRejectedUpdate(refused);
+    return Complete(index, sequence, std::move(refused));
+  }
   absl::Status status = CheckSceneHeader(scene_header_, request_.scene());
   if (status.ok()) status = principal_->CheckScene(request_.scene());
   if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
@@ -182,11 +194,18 @@ void UpdateStreamReactor::Process(uint64_t index) {
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [this, layout, index, sequence, counters, op_counts](absl::StatusOr<ApplyAck> result) {
+      [this, layout, index, sequence, counters, op_counts,
+       scene = request_.scene()](absl::StatusOr<ApplyAck> result) {
         if (counters != nullptr) {
           counters->CountUpdate(result.status(), result.ok() && result->duplicate, op_counts);
         }
-        if (!result.ok()) result = ForRequest(result.status(), layout);
+        if (!result.ok()) {
+          result = ForRequest(result.status(), layout);
+          if (!MovedToOf(result.status()).empty()) {
+            MutexLock lock(&mu_);
+            refused_elsewhere_.try_emplace(scene, result.status());
+          }
+        }
         Complete(index, sequence, std::move(result));
         call_.Release();
       });

@@ -19,12 +19,15 @@
 #include "collide/viewer/v1/viewer.pb.h"
 #include "google/protobuf/util/json_util.h"
 #include "query/batch.h"
+#include "scene/asset.h"
 #include "scene/scene_name.h"
 #include "scene/scene_query.h"
+#include "server/convert/asset_convert.h"
 #include "server/convert/field_path.h"
 #include "server/convert/interest_convert.h"
 #include "server/convert/query_convert.h"
 #include "server/convert/scene_convert.h"
+#include "server/rpc/scene_info.h"
 #include "watch/body_grid.h"
 #include "watch/interest_rules.h"
 #include "watch/interest_validate.h"
@@ -271,12 +274,15 @@ absl::StatusOr<QueryParams> ParseQueryParams(absl::string_view query,
 }
 
 ViewerApi::ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
-                     DurabilityPolicy default_durability, QuerySampler* samples)
+                     DurabilityPolicy default_durability, QuerySampler* samples,
+                     const ReplicationControl* replication, std::string server_address)
     : db_(db),
       auth_(auth),
       limits_(limits),
       default_durability_(default_durability),
-      samples_(samples) {}
+      samples_(samples),
+      replication_(replication),
+      server_address_(std::move(server_address)) {}
 
 absl::StatusOr<const Principal*> ViewerApi::Authenticate(absl::string_view authorization,
                                                          const QueryParams& params) const {
@@ -300,6 +306,13 @@ ViewerReply ViewerApi::Scenes(const Principal& principal) const {
   ListScenesToProto(
       *db_, [&](const std::string& name) { return principal.CanSee(name); }, default_durability_,
       &response);
+  if (replication_ != nullptr) {
+    for (v1::SceneInfo& scene : *response.mutable_scenes()) {
+      if (std::optional<SceneReplicaFigures> figures = replication_->SceneFigures(scene.name())) {
+        ReplicationToProto(*figures, scene.mutable_replication());
+      }
+    }
+  }
   return JsonReply(response);
 }
 
@@ -361,6 +374,12 @@ ViewerReply ViewerApi::SceneBodies(const Principal& principal, const QueryParams
     BodyStateToProto(*it, page.add_bodies());
   }
   if (it != bodies.end() && count > 0) page.set_next_after(std::prev(it)->id);
+  page.set_server_address(server_address_);
+  if (replication_ != nullptr) {
+    if (std::optional<SceneReplicaFigures> figures = replication_->SceneFigures(page.scene())) {
+      ReplicationToProto(*figures, page.mutable_replication());
+    }
+  }
   return JsonReply(page);
 }
 
@@ -497,6 +516,77 @@ ViewerReply ViewerApi::Relevant(const Principal& principal, const QueryParams& p
     set->mutable_body_ids()->Add(ids.begin(), ids.end());
   }
   return JsonReply(snapshot);
+}
+
+ViewerReply ViewerApi::AssetPage(const Principal& principal, const QueryParams& params) const {
+  absl::StatusOr<std::shared_ptr<const Scene>> scene = FindScene(principal, params);
+  if (!scene.ok()) return ErrorReply(scene.status());
+  const std::string* name = Find(params, "asset");
+  if (name == nullptr) return ErrorReply(InvalidFieldError("asset", "missing (the asset's name)"));
+  if (absl::Status s = ValidateAssetName(*name); !s.ok()) {
+    std::optional<FieldError> error = GetFieldError(s);
+    if (error.has_value()) error->field = "asset";
+    return ErrorReply(error.has_value() ? FieldErrorStatus(s.code(), *error) : s);
+  }
+  uint64_t offset = 0;
+  if (const std::string* text = Find(params, "offset"); text != nullptr) {
+    absl::StatusOr<uint64_t> value = ParseU64("offset", *text);
+    if (!value.ok()) return ErrorReply(value.status());
+    offset = *value;
+  }
+  const std::optional<SceneAssetInfo> info = (*scene)->GetAsset(*name);
+  if (!info.has_value()) {
+    return ErrorReply(FieldStatus(
+        absl::StatusCode::kNotFound, "asset",
+        absl::StrCat("no asset ", Quoted(*name), " in scene ", Quoted((*scene)->name()))));
+  }
+  const Asset& asset = *info->asset;
+  const AssetSource& source = asset.source();
+  viewer::v1::AssetPage page;
+  page.set_scene((*scene)->name());
+  AssetInfoToProto(info->name, asset, info->body_count, page.mutable_asset());
+  page.set_offset(offset);
+  if (asset.kind() == AssetKind::kMesh) {
+    const uint64_t triangles = asset.triangle_count();
+    if (offset >= triangles) {
+      return ErrorReply(InvalidFieldError(
+          "offset", absl::StrCat(offset, " is past the last triangle (", triangles - 1, ")")));
+    }
+    const uint64_t count = std::min<uint64_t>(triangles - offset, limits_.max_asset_page_triangles);
+    google::protobuf::RepeatedField<float>* positions = page.mutable_positions();
+    positions->Reserve(static_cast<int>(9 * count));
+    for (uint64_t t = offset; t < offset + count; ++t) {
+      for (int k = 0; k < 3; ++k) {
+        const Vec3& v = source.vertices[source.indices[3 * t + k]];
+        positions->Add(v.x);
+        positions->Add(v.y);
+        positions->Add(v.z);
+      }
+    }
+    if (offset + count < triangles) page.set_next_offset(offset + count);
+    return JsonReply(page);
+  }
+  const uint64_t rows = source.size.rows;
+  const uint64_t columns = source.size.columns;
+  if (offset >= rows - 1) {
+    return ErrorReply(InvalidFieldError(
+        "offset", absl::StrCat(offset, " is past the last row of cells (", rows - 2, ")")));
+  }
+  const uint64_t page_rows = std::min<uint64_t>(
+      rows - offset, std::max<uint64_t>(2, limits_.max_asset_page_samples / columns));
+  page.set_row_count(page_rows);
+  page.mutable_heights()->Add(
+      source.heights.begin() + static_cast<std::ptrdiff_t>(offset * columns),
+      source.heights.begin() + static_cast<std::ptrdiff_t>((offset + page_rows) * columns));
+  if (source.size.has_holes) {
+    const uint64_t first_cell = offset * (columns - 1);
+    const uint64_t end_cell = (offset + page_rows - 1) * (columns - 1);
+    for (uint64_t c = first_cell; c < end_cell; ++c) {
+      if ((source.holes[c / 8] >> (c % 8)) & 1) page.add_hole_cells(c);
+    }
+  }
+  if (offset + page_rows < rows) page.set_next_offset(offset + page_rows - 1);
+  return JsonReply(page);
 }
 
 absl::StatusOr<std::shared_ptr<const Scene>> ViewerApi::StreamScene(

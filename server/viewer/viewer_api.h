@@ -15,6 +15,7 @@
 #include "scene/scene_options.h"
 #include "scene/validate.h"
 #include "server/infra/auth.h"
+#include "server/infra/replication_control.h"
 #include "server/viewer/viewer_json.h"
 #include "store/database.h"
 
@@ -30,6 +31,11 @@ struct ViewerLimits {
   QueryLimits queries{};
   /// The largest Observer.max_relevant of /viewer/api/relevant (--max_relevant_per_observer).
   uint32_t max_relevant = 1024;
+  /// Triangles of a mesh per /viewer/api/asset page.
+  uint32_t max_asset_page_triangles = 32768;
+  /// Samples of a heightfield per /viewer/api/asset page (a page has at least two rows whatever
+  /// the columns: at most 2 x 32,768 samples).
+  uint32_t max_asset_page_samples = 131072;
 };
 
 /// The most observers one /viewer/api/relevant request may name.
@@ -56,11 +62,13 @@ absl::StatusOr<QueryParams> ParseQueryParams(absl::string_view query,
 /// store under its own locks). Never writes to a scene.
 class ViewerApi {
  public:
-  /// `db`, `auth` and `samples` must outlive the API. A scene's durability is listed against
-  /// `default_durability` (the server's). The casts it answers are offered to `samples` (null:
-  /// to none).
+  /// `db`, `auth`, `samples` and `replication` must outlive the API. A scene's durability is
+  /// listed against `default_durability` (the server's). The casts it answers are offered to
+  /// `samples` (null: to none). Replicated scenes are described by `replication` (null: the
+  /// server has none); `server_address` is the answering server's, as GetServerStats says it.
   ViewerApi(const Database* db, const Authenticator* auth, const ViewerLimits& limits,
-            DurabilityPolicy default_durability, QuerySampler* samples = nullptr);
+            DurabilityPolicy default_durability, QuerySampler* samples = nullptr,
+            const ReplicationControl* replication = nullptr, std::string server_address = "");
 
   /// The principal of a request: from `authorization` (`Bearer <token>`), else from the `token`
   /// parameter (EventSource cannot set headers). UNAUTHENTICATED when tokens are configured and
@@ -69,13 +77,15 @@ class ViewerApi {
                                                 const QueryParams& params) const;
 
   /// /viewer/api/scenes: the collide.v1.ListScenesResponse the ListScenes rpc answers
-  /// `principal`: the scenes it may see, by name.
+  /// `principal`: the scenes it may see, by name (a replicated one with its owner and this
+  /// server's lag).
   ViewerReply Scenes(const Principal& principal) const;
   /// /viewer/api/scene?name=N[&after=ID][&limit=K][&at_tick=T]: a collide.viewer.v1.ScenePage,
   /// the scene's bodies with ids above `after` (all when absent), at most `limit` (<=
   /// max_page_bodies), by id, with `next_after` when more follow; with `at_tick`, the bodies as
   /// they were at the end of that retained tick (400 `at_tick: ...` naming the retained range
-  /// otherwise; the history keeps no user_data: 0 at a past tick).
+  /// otherwise; the history keeps no user_data: 0 at a past tick). The page names the answering
+  /// server and, for a replicated scene, its role and lag.
   ViewerReply SceneBodies(const Principal& principal, const QueryParams& params) const;
   /// /viewer/api/raycast: the Raycast rpc over HTTP, answered with its collide.v1.QueryResponse.
   /// The request is a collide.v1.RaycastRequest, either as JSON in the `request` parameter
@@ -97,6 +107,14 @@ class ViewerApi {
   /// half_angle), as in the set an interest stream starts with.
   ViewerReply Relevant(const Principal& principal, const QueryParams& params) const;
 
+  /// /viewer/api/asset?name=N&asset=A[&offset=K]: a collide.viewer.v1.AssetPage, one page of
+  /// the geometry of asset A of scene N as uploaded: a mesh's triangles from triangle K (their
+  /// corners, at most max_asset_page_triangles), a heightfield's sample rows from row K (at most
+  /// max_asset_page_samples samples, at least two rows; pages overlap by one row) and the holes
+  /// among their cells; `next_offset` when more follow. 404 `asset: no asset "A" in scene "N"`;
+  /// 400 `offset: ...` for an offset past the last triangle (row).
+  ViewerReply AssetPage(const Principal& principal, const QueryParams& params) const;
+
   /// The scene a live stream follows: checks `name` and the principal's prefixes.
   absl::StatusOr<std::shared_ptr<const Scene>> StreamScene(const Principal& principal,
                                                            const QueryParams& params) const;
@@ -115,6 +133,8 @@ class ViewerApi {
   ViewerLimits limits_;
   DurabilityPolicy default_durability_;
   QuerySampler* samples_;
+  const ReplicationControl* replication_;
+  std::string server_address_;
 };
 
 }  // namespace collide

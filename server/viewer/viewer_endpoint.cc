@@ -53,13 +53,15 @@ absl::StatusOr<std::unique_ptr<ViewerEndpoint>> ViewerEndpoint::Start(
 }
 
 void ViewerEndpoint::Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
-                            QuerySampler* samples) {
+                            QuerySampler* samples, const ReplicationControl* replication,
+                            std::string server_address) {
   if (state_ != nullptr) return;
   ViewerLimits limits = options_.limits;
   limits.queries = QueryLimitsOf(options_.service_limits);
   limits.max_relevant = options_.service_limits.max_relevant_per_observer;
-  state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples), watches,
-                         samples});
+  state_.reset(new State{ViewerApi(db, auth, limits, options_.default_durability, samples,
+                                   replication, std::move(server_address)),
+                         watches, samples});
   attached_.store(state_.get());
 }
 
@@ -106,13 +108,15 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
                "direction", "radius",  "max_distance", "at_tick"};
   } else if (call == "relevant") {
     allowed = {"token", "request"};
+  } else if (call == "asset") {
+    allowed = {"token", "name", "asset", "offset"};
   } else if (call == "stream") {
     allowed = {"token", "name"};
   } else {
-    SendReply(request, ErrorReply(FieldStatus(
-                           absl::StatusCode::kNotFound, "path",
-                           "no such API call (scenes, scene, raycast, spherecast, relevant, "
-                           "stream)")));
+    SendReply(request,
+              ErrorReply(FieldStatus(absl::StatusCode::kNotFound, "path",
+                                     "no such API call (scenes, scene, asset, raycast, spherecast, "
+                                     "relevant, stream)")));
     return;
   }
   const State* state = attached_.load();
@@ -143,6 +147,8 @@ void ViewerEndpoint::ServeApi(const HttpRequest& request) {
     SendReply(request, state->api.SphereCast(**principal, *params));
   } else if (call == "relevant") {
     SendReply(request, state->api.Relevant(**principal, *params));
+  } else if (call == "asset") {
+    SendReply(request, state->api.AssetPage(**principal, *params));
   } else {
     Stream(request, *state, **principal, *params);
   }

@@ -57,7 +57,8 @@ class ViewerEndpoint {
   /// shown) is the server's sample of the casts it answers (the viewer's own casts are offered to
   /// it too). Each must outlive Stop(). Once only.
   void Attach(const Database* db, const Authenticator* auth, WatchDirectory* watches,
-              QuerySampler* samples = nullptr);
+              QuerySampler* samples = nullptr, const ReplicationControl* replication = nullptr,
+              std::string server_address = "");
   /// Ends the live streams and stops the HTTP server (idempotent).
   void Stop();
 

@@ -80,8 +80,9 @@ class MeshLeaf {
 /// built top down by binned SAH straight into 8-wide nodes: a node's range is split in two at
 /// the best of 32 bins per axis, then its largest child is split again, until it has 8 children
 /// or none is worth splitting; a range of at most `max_leaf_triangles` using at most 16
-/// vertices becomes a leaf when SAH says so (a range whose triangles' centres all coincide is
-/// halved by position).
+/// vertices becomes a leaf when SAH says so, and always when it is one SAH block or less
+/// (`sah_block`: a split would save at most one block's test); a range whose triangles' centres
+/// all coincide is halved by position.
 ///
 /// Storage. Per node, 128 bytes (child boxes quantised to 8 bits per plane, Node). Per leaf, one
 /// block (MeshLeaf): its vertices (12 bytes each, a vertex shared by the leaf's triangles stored

@@ -9,8 +9,11 @@ x-collide-scene header with consistent hashing over HTTP/2 servers with fixed id
 scene to another shard (no health check, track or hash-balance-factor in it, no redispatch), the
 stream timeouts suit a game session, its servers are exactly the compose shards (fixed addresses,
 the server's port), the health backend checks the same servers and routes nothing, each shard keeps
-its data in its own volume, the arena client talks to HAProxy's frontend, and the images are built
-from stages of docker/Dockerfile (the server's from the package-only runtime stage). Usage:
+its data in its own volume, the arena client talks to HAProxy's frontend, the images are built
+from stages of docker/Dockerfile (the server's from the package-only runtime stage), the NATS
+JetStream cluster has three nodes, each naming all three as routes, with its own volume, and every
+shard reaches all of them (--nats_url), advertises its own address and keeps HAProxy's map for its
+own backend. Usage:
 check_configs.py <repository root>. Exit 0 when all hold; 1 with the list of problems otherwise.
 """
 
@@ -34,6 +37,9 @@ MIN_STREAM_TIMEOUT_S = 3600
 HAPROXY_CFG_IN_IMAGE = "/usr/local/etc/haproxy/haproxy.cfg"
 # The scene map the servers keep through HAProxy's runtime API (--router_map).
 SCENE_MAP_IN_IMAGE = "/usr/local/etc/haproxy/scenes.map"
+NATS_CLIENT_PORT = 4222
+NATS_ROUTE_PORT = 6222
+NATS_IMAGE = "nats:2.9.10"
 
 
 def load(path: Path) -> Any:
@@ -244,6 +250,65 @@ def check_compose(compose: dict[str, Any], router_port: int, endpoints: set[str]
         problems.append("compose: the arena needs --scene")
 
 
+def flags_of(command: list[str]) -> dict[str, str]:
+    """The `--name=value` (or bare `--name`: "") arguments of a command."""
+    flags = {}
+    for argument in command:
+        name, _, value = argument.partition("=")
+        flags[name] = value
+    return flags
+
+
+def check_nats(compose: dict[str, Any], stats_socket: str, problems: list[str]) -> None:
+    """Checks the NATS JetStream cluster and the shards' replication and router settings."""
+    services = compose["services"]
+    nodes = {name: service for name, service in services.items() if name.startswith("nats-")}
+    if len(nodes) != 3:
+        problems.append(f"compose: expected 3 NATS nodes (a quorum survives one), got {sorted(nodes)}")
+    routes = {f"nats://{name}:{NATS_ROUTE_PORT}" for name in nodes}
+    volumes = set()
+    for name, node in nodes.items():
+        if node.get("image") != NATS_IMAGE:
+            problems.append(f"compose: {name} must run {NATS_IMAGE} (Debian 12's nats-server)")
+        flags = flags_of(node.get("command", []))
+        if "--jetstream" not in flags or flags.get("--name") != name:
+            problems.append(f"compose: {name} needs --jetstream and --name={name}")
+        if flags.get("--cluster_name") != "collide" or not flags.get("--cluster", "").endswith(
+                f":{NATS_ROUTE_PORT}"):
+            problems.append(f"compose: {name} needs --cluster_name=collide and a route listener "
+                            f"on port {NATS_ROUTE_PORT}")
+        if set(flags.get("--routes", "").split(",")) != routes:
+            problems.append(f"compose: {name} must route to every node {sorted(routes)}")
+        store = flags.get("--store_dir")
+        mounts = [volume for volume in node.get("volumes", []) if volume.endswith(f":{store}")]
+        if store is None or len(mounts) != 1:
+            problems.append(f"compose: {name} needs one volume at its --store_dir")
+        else:
+            volumes.add(mounts[0].split(":")[0])
+        if node.get("ports"):
+            problems.append(f"compose: {name} must not publish a port (NATS is unauthenticated)")
+    if len(volumes) != len(nodes) or not volumes <= set(compose.get("volumes", {})):
+        problems.append(f"compose: each NATS node needs its own declared volume, got {volumes}")
+    urls = {f"nats://{name}:{NATS_CLIENT_PORT}" for name in nodes}
+    router_ip = services["haproxy"]["networks"]["collide"]["ipv4_address"]
+    for name, shard in services.items():
+        if not name.startswith("shard-"):
+            continue
+        env = shard.get("environment", {})
+        if set(env.get("COLLIDE_NATS_URL", "").split(",")) != urls:
+            problems.append(f"compose: {name}'s COLLIDE_NATS_URL must name every node {sorted(urls)}")
+        address = shard["networks"]["collide"]["ipv4_address"]
+        if env.get("COLLIDE_ADVERTISE_ADDRESS") != f"{address}:{SERVER_PORT}":
+            problems.append(f"compose: {name} must advertise {address}:{SERVER_PORT}")
+        if env.get("COLLIDE_ROUTER_ADMIN") != f"{router_ip}:{stats_socket.rsplit(':', 1)[1]}":
+            problems.append(f"compose: {name}'s COLLIDE_ROUTER_ADMIN must be HAProxy's stats "
+                            f"socket ({router_ip}, port of {stats_socket})")
+        if env.get("COLLIDE_ROUTER_MAP") != SCENE_MAP_IN_IMAGE:
+            problems.append(f"compose: {name}'s COLLIDE_ROUTER_MAP must be {SCENE_MAP_IN_IMAGE}")
+        if env.get("COLLIDE_ROUTER_BACKEND") != "shard_" + name.split("-", 1)[1]:
+            problems.append(f"compose: {name}'s COLLIDE_ROUTER_BACKEND must be its own backend")
+
+
 def main() -> int:
     """Runs the checks and reports."""
     root = Path(sys.argv[1])
@@ -258,13 +323,20 @@ def main() -> int:
                                 (root / "docker" / "Dockerfile").read_text(encoding="utf-8"),
                                 re.MULTILINE))
         check_compose(compose, port, endpoints, stages, problems)
+        cfg = parse_haproxy(cfg_path.read_text(encoding="utf-8"))
+        sockets = [words[2] for words in cfg.get("global", [])
+                   if words[:2] == ["stats", "socket"] and "admin" in words]
+        if len(sockets) != 1:
+            problems.append("haproxy: one `stats socket ... level admin` is needed (the map)")
+        else:
+            check_nats(compose, sockets[0], problems)
     except (yaml.YAMLError, KeyError, ValueError, TypeError) as error:
         problems.append(f"{type(error).__name__}: {error}")
     for problem in problems:
         print(problem)
     if problems:
         return 1
-    print("docker/haproxy.cfg and docker/compose.yaml are valid and agree")
+    print("docker/haproxy.cfg and docker/compose.yaml (NATS cluster included) are valid and agree")
     return 0
 
 

@@ -117,6 +117,7 @@ for program in "${programs[@]}"; do check_program docker/entrypoint.sh "$program
 import sys
 import yaml
 services = yaml.safe_load(open(sys.argv[1], encoding="utf-8"))["services"]
+environments = set()
 for name, service in services.items():
     image = service.get("image", "")
     if not image.startswith("collide"):
@@ -127,11 +128,16 @@ for name, service in services.items():
     command = service.get("command") or []
     if command and not command[0].startswith("-"):
         print(kind, "program", command[0])
+    # One service's environment per image (the shards differ only in their own address and
+    # backend): each variable once.
+    if kind in environments:
+        continue
+    environments.add(kind)
     for key, value in (service.get("environment") or {}).items():
         print(kind, "env", f"{key}={value}")
 EOF
 [ -s "$tmp/compose" ] || fail "docker/compose.yaml runs no collide image"
-# The three shards say the same: once each.
+# The three shards mount and run the same: once each.
 sort -u -o "$tmp/compose" "$tmp/compose"
 compose_env=()
 while read -r kind what value; do

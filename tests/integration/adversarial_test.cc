@@ -1991,6 +1991,15 @@ TEST(ViewerEdges, EveryParameterAndFieldAtItsEdgesIsAnsweredOrRefusedNamingIt) {
   ASSERT_TRUE(listeners.ok());
   auto client = listeners.server().NewClient();
   auto stub = v1::Collide::NewStub(client->channel());
+  // Assets for /viewer/api/asset: a two-triangle mesh and a 3 x 3 heightfield with a hole.
+  const std::vector<float> wall = {0, -2, 0, 0, 2, 0, 0, 2, 4, 0, -2, 4};
+  const std::vector<uint32_t> wall_indices = {0, 3, 2, 0, 2, 1};
+  ASSERT_TRUE(
+      IsOk(client->UploadMesh(kScene, "wall", {.vertices = wall, .indices = wall_indices})));
+  const std::vector<float> heights(9, 1.0f);
+  const std::vector<uint8_t> holes = {0b0100};
+  ASSERT_TRUE(IsOk(client->UploadHeightfield(
+      kScene, "ground", {.rows = 3, .columns = 3, .heights = heights, .holes = holes})));
   int refused = 0;
   int answered = 0;
   // GET `path`: an answer within the deadline, 200 or a 4xx with an Error body; returns it.
@@ -2055,6 +2064,10 @@ TEST(ViewerEdges, EveryParameterAndFieldAtItsEdgesIsAnsweredOrRefusedNamingIt) {
       {"scene", "", {"name"}},
       {"raycast", "origin=0,0,-5&direction=0,0,1", {"name"}},
       {"spherecast", "origin=0,0,-5&direction=0,0,1&radius=1", {"name"}},
+      {"asset", absl::StrCat("name=", kScene, "&asset=wall"), {"offset"}},
+      {"asset", absl::StrCat("name=", kScene, "&asset=ground"), {"offset"}},
+      {"asset", absl::StrCat("name=", kScene), {"asset"}},
+      {"asset", "asset=wall", {"name"}},
       // No valid scene name among the values: a stream that opens would never end.
       {"stream", "", {"name"}},
   };

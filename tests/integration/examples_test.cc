@@ -1,8 +1,12 @@
 // The example programs against a real server: a short run of collide-arena (the 60 Hz tick
-// loop), and collide-scenario-cpp, whose JSON lines are parsed back and checked against the
-// reference engine (and the format of the cross-language scenario).
+// loop), flat and on its level (the level's ground checked against the server's heightfield,
+// its shots against segment-box and terrain-bound oracles), and collide-scenario-cpp, whose JSON
+// lines are parsed back and checked against the reference engine (and the format of the
+// cross-language scenario).
 
 #include <algorithm>
+#include <cmath>
+#include <random>
 #include <regex>
 #include <string>
 #include <utility>
@@ -13,6 +17,7 @@
 #include "absl/strings/str_split.h"
 #include "client/cpp/builders.h"
 #include "client/cpp/client.h"
+#include "examples/arena/cpp/level.h"
 #include "gtest/gtest.h"
 #include "integration/reference.h"
 #include "integration/test_util.h"
@@ -57,6 +62,232 @@ TEST(Examples, ArenaRunsATickLoopAndCleansUp) {
   auto scenes = (*server)->NewClient()->ListScenes();
   ASSERT_TRUE(IsOk(scenes));
   EXPECT_TRUE(scenes->empty());
+}
+
+TEST(Examples, ArenaOnItsLevelReportsTheShotsTheLevelBlocked) {
+  auto server = ServerProcess::Start();
+  ASSERT_TRUE(IsOk(server));
+  CommandResult run = RunCommand({COLLIDE_ARENA_PATH, "--address=" + (*server)->address(),
+                                  "--scene=hills", "--ticks=30", "--bodies=200", "--rays=20",
+                                  "--casts=5", "--players=0", "--level"});
+  EXPECT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_TRUE(absl::StrContains(run.out, "errors 0")) << run.out;
+  EXPECT_TRUE(absl::StrContains(run.out, "level: terrain 111 x 111 samples 2 m apart")) << run.out;
+  std::smatch m;
+  static const std::regex kShots(
+      "level: ([0-9]+) aimed shots, ([0-9]+) blocked by the level \\(([0-9]+) by the terrain, "
+      "([0-9]+) by buildings\\), ([0-9]+) reached a body, ([0-9]+) met nothing");
+  ASSERT_TRUE(std::regex_search(run.out, m, kShots)) << run.out;
+  const uint64_t shots = std::stoull(m[1].str()), blocked = std::stoull(m[2].str()),
+                 terrain = std::stoull(m[3].str()), buildings = std::stoull(m[4].str()),
+                 reached = std::stoull(m[5].str()), nothing = std::stoull(m[6].str());
+  EXPECT_EQ(shots, 30u * 20u);
+  EXPECT_EQ(blocked, terrain + buildings);
+  EXPECT_EQ(shots, blocked + reached + nothing);
+  // Shots aimed at bodies across a field of hills and 16 buildings: some stop at each, some
+  // arrive. (Each aims at a body's centre, so one that met nothing missed it.)
+  EXPECT_GT(terrain, 0u) << run.out;
+  EXPECT_GT(buildings, 0u) << run.out;
+  EXPECT_GT(reached, 0u) << run.out;
+  auto scenes = (*server)->NewClient()->ListScenes();
+  ASSERT_TRUE(IsOk(scenes));
+  EXPECT_TRUE(scenes->empty());
+}
+
+// The arena's level in a scene of its own: the terrain (body 1), the buildings (body 2).
+class ArenaLevelTest : public ::testing::Test {
+ protected:
+  static constexpr char kScene[] = "level";
+  static constexpr uint64_t kTerrain = 1, kBuildings = 2, kShooter = 10, kTarget = 11;
+
+  void SetUp() override {
+    auto server = ServerProcess::Start();
+    ASSERT_TRUE(IsOk(server));
+    server_ = *std::move(server);
+    client_ = server_->NewClient();
+    ASSERT_TRUE(IsOk(client_->CreateScene(kScene)));
+    level_ = arena::MakeLevel(100);
+    ASSERT_TRUE(IsOk(arena::UploadLevel(*client_, kScene, level_, kTerrain, kBuildings)));
+  }
+
+  // The closest hit of `query` (a raycast) in the scene.
+  v1::QueryResult Answer(const v1::Query& query) {
+    v1::RaycastRequest request;
+    request.set_scene(kScene);
+    *request.mutable_ray() = query.raycast();
+    *request.mutable_filter() = query.filter();
+    request.set_mode(query.mode());
+    absl::StatusOr<v1::QueryResponse> response = client_->Raycast(request);
+    EXPECT_TRUE(IsOk(response));
+    v1::QueryResult result;
+    if (response.ok()) *result.mutable_hits() = response->hits();
+    return result;
+  }
+
+  // A shooter standing at (x0, z0) aims the arena's shot at a body standing at (x1, z1).
+  v1::QueryResult Shoot(float x0, float z0, float x1, float z1) {
+    const float y0 = arena::GroundHeight(level_, x0, z0) + 1,
+                y1 = arena::GroundHeight(level_, x1, z1) + 1;
+    EXPECT_TRUE(IsOk(client_->UpsertBodies(
+        kScene, std::vector<v1::Body>{client::MakeBody(kShooter, client::MakeCapsule(0.4f, 0.5f),
+                                                       MakePose(MakeVec3(x0, y0, z0))),
+                                      client::MakeBody(kTarget, client::MakeCapsule(0.4f, 0.5f),
+                                                       MakePose(MakeVec3(x1, y1, z1)))})));
+    return Answer(arena::AimedShot(1, kShooter, MakeVec3(x0, y0 + 0.6f, z0), MakeVec3(x1, y1, z1)));
+  }
+
+  std::unique_ptr<ServerProcess> server_;
+  std::unique_ptr<client::Client> client_;
+  arena::Level level_;
+};
+
+struct Point {
+  float x, y, z;
+};
+
+// The oracle for buildings: whether the segment from a to b meets the box [lo, hi] (slabs:
+// the segment's parameter interval inside each pair of planes, intersected).
+bool SegmentMeetsBox(const Point& a, const Point& b, const Point& lo, const Point& hi) {
+  double t0 = 0, t1 = 1;
+  const double from[3] = {a.x, a.y, a.z}, to[3] = {b.x, b.y, b.z};
+  const double low[3] = {lo.x, lo.y, lo.z}, high[3] = {hi.x, hi.y, hi.z};
+  for (int k = 0; k < 3; ++k) {
+    const double d = to[k] - from[k];
+    if (std::abs(d) < 1e-12) {
+      if (from[k] < low[k] || from[k] > high[k]) return false;
+      continue;
+    }
+    double ta = (low[k] - from[k]) / d, tb = (high[k] - from[k]) / d;
+    if (ta > tb) std::swap(ta, tb);
+    t0 = std::max(t0, ta);
+    t1 = std::min(t1, tb);
+    if (t0 > t1) return false;
+  }
+  return true;
+}
+
+bool MeetsABuilding(const arena::Level& level, const Point& a, const Point& b, float margin) {
+  for (const arena::Building& building : level.buildings) {
+    if (SegmentMeetsBox(
+            a, b, {building.min_x - margin, level.bottom, building.min_z - margin},
+            {building.max_x + margin, building.top + margin, building.max_z + margin})) {
+      return true;
+    }
+  }
+  return false;
+}
+
+// The oracle for the terrain, from the samples alone: over a cell the surface lies between its
+// four samples' lowest and highest heights. The segment from a to b, walked in steps of 5 cm,
+// clears the terrain if every step is `margin` above its cell's highest sample, and is blocked
+// by it if a step is `margin` below its cell's lowest.
+enum class TerrainSays { kClear, kBlocked, kUnsure };
+TerrainSays TerrainBetween(const arena::Level& level, const Point& a, const Point& b,
+                           float margin) {
+  const double length = std::hypot(b.x - a.x, b.y - a.y, b.z - a.z);
+  const int steps = std::max(2, static_cast<int>(length / 0.05));
+  bool clear = true;
+  for (int s = 0; s <= steps; ++s) {
+    const double t = static_cast<double>(s) / steps;
+    const double x = a.x + t * (b.x - a.x), y = a.y + t * (b.y - a.y), z = a.z + t * (b.z - a.z);
+    const int j = std::clamp(static_cast<int>(std::floor((x - level.origin_x) / level.spacing)), 0,
+                             static_cast<int>(level.columns) - 2);
+    const int i = std::clamp(static_cast<int>(std::floor((z - level.origin_z) / level.spacing)), 0,
+                             static_cast<int>(level.rows) - 2);
+    double lowest = 1e30, highest = -1e30;
+    for (int di = 0; di < 2; ++di) {
+      for (int dj = 0; dj < 2; ++dj) {
+        const double h = level.heights[static_cast<size_t>(i + di) * level.columns + j + dj];
+        lowest = std::min(lowest, h);
+        highest = std::max(highest, h);
+      }
+    }
+    if (y < lowest - margin) return TerrainSays::kBlocked;
+    if (y <= highest + margin) clear = false;
+  }
+  return clear ? TerrainSays::kClear : TerrainSays::kUnsure;
+}
+
+TEST_F(ArenaLevelTest, BodiesStandOnTheServersTerrain) {
+  // The ground the arena stands its bodies on is the surface the server's heightfield answers
+  // for: a ray straight down (past the buildings) meets it at GroundHeight, within the server's
+  // 16-bit height quantisation.
+  std::mt19937 rng(29);
+  std::uniform_real_distribution<float> at(-100, 100);
+  for (int n = 0; n < 300; ++n) {
+    const float x = at(rng), z = at(rng);
+    v1::Query down = client::MakeRaycastQuery(
+        0, client::MakeRaycast(MakeVec3(x, 50, z), MakeVec3(0, -1, 0), 100));
+    const uint64_t excluded = kBuildings;
+    *down.mutable_filter() = client::MakeFilter(~0u, ~0u, {&excluded, 1});
+    const v1::QueryResult result = Answer(down);
+    ASSERT_EQ(result.hits_size(), 1) << "seed 29, ray " << n << " at " << x << ", " << z;
+    EXPECT_EQ(result.hits(0).body_id(), kTerrain);
+    EXPECT_NEAR(50 - result.hits(0).distance(), arena::GroundHeight(level_, x, z), 2e-3)
+        << "seed 29, ray " << n << " at " << x << ", " << z;
+  }
+}
+
+TEST_F(ArenaLevelTest, AShotThroughABuildingIsBlockedAndOneInTheOpenIsNot) {
+  // Through each building: from 4 m before its west wall to 4 m past its east wall, at its
+  // middle, where the terrain oracle says the line clears the ground.
+  int through = 0;
+  for (const arena::Building& b : level_.buildings) {
+    const float z = 0.5f * (b.min_z + b.max_z), x0 = b.min_x - 4, x1 = b.max_x + 4;
+    const Point eye{x0, arena::GroundHeight(level_, x0, z) + 1.6f, z};
+    const Point aim{x1, arena::GroundHeight(level_, x1, z) + 1, z};
+    ASSERT_TRUE(
+        SegmentMeetsBox(eye, aim, {b.min_x, level_.bottom, b.min_z}, {b.max_x, b.top, b.max_z}));
+    if (TerrainBetween(level_, eye, aim, 0.05f) != TerrainSays::kClear) continue;
+    const v1::QueryResult shot = Shoot(x0, z, x1, z);
+    ASSERT_GE(shot.hits_size(), 1);
+    EXPECT_EQ(arena::EndOf(shot, kTerrain, kBuildings), arena::ShotEnd::kBuildings)
+        << "through the building at x " << b.min_x << ".." << b.max_x << ", z " << z
+        << ": hit body " << shot.hits(0).body_id();
+    // At the west wall: the ray's parameter where x = min_x, along a line of slope (dy / dx).
+    const double run = aim.x - eye.x, rise = aim.y - eye.y;
+    EXPECT_NEAR(shot.hits(0).distance(), (b.min_x - eye.x) * std::hypot(run, rise) / run, 1e-3);
+    ++through;
+  }
+  EXPECT_GE(through, 8) << "too few buildings with clear ground either side";
+
+  // In the open and over the hills: shooters and targets 5 to 60 m apart at random, classified
+  // by the oracles (no building within 0.5 m of the line; the terrain clear of it by 5 cm, or
+  // the line 5 cm inside a hill).
+  std::mt19937 rng(2929);
+  std::uniform_real_distribution<float> at(-95, 95), angle(0, 6.2831853f), distance(5, 60);
+  int open = 0, hill = 0;
+  for (int n = 0; n < 4000 && (open < 20 || hill < 10); ++n) {
+    const float x0 = at(rng), z0 = at(rng), a = angle(rng), d = distance(rng);
+    const float x1 = x0 + d * std::sin(a), z1 = z0 + d * std::cos(a);
+    if (std::abs(x1) > 95 || std::abs(z1) > 95) continue;
+    const Point eye{x0, arena::GroundHeight(level_, x0, z0) + 1.6f, z0};
+    const Point aim{x1, arena::GroundHeight(level_, x1, z1) + 1, z1};
+    if (MeetsABuilding(level_, eye, aim, 0.5f) || arena::InsideBuilding(level_, x0, z0, 1.5f) ||
+        arena::InsideBuilding(level_, x1, z1, 1.5f)) {
+      continue;
+    }
+    const TerrainSays terrain = TerrainBetween(level_, eye, aim, 0.05f);
+    if (terrain == TerrainSays::kUnsure || (terrain == TerrainSays::kClear && open >= 20) ||
+        (terrain == TerrainSays::kBlocked && hill >= 10)) {
+      continue;
+    }
+    const v1::QueryResult shot = Shoot(x0, z0, x1, z1);
+    const std::string where = "seed 2929, case " + std::to_string(n) + ": from " +
+                              std::to_string(x0) + ", " + std::to_string(z0) + " to " +
+                              std::to_string(x1) + ", " + std::to_string(z1);
+    ASSERT_GE(shot.hits_size(), 1) << where;
+    if (terrain == TerrainSays::kClear) {
+      EXPECT_EQ(arena::EndOf(shot, kTerrain, kBuildings), arena::ShotEnd::kBody) << where;
+      EXPECT_EQ(shot.hits(0).body_id(), kTarget) << where;
+      ++open;
+    } else {
+      EXPECT_EQ(arena::EndOf(shot, kTerrain, kBuildings), arena::ShotEnd::kTerrain) << where;
+      ++hill;
+    }
+  }
+  EXPECT_EQ(open, 20);
+  EXPECT_EQ(hill, 10);
 }
 
 float Float(const std::string& text) {

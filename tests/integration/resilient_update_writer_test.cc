@@ -455,6 +455,37 @@ TEST(ResilientUpdateWriter, GivesUpAfterTheLimitAndHandsBackWhatIsUnacknowledged
   EXPECT_EQ(left[0].scene(), "arena");
 }
 
+// A writer whose batches are answered by a server that does not write the scene (here, a scene
+// marked as moving) resends them, never as rejected, and gives up after the limit with that
+// answer, which names the server that does.
+TEST(ResilientUpdateWriter, GivesUpOnAnswersNamingAnotherServerWithTheAnswer) {
+  auto server = StartServer();
+  ASSERT_NE(server, nullptr);
+  auto admin = server->NewClient();
+  const uint64_t version = MakeScene(*admin, "arena");
+  ASSERT_TRUE(IsOk(admin->SetSceneMoving("arena", "10.0.0.4:50051")));
+  ResilientUpdateWriterOptions options;
+  options.initial_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(100);
+  options.give_up_after = absl::Seconds(2);
+  auto writer = ResilientUpdateWriter::Open(admin.get(), "arena", options);
+  ASSERT_TRUE(IsOk(writer));
+  ASSERT_TRUE(IsOk((*writer)->Send(MoveBatch(0, nullptr))));
+  const absl::Status flushed = (*writer)->Flush(absl::Now() + absl::Seconds(30));
+  EXPECT_TRUE(HasError(flushed, absl::StatusCode::kFailedPrecondition,
+                       "update writer: gave up after 2s of answers from a server that does not "
+                       "write the scene: scene: scene \"arena\" moved to 10.0.0.4:50051"))
+      << flushed;
+  const client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  EXPECT_GE(stats.redirected, 2u);
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_TRUE((*writer)->TakeRejected().empty());
+  EXPECT_EQ((*writer)->TakeUnacknowledged().size(), 1u);
+  auto info = admin->GetScene("arena");
+  ASSERT_TRUE(IsOk(info));
+  EXPECT_EQ(info->stats().version(), version);  // nothing was applied
+}
+
 // The contract on a final failure (resilient_update_writer.h): the reader thread finds it, so a
 // Send that runs before then keeps its batch and succeeds; Flush reports the failure for every
 // batch not acknowledged; every call after that reports it too, and the batches are handed

@@ -270,14 +270,28 @@ TEST_F(SceneMoveTest, WhileMovingWritesNameTheDestinationAndQueriesAnswer) {
   ASSERT_EQ(listed->size(), 1u);
   EXPECT_EQ((*listed)[0].moved_to(), "10.0.0.4:50051");
 
-  // The rollback: writes are accepted again.
+  // The rollback: writes are accepted again, on a new stream. The stream that was told the
+  // destination goes on refusing the scene's batches unapplied: its writer resends from batch 1
+  // on a new stream, and batch 2 applied here would make batch 1 a duplicate, never applied.
   auto cleared = source_->ClearSceneMoving(kScene);
   ASSERT_TRUE(IsOk(cleared));
   EXPECT_EQ(cleared->moved_to(), "");
-  ack = (*writer)->Apply(WriterBatch(1));
+  ack = (*writer)->Apply(WriterBatch(2));
   ASSERT_TRUE(IsOk(ack));
-  EXPECT_FALSE(ack->has_error()) << ack->error().message();
-  EXPECT_EQ(ack->version(), version + 1);
+  EXPECT_EQ(ack->error().message(), expected);
+  EXPECT_EQ(ack->error().moved_to(), "10.0.0.4:50051");
+  auto scene_after = source_->GetScene(kScene);
+  ASSERT_TRUE(IsOk(scene_after));
+  EXPECT_EQ(scene_after->stats().version(), version);
+  auto resender = source_->OpenUpdateStream(kScene, kWriterId);
+  ASSERT_TRUE(IsOk(resender));
+  for (uint64_t k = 1; k <= 2; ++k) {
+    ack = (*resender)->Apply(WriterBatch(k));
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_FALSE(ack->has_error()) << "batch " << k << ": " << ack->error().message();
+    EXPECT_FALSE(ack->duplicate()) << "batch " << k;
+    EXPECT_EQ(ack->version(), version + k);
+  }
 }
 
 TEST_F(SceneMoveTest, TheMarkAndItsClearingSurviveASigkill) {

@@ -125,6 +125,28 @@ TEST(MeshShapeBuild, LeavesOfTrianglesSharingNoVertexHoldAtMost16Vertices) {
   EXPECT_GE(m.leaf_count(), 2u);
 }
 
+TEST(MeshShapeBuild, ARangeOfOneSahBlockIsALeafWhenItsVerticesFit) {
+  // Two pairs of triangles 1,000 m apart (12 vertices, no more than a leaf holds): one
+  // block of the default sah_block (8) and one leaf, though SAH alone would split the pairs.
+  TestMesh tm;
+  for (const float x : {0.0f, 1000.0f}) {
+    tm.AddTriangle({x, 0, 0}, {x + 1, 0, 0}, {x, 1, 0});
+    tm.AddTriangle({x + 1, 0, 0}, {x + 1, 1, 0}, {x, 1, 0});
+  }
+  const MeshShape leaf = MeshShape::Build(tm.view());
+  CheckBuilt(tm, leaf);
+  EXPECT_NE(leaf.root() & MeshShape::kLeafBit, 0u);
+  EXPECT_EQ(leaf.node_count(), 0u);
+  EXPECT_EQ(leaf.leaf_count(), 1u);
+  // With blocks of one triangle the same four are split by SAH: a node over the two pairs.
+  MeshBuildOptions options;
+  options.sah_block = 1;
+  const MeshShape split = MeshShape::Build(tm.view(), options);
+  CheckBuilt(tm, split);
+  EXPECT_EQ(split.root() & MeshShape::kLeafBit, 0u);
+  EXPECT_GE(split.leaf_count(), 2u);
+}
+
 TEST(MeshShapeBuild, ThousandsOfIdenticalTrianglesStayWithinTheDepthBound) {
   TestMesh tm;
   tm.vertices = {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};

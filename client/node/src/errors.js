@@ -23,9 +23,10 @@ export class CollideError extends Error {
   /**
    * @param {number} code gRPC status code (3 INVALID_ARGUMENT, 5 NOT_FOUND, ...).
    * @param {string} message The server's message (`<field path>: <reason>` for bad input).
-   * @param {{metadata?: import('@grpc/grpc-js').Metadata, sequence?: string,
+   * @param {{metadata?: import('@grpc/grpc-js').Metadata, sequence?: string, movedTo?: string,
    *          cause?: unknown}} [extra] The trailing metadata of a failed call, the
-   *     client_sequence of a rejected update batch, the underlying error.
+   *     client_sequence of a rejected update batch, the address of the server that writes the
+   *     scene (a stream answer's Error.moved_to), the underlying error.
    */
   constructor(code, message, extra = {}) {
     super(message, extra.cause === undefined ? undefined : { cause: extra.cause });
@@ -43,6 +44,11 @@ export class CollideError extends Error {
     this.metadata = extra.metadata;
     /** @type {string | undefined} The client_sequence of a rejected update batch. */
     this.sequence = extra.sequence;
+    /**
+     * @type {string | undefined} The server that writes the scene, when a stream answer named it
+     *     (Error.moved_to: the scene moved there, or the server answering follows it).
+     */
+    this.movedTo = extra.movedTo;
   }
 }
 
@@ -79,10 +85,13 @@ export function fromGrpcError(error) {
 /**
  * The CollideError for an Error message of a stream answer (UpdateAck.error,
  * QueryBatchResult.error, QueryResult.error).
- * @param {{code: number, message: string}} error
+ * @param {{code: number, message: string, moved_to?: string}} error
  * @param {string} [sequence] The rejected update batch's client_sequence.
  * @returns {CollideError}
  */
 export function fromAnswerError(error, sequence) {
-  return new CollideError(error.code, error.message, { sequence });
+  return new CollideError(error.code, error.message, {
+    sequence,
+    ...(error.moved_to ? { movedTo: error.moved_to } : {}),
+  });
 }

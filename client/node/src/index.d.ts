@@ -583,13 +583,15 @@ export class CollideError extends Error {
   constructor(
     code: number,
     message: string,
-    extra?: { metadata?: Metadata; sequence?: string; cause?: unknown },
+    extra?: { metadata?: Metadata; sequence?: string; movedTo?: string; cause?: unknown },
   );
   readonly code: number;
   readonly codeName: string;
   readonly fieldPath: string;
   readonly metadata?: Metadata;
   readonly sequence?: Uint64;
+  /** The server that writes the scene, when a stream answer named it (Error.moved_to). */
+  readonly movedTo?: string;
 }
 
 export class Client {
@@ -676,6 +678,8 @@ export class UpdateWriter extends EventEmitter {
   /** The version of the latest acknowledgement ('0' before any). */
   readonly version: Uint64;
   readonly reconnects: number;
+  /** Batches answered by a server that does not write the scene (Error.moved_to) and resent. */
+  readonly redirected: number;
   readonly pending: number;
   readonly nextSequence: Uint64;
   unacknowledged(): object[];
@@ -686,6 +690,7 @@ export class UpdateWriter extends EventEmitter {
   cancel(): void;
   on(event: 'ack', listener: (ack: UpdateAck) => void): this;
   on(event: 'rejected', listener: (rejected: RejectedBatch) => void): this;
+  on(event: 'redirected', listener: (info: { sequence: Uint64; movedTo: string }) => void): this;
   on(
     event: 'reconnecting',
     listener: (info: { attempt: number; delayMs: number; error: CollideError }) => void,

@@ -28,7 +28,8 @@ import { readStream } from './stream_end.js';
  *     doubles per failed attempt up to maxBackoffMs (default 2000), with jitter.
  * @property {number} [maxBackoffMs]
  * @property {number} [reconnectTimeoutMs] How long the writer keeps reconnecting without an
- *     acknowledgement before it fails (default 60000).
+ *     acknowledgement before it fails (default 60000), also when every stream's batches are
+ *     answered by a server that does not write the scene (the error then has `movedTo`).
  */
 
 /**
@@ -70,6 +71,12 @@ export function randomClientId() {
  * a new one after a backoff and resends the unacknowledged batches in order with the same ids and
  * sequences; the server acknowledges those it had applied as duplicates, so each batch is applied
  * exactly once. Then new batches follow.
+ *
+ * A batch answered with Error.moved_to (a follower of a replicated scene, or a scene moving away,
+ * names the server that writes it) was not applied and is not a rejection: the writer drops the
+ * stream and sends it again on a new one after its backoff (a router in front of the servers
+ * sends it to the owner), counting it in `redirected` and emitting `redirected`
+ * ({sequence, movedTo}).
  *
  * Use `write()` to pipeline (it waits only for room among `maxPending` unacknowledged batches)
  * and `flush()` to wait for all acknowledgements; `apply()` sends one batch and waits for its
@@ -113,6 +120,11 @@ export class UpdateWriter extends ReconnectingStream {
     this.closeWaiters_ = [];
     /** @type {string} The version of the latest acknowledgement ('0' before any). */
     this.version = '0';
+    /**
+     * @type {number} Batches answered by a server that does not write the scene
+     *     (Error.moved_to), not applied, and sent again on a new stream.
+     */
+    this.redirected = 0;
   }
 
   /** @returns {number} Batches written and not yet acknowledged. */
@@ -279,6 +291,10 @@ export class UpdateWriter extends ReconnectingStream {
       );
       return;
     }
+    if (ack.error && ack.error.moved_to) {
+      this.redirect_(call, fromAnswerError(ack.error, entry.sequence));
+      return;
+    }
     this.entries_.shift();
     this.backoff_.reset();
     if (ack.error) {
@@ -334,6 +350,28 @@ export class UpdateWriter extends ReconnectingStream {
     this.scheduleReconnect_(
       error,
       (timeoutMs) => `update stream: no acknowledgement for ${timeoutMs} ms while reconnecting`,
+    );
+  }
+
+  /**
+   * The oldest batch was answered by a server that does not write the scene: nothing of it was
+   * applied, nor of the batches behind it on this call (the server refuses them all). The call is
+   * dropped with its remaining answers, and the batches go again on a new one after the backoff,
+   * which an answer that applies resets.
+   * @param {object} call
+   * @param {CollideError} error
+   */
+  redirect_(call, error) {
+    this.redirected += 1;
+    this.call_ = null;
+    call.cancel();
+    this.emit('redirected', { sequence: error.sequence, movedTo: error.movedTo });
+    this.scheduleReconnect_(
+      error,
+      (timeoutMs) =>
+        `update stream: answered by a server that does not write scene "${this.scene}" ` +
+        `for ${timeoutMs} ms`,
+      { movedTo: error.movedTo },
     );
   }
 

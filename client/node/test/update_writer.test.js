@@ -198,6 +198,58 @@ describe('UpdateWriter', () => {
     await client.deleteScene({ scene: 'dedup' });
   });
 
+  test('a batch answered with moved_to is sent again until it applies, once, never rejected', async () => {
+    await client.createScene({ scene: 'redirected' });
+    const mark = (destination, clear = false) =>
+      client.unary('SetSceneMoving', { scene: 'redirected', destination, clear });
+    const writer = client.openUpdateWriter('redirected', { maxBackoffMs: 100 });
+    assert.equal((await writer.apply({ ops: [{ upsert: sphere(1, 0) }] })).version, '1');
+    const rejected = [];
+    writer.on('rejected', (batch) => rejected.push(batch));
+    const redirects = [];
+    writer.on('redirected', (info) => redirects.push(info));
+    // Marked as moving, the server answers the scene's batches with Error.moved_to (as a
+    // follower of a replicated scene names its owner) and applies none.
+    await mark('10.0.0.4:50051');
+    const moved = writer.apply({ ops: [{ upsert: sphere(1, 5) }] });
+    await writer.write({ ops: [{ upsert: sphere(2, 0) }] });
+    for (let i = 0; i < 500 && writer.redirected < 2; i += 1) await sleep(20);
+    assert.ok(writer.redirected >= 2, `redirected ${writer.redirected}`);
+    assert.deepEqual(redirects[0], { sequence: '2', movedTo: '10.0.0.4:50051' });
+    assert.equal(writer.pending, 2);
+    assert.equal((await client.getScene({ scene: 'redirected' })).stats.version, '1');
+    // The mark cleared: the batches apply, each once.
+    await mark('', true);
+    const ack = await moved;
+    assert.deepEqual([ack.client_sequence, ack.version, ack.duplicate], ['2', '2', false]);
+    assert.deepEqual(await writer.flush(), []);
+    assert.deepEqual(rejected, []);
+    assert.equal(writer.version, '3');
+    await writer.close();
+    const { bodies } = await client.getBodies({ scene: 'redirected', ids: [1, 2] });
+    assert.deepEqual(
+      bodies.map((body) => body.pose.position.x),
+      [5, 0],
+    );
+    assert.equal((await client.getScene({ scene: 'redirected' })).stats.version, '3');
+    await client.deleteScene({ scene: 'redirected' });
+  });
+
+  test('a writer answered with moved_to for longer than reconnectTimeoutMs fails naming the server', async () => {
+    await client.createScene({ scene: 'gone' });
+    await client.unary('SetSceneMoving', { scene: 'gone', destination: '10.0.0.4:50051' });
+    const writer = client.openUpdateWriter('gone', { maxBackoffMs: 100, reconnectTimeoutMs: 1000 });
+    const answer = writer.apply({ ops: [{ upsert: sphere(1, 0) }] });
+    await assert.rejects(answer, (error) => {
+      assert.equal(error.codeName, 'FAILED_PRECONDITION');
+      assert.equal(error.movedTo, '10.0.0.4:50051');
+      assert.match(error.message, /moved to 10\.0\.0\.4:50051/);
+      return true;
+    });
+    assert.ok(writer.redirected >= 2, `redirected ${writer.redirected}`);
+    assert.equal((await client.getScene({ scene: 'gone' })).stats.version, '0');
+  });
+
   test('after the server is killed and restarted mid-stream, every batch is applied exactly once', async (t) => {
     // Batch i creates body i + 1 at (i, 0) and moves body 1 to (0, i).
     const batch = (i) => ({

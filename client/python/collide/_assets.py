@@ -1,8 +1,15 @@
 """Level geometry uploads (UploadAsset) built from arrays: any object with the buffer protocol
-(array.array, memoryview, a C-contiguous numpy array of any numeric type and shape, no numpy
-needed; bytes and bytearray hold the little-endian 32-bit values themselves) or any iterable of
-numbers, converted to float32 vertices or heights and uint32 indices; then the header, the chunks and the trailer with its counts and CRC-32C
-(collide.proto, "Level geometry"). The blocking and asyncio clients send these requests."""
+(array.array, memoryview; bytes, bytearray and other byte buffers hold the little-endian 32-bit
+values themselves), a numpy array of any integer or floating dtype and shape (8-bit ones and
+either byte order included: always its values; no numpy needed to import this module) or any
+iterable of numbers, converted to float32 vertices or heights and uint32 indices; then the
+header, the chunks and the trailer with its counts and CRC-32C (collide.proto, "Level
+geometry"). The blocking and asyncio clients send these requests.
+
+Arrays are read in place, never copied behind the caller's back: a buffer or numpy array that is
+not C-contiguous (a strided slice, a transpose) is refused with ValueError (numpy's
+ascontiguousarray makes the copy when that is what is wanted); a numpy array of booleans,
+complex numbers or objects is refused with TypeError."""
 
 from __future__ import annotations
 
@@ -17,9 +24,32 @@ from collide._pb import pb
 DEFAULT_CHUNK_VALUES = 1 << 18
 
 
+def _flat_numpy(data: Any, typecode: str, what: str) -> Any:
+    """A numpy array's values: an array of `typecode` when its dtype is that type already (read
+    in place), else its values as a list for _flat to convert. Duck-typed: numpy is not
+    imported."""
+    dtype = data.dtype
+    if dtype.kind not in "iuf":
+        raise TypeError(f"{what}: numbers expected, got a numpy array of {dtype}")
+    if not data.flags["C_CONTIGUOUS"]:
+        raise ValueError(f"{what}: a C-contiguous array expected (numpy.ascontiguousarray "
+                         "copies one)")
+    exact = dtype.kind == ("f" if typecode == "f" else "u") and dtype.itemsize == 4
+    if exact and dtype.isnative:
+        out = array(typecode)
+        out.frombytes(memoryview(data).cast("B"))
+        return out
+    return data.reshape(-1).tolist()
+
+
 def _flat(data: Any, typecode: str, what: str) -> array:
     """`data` as a flat array of `typecode` ("f": float32, "I": uint32); values that do not fit
     raise ValueError naming `what`."""
+    if hasattr(data, "dtype") and hasattr(data, "flags") and hasattr(data, "reshape"):
+        values = _flat_numpy(data, typecode, what)
+        if isinstance(values, array):
+            return values
+        data = values
     try:
         view = memoryview(data)
     except TypeError:

@@ -239,7 +239,8 @@ class Client:
         """Uploads a triangle mesh as asset `name` of `scene` (UploadAsset), all or nothing,
         answered once durable. `vertices`: x, y, z per vertex; `indices`: three per triangle
         (counter-clockwise seen from the front); each any buffer (bytes, array.array, a numpy
-        array of any numeric type and shape) or iterable of numbers, sent as float32 and uint32.
+        array of any integer or floating dtype and shape, C-contiguous: others are refused with
+        ValueError, never copied) or iterable of numbers, sent as float32 and uint32.
         Bodies place it as Mesh(name). The same name and content again: already_present. The
         server's errors name the elements (`vertices[12]: must be finite`). Writer."""
         return self._upload(scene, assets.mesh_requests(scene, name, vertices, indices,

@@ -58,6 +58,23 @@ def read_ack(ack, expected: Optional[int]) -> Union[t.UpdateAck, BatchRejectedEr
     return convert.update_ack(ack)
 
 
+def is_redirect(ack, expected: Optional[int]) -> bool:
+    """Whether `ack` answers the batch of sequence `expected` with the address of the server
+    that writes the scene (Error.moved_to: a follower of a replicated scene, a scene moving
+    away). Nothing of the batch was applied, nor of any batch behind it on the same stream:
+    the writer sends them again on a new stream."""
+    return (expected is not None and ack.client_sequence == expected
+            and ack.HasField("error") and bool(ack.error.moved_to))
+
+
+def redirect_error(scene: str, ack, waited: float) -> CollideError:
+    """The writer's failure after batches were answered with Error.moved_to for `waited`
+    seconds: the last answer, with its moved_to."""
+    return CollideError(CollideError.from_proto(ack.error).code,
+                        f"update writer: scene {scene!r} answered by a server that does not "
+                        f"write it for {waited:.1f} s: {ack.error.message}", ack.error.moved_to)
+
+
 def _requests(source: "queue.SimpleQueue") -> Iterator:
     """The request iterator of one stream: batches from `source` until None."""
     while True:
@@ -76,6 +93,13 @@ class UpdateWriter:
     the unacknowledged batches in order with the same ids and sequences; the server acknowledges
     the ones it had already applied as duplicates and never applies them twice.
 
+    A batch answered with Error.moved_to (a follower of a replicated scene, or a scene moving
+    away, names the server that writes it) was not applied: it is not a rejection. The writer
+    ends the stream and sends the batch again on a new one after its backoff (a router in front
+    of the servers sends it to the owner), counting it in `redirected`; after
+    reconnect_timeout seconds without an applied batch it fails with that answer (a CollideError
+    whose moved_to names the server to write to).
+
     Use as a context manager: leaving the block normally flushes (waits for every ack, raising
     the first rejected batch's error) and closes; leaving it by an exception cancels the stream.
 
@@ -88,7 +112,8 @@ class UpdateWriter:
         max_pending: at most this many batches unacknowledged; send() blocks beyond it.
         backoff_initial, backoff_max: the reconnect delays in seconds (doubling).
         reconnect_timeout: give up (failing every pending batch with UNAVAILABLE) after this many
-            seconds without reaching the server.
+            seconds without reaching the server, or with the redirection's error after this many
+            seconds of batches answered with Error.moved_to.
     """
 
     def __init__(self, client: "Client", scene: str, *, client_id: Optional[int] = None,
@@ -113,6 +138,7 @@ class UpdateWriter:
         self._cancelled = threading.Event()
         self._version = 0
         self._reconnects = 0
+        self._redirected = 0
         self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
         self._call = None
         with self._cond:
@@ -227,6 +253,13 @@ class UpdateWriter:
         with self._cond:
             return self._reconnects
 
+    @property
+    def redirected(self) -> int:
+        """Batches answered by a server that does not write the scene (Error.moved_to), not
+        applied, and sent again on a new stream."""
+        with self._cond:
+            return self._redirected
+
     # Internals.
 
     def _raise_if_unusable_locked(self) -> None:
@@ -247,19 +280,27 @@ class UpdateWriter:
     def _read_acks(self) -> None:
         """The reader thread: acks in, reconnects on retriable failures."""
         delay = self._backoff_initial
+        # Since when batches are answered with Error.moved_to and none applied (None: they are
+        # not).
+        redirected_since: Optional[float] = None
         while True:
             with self._cond:
                 call = self._call
             progressed = False
+            redirect = None
             try:
                 for ack in call:
-                    self._on_ack(ack)
+                    if self._on_ack(ack):
+                        redirect = ack
+                        break
                     progressed = True
-                with self._cond:
-                    if self._closed or self._failure is not None:
-                        return
-                error = CollideError(grpc.StatusCode.UNAVAILABLE,
-                                     "update stream: ended by the server")
+                    redirected_since = None
+                if redirect is None:
+                    with self._cond:
+                        if self._closed or self._failure is not None:
+                            return
+                    error = CollideError(grpc.StatusCode.UNAVAILABLE,
+                                         "update stream: ended by the server")
             except grpc.RpcError as rpc_error:
                 error = CollideError.from_rpc_error(rpc_error)
             except CollideError as protocol_error:
@@ -269,21 +310,42 @@ class UpdateWriter:
             if self._cancelled.is_set():
                 self._fail(CollideError(grpc.StatusCode.CANCELLED, "update writer: cancelled"))
                 return
-            if error.code not in RETRIABLE_CODES:
+            if redirect is not None:
+                # The rest of this stream's answers are dropped: its batches are sent again.
+                call.cancel()
+                now = time.monotonic()
+                if redirected_since is None:
+                    redirected_since = now
+                elif now - redirected_since >= self._reconnect_timeout:
+                    self._fail(redirect_error(self.scene, redirect, now - redirected_since))
+                    return
+            elif error.code not in RETRIABLE_CODES:
                 self._fail(error)
                 return
             if progressed:
                 delay = self._backoff_initial
-            if not self._reconnect(delay):
+            # After a redirection the channel works: no wait for it.
+            if not self._reconnect(delay, wait_for_channel=redirect is None):
                 return
             delay = min(delay * 2, self._backoff_max)
 
-    def _reconnect(self, delay: float) -> bool:
+    def _reconnect(self, delay: float, wait_for_channel: bool = True) -> bool:
         """Waits `delay`, then for the channel, and reopens the stream. False if it gave up."""
         self._requests.put(None)  # ends the broken stream's request iterator
         if self._cancelled.wait(delay):
             self._fail(CollideError(grpc.StatusCode.CANCELLED, "update writer: cancelled"))
             return False
+        if wait_for_channel and not self._wait_for_channel():
+            return False
+        with self._cond:
+            if self._cancelled.is_set():
+                return False
+            self._reconnects += 1
+            self._open_locked()
+        return True
+
+    def _wait_for_channel(self) -> bool:
+        """Waits until the channel is ready; False (the writer failed) if it gave up."""
         give_up = time.monotonic() + self._reconnect_timeout
         ready = grpc.channel_ready_future(self._client.channel)
         try:
@@ -304,16 +366,15 @@ class UpdateWriter:
                         return False
         finally:
             ready.cancel()
-        with self._cond:
-            if self._cancelled.is_set():
-                return False
-            self._reconnects += 1
-            self._open_locked()
         return True
 
-    def _on_ack(self, ack) -> None:
+    def _on_ack(self, ack) -> bool:
+        """Takes one ack; True when it redirects (the batch stays pending)."""
         with self._cond:
             expected = self._pending[0].sequence if self._pending else None
+            if is_redirect(ack, expected):
+                self._redirected += 1
+                return True
             outcome = read_ack(ack, expected)
             pending = self._pending.popleft()
             if isinstance(outcome, BatchRejectedError):
@@ -325,6 +386,7 @@ class UpdateWriter:
             pending.future.set_exception(outcome)
         else:
             pending.future.set_result(outcome)
+        return False
 
     def _fail(self, error: CollideError) -> None:
         """Final failure: every pending batch fails with `error`."""

@@ -312,6 +312,40 @@ class AioStreamsTest(AioTestCase):
                 last = max(i for i in range(1, 100) if i % 10 + 1 == body.id)
                 self.assertEqual(body.pose.position, Vec3(last, 0, 0), body.id)
 
+    async def test_a_batch_answered_with_moved_to_is_resent_until_it_applies(self) -> None:
+        from collide._pb import pb, pb_grpc
+
+        def mark(clear: bool) -> None:
+            with grpc.insecure_channel(self.server.address) as channel:
+                pb_grpc.CollideStub(channel).SetSceneMoving(
+                    pb.SetSceneMovingRequest(scene="aio-moved",
+                                             destination="" if clear else "10.0.0.4:50051",
+                                             clear=clear), timeout=10)
+
+        await self.client.create_scene("aio-moved")
+        writer = self.client.update_writer("aio-moved", backoff_max=0.1)
+        self.assertEqual((await (await writer.send([Upsert(Body(1, Sphere(1)))]))).version, 1)
+        mark(clear=False)
+        moved = await writer.send([SetPose(1, Pose((5, 0, 0)))])
+        added = await writer.send([Upsert(Body(2, Sphere(1)))])
+        for _ in range(500):
+            if writer.redirected >= 2:
+                break
+            await asyncio.sleep(0.02)
+        self.assertGreaterEqual(writer.redirected, 2)
+        self.assertFalse(moved.done())
+        self.assertEqual((await self.client.get_scene("aio-moved")).stats.version, 1)
+        mark(clear=True)
+        await writer.flush(20)
+        acks = [moved.result(), added.result()]
+        self.assertEqual([a.version for a in acks], [2, 3])
+        self.assertFalse(any(a.duplicate for a in acks))
+        await writer.close(10)
+        self.assertEqual((await self.client.get_scene("aio-moved")).stats.version, 3)
+        bodies = (await self.client.get_bodies("aio-moved")).bodies
+        self.assertEqual([b.id for b in bodies], [1, 2])
+        self.assertEqual(bodies[0].pose.position, Vec3(5, 0, 0))
+
     async def test_flush_fails_when_the_server_does_not_come_back(self) -> None:
         server = ServerProcess()
         self.addCleanup(server.close)

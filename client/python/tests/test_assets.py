@@ -84,6 +84,70 @@ class RequestsTest(unittest.TestCase):
             assets.mesh_requests("s", "m", ["a", "b", "c"], [0, 0, 0])
 
 
+try:
+    import numpy
+except ImportError:  # numpy is optional; scripts/ installs Debian's python3-numpy
+    numpy = None
+
+
+@unittest.skipIf(numpy is None, "numpy is not installed")
+class NumpyRequestsTest(unittest.TestCase):
+    """numpy arrays of every integer and floating dtype and either byte order send their values,
+    as the same floats and uint32s a list sends; arrays that are not C-contiguous and dtypes that
+    are not numbers are refused before anything is sent."""
+
+    def sent(self, vertices, indices) -> list:
+        return [m.SerializeToString()
+                for m in assets.mesh_requests("s", "wall", vertices, indices)]
+
+    def test_every_numeric_dtype_and_byte_order_sends_the_values(self) -> None:
+        want = self.sent(WALL_VERTICES, WALL_INDICES)
+        for dtype in ("<f4", ">f4", "<f8", ">f8", "f2", "i1", "i2", "<i4", ">i4", "i8"):
+            vertices = numpy.array(WALL_VERTICES, dtype=dtype).reshape(4, 3)
+            self.assertEqual(self.sent(vertices, WALL_INDICES), want, dtype)
+        for dtype in ("u1", "i1", "<u2", ">u2", "<u4", ">u4", "i4", "u8", "i8", "f4", "f8"):
+            indices = numpy.array(WALL_INDICES, dtype=dtype).reshape(2, 3)
+            self.assertEqual(self.sent(WALL_VERTICES, indices), want, dtype)
+        # Heightfields: float64 heights in a 2-D grid, uint8 hole bits.
+        grid = numpy.arange(9, dtype=numpy.float64).reshape(3, 3) / 4
+        from_numpy = [m.SerializeToString() for m in assets.heightfield_requests(
+            "s", "g", 3, 3, grid, 1.0, 1.0, numpy.array([0b1000], dtype=numpy.uint8),
+            assets.DEFAULT_CHUNK_VALUES)]
+        from_lists = [m.SerializeToString() for m in assets.heightfield_requests(
+            "s", "g", 3, 3, [v / 4 for v in range(9)], 1.0, 1.0, bytes([0b1000]),
+            assets.DEFAULT_CHUNK_VALUES)]
+        self.assertEqual(from_numpy, from_lists)
+
+    def test_float32_is_read_in_place_without_a_conversion(self) -> None:
+        vertices = numpy.array(WALL_VERTICES, dtype=numpy.float32)
+        self.assertEqual(assets._flat(vertices, "f", "vertices").tobytes(), vertices.tobytes())
+        indices = numpy.array(WALL_INDICES, dtype=numpy.uint32)
+        self.assertEqual(assets._flat(indices, "I", "indices").tobytes(), indices.tobytes())
+
+    def test_non_contiguous_arrays_and_non_numbers_are_refused(self) -> None:
+        block = numpy.array(WALL_VERTICES * 2, dtype=numpy.float32).reshape(8, 3)
+        for label, strided in (("every other row", block[::2]), ("a transpose", block.T),
+                               ("two columns", block[:, :2])):
+            with self.assertRaisesRegex(ValueError, "vertices: a C-contiguous array expected",
+                                        msg=label):
+                assets.mesh_requests("s", "m", strided, WALL_INDICES)
+        # A contiguous copy of the same rows is taken.
+        self.assertEqual(self.sent(numpy.ascontiguousarray(block[:4]), WALL_INDICES),
+                         self.sent(WALL_VERTICES, WALL_INDICES))
+        for bad in (numpy.array([True, False, True]), numpy.array([1 + 2j, 0, 0]),
+                    numpy.array(["a", "b", "c"]), numpy.array([None, 1, 2], dtype=object)):
+            with self.assertRaisesRegex(TypeError, "vertices: numbers expected", msg=str(bad.dtype)):
+                assets.mesh_requests("s", "m", bad, [0, 0, 0])
+
+    def test_indices_that_are_not_uint32_are_refused_by_their_position(self) -> None:
+        with self.assertRaisesRegex(ValueError, r"indices\[1\]: not a uint32"):
+            assets.mesh_requests("s", "m", WALL_VERTICES, numpy.array([0, -1, 2], dtype=numpy.int32))
+        with self.assertRaisesRegex(ValueError, r"indices\[2\]: not a uint32"):
+            assets.mesh_requests("s", "m", WALL_VERTICES, numpy.array([0, 1, 2**40]))
+        with self.assertRaisesRegex(ValueError, r"indices\[0\]: not an integer"):
+            assets.mesh_requests("s", "m", WALL_VERTICES, numpy.array([0.5, 1, 2]))
+
+
 class AssetsTest(ServerTestCase):
 
     def test_a_mesh_is_uploaded_placed_hit_by_triangle_listed_and_deleted(self) -> None:
@@ -160,6 +224,35 @@ class AssetsTest(ServerTestCase):
             self.client.upsert_bodies("assets-bad", [Body(1, Mesh("none"))])
         self.assertEqual(missing.exception.code, grpc.StatusCode.NOT_FOUND)
         self.assertEqual(self.client.list_assets("assets-bad"), [])
+
+    @unittest.skipIf(numpy is None, "numpy is not installed")
+    def test_numpy_arrays_upload_and_a_nan_is_refused_by_its_path(self) -> None:
+        self.client.create_scene("assets-numpy")
+        vertices = numpy.array(WALL_VERTICES, dtype=numpy.float64).reshape(4, 3)
+        indices = numpy.array(WALL_INDICES, dtype=numpy.int64).reshape(2, 3)
+        up = self.client.upload_mesh("assets-numpy", "wall", vertices, indices)
+        self.assertEqual(up.asset.triangle_count, 2)
+        # The same content from lists: the same asset, already present.
+        again = self.client.upload_mesh("assets-numpy", "wall", WALL_VERTICES, WALL_INDICES)
+        self.assertTrue(again.already_present)
+        self.assertEqual(again.asset.sha256, up.asset.sha256)
+        rows, columns = 4, 5
+        heights = (numpy.arange(rows * columns, dtype=numpy.float32).reshape(rows, columns) / 2)
+        field = self.client.upload_heightfield("assets-numpy", "ground", rows, columns, heights)
+        self.assertEqual(field.asset.triangle_count, 2 * (rows - 1) * (columns - 1))
+        self.client.upsert_bodies("assets-numpy", [
+            Body(1, Heightfield("ground"), Pose((100, 0, 0)), kind=BodyKind.STATIC)])
+        # Sample (2, 3) is at local (3, heights[2, 3], 2).
+        hit = self.client.raycast("assets-numpy", Raycast((103, 50, 2), (0, -1, 0), 100)).hits[0]
+        self.assertAlmostEqual(hit.distance, 50 - float(heights[2, 3]), places=2)
+        bad = heights.copy()
+        bad[1, 2] = numpy.nan
+        with self.assertRaises(CollideError) as nan:
+            self.client.upload_heightfield("assets-numpy", "bad", rows, columns, bad)
+        self.assertEqual(nan.exception.code, grpc.StatusCode.INVALID_ARGUMENT)
+        self.assertEqual(nan.exception.field_path, "heights[7]")
+        self.assertEqual([a.name for a in self.client.list_assets("assets-numpy")],
+                         ["ground", "wall"])
 
     def test_the_asyncio_client_uploads_as_the_blocking_one(self) -> None:
         self.client.create_scene("assets-aio")

@@ -110,6 +110,59 @@ class UpdateWriterTest(unittest.TestCase):
         self.assertEqual(rejected.exception.field_path, "scene")
         self.assertIs(future.exception(), rejected.exception)
 
+    def mark_moving(self, scene: str, destination: str = "", clear: bool = False) -> None:
+        """Marks `scene` as moving to `destination` (or clears the mark): the server answers its
+        batches with Error.moved_to, as a follower of a replicated scene does."""
+        from collide._pb import pb, pb_grpc
+        with grpc.insecure_channel(self.server.address) as channel:
+            pb_grpc.CollideStub(channel).SetSceneMoving(
+                pb.SetSceneMovingRequest(scene=scene, destination=destination, clear=clear),
+                timeout=10)
+
+    def test_a_batch_answered_with_moved_to_is_resent_until_it_applies(self) -> None:
+        self.client.create_scene("s")
+        writer = self.client.update_writer("s", backoff_max=0.1)
+        first = writer.send([Upsert(Body(1, Sphere(1)))])
+        self.assertEqual(first.result(10).version, 1)
+        self.mark_moving("s", "10.0.0.4:50051")
+        moved = writer.send([SetPose(1, Pose((5, 0, 0)))])
+        added = writer.send([Upsert(Body(2, Sphere(1)))])
+        give_up = time.monotonic() + 10
+        while writer.redirected < 2 and time.monotonic() < give_up:
+            time.sleep(0.02)
+        self.assertGreaterEqual(writer.redirected, 2)
+        self.assertFalse(moved.done())
+        self.assertFalse(added.done())
+        self.assertEqual(self.client.get_scene("s").stats.version, 1)
+        # The mark cleared (the server writes the scene again): the batches apply there, once.
+        self.mark_moving("s", clear=True)
+        writer.flush(20)
+        acks = [moved.result(0), added.result(0)]
+        self.assertEqual([a.client_sequence for a in acks], [2, 3])
+        self.assertEqual([a.version for a in acks], [2, 3])
+        self.assertFalse(any(a.duplicate for a in acks))
+        writer.close(10)
+        self.assertGreaterEqual(writer.reconnects, 2)
+        self.assertEqual(self.client.get_scene("s").stats.version, 3)
+        bodies = self.client.get_bodies("s").bodies
+        self.assertEqual([b.id for b in bodies], [1, 2])
+        self.assertEqual(bodies[0].pose.position, Vec3(5, 0, 0))
+
+    def test_a_writer_redirected_for_too_long_fails_naming_the_server(self) -> None:
+        self.client.create_scene("s")
+        self.mark_moving("s", "10.0.0.4:50051")
+        writer = self.client.update_writer("s", backoff_max=0.1, reconnect_timeout=1)
+        future = writer.send([Upsert(Body(1, Sphere(1)))])
+        with self.assertRaises(CollideError) as caught:
+            writer.flush(20)
+        self.assertNotIsInstance(caught.exception, BatchRejectedError)
+        self.assertEqual(caught.exception.code, grpc.StatusCode.FAILED_PRECONDITION)
+        self.assertEqual(caught.exception.moved_to, "10.0.0.4:50051")
+        self.assertIn("moved to 10.0.0.4:50051", str(caught.exception))
+        self.assertIs(future.exception(0), caught.exception)
+        self.assertGreaterEqual(writer.redirected, 2)
+        self.assertEqual(self.client.get_scene("s").stats.version, 0)
+
     def test_every_batch_is_applied_once_across_a_server_kill(self) -> None:
         self.client.create_scene("s")
         total = 300

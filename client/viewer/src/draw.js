@@ -5,6 +5,9 @@
 // many bodies is drawn with coarse balls so that a frame stays cheap. Each shape kind also has a
 // point drawing over the same attributes (one point sprite per body, as wide on screen as the
 // body's bounding sphere, in the body's colour, unlit): `setMode('points')` draws that instead.
+// Mesh and heightfield bodies (level geometry: few bodies, many triangles) are drawn apart, one
+// three.js mesh per body over its asset's geometry, shared by the bodies that place the asset and
+// read once per asset (`loadAsset`); they are always drawn as shapes, both sides of each triangle.
 
 import * as THREE from 'three';
 
@@ -337,12 +340,173 @@ class ShapeGroup {
 }
 
 /**
+ * The geometry of a mesh asset from its /viewer/api/asset pages (collide.viewer.v1.AssetPage):
+ * each triangle its three corners, flat normals.
+ */
+export function meshGeometry(pages) {
+  let count = 0;
+  for (const page of pages) count += page.positions.length;
+  const positions = new Float32Array(count);
+  let at = 0;
+  for (const page of pages) {
+    positions.set(page.positions, at);
+    at += page.positions.length;
+  }
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  geometry.computeVertexNormals();
+  return geometry;
+}
+
+/**
+ * The geometry of a heightfield asset from its pages: sample (i, j) at (j x spacing_x, height,
+ * i x spacing_z), each cell two triangles split on its (i, j)-(i + 1, j + 1) diagonal, as the
+ * server's; holes left out; a brightness per sample by its height. Pages overlap by one row.
+ */
+export function heightfieldGeometry(pages) {
+  const size = pages[0].asset.heightfield;
+  const rows = Number(size.rows);
+  const columns = Number(size.columns);
+  const sx = size.spacing_x;
+  const sz = size.spacing_z;
+  const positions = new Float32Array(rows * columns * 3);
+  const holes = new Set();
+  for (const page of pages) {
+    const first = Number(page.offset);
+    page.heights.forEach((h, k) => {
+      const i = first + Math.floor(k / columns);
+      const j = k % columns;
+      const v = 3 * (i * columns + j);
+      positions[v] = j * sx;
+      positions[v + 1] = h;
+      positions[v + 2] = i * sz;
+    });
+    for (const cell of page.hole_cells) holes.add(Number(cell));
+  }
+  const cells = (rows - 1) * (columns - 1);
+  const index = new Uint32Array((cells - holes.size) * 6);
+  let n = 0;
+  for (let i = 0; i + 1 < rows; i++) {
+    for (let j = 0; j + 1 < columns; j++) {
+      if (holes.has(i * (columns - 1) + j)) continue;
+      const a = i * columns + j;
+      const b = a + columns;
+      index.set([a, b, b + 1, a, b + 1, a + 1], n);
+      n += 6;
+    }
+  }
+  // Relief: each sample's brightness from 0.7 (the lowest) to 1.15 (the highest), multiplying the
+  // body's colour.
+  let low = Infinity;
+  let high = -Infinity;
+  for (let v = 1; v < positions.length; v += 3) {
+    low = Math.min(low, positions[v]);
+    high = Math.max(high, positions[v]);
+  }
+  const colors = new Float32Array(positions.length);
+  for (let v = 0; v < positions.length; v += 3) {
+    const shade = 0.7 + 0.45 * (high > low ? (positions[v + 1] - low) / (high - low) : 0.5);
+    colors[v] = colors[v + 1] = colors[v + 2] = shade;
+  }
+  const geometry = new THREE.BufferGeometry();
+  geometry.setAttribute('position', new THREE.BufferAttribute(positions, 3));
+  geometry.setAttribute('color', new THREE.BufferAttribute(colors, 3));
+  geometry.setIndex(new THREE.BufferAttribute(index, 1));
+  geometry.computeVertexNormals();
+  return geometry;
+}
+
+// Mesh and heightfield bodies: one three.js mesh per body (its slot is its id) over its asset's
+// geometry, posed and scaled by the body; drawn once the geometry has arrived.
+class LevelGroup {
+  constructor(scene3, geometryOf, onLoaded) {
+    this.scene3 = scene3;
+    this.geometryOf = geometryOf;  // (kind, asset) -> Promise<BufferGeometry | null>
+    this.onLoaded = onLoaded;
+    this.objects = new Map();  // id -> {mesh, key}
+    this.changed = false;
+  }
+
+  add(id) {
+    const mesh = new THREE.Mesh(new THREE.BufferGeometry(),
+      new THREE.MeshLambertMaterial({ side: THREE.DoubleSide }));
+    mesh.matrixAutoUpdate = true;
+    this.scene3.add(mesh);
+    this.objects.set(id, { mesh, key: null });
+    this.changed = true;
+    return id;
+  }
+
+  remove(id) {
+    const object = this.objects.get(id);
+    this.scene3.remove(object.mesh);
+    object.mesh.material.dispose();
+    this.objects.delete(id);
+    this.changed = true;
+    return null;
+  }
+
+  // The body's asset, scale and colour.
+  level(id, body, color) {
+    const object = this.objects.get(id);
+    object.mesh.material.color.setHex(color);
+    object.mesh.scale.setScalar(body.scale);
+    const key = `${body.shape}:${body.asset}`;
+    if (object.key !== key) {
+      object.key = key;
+      object.mesh.geometry = new THREE.BufferGeometry();
+      this.geometryOf(body.shape, body.asset).then((geometry) => {
+        if (this.objects.get(id) !== object || object.key !== key || !geometry) return;
+        object.mesh.geometry = geometry;
+        object.mesh.material.vertexColors = geometry.getAttribute('color') !== undefined;
+        object.mesh.material.needsUpdate = true;
+        this.changed = true;
+        this.onLoaded();
+      });
+    }
+    this.changed = true;
+  }
+
+  pose(id, position, rotation) {
+    const { mesh } = this.objects.get(id);
+    mesh.position.fromArray(position);
+    mesh.quaternion.fromArray(rotation);
+    this.changed = true;
+  }
+
+  flush() {
+    const changed = this.changed;
+    this.changed = false;
+    return changed;
+  }
+
+  triangles() {
+    let sum = 0;
+    for (const { mesh } of this.objects.values()) {
+      const g = mesh.geometry;
+      const position = g.getAttribute('position');
+      sum += (g.index ? g.index.count : position ? position.count : 0) / 3;
+    }
+    return sum;
+  }
+
+  // Grows `box` by the world box of every drawn body.
+  expandBox(box) {
+    for (const { mesh } of this.objects.values()) {
+      if (mesh.geometry.getAttribute('position')) box.expandByObject(mesh);
+    }
+  }
+}
+
+/**
  * The drawn bodies of a scene. Bodies are objects as the API writes them (`id`, `shape`, its
- * dimensions, `position`, `rotation`, `category`, `static`); `colorOf(body)` gives a body's
- * colour as 0xRRGGBB.
+ * dimensions, `position`, `rotation`, `category`, `static`; a `mesh` or `heightfield` body its
+ * `asset` and `scale`); `colorOf(body)` gives a body's colour as 0xRRGGBB. `loadAsset(kind,
+ * name)` reads an asset's pages (a promise of the AssetPage messages), once per asset; a body of
+ * an asset that cannot be read is not drawn. `onChange()` is called when a geometry arrives.
  */
 export class BodyDrawing {
-  constructor(scene3, { bodyCount = 0, detail = null, colorOf }) {
+  constructor(scene3, { bodyCount = 0, detail = null, colorOf, loadAsset = null, onChange = () => {} }) {
     this.level = detailFor(bodyCount, detail);
     this.colorOf = colorOf;
     const g = geometries(this.level);
@@ -356,7 +520,36 @@ export class BodyDrawing {
         { geometry: g.bottom, kind: 'bottom' },
       ]),
     };
+    this.assets = new Map();  // `${kind}:${name}` -> Promise<BufferGeometry | null>
+    this.levelGroup = new LevelGroup(scene3, (kind, name) => this.assetGeometry(kind, name), onChange);
+    this.loadAsset = loadAsset;
     this.entries = new Map();  // id -> {body, group, slot}
+  }
+
+  // The geometry of asset `name` (`kind` 'mesh' or 'heightfield'), read once.
+  assetGeometry(kind, name) {
+    const key = `${kind}:${name}`;
+    let geometry = this.assets.get(key);
+    if (!geometry) {
+      geometry = (this.loadAsset ? this.loadAsset(kind, name) : Promise.reject(new Error('no loader')))
+        .then((pages) => (kind === 'heightfield' ? heightfieldGeometry(pages) : meshGeometry(pages)))
+        .catch((error) => {
+          console.warn(`asset ${name}: ${error.message}`);
+          return null;
+        });
+      this.assets.set(key, geometry);
+    }
+    return geometry;
+  }
+
+  /** Resolves once every asset asked for so far has arrived (or failed). */
+  async assetsLoaded() {
+    await Promise.all(this.assets.values());
+  }
+
+  /** Grows `box` (a THREE.Box3) by the world boxes of the drawn mesh and heightfield bodies. */
+  expandByLevel(box) {
+    this.levelGroup.expandBox(box);
   }
 
   get size() { return this.entries.size; }
@@ -378,7 +571,8 @@ export class BodyDrawing {
 
   /** Draws a new body or one whose shape, category or kind changed. */
   upsert(body) {
-    const group = this.groups[body.shape] ?? this.groups.sphere;
+    const isLevel = body.shape === 'mesh' || body.shape === 'heightfield';
+    const group = isLevel ? this.levelGroup : this.groups[body.shape] ?? this.groups.sphere;
     let entry = this.entries.get(body.id);
     if (entry && entry.group !== group) {
       this.remove(body.id);
@@ -389,6 +583,11 @@ export class BodyDrawing {
       this.entries.set(body.id, entry);
     }
     entry.body = body;
+    if (isLevel) {
+      group.level(entry.slot, body, this.colorOf(body));
+      group.pose(entry.slot, body.position, body.rotation);
+      return entry.body;
+    }
     const dims = body.shape === 'box' ? body.half_extents
       : body.shape === 'capsule' ? [body.radius, body.half_height, 0] : [body.radius, 0, 0];
     group.shape(entry.slot, dims[0], dims[1], dims[2], this.colorOf(body));
@@ -431,13 +630,14 @@ export class BodyDrawing {
   flush() {
     let changed = false;
     for (const group of Object.values(this.groups)) changed = group.flush() || changed;
-    return changed;
+    return this.levelGroup.flush() || changed;
   }
 
-  /** Triangles drawn per frame (none as points). */
+  /** Triangles drawn per frame (as points: those of the mesh and heightfield bodies). */
   triangles() {
-    if (this.groups.sphere.mode === 'points') return 0;
-    return Object.values(this.groups).reduce((sum, group) => sum + group.triangles(), 0);
+    const level = this.levelGroup.triangles();
+    if (this.groups.sphere.mode === 'points') return level;
+    return Object.values(this.groups).reduce((sum, group) => sum + group.triangles(), level);
   }
 
   /** Every drawn body. */

@@ -1,5 +1,6 @@
 // The collide viewer: draws one scene of a collide-server with three.js (one InstancedMesh per
-// shape part), follows it live over /viewer/api/stream (server-sent events), and casts rays
+// shape part; mesh and heightfield bodies with their asset's triangles, each asset read once
+// through /viewer/api/asset), follows it live over /viewer/api/stream (server-sent events), and casts rays
 // through /viewer/api/raycast and spheres through /viewer/api/spherecast. A slider over the
 // scene's retained ticks draws the scene as it was at a past tick (/viewer/api/scene?at_tick=T),
 // pausing the live stream until "live" is pressed. The fences of the Watch streams open on the
@@ -7,7 +8,10 @@
 // `watch_events`). A bounded sample of the casts the server answers on the scene is drawn as
 // fading lines (stream event `query_samples`). One observer's relevant set (/viewer/api/relevant,
 // the Interest rpc's rules) is marked with green rings and kept up to date while the scene
-// moves. Read-only: the page never writes to a scene.
+// moves. The panel names the server that answers (behind a router, the one the page reached):
+// its address and, for a replicated scene, whether it owns or follows the scene and how far a
+// follower is behind (ScenePage.server_address and .replication, refreshed with the scene list
+// every REPLICATION_REFRESH_MS). Read-only: the page never writes to a scene.
 //
 // The API speaks protobuf's JSON mapping of the server's messages (collide/v1/collide.proto and
 // collide/viewer/v1/viewer.proto): bodies and fences are collide.v1.Body and collide.v1.Fence
@@ -46,6 +50,7 @@ const params = new URLSearchParams(window.location.search);
 const token = params.get('token');
 const FOLLOW = params.get('follow') !== 'off';
 const LIST_CAP = 500;
+const REPLICATION_REFRESH_MS = 5000;
 const PALETTE = [0xe03030, 0x30c040, 0x3070e0, 0xe0c030, 0xc040c0, 0x30c0c0, 0xe08030, 0xe0e0e0];
 const STATIC_COLOR = 0x808080;
 
@@ -115,8 +120,12 @@ function api(call, query) {
 const vec3 = (v) => [v?.x ?? 0, v?.y ?? 0, v?.z ?? 0];
 const quat = (q) => (q ? [q.x ?? 0, q.y ?? 0, q.z ?? 0, q.w ?? 0] : [0, 0, 0, 1]);
 
-// A collide.v1.Shape as `shape` ('sphere' | 'box' | 'capsule') and its dimensions.
+// A collide.v1.Shape as `shape` ('sphere' | 'box' | 'capsule' | 'mesh' | 'heightfield') and its
+// dimensions (an asset instance: its asset's name and scale).
 function shapeOf(shape) {
+  for (const kind of ['mesh', 'heightfield']) {
+    if (shape?.[kind]) return { shape: kind, asset: shape[kind].asset ?? '', scale: shape[kind].scale ?? 1 };
+  }
   if (shape?.box) return { shape: 'box', half_extents: vec3(shape.box.half_extents) };
   if (shape?.capsule) {
     return { shape: 'capsule', radius: shape.capsule.radius ?? 0, half_height: shape.capsule.half_height ?? 0 };
@@ -238,8 +247,24 @@ function chooseDrawMode(now) {
   redraw();
 }
 
+// The pages of asset `name` of the scene (/viewer/api/asset), read once per asset by the drawing.
+async function loadAsset(kind, name) {
+  const pages = [];
+  let offset = null;
+  do {
+    const query = { name: state.scene, asset: name };
+    if (offset !== null) query.offset = offset;
+    const page = await api('asset', query);
+    pages.push(page);
+    offset = page.next_offset ?? null;
+  } while (offset !== null);
+  state.assetsRead += 1;
+  return pages;
+}
+state.assetsRead = 0;
+
 function makeDrawing(bodyCount) {
-  drawing = new BodyDrawing(scene3, { bodyCount, detail: DETAIL, colorOf });
+  drawing = new BodyDrawing(scene3, { bodyCount, detail: DETAIL, colorOf, loadAsset, onChange: redraw });
   drawing.setViewportHeight(renderer.domElement.height);
   state.detail = drawing.level;
 }
@@ -298,6 +323,35 @@ function removeBody(id) {
   }
 }
 
+// The answering server's address and its role for the scene (a collide.v1.SceneReplication, or
+// undefined for a scene that is not replicated).
+function describeRole(replication) {
+  if (!replication) return 'not replicated';
+  if (replication.owned) return `owner (${replication.state})`;
+  const owner = replication.owner || 'unknown';
+  return `follower of ${owner} (${replication.state}) · lag ${replication.lag_sequences} ` +
+    `messages, ${replication.lag_ms} ms`;
+}
+
+function showServer(address, replication) {
+  if (address !== undefined) $('server-address').textContent = address || '-';
+  $('server-role').textContent = describeRole(replication);
+}
+
+// Reads the scene's replication figures again (a follower's lag moves; a failover changes the
+// owner) from the scene list, every REPLICATION_REFRESH_MS.
+function refreshServer() {
+  setInterval(async () => {
+    try {
+      const { scenes } = await api('scenes');
+      const scene = scenes.find((s) => s.name === state.scene);
+      if (scene) showServer(undefined, scene.replication);
+    } catch {
+      // The next refresh tries again; the status line reports the stream's own errors.
+    }
+  }, REPLICATION_REFRESH_MS);
+}
+
 function showVersion() {
   $('version').textContent = String(state.version);
   $('tick').textContent = String(state.tick);
@@ -319,6 +373,7 @@ function fitCamera() {
   const box = new THREE.Box3();
   const point = new THREE.Vector3();
   for (const body of drawing.bodies()) box.expandByPoint(point.fromArray(body.position));
+  drawing.expandByLevel(box);
   if (box.isEmpty()) return;
   const center = box.getCenter(new THREE.Vector3());
   // The bodies' own size at the edge: a margin of a tenth, at least 5 units.
@@ -355,11 +410,14 @@ async function loadBodies({ atTick = null, replace = false } = {}) {
   if (replace) {
     for (const id of [...drawing.entries.keys()]) if (!seen.has(id)) removeBody(id);
   }
+  // The geometry of the mesh and heightfield bodies' assets (each read once).
+  await drawing.assetsLoaded();
   state.version = Number(page.version);
   state.tick = Number(page.tick);
   state.oldestTick = Math.max(state.oldestTick, Number(page.oldest_tick));
   state.retainedTicks = page.retained_ticks;
   showTicks();
+  showServer(page.server_address, page.replication);
   return page;
 }
 
@@ -470,8 +528,12 @@ async function start() {
       window.location.search = params.toString();
     });
     state.following = FOLLOW;
-    if (FOLLOW) follow();
-    else await loadOnce();
+    if (FOLLOW) {
+      follow();
+      refreshServer();
+    } else {
+      await loadOnce();
+    }
   } catch (error) {
     $('status').textContent = `error: ${error.message}`;
   }

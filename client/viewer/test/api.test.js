@@ -57,6 +57,73 @@ async function readEvents(url, until, { timeoutMs = 20000 } = {}) {
   return events;
 }
 
+// A scene 'level' of assets larger than one page of /viewer/api/asset: a mesh 'city' of
+// LEVEL_MESH_TRIANGLES random triangles (three pages of 32,768), a heightfield 'terrain' of
+// 300 x 1000 samples with holes (three pages of 131 rows), a two-triangle mesh 'wall', and bodies
+// placing them.
+const LEVEL_MESH_TRIANGLES = 70000;
+const LEVEL = {};
+
+function random(seed) {
+  let x = seed >>> 0;
+  return () => {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    return x / 2 ** 32;
+  };
+}
+
+async function uploadLevel(client) {
+  await client.createScene({ scene: 'level' });
+  const next = random(29);
+  const vertices = new Float32Array(LEVEL_MESH_TRIANGLES * 3);  // a vertex per triangle, shared
+  for (let i = 0; i < vertices.length; i++) vertices[i] = (next() - 0.5) * 200;
+  const indices = new Uint32Array(LEVEL_MESH_TRIANGLES * 3);
+  for (let i = 0; i < indices.length; i++) indices[i] = Math.floor(next() * LEVEL_MESH_TRIANGLES);
+  LEVEL.city = { vertices, indices };
+  await client.uploadMesh({ scene: 'level', name: 'city', vertices, indices });
+  const rows = 300;
+  const columns = 1000;
+  const heights = new Float32Array(rows * columns);
+  for (let i = 0; i < heights.length; i++) heights[i] = Math.sin(i / 97) * 10 + next();
+  const cells = (rows - 1) * (columns - 1);
+  const holes = new Uint8Array(Math.ceil(cells / 8));
+  const holeCells = [];
+  for (let c = 0; c < cells; c += 997 + (c % 13)) {
+    holes[c >> 3] |= 1 << (c & 7);
+    holeCells.push(c);
+  }
+  LEVEL.terrain = { rows, columns, heights, holeCells, spacingX: 0.5, spacingZ: 2 };
+  await client.uploadHeightfield({
+    scene: 'level', name: 'terrain', rows, columns, heights, holes, spacingX: 0.5, spacingZ: 2,
+  });
+  await client.uploadMesh({
+    scene: 'level', name: 'wall',
+    vertices: [0, -2, 0, 0, 2, 0, 0, 2, 4, 0, -2, 4], indices: [0, 3, 2, 0, 2, 1],
+  });
+  await client.upsertBodies({
+    scene: 'level',
+    bodies: [
+      { id: 1, shape: { heightfield: { asset: 'terrain' } }, pose: { position: { x: -250, y: -20, z: -300 } }, kind: 'BODY_KIND_STATIC' },
+      { id: 2, shape: { mesh: { asset: 'wall', scale: 2 } }, pose: { position: { x: 6, y: 0, z: 3 } }, kind: 'BODY_KIND_STATIC' },
+    ],
+  });
+}
+
+// Every page of asset `asset` of 'level', in order.
+async function assetPages(base, asset) {
+  const pages = [];
+  let offset = null;
+  for (let i = 0; i < 100; i++) {
+    const query = offset === null ? '' : `&offset=${offset}`;
+    const { status, json, text } = await get(`${base}/api/asset?name=level&asset=${asset}${query}`);
+    assert.equal(status, 200, text);
+    pages.push(json);
+    offset = json.next_offset ?? null;
+    if (offset === null) return pages;
+  }
+  assert.fail(`${asset}: more than 100 pages`);
+}
+
 describe('viewer API', () => {
   let server;
   let client;
@@ -68,6 +135,7 @@ describe('viewer API', () => {
     base = `${server.viewer}/viewer`;
     await client.createScene({ scene: 'known' });
     await client.upsertBodies({ scene: 'known', bodies: KNOWN_BODIES });
+    await uploadLevel(client);
   });
 
   after(async () => {
@@ -113,6 +181,11 @@ describe('viewer API', () => {
     assert.equal(json.body_count, String(KNOWN_BODIES.length));
     assert.equal(json.next_after, undefined);
     assert.equal(json.at_tick, undefined);
+    // The answering server (the address it listens on: no --advertise_address here); no
+    // replication for a scene that is not replicated (tests/integration/replication_test.cc
+    // covers an owner and a follower).
+    assert.equal(json.server_address, server.address);
+    assert.equal(json.replication, undefined);
     const grpc = await client.getBodies({ scene: 'known' });
     assert.equal(json.version, grpc.version);
     assertSameAnswer('GetBodies', { version: json.version, bodies: json.bodies }, grpc);
@@ -307,6 +380,113 @@ describe('viewer API', () => {
     assert.deepEqual(answer.json, { error: why, code: 'OUT_OF_RANGE' });
     await assert.rejects(client.raycast(request), (error) => error.message.includes(why));
     await client.deleteScene({ scene: 'ticks' });
+  });
+
+  test('pages a mesh asset\'s triangles as uploaded, each page bounded', async () => {
+    const pages = await assetPages(base, 'city');
+    assert.equal(pages.length, Math.ceil(LEVEL_MESH_TRIANGLES / 32768));
+    const [info] = (await client.listAssets({ scene: 'level' })).filter((a) => a.name === 'city');
+    const { vertices, indices } = LEVEL.city;
+    let t = 0;
+    for (const page of pages) {
+      assert.equal(page.scene, 'level');
+      assert.equal(page.asset.name, 'city');
+      assert.equal(page.asset.kind, 'ASSET_KIND_MESH');
+      assert.equal(page.asset.sha256, info.sha256);
+      assert.equal(page.asset.triangle_count, String(LEVEL_MESH_TRIANGLES));
+      assert.equal(page.offset, String(t));
+      assert.ok(page.positions.length <= 9 * 32768, `${page.positions.length} floats`);
+      assert.equal(page.positions.length % 9, 0);
+      assert.deepEqual(page.heights, []);
+      for (let k = 0; k < page.positions.length; k += 9, t++) {
+        for (let c = 0; c < 3; c++) {
+          for (let a = 0; a < 3; a++) {
+            const want = vertices[3 * indices[3 * t + c] + a];
+            const got = Math.fround(page.positions[k + 3 * c + a]);
+            if (got !== want) assert.fail(`triangle ${t} corner ${c}[${a}]: ${got}, uploaded ${want}`);
+          }
+        }
+      }
+    }
+    assert.equal(t, LEVEL_MESH_TRIANGLES);
+    assert.equal(pages.at(-1).next_offset, undefined);
+    // A page from any triangle; the last triangle alone.
+    const last = await get(`${base}/api/asset?name=level&asset=city&offset=${LEVEL_MESH_TRIANGLES - 1}`);
+    assert.equal(last.status, 200, last.text);
+    assert.equal(last.json.positions.length, 9);
+    assert.equal(last.json.next_offset, undefined);
+  });
+
+  test('pages a heightfield\'s rows, overlapping by one row, with its holes', async () => {
+    const pages = await assetPages(base, 'terrain');
+    const { rows, columns, heights, holeCells } = LEVEL.terrain;
+    assert.ok(pages.length >= 3, `${pages.length} pages`);
+    const seenHoles = [];
+    let row = 0;
+    for (const page of pages) {
+      assert.equal(page.asset.kind, 'ASSET_KIND_HEIGHTFIELD');
+      assert.deepEqual(page.asset.heightfield, {
+        rows: String(rows), columns: String(columns), spacing_x: 0.5, spacing_z: 2, has_holes: true,
+      });
+      assert.equal(page.offset, String(row));
+      const count = Number(page.row_count);
+      assert.ok(count >= 2 && count * columns <= 131072, `${count} rows`);
+      assert.equal(page.heights.length, count * columns);
+      assert.deepEqual(page.positions, []);
+      for (let k = 0; k < page.heights.length; k++) {
+        const want = heights[row * columns + k];
+        if (Math.fround(page.heights[k]) !== want) assert.fail(`sample ${row * columns + k}: ${page.heights[k]}, uploaded ${want}`);
+      }
+      for (const cell of page.hole_cells) {
+        const c = Number(cell);
+        const i = Math.floor(c / (columns - 1));
+        assert.ok(i >= row && i < row + count - 1, `hole ${c} is not a cell of rows ${row}..${row + count - 1}`);
+        seenHoles.push(c);
+      }
+      if (page.next_offset !== undefined) {
+        assert.equal(Number(page.next_offset), row + count - 1, 'pages overlap by one row');
+      } else {
+        assert.equal(row + count, rows, 'the last page ends at the last row');
+      }
+      row += count - 1;
+    }
+    assert.deepEqual(seenHoles, holeCells);
+  });
+
+  test('refuses bad asset requests naming the parameter, and keeps serving', async () => {
+    const cases = [
+      ['asset=wall', 400, 'name'],
+      ['name=nope&asset=wall', 404, 'name'],
+      ['name=..&asset=wall', 400, 'name'],
+      ['name=level', 400, 'asset'],
+      ['name=level&asset=', 400, 'asset'],
+      ['name=level&asset=../wall', 400, 'asset'],
+      ['name=level&asset=%00', 400, 'asset'],
+      [`name=level&asset=${'a'.repeat(200)}`, 400, 'asset'],
+      ['name=level&asset=nope', 404, 'asset'],
+      ['name=known&asset=wall', 404, 'asset'],
+      ['name=level&asset=wall&offset=2', 400, 'offset'],
+      ['name=level&asset=wall&offset=-1', 400, 'offset'],
+      ['name=level&asset=wall&offset=NaN', 400, 'offset'],
+      ['name=level&asset=wall&offset=1e3', 400, 'offset'],
+      ['name=level&asset=wall&offset=', 400, 'offset'],
+      ['name=level&asset=wall&offset=18446744073709551615', 400, 'offset'],
+      ['name=level&asset=wall&offset=18446744073709551616', 400, 'offset'],
+      ['name=level&asset=terrain&offset=299', 400, 'offset'],
+      ['name=level&asset=terrain&offset=18446744073709551615', 400, 'offset'],
+      ['name=level&asset=wall&offset=0&offset=0', 400, 'offset'],
+      ['name=level&asset=wall&limit=5', 400, 'query'],
+    ];
+    const codes = { 400: ['INVALID_ARGUMENT'], 404: ['NOT_FOUND'] };
+    for (const [query, status, param] of cases) {
+      const answer = await get(`${base}/api/asset?${query}`);
+      const label = `asset?${query.slice(0, 80)}`;
+      assert.equal(answer.status, status, `${label}: ${answer.text}`);
+      assert.ok(answer.json?.error?.startsWith(`${param}: `), `${label}: ${answer.text}`);
+      assert.ok(codes[status].includes(answer.json.code), `${label}: ${answer.text}`);
+    }
+    assert.equal((await get(`${base}/api/asset?name=level&asset=wall`)).status, 200);
+    assert.equal((await get(`${base}/api/asset?name=level&asset=terrain&offset=298`)).status, 200);
   });
 
   test('refuses bad parameters with a 4xx that names the parameter', async () => {

@@ -94,6 +94,9 @@ describe('viewer in Chromium', { skip: chromiumPath() === null && 'no chromium' 
     const version = await page.$eval('#version', (e) => e.textContent);
     const stats = await client.getScene({ scene: 'known' });
     assert.equal(version, String(stats.stats.version));
+    // The panel names the server that answered and its role (the scene is not replicated).
+    assert.equal(await page.$eval('#server-address', (e) => e.textContent), server.address);
+    assert.equal(await page.$eval('#server-role', (e) => e.textContent), 'not replicated');
     assert.deepEqual(await page.evaluate(() => window.viewer.errorsSeen ?? []), []);
     assert.deepEqual(page.errors, []);
   });

@@ -13,7 +13,16 @@
 // receives only its relevant set: the loop prints how many bytes of body state a tick that saves
 // against sending every body to every player (--players=0: no interest stream).
 //
+// With --level the arena gets a level (level.h): a terrain of hills (a heightfield asset) and 16
+// box buildings (a mesh asset), uploaded at start. The bodies stand on the terrain and turn back
+// at the buildings' walls; each hitscan ray is an aimed shot from a shooter's eye at another
+// body (the line of sight between them), and a shot whose closest hit is the terrain or a
+// building was blocked by the level. Sphere casts count their hits up to the first wall. The
+// loop prints how many shots the level blocked. Without --level (the default) the workload is
+// the flat arena of the tick-loop benchmark (docs/PERFORMANCE.md), unchanged.
+//
 //   collide-arena --address=127.0.0.1:50051 --ticks=600 --bodies=1000 --rays=100 --casts=10
+//   collide-arena --address=127.0.0.1:50051 --level
 
 #include <algorithm>
 #include <atomic>
@@ -39,6 +48,7 @@
 #include "client/cpp/interest_stream.h"
 #include "client/cpp/resilient_update_writer.h"
 #include "collide/version.h"
+#include "examples/arena/cpp/level.h"
 #include "google/protobuf/arena.h"
 
 ABSL_FLAG(std::string, address, "127.0.0.1:50051", "the collide server, host:port");
@@ -58,6 +68,9 @@ ABSL_FLAG(int, players, 100,
           "players among the bodies, each with an observer of its relevant bodies (0: none)");
 ABSL_FLAG(float, interest_radius, 30, "a player's interest radius (leave radius: 1.15 times it)");
 ABSL_FLAG(uint32_t, interest_max, 64, "at most this many relevant bodies per player, the nearest");
+ABSL_FLAG(bool, level, false,
+          "a level: terrain (a heightfield) and buildings (a mesh) that bodies stand on and walk "
+          "round and that shots stop at (off: the flat arena of the tick-loop benchmark)");
 
 namespace collide::arena {
 namespace {
@@ -83,6 +96,7 @@ struct Config {
   int players;
   float interest_radius;
   uint32_t interest_max;
+  bool level;
 };
 
 // The state a game server sends a player per body per tick: id, position, rotation.
@@ -134,29 +148,58 @@ std::vector<v1::Observer> PlayerObservers(const Config& config) {
   return observers;
 }
 
-// The simulation the game server owns: positions, velocities and headings of its bodies.
-struct World {
-  std::vector<float> x, z, vx, vz;
+// How far a body's centre keeps from a building's wall (a box's half-diagonal and a little).
+constexpr float kClearance = 1.5f;
+// A body's centre above the ground, and a shooter's eye above its centre.
+constexpr float kStandHeight = 1.0f;
+constexpr float kEyeAboveCentre = 0.6f;
 
-  World(int n, std::mt19937& rng) : x(n), z(n), vx(n), vz(n) {
+// The simulation the game server owns: positions, velocities and headings of its bodies, on the
+// level when there is one (null: a flat floor).
+struct World {
+  const Level* level;
+  std::vector<float> x, y, z, vx, vz;
+
+  World(int n, std::mt19937& rng, const Level* level_or_null)
+      : level(level_or_null), x(n), y(n, kStandHeight), z(n), vx(n), vz(n) {
     std::uniform_real_distribution<float> at(-kHalfSide, kHalfSide);
     std::uniform_real_distribution<float> speed(-8.0f, 8.0f);
     for (int i = 0; i < n; ++i) {
       x[i] = at(rng);
       z[i] = at(rng);
+      while (level != nullptr && InsideBuilding(*level, x[i], z[i], kClearance)) {
+        x[i] = at(rng);
+        z[i] = at(rng);
+      }
       vx[i] = speed(rng);
       vz[i] = speed(rng);
+      Stand(i);
     }
   }
 
-  // Moves every body by dt seconds, bouncing off the field's edges.
+  // Moves every body by dt seconds, bouncing off the field's edges (and the buildings' walls).
   void Step(float dt) {
     for (size_t i = 0; i < x.size(); ++i) {
-      x[i] += vx[i] * dt;
-      z[i] += vz[i] * dt;
+      const float next_x = x[i] + vx[i] * dt, next_z = z[i] + vz[i] * dt;
+      if (level != nullptr && InsideBuilding(*level, next_x, z[i], kClearance)) {
+        vx[i] = -vx[i];
+      } else {
+        x[i] = next_x;
+      }
+      if (level != nullptr && InsideBuilding(*level, x[i], next_z, kClearance)) {
+        vz[i] = -vz[i];
+      } else {
+        z[i] = next_z;
+      }
       if (std::abs(x[i]) > kHalfSide) vx[i] = -vx[i];
       if (std::abs(z[i]) > kHalfSide) vz[i] = -vz[i];
+      Stand(i);
     }
+  }
+
+  // Body i on the ground where it is.
+  void Stand(size_t i) {
+    if (level != nullptr) y[i] = GroundHeight(*level, x[i], z[i]) + kStandHeight;
   }
 
   // Body i's id (ids 1..n; the walls come after).
@@ -169,7 +212,7 @@ struct World {
     for (size_t i = 0; i < x.size(); ++i) {
       float half = 0.5f * std::atan2(vx[i], vz[i]);
       moves->add_ids(Id(i));
-      for (float value : {x[i], 1.0f, z[i], 0.0f, std::sin(half), 0.0f, std::cos(half)}) {
+      for (float value : {x[i], y[i], z[i], 0.0f, std::sin(half), 0.0f, std::cos(half)}) {
         moves->add_poses(value);
       }
     }
@@ -183,7 +226,12 @@ double Percentile(std::vector<double> values, double p) {
   return values[std::clamp<size_t>(rank, 1, values.size()) - 1];
 }
 
-// Capsule players (upright), a few boxes for cover, and static walls around the field.
+// The level's bodies come after the walls.
+uint64_t TerrainId(const World& world) { return world.x.size() + 1 + kWalls; }
+uint64_t BuildingsId(const World& world) { return world.x.size() + 2 + kWalls; }
+
+// Capsule players (upright), a few boxes for cover, and static walls around the field; with a
+// level, its terrain and buildings (uploaded first) and walls from below the ground.
 absl::Status CreateScene(client::Client& client, const Config& config, const World& world) {
   v1::SceneOptions options;
   options.set_durability(config.durability);
@@ -194,16 +242,32 @@ absl::Status CreateScene(client::Client& client, const Config& config, const Wor
   for (size_t i = 0; i < world.x.size(); ++i) {
     v1::Shape shape =
         i % 10 == 0 ? client::MakeBox(1.0f, 1.0f, 1.0f) : client::MakeCapsule(0.4f, 0.5f);
-    bodies.push_back(client::MakeBody(
-        World::Id(i), shape, client::MakePose(client::MakeVec3(world.x[i], 1, world.z[i]))));
+    bodies.push_back(
+        client::MakeBody(World::Id(i), shape,
+                         client::MakePose(client::MakeVec3(world.x[i], world.y[i], world.z[i]))));
+  }
+  // Flat: 4 high from the floor. On the level: from its bottom to 4 above its highest ground.
+  float wall_y = 2, wall_half_y = 2;
+  if (world.level != nullptr) {
+    const Level& level = *world.level;
+    const float top = *std::max_element(level.heights.begin(), level.heights.end()) + 4;
+    wall_y = 0.5f * (level.bottom + top);
+    wall_half_y = 0.5f * (top - level.bottom);
+    if (absl::Status uploaded =
+            UploadLevel(client, config.scene, level, TerrainId(world), BuildingsId(world));
+        !uploaded.ok()) {
+      return uploaded;
+    }
   }
   const float wall = kHalfSide + 5;
   for (int w = 0; w < kWalls; ++w) {
     float along = (w % 2 == 0 ? -0.5f : 0.5f) * wall;
     bool on_x = w < 4;
     float side = (w / 2) % 2 == 0 ? -wall : wall;
-    v1::Vec3 position = on_x ? client::MakeVec3(along, 2, side) : client::MakeVec3(side, 2, along);
-    v1::Shape shape = on_x ? client::MakeBox(wall / 2, 2, 1) : client::MakeBox(1, 2, wall / 2);
+    v1::Vec3 position =
+        on_x ? client::MakeVec3(along, wall_y, side) : client::MakeVec3(side, wall_y, along);
+    v1::Shape shape = on_x ? client::MakeBox(wall / 2, wall_half_y, 1)
+                           : client::MakeBox(1, wall_half_y, wall / 2);
     bodies.push_back(
         client::MakeStaticBody(world.x.size() + 1 + w, shape, client::MakePose(position)));
   }
@@ -211,7 +275,8 @@ absl::Status CreateScene(client::Client& client, const Config& config, const Wor
 }
 
 // The tick's shots: hitscan rays from random shooters in random horizontal directions (the
-// shooter excluded), and a few sphere casts (grenades, projectiles).
+// shooter excluded), and a few sphere casts (grenades, projectiles). On a level each hitscan ray
+// is aimed from the shooter's eye at another body's centre instead.
 v1::QueryBatch Shots(const Config& config, const World& world, std::mt19937& rng) {
   v1::QueryBatch batch;
   batch.set_scene(config.scene);
@@ -220,8 +285,20 @@ v1::QueryBatch Shots(const Config& config, const World& world, std::mt19937& rng
   uint64_t request_id = 1;
   for (int r = 0; r < config.rays + config.casts; ++r) {
     size_t i = shooter(rng);
+    if (world.level != nullptr && r < config.rays) {
+      // Another body (the next one when the draw names the shooter).
+      size_t target = shooter(rng);
+      if (target == i) target = (i + 1) % world.x.size();
+      *batch.add_queries() =
+          AimedShot(request_id++, World::Id(i),
+                    client::MakeVec3(world.x[i], world.y[i] + kEyeAboveCentre, world.z[i]),
+                    client::MakeVec3(world.x[target], world.y[target], world.z[target]));
+      continue;
+    }
     float a = angle(rng);
-    v1::Vec3 origin = client::MakeVec3(world.x[i], 1.5f, world.z[i]);
+    // Flat: 1.5 above the floor, as ever. On a level: at eye height.
+    v1::Vec3 origin = client::MakeVec3(
+        world.x[i], world.level != nullptr ? world.y[i] + kEyeAboveCentre : 1.5f, world.z[i]);
     v1::Vec3 direction = client::MakeVec3(std::sin(a), 0, std::cos(a));
     v1::Query query;
     if (r < config.rays) {
@@ -256,7 +333,9 @@ int Run(const Config& config) {
   }
   client::Client& client = **connected;
   std::mt19937 rng(config.seed);
-  World world(config.bodies, rng);
+  Level level;
+  if (config.level) level = MakeLevel(kHalfSide);
+  World world(config.bodies, rng, config.level ? &level : nullptr);
   if (absl::Status created = CreateScene(client, config, world); !created.ok()) {
     std::fprintf(stderr, "collide-arena: creating scene %s: %s\n", config.scene.c_str(),
                  created.ToString().c_str());
@@ -291,6 +370,14 @@ int Run(const Config& config) {
       "%d ticks, %d players\n",
       config.scene.c_str(), config.bodies, config.rays, config.casts, config.hz, config.ticks,
       config.players);
+  if (config.level) {
+    std::printf(
+        "level: terrain %u x %u samples %g m apart (heightfield \"%s\", body %llu), %zu "
+        "buildings (mesh \"%s\", %zu triangles, body %llu)\n",
+        level.rows, level.columns, level.spacing, kTerrainAsset,
+        static_cast<unsigned long long>(TerrainId(world)), level.buildings.size(), kBuildingsAsset,
+        level.buildings.size() * 12, static_cast<unsigned long long>(BuildingsId(world)));
+  }
   // Body state sent to players a tick: to each its relevant set, against every body to each.
   const uint64_t every_body_bytes = static_cast<uint64_t>(config.players) *
                                     static_cast<uint64_t>(config.bodies) * kBodyStateBytes;
@@ -303,6 +390,8 @@ int Run(const Config& config) {
   std::vector<double> all_ms, second_ms;
   int overruns = 0, errors = 0;
   uint64_t hits = 0;
+  // On a level: how the aimed shots ended.
+  uint64_t aimed = 0, by_terrain = 0, by_buildings = 0, reached = 0;
   google::protobuf::Arena arena;
   const Clock::time_point start = Clock::now();
   for (int tick = 1; tick <= config.ticks; ++tick) {
@@ -350,8 +439,33 @@ int Run(const Config& config) {
         queries = client.OpenQueryStream(config.scene);
         if (!queries.ok()) return 1;
       }
-    } else {
+    } else if (world.level == nullptr) {
       for (const v1::QueryResult& result : answer->results()) hits += result.hits_size();
+    } else {
+      const uint64_t terrain = TerrainId(world), buildings = BuildingsId(world);
+      for (int q = 0; q < answer->results_size(); ++q) {
+        const v1::QueryResult& result = answer->results(q);
+        // The hits up to the first wall: a cast stops there.
+        for (const v1::Hit& hit : result.hits()) {
+          if (hit.body_id() == terrain || hit.body_id() == buildings) break;
+          ++hits;
+        }
+        if (q >= config.rays) continue;
+        ++aimed;
+        switch (EndOf(result, terrain, buildings)) {
+          case ShotEnd::kTerrain:
+            ++by_terrain;
+            break;
+          case ShotEnd::kBuildings:
+            ++by_buildings;
+            break;
+          case ShotEnd::kBody:
+            ++reached;
+            break;
+          case ShotEnd::kNothing:
+            break;
+        }
+      }
     }
     if (interest != nullptr) relevant_bytes += interest->relevant() * kBodyStateBytes;
     all_ms.push_back(ms);
@@ -387,6 +501,16 @@ int Run(const Config& config) {
                   static_cast<double>(every_body_bytes),
         static_cast<unsigned long long>(stream_bytes));
     interest.reset();
+  }
+  if (config.level) {
+    std::printf(
+        "level: %llu aimed shots, %llu blocked by the level (%llu by the terrain, %llu by "
+        "buildings), %llu reached a body, %llu met nothing\n",
+        static_cast<unsigned long long>(aimed),
+        static_cast<unsigned long long>(by_terrain + by_buildings),
+        static_cast<unsigned long long>(by_terrain), static_cast<unsigned long long>(by_buildings),
+        static_cast<unsigned long long>(reached),
+        static_cast<unsigned long long>(aimed - by_terrain - by_buildings - reached));
   }
   client::ResilientUpdateWriterStats stats = (*writer)->stats();
   std::printf(
@@ -431,6 +555,7 @@ int main(int argc, char** argv) {
   config.players = std::min(absl::GetFlag(FLAGS_players), config.bodies);
   config.interest_radius = absl::GetFlag(FLAGS_interest_radius);
   config.interest_max = absl::GetFlag(FLAGS_interest_max);
+  config.level = absl::GetFlag(FLAGS_level);
   const std::string durability = absl::GetFlag(FLAGS_durability);
   if (durability == "none") {
     config.durability = collide::v1::DURABILITY_NONE;

@@ -7,6 +7,7 @@ import asyncio
 import collections
 from asyncio import Future
 import secrets
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, List, Optional
 
@@ -16,7 +17,8 @@ from collide import _convert as convert
 from collide import model as t
 from collide.aio._requests import requests
 from collide.errors import BatchRejectedError, CollideError
-from collide.update_writer import RETRIABLE_CODES, Moves, read_ack
+from collide.update_writer import (RETRIABLE_CODES, Moves, is_redirect, read_ack,
+                                   redirect_error)
 
 if TYPE_CHECKING:
     from collide.aio.client import Client
@@ -78,6 +80,7 @@ class UpdateWriter:
         self._cancelled = False
         self._version = 0
         self._reconnects = 0
+        self._redirected = 0
         # Set (and replaced) whenever the pending batches or the writer's state change.
         self._changed = asyncio.Event()
         self._requests: asyncio.Queue = asyncio.Queue()
@@ -184,6 +187,12 @@ class UpdateWriter:
         """How many times the stream was opened again after breaking."""
         return self._reconnects
 
+    @property
+    def redirected(self) -> int:
+        """Batches answered by a server that does not write the scene (Error.moved_to), not
+        applied, and sent again on a new stream."""
+        return self._redirected
+
     # Internals.
 
     def _notify(self) -> None:
@@ -221,17 +230,25 @@ class UpdateWriter:
     async def _read_acks(self) -> None:
         """The reader task: acks in, reconnects on retriable failures."""
         delay = self._backoff_initial
+        # Since when batches are answered with Error.moved_to and none applied (None: they are
+        # not).
+        redirected_since: Optional[float] = None
         while True:
             call = self._call
             progressed = False
+            redirect = None
             try:
                 async for ack in call:
-                    self._on_ack(ack)
+                    if self._on_ack(ack):
+                        redirect = ack
+                        break
                     progressed = True
-                if self._closed or self._failure is not None:
-                    return
-                error = CollideError(grpc.StatusCode.UNAVAILABLE,
-                                     "update stream: ended by the server")
+                    redirected_since = None
+                if redirect is None:
+                    if self._closed or self._failure is not None:
+                        return
+                    error = CollideError(grpc.StatusCode.UNAVAILABLE,
+                                         "update stream: ended by the server")
             except grpc.RpcError as rpc_error:
                 error = CollideError.from_rpc_error(rpc_error)
             except CollideError as protocol_error:
@@ -243,7 +260,16 @@ class UpdateWriter:
                     raise
                 # The call was cancelled under the writer (the channel was closed).
                 error = CollideError(grpc.StatusCode.CANCELLED, "update stream: cancelled")
-            if error.code not in RETRIABLE_CODES:
+            if redirect is not None:
+                # The rest of this stream's answers are dropped: its batches are sent again.
+                call.cancel()
+                now = time.monotonic()
+                if redirected_since is None:
+                    redirected_since = now
+                elif now - redirected_since >= self._reconnect_timeout:
+                    self._fail(redirect_error(self.scene, redirect, now - redirected_since))
+                    return
+            elif error.code not in RETRIABLE_CODES:
                 self._fail(error)
                 return
             if self._closed and not self._pending:
@@ -269,8 +295,12 @@ class UpdateWriter:
         self._open()
         return True
 
-    def _on_ack(self, ack) -> None:
+    def _on_ack(self, ack) -> bool:
+        """Takes one ack; True when it redirects (the batch stays pending)."""
         expected = self._pending[0].sequence if self._pending else None
+        if is_redirect(ack, expected):
+            self._redirected += 1
+            return True
         outcome = read_ack(ack, expected)
         pending = self._pending.popleft()
         if isinstance(outcome, BatchRejectedError):
@@ -281,6 +311,7 @@ class UpdateWriter:
             if not pending.future.done():
                 pending.future.set_result(outcome)
         self._notify()
+        return False
 
     def _fail(self, error: CollideError) -> None:
         """Final failure: every pending batch fails with `error`."""

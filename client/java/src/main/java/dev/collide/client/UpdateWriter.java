@@ -27,7 +27,12 @@ import java.util.concurrent.TimeUnit;
  * (PERMISSION_DENIED, ...) are final: every unacknowledged batch fails with them, and so do
  * {@link #send} and {@link #flush} from then on. A rejected batch (an ack with an error) is not
  * resent: its future fails with a {@link CollideException} whose sequence is set, and {@link
- * #flush} throws it. Thread-safe. {@link #close} flushes and ends the stream.
+ * #flush} throws it. A batch answered with Error.moved_to (a follower of a replicated scene, or a
+ * scene moving away, names the server that writes it) was not applied and is no rejection: the
+ * writer ends the stream and resends it on a new one after its backoff (a router in front of the
+ * servers sends it to the owner), counted by {@link #redirected}; after {@code reconnectTimeout}
+ * without an applied batch it fails with that answer ({@link CollideException#getMovedTo} names
+ * the server). Thread-safe. {@link #close} flushes and ends the stream.
  */
 public final class UpdateWriter implements AutoCloseable {
   /** Options of a writer; {@link #open} starts it. */
@@ -116,6 +121,9 @@ public final class UpdateWriter implements AutoCloseable {
   private boolean cancelled;
   private long version;
   private int reconnects;
+  private int redirected;
+  // The last answer naming another server since the last applied batch, or null.
+  private CollideException redirection;
   private int generation; // the current stream's number
   private ClientCallStreamObserver<UpdateBatch> requests;
   private long brokenSinceNanos; // 0 while the stream works
@@ -290,6 +298,14 @@ public final class UpdateWriter implements AutoCloseable {
     return reconnects;
   }
 
+  /**
+   * Batches answered by a server that does not write the scene (Error.moved_to), not applied, and
+   * sent again on a new stream.
+   */
+  public synchronized int redirected() {
+    return redirected;
+  }
+
   private void throwIfUnusableLocked() {
     if (failure != null) {
       throw failure.again();
@@ -390,6 +406,7 @@ public final class UpdateWriter implements AutoCloseable {
 
   private void giveUpIfStillBroken(long since) {
     ClientCallStreamObserver<UpdateBatch> call;
+    CollideException answer;
     synchronized (this) {
       if (brokenSinceNanos != since || failure != null || cancelled) {
         return; // an ack came since: the stream worked
@@ -397,12 +414,44 @@ public final class UpdateWriter implements AutoCloseable {
       call = requests;
       requests = null;
       generation++;
+      answer = redirection;
     }
     if (call != null) {
       call.cancel("update writer: gave up", null);
     }
+    if (answer != null) {
+      fail(new CollideException(answer.getCode(),
+          "update writer: scene \"" + scene + "\" answered by a server that does not write it for "
+              + options.reconnectTimeout + ": " + answer.getServerMessage(),
+          answer.getMovedTo(), 0, null));
+      return;
+    }
     fail(new CollideException(Status.Code.UNAVAILABLE,
         "update writer: could not reach the server for " + options.reconnectTimeout));
+  }
+
+  /**
+   * The oldest batch was answered by a server that does not write the scene: nothing of it was
+   * applied, nor of the batches behind it on this stream (the server refuses them all). The
+   * stream is dropped with its remaining answers, and a new one resends them after the backoff.
+   */
+  private void redirectLocked(Pending p, UpdateAck ack) {
+    redirected++;
+    redirection = CollideException.from(ack.getError(), p.sequence);
+    ClientCallStreamObserver<UpdateBatch> call = requests;
+    requests = null;
+    generation++;
+    if (call != null) {
+      call.cancel("update writer: the server does not write the scene", null);
+    }
+    if (brokenSinceNanos == 0) {
+      long since = System.nanoTime();
+      brokenSinceNanos = since;
+      schedule(() -> giveUpIfStillBroken(since), options.reconnectTimeout.toNanos());
+    }
+    long delay = delayNanos;
+    delayNanos = Math.min(delayNanos * 2, options.maxBackoff.toNanos());
+    schedule(this::reconnect, delay);
   }
 
   private void onAck(int gen, UpdateAck ack) {
@@ -417,9 +466,13 @@ public final class UpdateWriter implements AutoCloseable {
         error = new CollideException(Status.Code.DATA_LOSS, "update stream: ack for sequence "
             + Long.toUnsignedString(ack.getClientSequence()) + ", expected "
             + (p == null ? "none" : Long.toUnsignedString(p.sequence)));
+      } else if (ack.hasError() && !ack.getError().getMovedTo().isEmpty()) {
+        redirectLocked(p, ack);
+        return;
       } else {
         pending.removeFirst();
         brokenSinceNanos = 0;
+        redirection = null;
         delayNanos = options.initialBackoff.toNanos();
         if (ack.hasError()) {
           rejected.add(CollideException.from(ack.getError(), p.sequence));

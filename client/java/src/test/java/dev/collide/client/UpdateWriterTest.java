@@ -163,6 +163,59 @@ class UpdateWriterTest {
   }
 
   @Test
+  void aBatchAnsweredWithMovedToIsResentUntilItAppliesOnce() throws Exception {
+    try (ServerProcess server = new ServerProcess(); CollideClient c = server.client()) {
+      createWithBodies(c, "s");
+      UpdateWriter w = c.updateWriter("s").backoff(Duration.ofMillis(50), Duration.ofMillis(100))
+          .open();
+      assertEquals(2, w.apply(moveOf(1)).getVersion());
+      // Marked as moving, the server answers the scene's batches with Error.moved_to (as a
+      // follower of a replicated scene names its owner) and applies none.
+      c.setSceneMoving("s", "10.0.0.4:50051");
+      var second = w.send(moveOf(2));
+      var third = w.send(moveOf(3));
+      for (long give = System.nanoTime() + 10_000_000_000L;
+          w.redirected() < 2 && System.nanoTime() < give;) {
+        Thread.sleep(20);
+      }
+      assertTrue(w.redirected() >= 2, "redirected " + w.redirected());
+      assertEquals(2, w.pending());
+      assertEquals(2, c.getScene("s").getStats().getVersion());
+      // The mark cleared: both batches apply, once each, and none was rejected.
+      c.clearSceneMoving("s");
+      w.flush(Duration.ofSeconds(20));
+      assertEquals(3, await(second).getVersion());
+      assertEquals(4, await(third).getVersion());
+      assertFalse(await(second).getDuplicate() || await(third).getDuplicate());
+      w.close();
+      assertEquals(4, c.getScene("s").getStats().getVersion());
+      assertEquals(at(2, -2, 0.5f).getPosition(),
+          c.getBodies("s", List.of(3L)).getBodies(0).getPose().getPosition());
+      assertEquals(at(3, -3, 0.5f).getPosition(),
+          c.getBodies("s", List.of(4L)).getBodies(0).getPose().getPosition());
+    }
+  }
+
+  @Test
+  void aWriterAnsweredWithMovedToForTooLongFailsNamingTheServer() throws Exception {
+    try (ServerProcess server = new ServerProcess(); CollideClient c = server.client()) {
+      createWithBodies(c, "s");
+      c.setSceneMoving("s", "10.0.0.4:50051");
+      UpdateWriter w = c.updateWriter("s").backoff(Duration.ofMillis(50), Duration.ofMillis(100))
+          .reconnectTimeout(Duration.ofSeconds(1)).open();
+      var sent = w.send(moveOf(1));
+      CollideException failed = expectError(Status.Code.FAILED_PRECONDITION, "",
+          () -> w.flush(Duration.ofSeconds(20)));
+      assertEquals("10.0.0.4:50051", failed.getMovedTo());
+      assertEquals(0, failed.getSequence());
+      expectError(Status.Code.FAILED_PRECONDITION, "", () -> await(sent));
+      assertTrue(w.redirected() >= 2, "redirected " + w.redirected());
+      assertEquals(1, c.getScene("s").getStats().getVersion());
+      w.cancel();
+    }
+  }
+
+  @Test
   void sendWaitsWhileMaxPendingBatchesAreUnacknowledged() throws Exception {
     try (ServerProcess server = new ServerProcess(); CollideClient c = server.client()) {
       createWithBodies(c, "s");
