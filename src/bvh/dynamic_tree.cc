@@ -69,7 +69,9 @@ int32_t DynamicTree::AllocateLeaf() {
     leaf_user_.reserve(new_size);
     leaf_category_.reserve(new_size);
     leaf_parent_.reserve(new_size);
+    leaf_mark_.reserve(new_size);
     leaf_box_.resize(new_size);
+    leaf_mark_.resize(new_size, 0);
     leaf_user_.resize(new_size);
     leaf_category_.resize(new_size);
     leaf_parent_.resize(new_size);
@@ -173,6 +175,38 @@ bool DynamicTree::EnlargeProxy(int32_t proxy, const Aabb& tight) {
     ref = info_[ref].parent;
   }
   return true;
+}
+
+void DynamicTree::SetProxyBox(int32_t proxy, const Aabb& box) {
+  assert(IsLiveProxy(proxy));
+  assert(box.min.x <= box.max.x && box.min.y <= box.max.y && box.min.z <= box.max.z);
+  leaf_box_[proxy] = box;
+  wide_current_ = false;
+  uint8_t& mark = leaf_mark_[proxy];
+  if (wide_shape_current_ && (mark & kWideMarked) == 0) {
+    mark |= kWideMarked;
+    wide_dirty_.push_back(proxy);
+  }
+  if ((mark & kBinaryMarked) == 0) {
+    mark |= kBinaryMarked;
+    binary_dirty_.push_back(proxy);
+  }
+}
+
+void DynamicTree::PropagateMarkedLeaves() {
+  for (const int32_t proxy : binary_dirty_) {
+    leaf_mark_[proxy] &= static_cast<uint8_t>(~kBinaryMarked);
+    if (!IsLiveProxy(proxy)) continue;  // destroyed since its mark
+    const int32_t parent = leaf_parent_[proxy];
+    if (parent == kNullNode) continue;  // the root leaf: no box above it
+    nodes_[parent].box[SlotOf(nodes_[parent], LeafRef(proxy))] = leaf_box_[proxy];
+    // Every ancestor of a marked node is marked: stop at the first one already marked.
+    for (int32_t ref = parent; ref != kNullNode && (info_[ref].flags & kEnlarged) == 0;
+         ref = info_[ref].parent) {
+      info_[ref].flags |= kEnlarged;
+    }
+  }
+  binary_dirty_.clear();
 }
 
 void DynamicTree::SetCategoryBits(int32_t proxy, uint32_t category_bits) {
@@ -529,6 +563,10 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
   leaf_user_.resize(n);
   leaf_category_.resize(n);
   leaf_parent_.resize(n);
+  leaf_mark_.assign(n, 0);
+  binary_dirty_.clear();
+  ++pool_generation_;
+  wide_dirty_.clear();
   free_leaf_ = kNullProxy;
   proxy_count_ = n;
   item_refs_.resize(n);
@@ -553,6 +591,11 @@ void DynamicTree::Build(std::span<const Aabb> tight, std::span<const uint32_t> u
 void DynamicTree::Rebuild() {
   wide_current_ = false;
   wide_shape_current_ = false;
+  // The build reads the leaves' own boxes: the marked leaves' slots are rewritten with the rest.
+  for (const int32_t proxy : binary_dirty_) {
+    leaf_mark_[proxy] &= static_cast<uint8_t>(~kBinaryMarked);
+  }
+  binary_dirty_.clear();
   item_refs_.clear();
   item_boxes_.clear();
   for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
@@ -564,7 +607,110 @@ void DynamicTree::Rebuild() {
   BuildFromItems();
 }
 
+void DynamicTree::StartBackgroundRebuild() {
+  if (background_.job != nullptr || proxy_count_ < 2) return;
+  auto job = std::make_unique<BackgroundJob>();
+  job->proxies.reserve(static_cast<size_t>(proxy_count_));
+  job->boxes.reserve(static_cast<size_t>(proxy_count_));
+  for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
+    if (leaf_parent_[proxy] == kFreeLeaf) continue;
+    job->proxies.push_back(proxy);
+    job->boxes.push_back(leaf_box_[proxy]);
+  }
+  job->pool_generation = pool_generation_;
+  BackgroundJob* raw = job.get();
+  job->thread = std::thread([raw] {
+    raw->builder.Build(raw->boxes, &raw->built);
+    raw->builder.Release();
+    raw->done.store(true, std::memory_order_release);
+  });
+  background_.job = std::move(job);
+}
+
+bool DynamicTree::FinishBackgroundRebuild(bool wait) {
+  BackgroundJob* job = background_.job.get();
+  if (job == nullptr) return false;
+  if (!wait && !job->done.load(std::memory_order_acquire)) return false;
+  job->thread.join();
+  const std::unique_ptr<BackgroundJob> owned = std::move(background_.job);
+  // A Build since the snapshot replaced the leaf pool: its proxy ids mean nothing now.
+  if (job->pool_generation != pool_generation_) return false;
+  wide_current_ = false;
+  wide_shape_current_ = false;
+  // Every box is written below from the leaves' own boxes: the marks are moot.
+  for (const int32_t proxy : binary_dirty_) {
+    leaf_mark_[proxy] &= static_cast<uint8_t>(~kBinaryMarked);
+  }
+  binary_dirty_.clear();
+
+  // The built shape over the snapshot's leaves, nodes in preorder from 0. A leaf destroyed since
+  // is placed too (its free slot's parent link borrowed) and taken out after; a slot destroyed
+  // and taken again since holds a live proxy that keeps the old one's place.
+  if (nodes_.size() < job->built.size()) {
+    nodes_.resize(job->built.size());
+    info_.resize(job->built.size());
+  }
+  ResetNodePool();
+  std::vector<uint8_t> placed(leaf_parent_.size(), 0);
+  std::vector<int32_t> gone;
+  for (size_t i = 0; i < job->built.size(); ++i) AllocateNode();  // 0, 1, 2, ...
+  for (size_t i = 0; i < job->built.size(); ++i) {
+    const BuiltNode& b = job->built[i];
+    const int32_t index = static_cast<int32_t>(i);
+    Node& n = nodes_[index];
+    for (int c = 0; c < 2; ++c) {
+      int32_t child = b.child[c];
+      if (child >= 0) {
+        info_[child].parent = index;
+      } else {
+        const int32_t proxy = job->proxies[static_cast<size_t>(~child)];
+        child = LeafRef(proxy);
+        if (leaf_parent_[proxy] == kFreeLeaf) gone.push_back(proxy);
+        leaf_parent_[proxy] = index;
+        placed[proxy] = 1;
+      }
+      n.child[c] = child;
+    }
+  }
+  root_ = 0;
+  info_[0].parent = kNullNode;
+  for (const int32_t proxy : gone) {
+    RemoveLeaf(proxy);
+    leaf_parent_[proxy] = kFreeLeaf;
+    placed[proxy] = 0;
+  }
+  // Children have larger indices than their parents (preorder; a removal lifts a sibling into
+  // its grandparent's slot): one backward sweep writes every box, category and height.
+  if (root_ != kNullRef && !IsLeafRef(root_)) {
+    for (int32_t index = static_cast<int32_t>(nodes_.size()); index-- > 0;) {
+      if (info_[index].height < 0) continue;
+      Node& n = nodes_[index];
+      int32_t height = 0;
+      for (int c = 0; c < 2; ++c) {
+        const int32_t child = n.child[c];
+        if (IsLeafRef(child)) {
+          n.box[c] = leaf_box_[ProxyOf(child)];
+          n.category[c] = leaf_category_[ProxyOf(child)];
+        } else {
+          const Node& cn = nodes_[child];
+          n.box[c] = Union(cn.box[0], cn.box[1]);
+          n.category[c] = cn.category[0] | cn.category[1];
+          height = std::max(height, info_[child].height);
+        }
+      }
+      info_[index].height = height + 1;
+      info_[index].flags = 0;
+    }
+  }
+  // The proxies created since the snapshot.
+  for (int32_t proxy = 0; proxy < static_cast<int32_t>(leaf_parent_.size()); ++proxy) {
+    if (leaf_parent_[proxy] != kFreeLeaf && !placed[proxy]) InsertLeaf(proxy);
+  }
+  return true;
+}
+
 void DynamicTree::RebuildEnlarged() {
+  PropagateMarkedLeaves();
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
   wide_current_ = false;
   wide_shape_current_ = false;
@@ -594,6 +740,7 @@ void DynamicTree::RebuildEnlarged() {
 }
 
 void DynamicTree::Refit() {
+  PropagateMarkedLeaves();
   if (root_ == kNullRef || IsLeafRef(root_) || (info_[root_].flags & kEnlarged) == 0) return;
   wide_current_ = false;
   // Preorder list of the marked nodes, then children before parents in reverse.

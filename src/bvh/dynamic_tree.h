@@ -1,11 +1,14 @@
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <span>
+#include <thread>
 #include <utility>
 #include <vector>
 
@@ -72,7 +75,12 @@ struct DynamicTreeOptions {
 /// node as SoA, one SSE slab test for all four, half the depth), which casts rays about 1.3-1.6x
 /// faster than the binary tree on the reference workload; until then, on the binary tree.
 ///
-/// Updates, three ways:
+/// Updates, four ways:
+/// - `SetProxyBox` on many proxies, then `Optimize` (a scene's batch of moves): each move writes
+///   its leaf's exact box and marks the leaf; `Optimize` refits the 4-wide query form bottom-up
+///   from the marked leaves once per batch, and the binary tree is refitted only when something
+///   reads its boxes (`Refit`, an insertion, a collapse). Nothing is re-inserted; the shape ages,
+///   so watch `WideAreaOverLeafArea` and `Rebuild` when it has grown.
 /// - `MoveProxy`: when the tight box leaves the fat box, the leaf is removed and re-inserted by
 ///   the surface area heuristic (Box2D v3's branch-and-bound descent), with tree rotations on
 ///   the way up. Keeps the tree good at every step; about a microsecond per re-insertion.
@@ -109,6 +117,14 @@ class DynamicTree {
   /// correct; call `Refit` or `RebuildEnlarged` after the batch to tighten the boxes again.
   bool EnlargeProxy(int32_t proxy, const Aabb& tight);
 
+  /// Writes a proxy's box exactly as `box` (finite, min <= max; no margin added) and marks the
+  /// leaf: nothing above it changes. The boxes above the marked leaves are brought up to date
+  /// once per batch, bottom-up: the 4-wide query form's by `Optimize` (O(marked leaves + the
+  /// nodes above them)), the binary tree's by `Refit` or any change of the tree's shape. Until
+  /// `Optimize`, queries would see the boxes from before the mark: call it before any query.
+  /// A leaf marked twice is refitted once.
+  void SetProxyBox(int32_t proxy, const Aabb& box);
+
   /// Replaces a proxy's category bits (updates the ancestors' unions).
   void SetCategoryBits(int32_t proxy, uint32_t category_bits);
 
@@ -122,12 +138,27 @@ class DynamicTree {
   /// and categories are kept.
   void Rebuild();
 
+  /// Starts a binned SAH build over a snapshot of the live leaves' boxes on a thread of its own,
+  /// while the tree goes on taking updates and answering queries; `FinishBackgroundRebuild`
+  /// installs it. A no-op when one is already running or the tree holds fewer than two proxies.
+  void StartBackgroundRebuild();
+  /// True while a build started by `StartBackgroundRebuild` has not been installed.
+  bool BackgroundRebuildPending() const { return background_.job != nullptr; }
+  /// Installs the background build when it is done (or, with `wait`, once it is): the tree
+  /// takes its shape over the snapshot's leaves, drops those destroyed since, inserts those
+  /// created since, and refits every box from the leaves' current boxes (the moves made
+  /// meanwhile), so it holds exactly the same proxies, boxes and categories as before, in the
+  /// new shape. Proxy ids are kept. Returns true when it installed one; `Optimize` then builds
+  /// the new 4-wide form.
+  bool FinishBackgroundRebuild(bool wait);
+
   /// Rebuilds by binned SAH only the part of the tree marked by `EnlargeProxy` (subtrees that
   /// no enlarged proxy touched are kept whole and treated as items), then clears the marks.
   void RebuildEnlarged();
 
-  /// Recomputes the boxes of the nodes marked by `EnlargeProxy` bottom-up from their
-  /// children, so they are tight again, and clears the marks. The tree's shape is unchanged.
+  /// Recomputes the boxes of the nodes marked by `EnlargeProxy`, and of those above the leaves
+  /// marked by `SetProxyBox`, bottom-up from their children, so they are tight again, and clears
+  /// the marks. The tree's shape is unchanged.
   void Refit();
 
   /// Builds the 4-wide query form (WideTree) from the current tree, O(n): queries use it until
@@ -139,10 +170,11 @@ class DynamicTree {
   /// True when queries run on the 4-wide form (`Optimize` was called after the last change).
   bool IsOptimized() const { return wide_current_; }
   /// Writes a 4-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
-  /// current) to `out`, leaves referring to proxy ids; `out` has no root when the tree holds
-  /// fewer than two proxies. Nodes are in preorder (parents before children). When `parent_at`
-  /// is not null it receives, per node, where its parent refers to it (node * kWidth + slot, -1
-  /// for the root). O(n); the tree is unchanged.
+  /// current; until then its boxes may predate the leaves marked by `SetProxyBox`) to `out`, leaves
+  /// referring to proxy ids; `out` has no root when the tree holds fewer than two proxies. Nodes
+  /// are in preorder (parents before children). When `parent_at` is not null it receives, per node,
+  /// where its parent refers to it (node * kWidth + slot, -1 for the root). O(n); the tree is
+  /// unchanged.
   void CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const;
 
   /// Calls `f(uint32_t user_data, int32_t proxy) -> bool` for every proxy whose fat box
@@ -218,6 +250,11 @@ class DynamicTree {
   size_t MemoryBytes() const { return Memory().Total(); }
   /// MemoryBytes() by part.
   TreeMemory Memory() const;
+  /// `AreaOverLeafArea` of the 4-wide query form: the sum of the areas of its slot boxes over
+  /// that of its leaf slots (1 without a 4-wide form). Meaningful when `IsOptimized()`; O(nodes
+  /// of the form), one sequential pass, so it can watch the tree's decay every few batches
+  /// without refitting the binary tree.
+  float WideAreaOverLeafArea() const;
   /// The SAH cost: the sum of the areas of all node and leaf boxes over the root's area, i.e.
   /// the expected number of boxes a random line through the root box enters. Compare it with
   /// the value right after a `Rebuild` to decide when to rebuild.
@@ -318,6 +355,11 @@ class DynamicTree {
   bool ValidateWide(const char** why) const;
   // Brings wide_ up to date from wide_dirty_ when wide_shape_current_ (see Optimize).
   void RefitWide();
+  // Empties wide_dirty_, clearing its leaves' kWideMarked bits.
+  void ClearWideDirty();
+  // Writes the binary slot of every leaf marked by SetProxyBox and marks its ancestors
+  // (kEnlarged) for Refit; empties binary_dirty_.
+  void PropagateMarkedLeaves();
 
   template <bool kSwept, size_t kInlineStack, typename F>
   void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
@@ -353,9 +395,44 @@ class DynamicTree {
   std::vector<int32_t> wide_parent_at_;
   // Proxies whose fat box or category changed since wide_ was last made current.
   std::vector<int32_t> wide_dirty_;
+  // Per leaf slot: whether it is listed in wide_dirty_ (kWideMarked, set by SetProxyBox only;
+  // other writers may list a leaf twice) and in binary_dirty_ (kBinaryMarked).
+  static constexpr uint8_t kWideMarked = 1;
+  static constexpr uint8_t kBinaryMarked = 2;
+  std::vector<uint8_t> leaf_mark_;
+  // Leaves whose box SetProxyBox wrote while their binary slot and ancestors still hold the
+  // box from before (PropagateMarkedLeaves).
+  std::vector<int32_t> binary_dirty_;
   // Scratch of RefitWide.
   std::vector<uint8_t> wide_node_marked_;
   std::vector<int32_t> wide_node_queue_;
+
+  // A build running on its own thread (StartBackgroundRebuild): its inputs and output are its
+  // own, read by the tree only after the thread was joined.
+  struct BackgroundJob {
+    std::vector<int32_t> proxies;  // the snapshot's leaves
+    std::vector<Aabb> boxes;       // and their boxes then
+    uint64_t pool_generation = 0;  // the tree's pool_generation_ then
+    BinnedSahBuilder builder;
+    std::vector<BuiltNode> built;
+    std::atomic<bool> done{false};
+    std::thread thread;
+    ~BackgroundJob() {
+      if (thread.joinable()) thread.join();
+    }
+  };
+  // Holds the job; a copy of the tree starts without one.
+  struct BackgroundSlot {
+    BackgroundSlot() = default;
+    BackgroundSlot(const BackgroundSlot&) {}
+    BackgroundSlot& operator=(const BackgroundSlot&) { return *this; }
+    BackgroundSlot(BackgroundSlot&&) noexcept = default;
+    BackgroundSlot& operator=(BackgroundSlot&&) noexcept = default;
+    std::unique_ptr<BackgroundJob> job;
+  };
+  BackgroundSlot background_;
+  // Counts Build calls (each replaces the leaf pool).
+  uint64_t pool_generation_ = 0;
 
   // Scratch for the builds.
   BinnedSahBuilder builder_;
@@ -382,6 +459,7 @@ void DynamicTree::QueryAabb(const Aabb& box, uint32_t mask, F&& f) const {
     wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(), f);
     return;
   }
+  assert(binary_dirty_.empty() && "SetProxyBox's marks need Optimize before a query");
   TraversalStack<int32_t, kInlineStack> stack;
   const Node* nodes = nodes_.data();
   int32_t index = root_;
@@ -490,6 +568,7 @@ void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_d
                                      leaf_user_.data(), f);
     return;
   }
+  assert(binary_dirty_.empty() && "SetProxyBox's marks need Optimize before a query");
   TraversalStack<CastEntry, kInlineStack> stack;
   const Node* nodes = nodes_.data();
   int32_t index = root_;

@@ -23,15 +23,21 @@ TreeMemory DynamicTree::Memory() const {
   m.nodes = nodes_.capacity() * sizeof(Node) + info_.capacity() * sizeof(NodeInfo);
   m.leaves = leaf_box_.capacity() * sizeof(Aabb) + leaf_user_.capacity() * sizeof(uint32_t) +
              leaf_category_.capacity() * sizeof(uint32_t) +
-             leaf_parent_.capacity() * sizeof(int32_t);
+             leaf_parent_.capacity() * sizeof(int32_t) + leaf_mark_.capacity() * sizeof(uint8_t);
   m.wide = wide_.MemoryBytes();
   m.wide_maps =
       wide_leaf_at_.capacity() * sizeof(int32_t) + wide_parent_at_.capacity() * sizeof(int32_t) +
       wide_dirty_.capacity() * sizeof(int32_t) + wide_node_marked_.capacity() * sizeof(uint8_t) +
-      wide_node_queue_.capacity() * sizeof(int32_t);
+      wide_node_queue_.capacity() * sizeof(int32_t) + binary_dirty_.capacity() * sizeof(int32_t);
   m.scratch = builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
               item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
               scratch_.capacity() * sizeof(int32_t);
+  if (background_.job != nullptr) {
+    // The snapshot a background build reads (its builder's scratch and output, written by its
+    // thread, are not read here).
+    m.scratch += background_.job->proxies.capacity() * sizeof(int32_t) +
+                 background_.job->boxes.capacity() * sizeof(Aabb) + sizeof(BackgroundJob);
+  }
   m.fixed = sizeof(*this);
   return m;
 }
@@ -108,7 +114,7 @@ bool DynamicTree::Validate(const char** why) const {
   if (nodes_.size() != info_.size()) return fail("node pool arrays differ in size");
   const size_t leaf_capacity = leaf_parent_.size();
   if (leaf_box_.size() != leaf_capacity || leaf_user_.size() != leaf_capacity ||
-      leaf_category_.size() != leaf_capacity) {
+      leaf_category_.size() != leaf_capacity || leaf_mark_.size() != leaf_capacity) {
     return fail("leaf pool arrays differ in size");
   }
 
@@ -179,7 +185,10 @@ bool DynamicTree::Validate(const char** why) const {
         seen_leaf[proxy] = 1;
         ++leaves_reached;
         if (leaf_parent_[proxy] != index) return fail("leaf parent link broken");
-        if (!(box == leaf_box_[proxy])) return fail("leaf slot box differs from the fat box");
+        // A leaf marked by SetProxyBox keeps its old box here until PropagateMarkedLeaves.
+        if ((leaf_mark_[proxy] & kBinaryMarked) == 0 && !(box == leaf_box_[proxy])) {
+          return fail("leaf slot box differs from the fat box");
+        }
         if (n.category[c] != leaf_category_[proxy]) return fail("leaf slot category differs");
       } else {
         if (child >= static_cast<int32_t>(nodes_.size())) return fail("bad child index");

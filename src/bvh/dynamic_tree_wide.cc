@@ -22,7 +22,7 @@ void DynamicTree::Optimize() {
   }
   // The collapse copies the binary tree's boxes: make them tight first.
   Refit();
-  wide_dirty_.clear();
+  ClearWideDirty();
   wide_current_ = true;
   wide_shape_current_ = false;
   wide_leaf_at_.assign(leaf_parent_.size(), -1);
@@ -146,6 +146,29 @@ void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
   out->TrimCapacity();
 }
 
+void DynamicTree::ClearWideDirty() {
+  for (const int32_t proxy : wide_dirty_) leaf_mark_[proxy] &= static_cast<uint8_t>(~kWideMarked);
+  wide_dirty_.clear();
+}
+
+float DynamicTree::WideAreaOverLeafArea() const {
+  if (!wide_.HasRoot()) return 1.0f;
+  double all = 0.0;
+  double leaves = 0.0;
+  for (int32_t w = 0; w < wide_.NodeCount(); ++w) {
+    const WideTree::Node& node = wide_.node(w);
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (node.child[i] == kNullRef) continue;
+      const double area = HalfArea(Aabb{{node.min_x[i], node.min_y[i], node.min_z[i]},
+                                        {node.max_x[i], node.max_y[i], node.max_z[i]}});
+      all += area;
+      if (IsLeafRef(node.child[i])) leaves += area;
+    }
+  }
+  if (!(leaves > 0.0)) return 1.0f;
+  return static_cast<float>(all / leaves);
+}
+
 void DynamicTree::RefitWide() {
   // A leaf slot takes its leaf's fat box and category; an internal slot the union of its child
   // node's slots, which is exactly the box the binary tree holds for that subtree after Refit
@@ -153,6 +176,7 @@ void DynamicTree::RefitWide() {
   // taking nodes highest index first finishes every child before its parent.
   auto set_leaf_slots = [&](auto&& each_node) {
     for (int32_t proxy : wide_dirty_) {
+      leaf_mark_[proxy] &= static_cast<uint8_t>(~kWideMarked);
       if (!IsLiveProxy(proxy)) continue;
       const int32_t at = wide_leaf_at_[proxy];
       assert(at >= 0);

@@ -11,7 +11,9 @@
 namespace collide {
 
 CollisionWorld::CollisionWorld(const CollisionWorldOptions& options)
-    : rebuild_cost_ratio_(options.rebuild_cost_ratio),
+    : fat_margin_(options.fat_margin),
+      rebuild_cost_ratio_(options.rebuild_cost_ratio),
+      rebuild_in_background_(options.rebuild_in_background),
       trees_{DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin}),
              DynamicTree(DynamicTreeOptions{.fat_margin = options.fat_margin})} {
   assert(options.rebuild_cost_ratio >= 1.0f);
@@ -67,7 +69,7 @@ void CollisionWorld::AddBulk(std::span<const BodyDesc> descs, std::span<BodyHand
     std::vector<int32_t> proxies(boxes.size());
     trees_[kind].Build(boxes, users, categories, proxies);
     for (size_t j = 0; j < indices.size(); ++j) bodies_[handles[indices[j]]].proxy = proxies[j];
-    built_cost_[kind] = trees_[kind].AreaOverLeafArea();
+    built_cost_[kind] = -1.0f;
     changed_since_check_[kind] = 0;
   }
   FinishUpdates();
@@ -86,8 +88,9 @@ void CollisionWorld::SetPose(BodyHandle handle, const Pose& pose) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   body.pose = pose;
-  int kind = static_cast<int>(body.kind);
-  changed_since_check_[kind] += trees_[kind].EnlargeProxy(body.proxy, Track(BoundsOf(body)));
+  const int kind = static_cast<int>(body.kind);
+  trees_[kind].SetProxyBox(body.proxy, Track(BoundsOf(body)));
+  ++changed_since_check_[kind];
 }
 
 void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
@@ -96,7 +99,9 @@ void CollisionWorld::SetShape(BodyHandle handle, const Shape& shape) {
   body.shape = shape;
   body.asset = kNoAsset;
   body.scale = 1.0f;
-  MutableTree(body.kind).MoveProxy(body.proxy, Track(BoundsOf(body)));
+  const int kind = static_cast<int>(body.kind);
+  trees_[kind].SetProxyBox(body.proxy, Track(BoundsOf(body)));
+  ++changed_since_check_[kind];
 }
 
 void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t mask) {
@@ -110,30 +115,46 @@ void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t ma
 void CollisionWorld::FinishUpdates() {
   for (int kind = 0; kind < 2; ++kind) {
     DynamicTree& tree = trees_[kind];
-    // The queries run on the 4-wide form, which Optimize refits from the leaves on its own. The
-    // binary tree's boxes, grown by each move and not shrunk until a Refit, stay correct (loose)
-    // and only guide insertions and the quality check, so its refit (a walk over every node
-    // marked since the last one) waits for those: the check below, a new leaf (CreateProxy), a
-    // change of the tree's shape (Optimize refits before it collapses the tree again).
+    // The queries run on the 4-wide form, which Optimize refits bottom-up from the leaves marked
+    // since the last batch. The binary tree's boxes above those leaves wait for whatever reads
+    // them next (an insertion, a collapse, a Refit); the quality check reads the 4-wide form.
+    // A background build done by now is installed first (its new shape, refitted to every move
+    // since its snapshot; Optimize collapses it into a new 4-wide form).
+    if (tree.FinishBackgroundRebuild(/*wait=*/false)) built_cost_[kind] = -1.0f;
+    tree.Optimize();
+    if (built_cost_[kind] < 0.0f) {
+      built_cost_[kind] = tree.WideAreaOverLeafArea();
+      changed_since_check_[kind] = 0;
+    }
     if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
       changed_since_check_[kind] = 0;
-      tree.Refit();
-      float cost = tree.AreaOverLeafArea();
+      const float cost = tree.WideAreaOverLeafArea();
       if (built_cost_[kind] <= 0.0f) built_cost_[kind] = cost;
+      const bool background = rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin;
       if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {
-        tree.Rebuild();
-        built_cost_[kind] = tree.AreaOverLeafArea();
+        // Past the bound: the tree is rebuilt now (a build under way is waited for; it was
+        // started at the lower mark below and is usually done by now).
+        if (tree.BackgroundRebuildPending()) {
+          tree.FinishBackgroundRebuild(/*wait=*/true);
+        } else {
+          tree.Rebuild();
+        }
+        tree.Optimize();
+        built_cost_[kind] = tree.WideAreaOverLeafArea();
+      } else if (background && !tree.BackgroundRebuildPending() &&
+                 cost > BackgroundStartRatio() * built_cost_[kind]) {
+        tree.StartBackgroundRebuild();
       }
     }
-    tree.Optimize();
   }
 }
 
 void CollisionWorld::Optimize() {
   for (int kind = 0; kind < 2; ++kind) {
+    trees_[kind].FinishBackgroundRebuild(/*wait=*/true);
     trees_[kind].Rebuild();
     trees_[kind].Optimize();
-    built_cost_[kind] = trees_[kind].AreaOverLeafArea();
+    built_cost_[kind] = trees_[kind].WideAreaOverLeafArea();
     changed_since_check_[kind] = 0;
   }
 }
@@ -218,8 +239,11 @@ bool CollisionWorld::Validate() const {
         (body.asset >= assets_.size() || assets_[body.asset] == nullptr)) {
       return false;
     }
+    // A leaf's box is its body's exact box, or holds it when the body was added with a margin
+    // and has not moved since.
     const Aabb tight = BoundsOf(body);
     if (!Contains(t.FatAabb(body.proxy), tight) || Magnitude(tight) > magnitude_) return false;
+    if (fat_margin_ == 0.0f && !(t.FatAabb(body.proxy) == tight)) return false;
   }
   return live == body_count_ && live == trees_[0].ProxyCount() + trees_[1].ProxyCount() &&
          live + static_cast<int32_t>(free_slots_.size()) == slot_count();

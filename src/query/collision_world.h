@@ -20,13 +20,27 @@ inline constexpr BodyHandle kNullBody = -1;
 
 /// Tuning of a world's trees.
 struct CollisionWorldOptions {
-  /// How far (length units) a leaf's fat box reaches beyond the body's tight box, so that small
-  /// moves leave the tree untouched.
-  float fat_margin = 0.1f;
-  /// `FinishUpdates` rebuilds a tree by binned SAH when its SAH cost exceeds this multiple of
-  /// its cost right after its last full build (must be >= 1).
-  float rebuild_cost_ratio = 1.3f;
+  /// How far (length units) a body's leaf box reaches beyond its tight box when the body is
+  /// added. Moves and shape changes write the exact box (SetPose), so a margin only loosens the
+  /// boxes of bodies that have not moved since they were added; 0 (the default, what a scene
+  /// uses) keeps every box exact.
+  float fat_margin = 0.0f;
+  /// `FinishUpdates` rebuilds a tree by binned SAH when the sum of its query form's box areas
+  /// over its leaves' (DynamicTree::WideAreaOverLeafArea) exceeds this multiple of the same
+  /// measure right after its last full build (must be >= 1).
+  float rebuild_cost_ratio = 1.1f;
+  /// When true, a tree of at least `kBackgroundRebuildMin` bodies starts a rebuild on a thread
+  /// of its own (DynamicTree::StartBackgroundRebuild) halfway to the bound (1 + (ratio - 1) / 2
+  /// times its value after the last build) while batches go on, and the first `FinishUpdates`
+  /// after it is done installs it; a check that finds the tree past the bound still waits for
+  /// it (or rebuilds at once when none is under way). When false, `FinishUpdates` rebuilds at
+  /// once at the bound.
+  bool rebuild_in_background = true;
 };
+
+/// The fewest bodies of a tree that `FinishUpdates` rebuilds in the background (smaller ones
+/// take less time to rebuild than a thread takes to start).
+inline constexpr int32_t kBackgroundRebuildMin = 2048;
 
 /// Bodies and their trees: the in-process collision world the query engine runs on. Not
 /// thread-safe; the scene layer puts a reader/writer lock around it. Ids are not checked for
@@ -48,20 +62,24 @@ class CollisionWorld {
   void AddBulk(std::span<const BodyDesc> descs, std::span<BodyHandle> handles);
   /// Removes a live body; its handle may be reused.
   void Remove(BodyHandle handle);
-  /// Moves a live body (the hot path). Touches the tree only when the tight box leaves the fat
-  /// one, and then only grows the boxes above the leaf: queries stay exact at once, and
-  /// `FinishUpdates` tightens the tree after the batch.
+  /// Moves a live body (the hot path): writes the pose and its leaf's exact box and marks the
+  /// leaf (DynamicTree::SetProxyBox); nothing above the leaf changes and nothing is
+  /// re-inserted. Queries are exact again after `FinishUpdates`, which refits the marked
+  /// leaves' ancestors once per batch: call it before any query (the scene applies a batch
+  /// under its exclusive lock and ends it with `FinishUpdates`).
   void SetPose(BodyHandle handle, const Pose& pose);
-  /// Replaces a live body's shape.
+  /// Replaces a live body's shape; like `SetPose`, exact again after `FinishUpdates`.
   void SetShape(BodyHandle handle, const Shape& shape);
   /// Replaces a live body's filter bits.
   void SetFilter(BodyHandle handle, uint32_t category, uint32_t mask);
-  /// Ends a batch of updates: brings the 4-wide query form up to date (its boxes tight again
-  /// around the moved leaves), and once a quarter of a tree's bodies have moved since the last
-  /// check, tightens the binary tree's boxes (refit) and rebuilds it by binned SAH when its SAH
-  /// cost has drifted past `rebuild_cost_ratio` times its cost after the last build. Queries are
-  /// exact without it, only slower. Cost: O(nodes on the moved bodies' paths). The binary trees
-  /// (`tree()`) may thus hold loose boxes: measure a copy's shape after its `Refit`.
+  /// Ends a batch of updates; queries need it after `SetPose` and `SetShape`. Refits the 4-wide
+  /// query form bottom-up from the marked leaves (its boxes exact again: each leaf's box is its
+  /// body's, each node's the union of its children's), and once a quarter of a tree's bodies
+  /// have moved since the last check, measures the form's decay
+  /// (DynamicTree::WideAreaOverLeafArea, one pass) and rebuilds the tree by binned SAH when it
+  /// has drifted past `rebuild_cost_ratio` times its value after the last build. Cost: O(nodes
+  /// above the moved leaves), plus O(n) at a check. The binary trees (`tree()`) are refitted
+  /// only when something reads their boxes: measure a copy's shape after its `Refit`.
   void FinishUpdates();
   /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();
@@ -116,6 +134,8 @@ class CollisionWorld {
 
  private:
   DynamicTree& MutableTree(BodyKind kind) { return trees_[static_cast<int>(kind)]; }
+  // The decay at which a background rebuild starts: halfway to rebuild_cost_ratio_.
+  float BackgroundStartRatio() const { return 1.0f + 0.5f * (rebuild_cost_ratio_ - 1.0f); }
   BodyHandle AllocateSlot();
   // Returns `tight` after taking its magnitude into magnitude_.
   const Aabb& Track(const Aabb& tight) {
@@ -131,10 +151,13 @@ class CollisionWorld {
   uint32_t asset_slots_taken_ = 0;
   int32_t body_count_ = 0;
   float magnitude_ = 0.0f;
+  float fat_margin_;
   float rebuild_cost_ratio_;
+  bool rebuild_in_background_;
   DynamicTree trees_[2];
-  // Per tree: the SAH cost after its last full build, and the leaves re-boxed since the cost
-  // was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).
+  // Per tree: WideAreaOverLeafArea after its last full build (0: not measured, the first check
+  // takes its value; -1: measure after the next Optimize), and the leaves re-boxed since the
+  // cost was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).
   float built_cost_[2] = {0.0f, 0.0f};
   int32_t changed_since_check_[2] = {0, 0};
 };

@@ -74,7 +74,7 @@ PoseHistory HistoryFor(const SceneOptions& options, uint64_t start) {
 Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_position)
     : name_(std::move(name)),
       options_(options),
-      world_(CollisionWorldOptions{.fat_margin = options.fat_margin}),
+      world_(CollisionWorldOptions{}),
       history_(HistoryFor(options, 0)),
       log_position_(log_position) {}
 
@@ -340,8 +340,9 @@ BodyHandle Scene::AddBody(const UpdateOp& op, AssetSlot slot) {
 void Scene::FinishBatchLocked(WorkerPool* pool) {
   // The history reads the bodies (their poses, shapes, filters) and writes only itself; the
   // world's FinishUpdates writes only its trees: the two touch nothing in common, so they may
-  // run at once. Moves only grew tree boxes; the refit tightens them (and refreshes the query
-  // form) once per batch.
+  // run at once. Moves only wrote their leaves' boxes and marked them; FinishUpdates refits the
+  // query form above them once per batch, before the exclusive lock is released (no query sees
+  // the marks).
   if (pool == nullptr || pool->threads() < 2) {
     history_.EndBatch(world_);
     world_.FinishUpdates();

@@ -38,8 +38,8 @@ inline constexpr uint32_t kMaxBodiesLimit = 1u << 30;
 
 /// A scene's settings, fixed at creation.
 struct SceneOptions {
-  /// How far (length units, >= 0) a tree leaf's fat box reaches beyond its body, so that small
-  /// moves leave the tree untouched.
+  /// Kept, stored and reported for compatibility (length units, >= 0): the scene's trees hold
+  /// every body's exact box and refit once per batch, so no margin is used.
   float fat_margin = 0.1f;
   /// The most bodies the scene may hold, in [1, kMaxBodiesLimit]; a batch that would exceed it is
   /// RESOURCE_EXHAUSTED.

@@ -86,6 +86,16 @@ class Harness {
     p.tight = moved;
   }
 
+  // Moves proxy i by a random step up to `step` per axis, writing its exact box (SetProxyBox).
+  void MarkAt(size_t i, float step) {
+    OracleProxy& p = live_[i];
+    const Vec3 d{Uniform(rng_, -step, step), Uniform(rng_, -step, step),
+                 Uniform(rng_, -step, step)};
+    p.tight = Aabb{p.tight.min + d, p.tight.max + d};
+    tree_.SetProxyBox(p.proxy, p.tight);
+    EXPECT_EQ(tree_.FatAabb(p.proxy), p.tight);
+  }
+
   void ExpectValid() {
     const char* why = "";
     ASSERT_TRUE(tree_.Validate(&why)) << why;
@@ -968,6 +978,60 @@ TEST(DynamicTree, WideFormRefittedAfterEveryLeafMovedAnswersLikeBruteForce) {
     }
     ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
   }
+}
+
+// A build started in the background installs over everything done to the tree while it ran:
+// marked moves (some twice, some after the last batch), destroyed proxies (some of the snapshot's
+// slots taken again by new ones), new proxies and new categories. Between batches the queries run
+// on the old shape; after the install the tree holds the same proxies with their current boxes
+// and categories, valid, and answers like brute force.
+TEST(DynamicTree, BackgroundRebuildInstallsOverEveryChangeMadeWhileItRan) {
+  Harness h(5150, 40.0f, 2.0f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  h.tree().Optimize();
+  for (int round = 0; round < 4; ++round) {
+    SCOPED_TRACE("seed 5150 round " + std::to_string(round));
+    for (size_t i = 0; i < h.live().size(); ++i) h.MarkAt(i, 0.5f);
+    h.tree().Optimize();
+    h.tree().StartBackgroundRebuild();
+    ASSERT_TRUE(h.tree().BackgroundRebuildPending());
+    for (int batch = 0; batch < 3; ++batch) {
+      for (int k = 0; k < 300; ++k) h.MarkAt(h.rng()() % h.live().size(), 1.0f);
+      for (int k = 0; k < 50; ++k) h.DestroyAt(h.rng()() % h.live().size());
+      for (int k = 0; k < 60; ++k) h.Create();
+      for (int k = 0; k < 20; ++k) {
+        OracleProxy& p = h.live()[h.rng()() % h.live().size()];
+        p.category = h.RandomCategory();
+        h.tree().SetCategoryBits(p.proxy, p.category);
+      }
+      h.tree().Optimize();
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+      ASSERT_NO_FATAL_FAILURE(h.CheckQueries(10));
+    }
+    // Marks taken after the last batch, not yet refitted, at the install.
+    for (int k = 0; k < 200; ++k) h.MarkAt(h.rng()() % h.live().size(), 1.0f);
+    ASSERT_TRUE(h.tree().FinishBackgroundRebuild(/*wait=*/true));
+    ASSERT_FALSE(h.tree().BackgroundRebuildPending());
+    ASSERT_FALSE(h.tree().FinishBackgroundRebuild(/*wait=*/true));
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    h.tree().Optimize();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
+  }
+}
+
+// Every leaf of the snapshot destroyed before the install: the tree is the new proxies only.
+TEST(DynamicTree, BackgroundRebuildWhoseLeavesAreAllGoneKeepsOnlyTheNewOnes) {
+  Harness h(6262, 20.0f, 2.0f);
+  for (int i = 0; i < 200; ++i) h.Create();
+  h.tree().StartBackgroundRebuild();
+  while (!h.live().empty()) h.DestroyAt(0);
+  for (int i = 0; i < 30; ++i) h.Create();
+  ASSERT_TRUE(h.tree().FinishBackgroundRebuild(/*wait=*/true));
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  h.tree().Optimize();
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
 }
 
 // Checks that `wide` (with `parent_at`) is a 4-wide form of `tree`: every live proxy is a leaf
