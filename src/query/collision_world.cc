@@ -120,8 +120,9 @@ void CollisionWorld::FinishUpdates() {
     // them next (an insertion, a collapse, a Refit); the quality check reads the 4-wide form.
     // A background build done by now is installed first (its new shape, refitted to every move
     // since its snapshot; Optimize collapses it into a new 4-wide form).
-    if (tree.FinishBackgroundRebuild(/*wait=*/false)) built_cost_[kind] = -1.0f;
+    const bool installed = tree.FinishBackgroundRebuild(/*wait=*/false);
     tree.Optimize();
+    if (installed) TakeInstalledCost(kind);
     if (built_cost_[kind] < 0.0f) {
       built_cost_[kind] = tree.WideAreaOverLeafArea();
       changed_since_check_[kind] = 0;
@@ -134,19 +135,33 @@ void CollisionWorld::FinishUpdates() {
       if (cost > rebuild_cost_ratio_ * built_cost_[kind]) {
         // Past the bound: the tree is rebuilt now (a build under way is waited for; it was
         // started at the lower mark below and is usually done by now).
-        if (tree.BackgroundRebuildPending()) {
-          tree.FinishBackgroundRebuild(/*wait=*/true);
-        } else {
-          tree.Rebuild();
+        if (tree.BackgroundRebuildPending() && tree.FinishBackgroundRebuild(/*wait=*/true)) {
+          tree.Optimize();
+          TakeInstalledCost(kind);
         }
-        tree.Optimize();
-        built_cost_[kind] = tree.WideAreaOverLeafArea();
+        // A background build's shape is its snapshot's: when the moves since left it past the
+        // bound too, the tree is built now from the present boxes.
+        if (tree.WideAreaOverLeafArea() > rebuild_cost_ratio_ * built_cost_[kind]) {
+          tree.Rebuild();
+          tree.Optimize();
+          built_cost_[kind] = tree.WideAreaOverLeafArea();
+        }
       } else if (background && !tree.BackgroundRebuildPending() &&
                  cost > BackgroundStartRatio() * built_cost_[kind]) {
         tree.StartBackgroundRebuild();
       }
     }
   }
+}
+
+void CollisionWorld::TakeInstalledCost(int kind) {
+  // An installed background build is its snapshot's shape refitted to the moves made since,
+  // never better than a build of the present boxes: the cost a build of the present boxes set
+  // stays the bar (else each stale install would raise it, and the decay would compound), and
+  // only a lower cost replaces it.
+  const float cost = trees_[kind].WideAreaOverLeafArea();
+  if (built_cost_[kind] <= 0.0f || cost < built_cost_[kind]) built_cost_[kind] = cost;
+  changed_since_check_[kind] = 0;
 }
 
 void CollisionWorld::Optimize() {

@@ -136,6 +136,8 @@ class CollisionWorld {
   DynamicTree& MutableTree(BodyKind kind) { return trees_[static_cast<int>(kind)]; }
   // The decay at which a background rebuild starts: halfway to rebuild_cost_ratio_.
   float BackgroundStartRatio() const { return 1.0f + 0.5f * (rebuild_cost_ratio_ - 1.0f); }
+  // Takes the cost of the tree `kind` after a background build was installed into built_cost_.
+  void TakeInstalledCost(int kind);
   BodyHandle AllocateSlot();
   // Returns `tight` after taking its magnitude into magnitude_.
   const Aabb& Track(const Aabb& tight) {
