@@ -672,6 +672,12 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
         },
         std::chrono::seconds(20)))
         << "round " << round << ": " << cluster->server(third).Logs();
+    // One line a round, so a long drill shows where it is.
+    std::printf(
+        "round %d of %d: %llu batches acknowledged, kill to first ack %d ms, to takeover %d ms\n",
+        round + 1, rounds, static_cast<unsigned long long>(sent),
+        static_cast<int>(failover_ms.back()), static_cast<int>(takeover_ms.back()));
+    std::fflush(stdout);
   }
   ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
   const client::ResilientUpdateWriterStats stats = (*writer)->stats();
