@@ -35,6 +35,7 @@ BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
   body = BodyOf(desc);
   body.proxy = MutableTree(desc.kind).CreateProxy(Track(BoundsOf(body)),
                                                   static_cast<uint32_t>(handle), desc.category);
+  ++membership_changes_[static_cast<int>(desc.kind)];
   ++body_count_;
   return handle;
 }
@@ -79,6 +80,7 @@ void CollisionWorld::Remove(BodyHandle handle) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   MutableTree(body.kind).DestroyProxy(body.proxy);
+  ++membership_changes_[static_cast<int>(body.kind)];
   body.proxy = -1;
   free_slots_.push_back(handle);
   --body_count_;
@@ -127,6 +129,23 @@ void CollisionWorld::FinishUpdates() {
       built_cost_[kind] = tree.WideAreaOverLeafArea();
       changed_since_check_[kind] = 0;
     }
+    if (kind == static_cast<int>(BodyKind::kStatic) && membership_changes_[kind] > 0 &&
+        !tree.BackgroundRebuildPending()) {
+      // The static pruner: level geometry comes and goes in batches and then stays, so its tree
+      // is built by binned SAH after every batch that added or removed a static body (not left
+      // to age by insertion): at once when small, else in the background (the bodies added
+      // while that build runs are inserted at its install and start the next one).
+      membership_changes_[kind] = 0;
+      if (rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin) {
+        tree.StartBackgroundRebuild();
+      } else {
+        tree.Rebuild();
+        tree.Optimize();
+        built_cost_[kind] = tree.WideAreaOverLeafArea();
+        changed_since_check_[kind] = 0;
+      }
+      continue;
+    }
     if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
       changed_since_check_[kind] = 0;
       const float cost = tree.WideAreaOverLeafArea();
@@ -171,6 +190,7 @@ void CollisionWorld::Optimize() {
     trees_[kind].Optimize();
     built_cost_[kind] = trees_[kind].WideAreaOverLeafArea();
     changed_since_check_[kind] = 0;
+    membership_changes_[kind] = 0;
   }
 }
 

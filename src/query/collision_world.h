@@ -77,9 +77,12 @@ class CollisionWorld {
   /// body's, each node's the union of its children's), and once a quarter of a tree's bodies
   /// have moved since the last check, measures the form's decay
   /// (DynamicTree::WideAreaOverLeafArea, one pass) and rebuilds the tree by binned SAH when it
-  /// has drifted past `rebuild_cost_ratio` times its value after the last build. Cost: O(nodes
-  /// above the moved leaves), plus O(n) at a check. The binary trees (`tree()`) are refitted
-  /// only when something reads their boxes: measure a copy's shape after its `Refit`.
+  /// has drifted past `rebuild_cost_ratio` times its value after the last build. The static
+  /// tree is also rebuilt after every batch that added or removed a static body (at once below
+  /// kBackgroundRebuildMin bodies, else in the background). Cost: O(nodes above the moved
+  /// leaves), plus O(n) at a check, plus a small static tree's O(n log n) build. The binary trees
+  /// (`tree()`) are refitted only when something reads their boxes: measure a copy's shape after
+  /// its `Refit`.
   void FinishUpdates();
   /// Rebuilds both trees by binned SAH and refreshes their query form.
   void Optimize();
@@ -162,6 +165,9 @@ class CollisionWorld {
   // cost was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).
   float built_cost_[2] = {0.0f, 0.0f};
   int32_t changed_since_check_[2] = {0, 0};
+  // Per tree: bodies added or removed since its last build started (the static tree is rebuilt
+  // after every batch that changed them).
+  int32_t membership_changes_[2] = {0, 0};
 };
 
 }  // namespace collide

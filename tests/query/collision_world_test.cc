@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "geom/ray_cast.h"
@@ -269,6 +271,81 @@ TEST(CollisionWorld, EveryMarkedLeafIsExactAfterEachBatchsRefit) {
       ASSERT_EQ(found, expected) << "box " << r;
     }
   }
+}
+
+// The static pruner: level geometry loaded over many small batches (and some of it removed
+// again) leaves the static tree a fresh binned-SAH build after every batch, where the same
+// bodies inserted one by one into the dynamic tree age it well past that.
+TEST(CollisionWorld, TheStaticTreeIsAFreshBuildAfterEveryBatchThatAddsOrRemovesStatics) {
+  std::mt19937 rng(515);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  CollisionWorld world;
+  std::vector<BodyHandle> statics;
+  std::vector<BodyHandle> dynamics;
+  for (int batch = 0; batch < 40; ++batch) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    for (int i = 0; i < 40; ++i) {
+      // A street of buildings laid out batch by batch, the same in both trees.
+      const Vec3 at{2.0f * static_cast<float>(batch) + u(rng), 60 * u(rng), 3 * u(rng)};
+      const Vec3 half{0.2f + u(rng), 0.2f + 2 * u(rng), 0.5f + 3 * u(rng)};
+      for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
+        BodyHandle h = world.Add(BodyDesc{.id = static_cast<uint64_t>(batch * 100 + i),
+                                          .shape = Box{half},
+                                          .pose = Pose{.position = at},
+                                          .kind = kind});
+        (kind == BodyKind::kStatic ? statics : dynamics).push_back(h);
+      }
+    }
+    if (batch % 8 == 7) {
+      for (int k = 0; k < 10; ++k) {
+        const size_t gone = static_cast<size_t>(rng() % statics.size());
+        world.Remove(statics[gone]);
+        statics[gone] = statics.back();
+        statics.pop_back();
+      }
+    }
+    world.FinishUpdates();
+    ASSERT_TRUE(world.Validate());
+    EXPECT_LE(CostOverFreshBuild(world.tree(BodyKind::kStatic)), 1.0001f);
+  }
+  // Under kBackgroundRebuildMin bodies each build ran at once; the same bodies inserted into the
+  // dynamic tree (rebuilt only as moves age it) are past the bound.
+  ASSERT_LT(world.tree(BodyKind::kStatic).ProxyCount(), kBackgroundRebuildMin);
+  EXPECT_GT(CostOverFreshBuild(world.tree(BodyKind::kDynamic)), 1.1f);
+}
+
+// A large static tree changed by a batch is rebuilt in the background; the next batches install
+// the build, and it answers like a fresh one.
+TEST(CollisionWorld, ALargeStaticTreeChangedByABatchIsRebuiltInTheBackground) {
+  std::mt19937 rng(616);
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  CollisionWorld world;
+  auto desc = [&](uint64_t id) {
+    return BodyDesc{.id = id,
+                    .shape = Sphere{0.3f + u(rng)},
+                    .pose = Pose{.position = {80 * u(rng), 80 * u(rng), 80 * u(rng)}},
+                    .kind = BodyKind::kStatic};
+  };
+  std::vector<BodyDesc> descs;
+  for (int i = 0; i < 3 * kBackgroundRebuildMin / 2; ++i) descs.push_back(desc(i));
+  std::vector<BodyHandle> handles(descs.size());
+  world.AddBulk(descs, handles);
+  ASSERT_FALSE(world.tree(BodyKind::kStatic).BackgroundRebuildPending());
+  // Unchanged membership: no build.
+  world.FinishUpdates();
+  EXPECT_FALSE(world.tree(BodyKind::kStatic).BackgroundRebuildPending());
+  for (int i = 0; i < 200; ++i) world.Add(desc(descs.size() + i));
+  world.FinishUpdates();
+  EXPECT_TRUE(world.tree(BodyKind::kStatic).BackgroundRebuildPending());
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (world.tree(BodyKind::kStatic).BackgroundRebuildPending() &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    world.FinishUpdates();
+  }
+  ASSERT_FALSE(world.tree(BodyKind::kStatic).BackgroundRebuildPending());
+  ASSERT_TRUE(world.Validate());
+  EXPECT_LE(CostOverFreshBuild(world.tree(BodyKind::kStatic)), 1.01f);
 }
 
 }  // namespace
