@@ -74,9 +74,11 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
     if (!overflowed_) {
       const size_t bytes = BatchBytes(batch.changes.size());
       if (budget_ == nullptr || budget_->backlog_bytes.TryTake(bytes)) {
+        std::vector<BodyChange> changes = TakeSpareLocked();
+        changes.assign(batch.changes.begin(), batch.changes.end());
         backlog_.push_back(Entry{.version = scene.version,
                                  .tick = scene.tick,
-                                 .changes = {batch.changes.begin(), batch.changes.end()},
+                                 .changes = std::move(changes),
                                  .bytes = bytes});
         ++appended_;
       } else {
@@ -87,6 +89,27 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
     }
   }
   Schedule();
+}
+
+std::vector<BodyChange> WatchHub::TakeSpareLocked() {
+  if (spare_.empty()) return {};
+  std::vector<BodyChange> changes = std::move(spare_.back());
+  spare_.pop_back();
+  return changes;
+}
+
+void WatchHub::KeepSpareLocked(std::vector<BodyChange> changes) {
+  if (spare_.size() >= kSpareBuffers || changes.capacity() == 0 ||
+      changes.capacity() * sizeof(BodyChange) > kSpareBufferBytes) {
+    return;  // freed here
+  }
+  changes.clear();  // (already empty from Step)
+  spare_.push_back(std::move(changes));
+}
+
+size_t WatchHub::spare_buffers() const {
+  MutexLock lock(&mu_);
+  return spare_.size();
 }
 
 void WatchHub::OnDeleted() {
@@ -181,7 +204,10 @@ void WatchHub::Step(size_t max_batches) {
     // Client changes take effect at the version reached.
     for (const std::shared_ptr<StandingQuery>& w : watchers_) w->Refresh(mirror_);
   }
+  // The records are released outside the lock (the writer takes it for every batch).
+  for (Entry& entry : entries) entry.changes.clear();
   MutexLock lock(&mu_);
+  for (Entry& entry : entries) KeepSpareLocked(std::move(entry.changes));
   live_ = watchers_.size() + waiting_.size();
 }
 

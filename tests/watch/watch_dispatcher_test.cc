@@ -330,6 +330,38 @@ TEST(WatchDispatcher, ABlockedWorkerNeverHoldsTheWriterAndAnOverflowedBacklogRes
   EXPECT_EQ(dispatcher.budget().backlog_bytes.used(), 0u);
 }
 
+// A hub keeps the change buffers of the batches it evaluated for the next ones (a tick loop's
+// batch of every body would otherwise be a fresh mapping, faulted in every tick): at most
+// kSpareBuffers of them, never one past kSpareBufferBytes. (Every dispatcher test here runs on
+// reused buffers: their answers are unchanged by it.)
+TEST(WatchHub, KeepsTheBuffersOfEvaluatedBatchesForTheNextWithinItsBound) {
+  auto scene = ColumnScene();
+  auto hub = std::make_shared<WatchHub>(scene, nullptr, [](std::shared_ptr<WatchHub>) {});
+  hub->Step(16);  // the first step registers with the scene
+  EXPECT_EQ(hub->spare_buffers(), 0u);
+  ASSERT_TRUE(scene->Apply(Sweep(1, 10, 5.0f)).ok());
+  EXPECT_EQ(hub->spare_buffers(), 0u);
+  hub->Step(16);
+  EXPECT_EQ(hub->spare_buffers(), 1u);
+  // The next batch takes the kept buffer; the two after it new ones; all three kept, up to two.
+  for (int b = 0; b < 3; ++b) ASSERT_TRUE(scene->Apply(Sweep(1, 20, -5.0f + b)).ok());
+  EXPECT_EQ(hub->spare_buffers(), 0u);
+  hub->Step(16);
+  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers);
+  // A batch whose records pass kSpareBufferBytes takes a kept buffer and grows it: freed after.
+  const uint64_t large = WatchHub::kSpareBufferBytes / sizeof(BodyChange) + 100;
+  UpdateBatch create;
+  for (uint64_t id = 1000; id < 1000 + large; ++id) {
+    create.ops.push_back(UpsertOp(BodyDesc{
+        .id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {20, 0.3f * id, 0}}}));
+  }
+  ASSERT_TRUE(scene->Apply(create).ok());
+  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers - 1);
+  hub->Step(16);
+  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers - 1);
+  hub->Unregister();
+}
+
 TEST(WatchDispatcher, AWatchThatWouldPassTheContentsLimitEndsAndGivesBackWhatItHeld) {
   auto scene = ColumnScene();  // 40 bodies at x = -10
   WatchDispatcher dispatcher(WatchDispatcher::Options{.limits = {.max_contents = 50}});
