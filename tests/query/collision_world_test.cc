@@ -72,6 +72,34 @@ float WorstCostRatioUnderMotion(const CollisionWorldOptions& options, int rounds
   return worst;
 }
 
+// Casts `rays` random rays up through a 30-unit cube and checks each closest hit against a brute
+// force over `handles`' bodies (same distance, bit for bit, and a hit exactly when there is one).
+void ExpectRaysMatchBruteForce(const CollisionWorld& world, const std::vector<BodyHandle>& handles,
+                               std::mt19937& rng, int rays, float max_distance) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  for (int r = 0; r < rays; ++r) {
+    const Vec3 origin{30 * u(rng), 30 * u(rng), -5};
+    const Vec3 dir = Normalize(Vec3{u(rng) - 0.5f, u(rng) - 0.5f, 1});
+    const Ray ray{.origin = origin, .direction = dir, .max_distance = max_distance};
+    ClosestHitCollector c(ray.max_distance);
+    Raycast(world, ray, QueryFilter{}, c);
+    float best = ray.max_distance;
+    bool hit = false;
+    for (BodyHandle h : handles) {
+      CastHit cast;
+      const Body& b = world.body(h);
+      if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
+        best = cast.distance;
+        hit = true;
+      }
+    }
+    ASSERT_EQ(c.has_hit(), hit) << "ray " << r;
+    if (hit) {
+      ASSERT_EQ(c.hit().distance, best) << "ray " << r;
+    }
+  }
+}
+
 TEST(CollisionWorld, SahCostStaysWithinItsBoundOfAFreshBuildUnderMotion) {
   constexpr int kRounds = 60;
   // Left alone (no rebuild), the random walk ages the tree well past the bounds below, so the
@@ -134,27 +162,9 @@ TEST(CollisionWorld, TheQueryFormIsTightAfterEveryBatchWhileTheBinaryTreeWaitsFo
     ASSERT_TRUE(world.Validate()) << "batch " << batch;
     ASSERT_TRUE(world.tree(BodyKind::kDynamic).IsOptimized());
     was_loose = was_loose || loose();
-    for (int r = 0; r < 50; ++r) {
-      const Vec3 origin{30 * u(rng), 30 * u(rng), -5};
-      const Vec3 dir = Normalize(Vec3{u(rng) - 0.5f, u(rng) - 0.5f, 1});
-      const Ray ray{.origin = origin, .direction = dir, .max_distance = 50};
-      ClosestHitCollector c(ray.max_distance);
-      Raycast(world, ray, QueryFilter{}, c);
-      float best = ray.max_distance;
-      bool hit = false;
-      for (BodyHandle h : handles) {
-        CastHit cast;
-        const Body& b = world.body(h);
-        if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
-          best = cast.distance;
-          hit = true;
-        }
-      }
-      ASSERT_EQ(c.has_hit(), hit) << "batch " << batch << " ray " << r;
-      if (hit) {
-        ASSERT_EQ(c.hit().distance, best) << "batch " << batch << " ray " << r;
-      }
-    }
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    ExpectRaysMatchBruteForce(world, handles, rng, 50, 50.0f);
+    if (::testing::Test::HasFatalFailure()) return;
   }
   EXPECT_TRUE(was_loose) << "every batch refit the binary tree";
 }
@@ -229,26 +239,9 @@ TEST(CollisionWorld, EveryMarkedLeafIsExactAfterEachBatchsRefit) {
     ASSERT_TRUE(world.tree(BodyKind::kDynamic).IsOptimized());
     ASSERT_TRUE(world.tree(BodyKind::kStatic).IsOptimized());
     ASSERT_TRUE(world.Validate());
+    ExpectRaysMatchBruteForce(world, handles, rng, 40, 60.0f);
+    if (::testing::Test::HasFatalFailure()) return;
     for (int r = 0; r < 40; ++r) {
-      const Vec3 origin{30 * u(rng), 30 * u(rng), -5};
-      const Vec3 dir = Normalize(Vec3{u(rng) - 0.5f, u(rng) - 0.5f, 1});
-      const Ray ray{.origin = origin, .direction = dir, .max_distance = 60};
-      ClosestHitCollector c(ray.max_distance);
-      Raycast(world, ray, QueryFilter{}, c);
-      float best = ray.max_distance;
-      bool hit = false;
-      for (BodyHandle h : handles) {
-        CastHit cast;
-        const Body& b = world.body(h);
-        if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
-          best = cast.distance;
-          hit = true;
-        }
-      }
-      ASSERT_EQ(c.has_hit(), hit) << "ray " << r;
-      if (hit) {
-        ASSERT_EQ(c.hit().distance, best) << "ray " << r;
-      }
       // Every body whose exact box meets a query box is a candidate of the tree holding it, and
       // no other body is.
       const Vec3 at{30 * u(rng), 30 * u(rng), 30 * u(rng)};

@@ -75,6 +75,29 @@ def redirect_error(scene: str, ack, waited: float) -> CollideError:
                         f"write it for {waited:.1f} s: {ack.error.message}", ack.error.moved_to)
 
 
+class RedirectClock:
+    """Since when a writer's batches are answered with Error.moved_to and none applied: the
+    writer gives up with the redirection's error once that lasted `timeout` seconds."""
+
+    def __init__(self, timeout: float) -> None:
+        self._timeout = timeout
+        self._since: Optional[float] = None
+
+    def applied(self) -> None:
+        """A batch applied: the redirections are over."""
+        self._since = None
+
+    def redirected(self, scene: str, ack) -> Optional[CollideError]:
+        """A batch answered with Error.moved_to (`ack`): the writer's failure when redirections
+        have lasted the timeout, else None (send again)."""
+        now = time.monotonic()
+        if self._since is None:
+            self._since = now
+        elif now - self._since >= self._timeout:
+            return redirect_error(scene, ack, now - self._since)
+        return None
+
+
 def _requests(source: "queue.SimpleQueue") -> Iterator:
     """The request iterator of one stream: batches from `source` until None."""
     while True:
@@ -280,9 +303,7 @@ class UpdateWriter:
     def _read_acks(self) -> None:
         """The reader thread: acks in, reconnects on retriable failures."""
         delay = self._backoff_initial
-        # Since when batches are answered with Error.moved_to and none applied (None: they are
-        # not).
-        redirected_since: Optional[float] = None
+        redirects = RedirectClock(self._reconnect_timeout)
         while True:
             with self._cond:
                 call = self._call
@@ -294,7 +315,7 @@ class UpdateWriter:
                         redirect = ack
                         break
                     progressed = True
-                    redirected_since = None
+                    redirects.applied()
                 if redirect is None:
                     with self._cond:
                         if self._closed or self._failure is not None:
@@ -313,11 +334,9 @@ class UpdateWriter:
             if redirect is not None:
                 # The rest of this stream's answers are dropped: its batches are sent again.
                 call.cancel()
-                now = time.monotonic()
-                if redirected_since is None:
-                    redirected_since = now
-                elif now - redirected_since >= self._reconnect_timeout:
-                    self._fail(redirect_error(self.scene, redirect, now - redirected_since))
+                failure = redirects.redirected(self.scene, redirect)
+                if failure is not None:
+                    self._fail(failure)
                     return
             elif error.code not in RETRIABLE_CODES:
                 self._fail(error)

@@ -7,7 +7,6 @@ import asyncio
 import collections
 from asyncio import Future
 import secrets
-import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable, Iterable, List, Optional
 
@@ -17,8 +16,8 @@ from collide import _convert as convert
 from collide import model as t
 from collide.aio._requests import requests
 from collide.errors import BatchRejectedError, CollideError
-from collide.update_writer import (RETRIABLE_CODES, Moves, is_redirect, read_ack,
-                                   redirect_error)
+from collide.update_writer import (RETRIABLE_CODES, Moves, RedirectClock, is_redirect,
+                                   read_ack)
 
 if TYPE_CHECKING:
     from collide.aio.client import Client
@@ -230,9 +229,7 @@ class UpdateWriter:
     async def _read_acks(self) -> None:
         """The reader task: acks in, reconnects on retriable failures."""
         delay = self._backoff_initial
-        # Since when batches are answered with Error.moved_to and none applied (None: they are
-        # not).
-        redirected_since: Optional[float] = None
+        redirects = RedirectClock(self._reconnect_timeout)
         while True:
             call = self._call
             progressed = False
@@ -243,7 +240,7 @@ class UpdateWriter:
                         redirect = ack
                         break
                     progressed = True
-                    redirected_since = None
+                    redirects.applied()
                 if redirect is None:
                     if self._closed or self._failure is not None:
                         return
@@ -263,11 +260,9 @@ class UpdateWriter:
             if redirect is not None:
                 # The rest of this stream's answers are dropped: its batches are sent again.
                 call.cancel()
-                now = time.monotonic()
-                if redirected_since is None:
-                    redirected_since = now
-                elif now - redirected_since >= self._reconnect_timeout:
-                    self._fail(redirect_error(self.scene, redirect, now - redirected_since))
+                failure = redirects.redirected(self.scene, redirect)
+                if failure is not None:
+                    self._fail(failure)
                     return
             elif error.code not in RETRIABLE_CODES:
                 self._fail(error)
