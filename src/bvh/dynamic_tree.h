@@ -403,9 +403,11 @@ class DynamicTree {
   // Leaves whose box SetProxyBox wrote while their binary slot and ancestors still hold the
   // box from before (PropagateMarkedLeaves).
   std::vector<int32_t> binary_dirty_;
-  // Scratch of RefitWide.
+  // Per wide node: its depth (the root 0), set with wide_parent_at_.
+  std::vector<int32_t> wide_depth_;
+  // Scratch of RefitWide: the marked nodes, by depth.
   std::vector<uint8_t> wide_node_marked_;
-  std::vector<int32_t> wide_node_queue_;
+  std::vector<std::vector<int32_t>> wide_level_queue_;
 
   // A build running on its own thread (StartBackgroundRebuild): its inputs and output are its
   // own, read by the tree only after the thread was joined.

@@ -28,7 +28,11 @@ TreeMemory DynamicTree::Memory() const {
   m.wide_maps =
       wide_leaf_at_.capacity() * sizeof(int32_t) + wide_parent_at_.capacity() * sizeof(int32_t) +
       wide_dirty_.capacity() * sizeof(int32_t) + wide_node_marked_.capacity() * sizeof(uint8_t) +
-      wide_node_queue_.capacity() * sizeof(int32_t) + binary_dirty_.capacity() * sizeof(int32_t);
+      wide_depth_.capacity() * sizeof(int32_t) + binary_dirty_.capacity() * sizeof(int32_t) +
+      wide_level_queue_.capacity() * sizeof(std::vector<int32_t>);
+  for (const std::vector<int32_t>& level : wide_level_queue_) {
+    m.wide_maps += sizeof(level) + level.capacity() * sizeof(int32_t);
+  }
   m.scratch = builder_.MemoryBytes() + item_refs_.capacity() * sizeof(int32_t) +
               item_boxes_.capacity() * sizeof(Aabb) + built_.capacity() * sizeof(BuiltNode) +
               scratch_.capacity() * sizeof(int32_t);

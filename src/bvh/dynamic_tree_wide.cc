@@ -29,6 +29,12 @@ void DynamicTree::Optimize() {
   wide_parent_at_.clear();
   Collapse(&wide_, &wide_leaf_at_, &wide_parent_at_);
   wide_shape_current_ = wide_.HasRoot();
+  // Depths for RefitWide (preorder: a parent's index is below its children's).
+  wide_depth_.resize(wide_parent_at_.size());
+  for (size_t w = 0; w < wide_parent_at_.size(); ++w) {
+    const int32_t up = wide_parent_at_[w];
+    wide_depth_[w] = up < 0 ? 0 : wide_depth_[static_cast<size_t>(up / WideTree::kWidth)] + 1;
+  }
 }
 
 void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const {
@@ -216,24 +222,36 @@ void DynamicTree::RefitWide() {
     for (int32_t w = node_count - 1; w > 0; --w) refit_parent_slot(w);
     return;
   }
+  // Fewer: the nodes holding moved leaves are marked in buckets by depth, and the deepest level
+  // is refitted first, each node marking its parent one level up (every child of a node is one
+  // level deeper, so a node is refitted after all of its marked children). O(marked nodes), no
+  // ordering structure.
   wide_node_marked_.resize(static_cast<size_t>(node_count), 0);
-  wide_node_queue_.clear();
+  int32_t deepest = -1;
   auto mark = [&](int32_t w) {
-    if (!wide_node_marked_[w]) {
-      wide_node_marked_[w] = 1;
-      wide_node_queue_.push_back(w);
-      std::push_heap(wide_node_queue_.begin(), wide_node_queue_.end());
+    if (wide_node_marked_[w]) return;
+    wide_node_marked_[w] = 1;
+    const int32_t depth = wide_depth_[w];
+    if (static_cast<size_t>(depth) >= wide_level_queue_.size()) {
+      wide_level_queue_.resize(static_cast<size_t>(depth) + 1);
     }
+    wide_level_queue_[depth].push_back(w);
+    deepest = std::max(deepest, depth);
   };
   set_leaf_slots(mark);
-  while (!wide_node_queue_.empty()) {
-    std::pop_heap(wide_node_queue_.begin(), wide_node_queue_.end());
-    const int32_t w = wide_node_queue_.back();
-    wide_node_queue_.pop_back();
-    wide_node_marked_[w] = 0;
-    refit_parent_slot(w);
-    const int32_t up = wide_parent_at_[w];
-    if (up >= 0) mark(up / WideTree::kWidth);
+  for (int32_t depth = deepest; depth > 0; --depth) {
+    std::vector<int32_t>& level = wide_level_queue_[depth];
+    for (const int32_t w : level) {
+      wide_node_marked_[w] = 0;
+      refit_parent_slot(w);
+      mark(wide_parent_at_[w] / WideTree::kWidth);
+    }
+    level.clear();
+  }
+  if (deepest >= 0) {
+    // The root: nothing above it.
+    for (const int32_t w : wide_level_queue_[0]) wide_node_marked_[w] = 0;
+    wide_level_queue_[0].clear();
   }
 }
 
