@@ -222,10 +222,9 @@ void DynamicTree::RefitWide() {
     for (int32_t w = node_count - 1; w > 0; --w) refit_parent_slot(w);
     return;
   }
-  // Fewer: the nodes holding moved leaves are marked in buckets by depth, and the deepest level
-  // is refitted first, each node marking its parent one level up (every child of a node is one
-  // level deeper, so a node is refitted after all of its marked children). O(marked nodes), no
-  // ordering structure.
+  // Otherwise the nodes holding moved leaves are marked in buckets by depth and refitted from
+  // the deepest level up, each marking its parent one level up: every child of a node is one
+  // level deeper, so a node is refitted after all of its marked children.
   wide_node_marked_.resize(static_cast<size_t>(node_count), 0);
   int32_t deepest = -1;
   auto mark = [&](int32_t w) {
@@ -239,19 +238,14 @@ void DynamicTree::RefitWide() {
     deepest = std::max(deepest, depth);
   };
   set_leaf_slots(mark);
-  for (int32_t depth = deepest; depth > 0; --depth) {
-    std::vector<int32_t>& level = wide_level_queue_[depth];
-    for (const int32_t w : level) {
+  for (int32_t depth = deepest; depth >= 0; --depth) {
+    // Marking a parent writes only the level above, never this one (nor resizes the buckets).
+    for (const int32_t w : wide_level_queue_[depth]) {
       wide_node_marked_[w] = 0;
       refit_parent_slot(w);
-      mark(wide_parent_at_[w] / WideTree::kWidth);
+      if (const int32_t up = wide_parent_at_[w]; up >= 0) mark(up / WideTree::kWidth);
     }
-    level.clear();
-  }
-  if (deepest >= 0) {
-    // The root: nothing above it.
-    for (const int32_t w : wide_level_queue_[0]) wide_node_marked_[w] = 0;
-    wide_level_queue_[0].clear();
+    wide_level_queue_[depth].clear();
   }
 }
 

@@ -35,7 +35,7 @@ BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
   body = BodyOf(desc);
   body.proxy = MutableTree(desc.kind).CreateProxy(Track(BoundsOf(body)),
                                                   static_cast<uint32_t>(handle), desc.category);
-  ++membership_changes_[static_cast<int>(desc.kind)];
+  if (desc.kind == BodyKind::kStatic) ++static_membership_changes_;
   ++body_count_;
   return handle;
 }
@@ -80,7 +80,7 @@ void CollisionWorld::Remove(BodyHandle handle) {
   assert(IsLive(handle));
   Body& body = bodies_[handle];
   MutableTree(body.kind).DestroyProxy(body.proxy);
-  ++membership_changes_[static_cast<int>(body.kind)];
+  if (body.kind == BodyKind::kStatic) ++static_membership_changes_;
   body.proxy = -1;
   free_slots_.push_back(handle);
   --body_count_;
@@ -129,20 +129,17 @@ void CollisionWorld::FinishUpdates() {
       built_cost_[kind] = tree.WideAreaOverLeafArea();
       changed_since_check_[kind] = 0;
     }
-    if (kind == static_cast<int>(BodyKind::kStatic) && membership_changes_[kind] > 0 &&
+    if (kind == static_cast<int>(BodyKind::kStatic) && static_membership_changes_ > 0 &&
         !tree.BackgroundRebuildPending()) {
       // The static pruner: level geometry comes and goes in batches and then stays, so its tree
       // is built by binned SAH after every batch that added or removed a static body (not left
       // to age by insertion): at once when small, else in the background (the bodies added
       // while that build runs are inserted at its install and start the next one).
-      membership_changes_[kind] = 0;
+      static_membership_changes_ = 0;
       if (rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin) {
         tree.StartBackgroundRebuild();
       } else {
-        tree.Rebuild();
-        tree.Optimize();
-        built_cost_[kind] = tree.WideAreaOverLeafArea();
-        changed_since_check_[kind] = 0;
+        RebuildNow(kind);
       }
       continue;
     }
@@ -161,9 +158,7 @@ void CollisionWorld::FinishUpdates() {
         // A background build's shape is its snapshot's: when the moves since left it past the
         // bound too, the tree is built now from the present boxes.
         if (tree.WideAreaOverLeafArea() > rebuild_cost_ratio_ * built_cost_[kind]) {
-          tree.Rebuild();
-          tree.Optimize();
-          built_cost_[kind] = tree.WideAreaOverLeafArea();
+          RebuildNow(kind);
         }
       } else if (background && !tree.BackgroundRebuildPending() &&
                  cost > BackgroundStartRatio() * built_cost_[kind]) {
@@ -183,15 +178,19 @@ void CollisionWorld::TakeInstalledCost(int kind) {
   changed_since_check_[kind] = 0;
 }
 
+void CollisionWorld::RebuildNow(int kind) {
+  trees_[kind].Rebuild();
+  trees_[kind].Optimize();
+  built_cost_[kind] = trees_[kind].WideAreaOverLeafArea();
+  changed_since_check_[kind] = 0;
+}
+
 void CollisionWorld::Optimize() {
   for (int kind = 0; kind < 2; ++kind) {
     trees_[kind].FinishBackgroundRebuild(/*wait=*/true);
-    trees_[kind].Rebuild();
-    trees_[kind].Optimize();
-    built_cost_[kind] = trees_[kind].WideAreaOverLeafArea();
-    changed_since_check_[kind] = 0;
-    membership_changes_[kind] = 0;
+    RebuildNow(kind);
   }
+  static_membership_changes_ = 0;
 }
 
 AssetSlot CollisionWorld::AddAsset(std::shared_ptr<const AssetGeometry> asset) {

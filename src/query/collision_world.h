@@ -141,6 +141,9 @@ class CollisionWorld {
   float BackgroundStartRatio() const { return 1.0f + 0.5f * (rebuild_cost_ratio_ - 1.0f); }
   // Takes the cost of the tree `kind` after a background build was installed into built_cost_.
   void TakeInstalledCost(int kind);
+  // Rebuilds the tree `kind` by binned SAH now (no background build may be pending), refreshes
+  // its query form and takes its cost as the bar.
+  void RebuildNow(int kind);
   BodyHandle AllocateSlot();
   // Returns `tight` after taking its magnitude into magnitude_.
   const Aabb& Track(const Aabb& tight) {
@@ -165,9 +168,9 @@ class CollisionWorld {
   // cost was last checked (checking is O(nodes), so it happens once per a quarter of the leaves).
   float built_cost_[2] = {0.0f, 0.0f};
   int32_t changed_since_check_[2] = {0, 0};
-  // Per tree: bodies added or removed since its last build started (the static tree is rebuilt
+  // Static bodies added or removed since the static tree's last build started (it is rebuilt
   // after every batch that changed them).
-  int32_t membership_changes_[2] = {0, 0};
+  int32_t static_membership_changes_ = 0;
 };
 
 }  // namespace collide

@@ -1,6 +1,7 @@
 #include "watch/watch_hub.h"
 
 #include <algorithm>
+#include <cassert>
 #include <utility>
 
 namespace collide {
@@ -99,11 +100,11 @@ std::vector<BodyChange> WatchHub::TakeSpareLocked() {
 }
 
 void WatchHub::KeepSpareLocked(std::vector<BodyChange> changes) {
+  assert(changes.empty());
   if (spare_.size() >= kSpareBuffers || changes.capacity() == 0 ||
       changes.capacity() * sizeof(BodyChange) > kSpareBufferBytes) {
     return;  // freed here
   }
-  changes.clear();  // (already empty from Step)
   spare_.push_back(std::move(changes));
 }
 

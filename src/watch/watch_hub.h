@@ -110,7 +110,8 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   void DropBacklogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   // An empty change buffer for the next batch: a kept one (its capacity reused) or a new one.
   std::vector<BodyChange> TakeSpareLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Keeps the storage of an evaluated entry's changes for a later batch (up to kSpareBuffers
+  // Keeps the storage of an evaluated entry's changes, emptied by the caller outside the lock,
+  // for a later batch (up to kSpareBuffers
   // buffers of at most kSpareBufferBytes each; anything else is freed).
   void KeepSpareLocked(std::vector<BodyChange> changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
   void Schedule();
