@@ -108,6 +108,7 @@ absl::Status FaultFileSystem::SyncDir(const std::string& dir) {
   for (const auto& [path, inode] : live_) {
     if (Parent(path) == dir) durable_[path] = inode;
   }
+  CountArmedSyncLocked();
   return absl::OkStatus();
 }
 
@@ -186,6 +187,7 @@ absl::Status FaultFileSystem::SyncInode(const std::shared_ptr<Inode>& inode,
   }
   inode->synced = inode->data.size();
   ++sync_count_;
+  CountArmedSyncLocked();
   return absl::OkStatus();
 }
 
@@ -197,6 +199,32 @@ uint64_t FaultFileSystem::TotalBytesLocked() const {
 
 std::unique_ptr<FaultFileSystem> FaultFileSystem::CrashImage(const CrashOptions& options) const {
   MutexLock lock(&mu_);
+  return CrashImageLocked(options);
+}
+
+void FaultFileSystem::CrashAfterSyncs(int count) {
+  MutexLock lock(&mu_);
+  armed_image_.reset();
+  armed_syncs_left_ = count;
+  if (count <= 0) {
+    armed_syncs_left_ = -1;
+    armed_image_ = CrashImageLocked(CrashOptions{});
+  }
+}
+
+std::unique_ptr<FaultFileSystem> FaultFileSystem::TakeArmedCrashImage() {
+  MutexLock lock(&mu_);
+  return std::move(armed_image_);
+}
+
+void FaultFileSystem::CountArmedSyncLocked() {
+  if (armed_syncs_left_ <= 0 || --armed_syncs_left_ > 0) return;
+  armed_syncs_left_ = -1;
+  armed_image_ = CrashImageLocked(CrashOptions{});
+}
+
+std::unique_ptr<FaultFileSystem> FaultFileSystem::CrashImageLocked(
+    const CrashOptions& options) const {
   auto image = std::make_unique<FaultFileSystem>();
   image->dirs_ = dirs_;
   // One inode may have two durable names (renamed but only one directory synced); copies keep

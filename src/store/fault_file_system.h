@@ -50,6 +50,12 @@ class FaultFileSystem final : public FileSystem {
   /// (see CrashOptions for a torn write), directory entries as of their last SyncDir. This one
   /// is left as it is (the crashed process may go on writing into it unseen).
   std::unique_ptr<FaultFileSystem> CrashImage(const CrashOptions& options = {}) const;
+  /// Arms a crash at a chosen step: the machine crash image is taken, under the same lock, right
+  /// after the `count`th successful file Sync or SyncDir from now (0: at once), so no later call
+  /// can slip in between. TakeArmedCrashImage() hands it over.
+  void CrashAfterSyncs(int count);
+  /// The image armed by CrashAfterSyncs, or null while that many syncs have not happened.
+  std::unique_ptr<FaultFileSystem> TakeArmedCrashImage();
   /// A file system holding everything written so far (what a killed process leaves: the OS
   /// still has its page cache), as durable.
   std::unique_ptr<FaultFileSystem> Clone() const;
@@ -82,6 +88,10 @@ class FaultFileSystem final : public FileSystem {
                         const std::string& data);
   absl::Status SyncInode(const std::shared_ptr<Inode>& inode, const std::string& path);
   uint64_t TotalBytesLocked() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  std::unique_ptr<FaultFileSystem> CrashImageLocked(const CrashOptions& options) const
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Counts a successful sync towards an armed crash.
+  void CountArmedSyncLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
 
   mutable Mutex mu_;
   // What the directories hold now and what they held at their last SyncDir.
@@ -93,6 +103,9 @@ class FaultFileSystem final : public FileSystem {
   int failing_syncs_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t space_limit_ ABSL_GUARDED_BY(mu_) = UINT64_MAX;
   int sync_count_ ABSL_GUARDED_BY(mu_) = 0;
+  // Syncs still to come before the armed crash image is taken (-1: none armed).
+  int armed_syncs_left_ ABSL_GUARDED_BY(mu_) = -1;
+  std::unique_ptr<FaultFileSystem> armed_image_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace collide

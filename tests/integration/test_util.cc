@@ -18,6 +18,7 @@
 #include "collide/v1/collide.grpc.pb.h"
 #include "google/protobuf/util/message_differencer.h"
 #include "grpcpp/grpcpp.h"
+#include "support/ports.h"
 
 #ifndef COLLIDE_CLI_PATH
 #error "COLLIDE_CLI_PATH must name the collide binary"
@@ -246,17 +247,7 @@ pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path) {
   return pid;
 }
 
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
+int FreePort() { return collide::testing::ReservePort(); }
 
 RefusingPort::RefusingPort() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
   sockaddr_in address{};

@@ -78,7 +78,8 @@ CommandResult RunCommand(const std::vector<std::string>& argv,
 /// `log_path`, killed (SIGKILL) if the test process dies; returns its pid, or -1 when fork fails.
 pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path);
 
-/// A port no one listens on now (the kernel's pick for port 0 on 127.0.0.1).
+/// A port for a server that must listen on a port known before it starts or keep its port across
+/// restarts: support/ports.h's ReservePort (outside the ephemeral range, held by this process).
 int FreePort();
 
 /// A port on 127.0.0.1 that refuses every connection for as long as this object lives: it is

@@ -12,6 +12,7 @@
 #include <thread>
 #include <vector>
 
+#include "bvh/simd_level.h"
 #include "geom/ray_cast.h"
 #include "query/collector.h"
 #include "query/query_engine.h"
@@ -98,6 +99,78 @@ void ExpectRaysMatchBruteForce(const CollisionWorld& world, const std::vector<Bo
       ASSERT_EQ(c.hit().distance, best) << "ray " << r;
     }
   }
+}
+
+// A ray running along a face of a box, with a zero component of either sign in its direction
+// (a client may send -0.0), lies in the box's slab on that axis: every SIMD level's tree walk
+// keeps the box, and the ray finds what a brute force over the bodies finds.
+TEST(CollisionWorld, ARayAlongAFaceFindsTheBoxWhateverTheSignOfItsZeroComponents) {
+  CollisionWorld world;
+  std::vector<BodyDesc> descs;
+  std::vector<BodyHandle> handles;
+  // A grid of unit boxes (cubes of side 1, their faces on integer planes), enough for several
+  // levels of the tree.
+  for (int i = 0; i < 512; ++i) {
+    BodyDesc d;
+    d.id = static_cast<uint64_t>(i);
+    d.shape = Box{{0.5f, 0.5f, 0.5f}};
+    d.pose.position = {2.0f * static_cast<float>(i % 8) + 0.5f,
+                       2.0f * static_cast<float>(i / 8 % 8) + 0.5f,
+                       2.0f * static_cast<float>(i / 64) + 0.5f};
+    descs.push_back(d);
+  }
+  handles.resize(descs.size());
+  world.AddBulk(descs, handles);
+  world.FinishUpdates();
+  const SimdLevel saved = ActiveSimdLevel();
+  int hits = 0;
+  for (SimdLevel level : {SimdLevel::kSse, SimdLevel::kAvx2, SimdLevel::kAvx512}) {
+    if (!SimdLevelSupported(level)) continue;
+    SetSimdLevel(level);
+    SCOPED_TRACE(std::string(SimdLevelName(level)));
+    for (int axis = 0; axis < 3; ++axis) {
+      for (float zero : {0.0f, -0.0f}) {
+        for (float plane : {2.0f, 3.0f}) {  // a box's min face, then its max face
+          for (float sign : {1.0f, -1.0f}) {
+            // Along `axis + 1`, in the plane `plane` of axis `axis`, through the middle of the
+            // boxes on the third axis; the zero component is on `axis`.
+            const int along = (axis + 1) % 3;
+            const int third = (axis + 2) % 3;
+            float o[3], d[3];
+            o[axis] = plane;
+            o[along] = sign > 0 ? -5.0f : 25.0f;
+            o[third] = 4.5f;
+            d[axis] = zero;
+            d[along] = sign;
+            d[third] = 0.0f;
+            const Ray ray{.origin = {o[0], o[1], o[2]},
+                          .direction = {d[0], d[1], d[2]},
+                          .max_distance = 100.0f};
+            ClosestHitCollector c(ray.max_distance);
+            Raycast(world, ray, QueryFilter{}, c);
+            float best = ray.max_distance;
+            bool hit = false;
+            for (BodyHandle h : handles) {
+              CastHit cast;
+              const Body& b = world.body(h);
+              if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
+                best = cast.distance;
+                hit = true;
+              }
+            }
+            SCOPED_TRACE(testing::Message() << "axis " << axis << " zero " << zero << " plane "
+                                            << plane << " sign " << sign);
+            EXPECT_TRUE(hit);  // the brute force grazes the faces
+            ASSERT_EQ(c.has_hit(), hit);
+            if (hit) EXPECT_EQ(c.hit().distance, best);
+            hits += hit;
+          }
+        }
+      }
+    }
+  }
+  SetSimdLevel(saved);
+  EXPECT_GT(hits, 0);
 }
 
 TEST(CollisionWorld, SahCostStaysWithinItsBoundOfAFreshBuildUnderMotion) {

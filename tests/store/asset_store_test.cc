@@ -4,10 +4,8 @@
 // none, and never a body that places a missing asset.
 
 #include <algorithm>
-#include <atomic>
 #include <future>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
@@ -257,8 +255,9 @@ TEST(StoreAssets, AFailedWriteOrACrashLeavesTheWholeAssetOrNone) {
 }
 
 TEST(StoreAssets, AMachineCrashAtEveryStepOfAnUploadLeavesAConsistentStore) {
-  // The crash image is taken after each file system call of an upload and its first body: each
-  // image opens, and holds the asset only with its file, and the body only with its asset.
+  // The crash image is taken right after each sync (of a file or a directory) of an upload and
+  // its first body: each image opens, and holds the asset only with its file, and the body only
+  // with its asset.
   int with_asset = 0;
   int without_asset = 0;
   for (int step = 0;; ++step) {
@@ -267,27 +266,16 @@ TEST(StoreAssets, AMachineCrashAtEveryStepOfAnUploadLeavesAConsistentStore) {
     auto db = Open(&fs);
     ASSERT_TRUE(db->CreateScene("level", SceneOptions{}).ok());
     ASSERT_TRUE(db->Checkpoint().ok());
-    const int syncs = fs.sync_count();
-    std::unique_ptr<FaultFileSystem> image;
-    std::atomic<bool> done{false};
-    // Crash when the upload passed `step` syncs (its file's, its directory's, its record's).
-    std::thread crasher([&] {
-      while (!done && fs.sync_count() < syncs + step) std::this_thread::yield();
-      if (!done) image = fs.CrashImage();
-    });
+    fs.CrashAfterSyncs(step);
     absl::StatusOr<AddedAsset> added = db->AddAsset("level", "box", Cube());
     ASSERT_TRUE(added.ok()) << added.status();
     ASSERT_TRUE(Place(*db, "level", 1, "box", AssetKind::kMesh, At(0)).ok());
-    const bool reached = fs.sync_count() >= syncs + step;
-    // Past the step the crasher takes its image (it was waiting for the count or has taken it).
-    if (!reached) done = true;
-    crasher.join();
-    if (!reached) {
+    std::unique_ptr<FaultFileSystem> image = fs.TakeArmedCrashImage();
+    if (image == nullptr) {
       // The file's sync, its directory's, the record's, the body's: each crashed after.
       EXPECT_GE(step, 4);
       break;
     }
-    ASSERT_NE(image, nullptr);
     auto reopened = Open(image.get());
     ASSERT_NE(reopened, nullptr);
     std::shared_ptr<const Scene> scene = *reopened->GetScene("level");

@@ -115,6 +115,34 @@ TEST(Recovery, ACrashDropsUnsyncedBytesButNothingSynced) {
   }
 }
 
+TEST(FaultFileSystem, AnArmedCrashIsTakenRightAfterTheChosenSyncOfAFileOrADirectory) {
+  for (int step = 0; step <= 4; ++step) {
+    SCOPED_TRACE(step);
+    FaultFileSystem fs;
+    ASSERT_TRUE(fs.CreateDir("d").ok());
+    fs.CrashAfterSyncs(step);
+    absl::StatusOr<std::unique_ptr<WritableFile>> file = fs.Create("d/f");
+    ASSERT_TRUE(file.ok());
+    ASSERT_TRUE((*file)->Append("one").ok());
+    ASSERT_TRUE((*file)->Sync().ok());  // sync 1: the bytes, not yet the name
+    ASSERT_TRUE(fs.SyncDir("d").ok());  // sync 2: the name
+    ASSERT_TRUE((*file)->Append("two").ok());
+    fs.FailSyncs(1);
+    EXPECT_FALSE((*file)->Sync().ok());  // a failed sync does not count
+    ASSERT_TRUE((*file)->Sync().ok());   // sync 3
+    std::unique_ptr<FaultFileSystem> image = fs.TakeArmedCrashImage();
+    if (step == 4) {
+      EXPECT_EQ(image, nullptr);
+      continue;
+    }
+    ASSERT_NE(image, nullptr);
+    EXPECT_EQ(fs.TakeArmedCrashImage(), nullptr);  // handed over once
+    const std::string expected = step < 2 ? "" : step == 2 ? "one" : "onetwo";
+    EXPECT_EQ(image->Contents("d/f"), expected);
+    EXPECT_EQ(image->ReadFile("d/f").ok(), step >= 2);
+  }
+}
+
 TEST(Recovery, ATornLastWriteIsCutAndReported) {
   FaultFileSystem fs;
   FatalRecorder fatal;

@@ -17,23 +17,12 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "support/ports.h"
 
 namespace collide::testing {
 namespace {
 
 bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 0; }
-
-int PickPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
-  socklen_t length = sizeof(address);
-  getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length);
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 // The body of GET http://127.0.0.1:<port><path>, or empty when it does not answer.
 std::string HttpGet(int port, const std::string& path) {
@@ -90,9 +79,9 @@ absl::StatusOr<std::unique_ptr<NatsCluster>> NatsCluster::Start(int nodes) {
   }
   cluster->nodes_.resize(nodes);
   for (Node& node : cluster->nodes_) {
-    node.client_port = PickPort();
-    node.cluster_port = PickPort();
-    node.monitor_port = PickPort();
+    node.client_port = ReservePort();
+    node.cluster_port = ReservePort();
+    node.monitor_port = ReservePort();
   }
   std::vector<std::string> routes;
   for (const Node& node : cluster->nodes_) {
