@@ -73,6 +73,22 @@ float WorstCostRatioUnderMotion(const CollisionWorldOptions& options, int rounds
   return worst;
 }
 
+// The closest hit of `ray` over `handles`' bodies, each tested on its own: true when there is
+// one, its distance in `*best` (which starts at the ray's reach).
+bool BruteForceClosest(const CollisionWorld& world, const std::vector<BodyHandle>& handles,
+                       const Ray& ray, float* best) {
+  bool hit = false;
+  for (BodyHandle h : handles) {
+    CastHit cast;
+    const Body& b = world.body(h);
+    if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= *best) {
+      *best = cast.distance;
+      hit = true;
+    }
+  }
+  return hit;
+}
+
 // Casts `rays` random rays up through a 30-unit cube and checks each closest hit against a brute
 // force over `handles`' bodies (same distance, bit for bit, and a hit exactly when there is one).
 void ExpectRaysMatchBruteForce(const CollisionWorld& world, const std::vector<BodyHandle>& handles,
@@ -85,15 +101,7 @@ void ExpectRaysMatchBruteForce(const CollisionWorld& world, const std::vector<Bo
     ClosestHitCollector c(ray.max_distance);
     Raycast(world, ray, QueryFilter{}, c);
     float best = ray.max_distance;
-    bool hit = false;
-    for (BodyHandle h : handles) {
-      CastHit cast;
-      const Body& b = world.body(h);
-      if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
-        best = cast.distance;
-        hit = true;
-      }
-    }
+    const bool hit = BruteForceClosest(world, handles, ray, &best);
     ASSERT_EQ(c.has_hit(), hit) << "ray " << r;
     if (hit) {
       ASSERT_EQ(c.hit().distance, best) << "ray " << r;
@@ -149,15 +157,7 @@ TEST(CollisionWorld, ARayAlongAFaceFindsTheBoxWhateverTheSignOfItsZeroComponents
             ClosestHitCollector c(ray.max_distance);
             Raycast(world, ray, QueryFilter{}, c);
             float best = ray.max_distance;
-            bool hit = false;
-            for (BodyHandle h : handles) {
-              CastHit cast;
-              const Body& b = world.body(h);
-              if (Raycast(b.shape, b.pose, ray, &cast) && cast.distance <= best) {
-                best = cast.distance;
-                hit = true;
-              }
-            }
+            const bool hit = BruteForceClosest(world, handles, ray, &best);
             SCOPED_TRACE(testing::Message() << "axis " << axis << " zero " << zero << " plane "
                                             << plane << " sign " << sign);
             EXPECT_TRUE(hit);  // the brute force grazes the faces
