@@ -50,6 +50,23 @@ async function untilApplied(messages, count) {
   }
 }
 
+/**
+ * Sends empty messages until one is answered at `version` or later, and returns the count of
+ * requests sent so far. Sets are evaluated away from the writer: a client message takes effect
+ * at the version the evaluation has reached, which may be before a batch just acknowledged.
+ * Updates come in version order, so every delta up to `version` has been read by then.
+ */
+async function untilVersion(stream, messages, requests, version) {
+  for (let attempt = 0; attempt < 1000; attempt++) {
+    stream.upsert([]);
+    requests += 1;
+    const value = await untilApplied(messages, requests);
+    const body = value.snapshot ?? value.update;
+    if (BigInt(body.version) >= BigInt(version)) return requests;
+  }
+  throw new Error(`the sets never reached version ${version}`);
+}
+
 describe('Interest', () => {
   const ctx = useServerAndClient();
 
@@ -154,11 +171,9 @@ describe('Interest', () => {
         ids.push(id);
         poses.push(moved.x, moved.y, moved.z, 0, 0, 0, 1);
       }
-      await writer.apply({ moves: { ids, poses } });
+      const ack = await writer.apply({ moves: { ids, poses } });
       expect();
-      // An empty message: its answer comes after every delta of the batch.
-      stream.upsert([]);
-      await untilApplied(messages, (requests += 1));
+      requests = await untilVersion(stream, messages, requests, ack.version);
       for (const o of observers) {
         assert.deepEqual(
           sorted(stream.sets.get(String(o.id))),
