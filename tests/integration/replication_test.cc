@@ -4,9 +4,9 @@
 // kept by the servers through its runtime API. Writes are acknowledged only once the quorum
 // stored them; a follower answers reads at the version asked; a SIGKILLed owner is replaced by a
 // follower and the resilient writer's batches apply exactly once across the failover; a
-// deposed owner acknowledges nothing; the router follows every takeover and move. The failover
-// drill's lease is short (600 ms) so that each failover takes about a second; the other tests'
-// is 3 s (kLeaseMs, below). The tests skip, saying why, only
+// deposed owner acknowledges nothing; the router follows every takeover and move. The tests'
+// lease is short (600 ms) so that each failover takes about a second; the quorum test's is 3 s
+// (kQuorumLeaseMs, below). The tests skip, saying why, only
 // where nats-server or haproxy is not installed (scripts/lib/setup.sh installs both).
 
 #include <netinet/in.h>
@@ -62,15 +62,15 @@ using client::MakeVec3;
 using testing::NatsCluster;
 using Clock = std::chrono::steady_clock;
 
-// The owner's lease in the tests of what replication guarantees. An owner stops acknowledging
-// when a renewal (every third of a lease, a quorum write in NATS) has not come back within 90%
-// of a lease: on a shared 2-core machine running other tests, a 600 ms lease lets a stall of a
-// few hundred milliseconds depose an owner the test relies on. These tests are about what
-// holds, not how fast a takeover is, so their lease outlasts such stalls.
-constexpr int kLeaseMs = 3000;
-// The failover drill's lease (it measures the failover, and its writer follows every change of
-// owner, wanted or not).
-constexpr int kDrillLeaseMs = 600;
+// Every server's --replication_lease_ms: short, so that each failover takes about a second.
+constexpr int kLeaseMs = 600;
+// The quorum test's lease. An owner stops acknowledging when a renewal (every third of a lease,
+// a quorum write in NATS) has not come back within 90% of a lease: on a shared 2-core machine
+// running other tests, a 600 ms lease lets a stall of a few hundred milliseconds depose the
+// owner that test writes to, and it checks what holds, not how fast a takeover is.
+constexpr int kQuorumLeaseMs = 3000;
+// The failover drill's lease (it measures the failover).
+constexpr int kDrillLeaseMs = kLeaseMs;
 
 // Skips the test when a binary it needs is missing; scripts/lib/setup.sh installs both, so CI
 // runs it.
@@ -316,7 +316,7 @@ std::pair<std::vector<uint64_t>, uint64_t> IdsAndVersion(client::Client& client,
 
 TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtTheVersionAsked) {
   REQUIRE_NATS();
-  auto cluster = ReplicatedCluster::Start(2);
+  auto cluster = ReplicatedCluster::Start(2, "", /*spare=*/0, kQuorumLeaseMs);
   ASSERT_NE(cluster, nullptr);
   auto owner = cluster->server(0).NewClient();
   auto follower = cluster->server(1).NewClient();
