@@ -262,7 +262,7 @@ void ResilientUpdateWriter::Run() {
             redirection.code(),
             absl::StrCat("update writer: gave up after ",
                          absl::FormatDuration(options_.give_up_after),
-                         " of answers from a server that does not write the scene: ",
+                         " of batches refused unapplied by servers that could not write the scene: ",
                          redirection.message()));
         redirection.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
           gave_up.SetPayload(url, payload);
@@ -371,11 +371,17 @@ bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected
   RejectedBatch rejected;
   {
     absl::MutexLock lock(&mu_);
-    if (ack.has_error() && !ack.error().moved_to().empty() && !pending_.empty() &&
+    const bool moved = ack.has_error() && !ack.error().moved_to().empty();
+    const bool unavailable =
+        ack.has_error() && ack.error().code() == static_cast<int>(absl::StatusCode::kUnavailable);
+    if ((moved || unavailable) && !pending_.empty() &&
         ack.client_sequence() == pending_.front().sequence) {
       // Not applied: another server writes the scene (this one follows it, or the scene moved
-      // away). Kept, and sent again on the next stream, which the router sends to that server.
-      ++stats_.redirected;
+      // away), or its owner cannot write it just now (its lease is being renewed, its replicated
+      // log is not answering, the server is stopping). The server answers the stream's later
+      // batches the same way. Kept, and sent again on the next stream, which the router sends
+      // to the server that writes the scene.
+      ++(moved ? stats_.redirected : stats_.unavailable);
       *redirected = true;
       redirection_ = AckStatus(ack);
       return false;

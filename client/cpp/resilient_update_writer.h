@@ -75,6 +75,9 @@ struct ResilientUpdateWriterStats {
   uint64_t rejected = 0;
   /// Batches answered by a server that does not write the scene (Error.moved_to) and resent.
   uint64_t redirected = 0;
+  /// Batches answered UNAVAILABLE (the owner cannot write the scene just now: its lease is being
+  /// renewed, its replicated log is not answering, the server is stopping) and resent.
+  uint64_t unavailable = 0;
   /// Batches written again on a new stream after a reconnect.
   uint64_t resent = 0;
   /// Streams opened after the first.
@@ -92,10 +95,12 @@ struct ResilientUpdateWriterStats {
 /// (client id, sequence), so a batch applied before the break is acknowledged `duplicate` and
 /// never applied twice. A rejected batch (ack with an error) is reported (TakeRejected, or the
 /// on_rejected callback) and not sent again, except an error naming the server that writes the
-/// scene (Error.moved_to: a follower of a replicated scene, a scene moving away): nothing of
-/// the batch was applied, so the writer ends the stream and resends it on the next one (after
-/// the backoff; through a router that follows the owner it reaches the writing server), bounded
-/// by give_up_after like any reconnection. A non-retryable stream status (UNAUTHENTICATED,
+/// scene (Error.moved_to: a follower of a replicated scene, a scene moving away) or UNAVAILABLE
+/// (the owner cannot write it just now: its lease is being renewed, its replicated log is not
+/// answering, the server is stopping): nothing of the batch was applied, and the server answers
+/// the stream's later batches the same way, so the writer ends the stream and resends them all
+/// on the next one (after the backoff; through a router that follows the owner it reaches the
+/// writing server), bounded by give_up_after like any reconnection. A non-retryable stream status (UNAUTHENTICATED,
 /// PERMISSION_DENIED, ...) or giving up ends the writer for good.
 ///
 /// How a final failure is reported. The reader thread finds it, asynchronously; from that moment

@@ -168,7 +168,7 @@ void UpdateStreamReactor::Process(uint64_t index) {
   absl::Status refused;
   {
     MutexLock lock(&mu_);
-    if (auto it = refused_elsewhere_.find(request_.scene()); it != refused_elsewhere_.end()) {
+    if (auto it = refused_.find(request_.scene()); it != refused_.end()) {
       refused = it->second;
     }
   }
@@ -201,9 +201,9 @@ void UpdateStreamReactor::Process(uint64_t index) {
         }
         if (!result.ok()) {
           result = ForRequest(result.status(), layout);
-          if (!MovedToOf(result.status()).empty()) {
+          if (!MovedToOf(result.status()).empty() || absl::IsUnavailable(result.status())) {
             MutexLock lock(&mu_);
-            refused_elsewhere_.try_emplace(scene, result.status());
+            refused_.try_emplace(scene, result.status());
           }
         }
         Complete(index, sequence, std::move(result));

@@ -96,12 +96,14 @@ class UpdateStreamReactor final
   bool read_done_ ABSL_GUARDED_BY(mu_) = false;
   absl::Status read_error_ ABSL_GUARDED_BY(mu_);
   bool ended_ ABSL_GUARDED_BY(mu_) = false;
-  // By scene, the first refusal of this stream that named another server (Error.moved_to: the
-  // scene moved away, or this server follows it): every later batch of the stream for that scene
-  // gets the same answer, unapplied. A writer resends from the refused batch on a new stream,
-  // and a later batch applied here (the mark cleared, a takeover) would make the resent one a
-  // duplicate by its client_sequence: it would never be applied.
-  absl::flat_hash_map<std::string, absl::Status> refused_elsewhere_ ABSL_GUARDED_BY(mu_);
+  // By scene, the first refusal of this stream that a writer answers by resending: one naming
+  // another server (Error.moved_to: the scene moved away, or this server follows it) or
+  // UNAVAILABLE (the owner cannot write the scene just now: its lease is being renewed, its
+  // replicated log is not answering, the server is stopping). Every later batch of the stream
+  // for that scene gets the same answer, unapplied. A writer resends from the refused batch on a
+  // new stream, and a later batch applied here (the mark cleared, a takeover, the lease renewed)
+  // would make the resent one a duplicate by its client_sequence: it would never be applied.
+  absl::flat_hash_map<std::string, absl::Status> refused_ ABSL_GUARDED_BY(mu_);
   // The ack being written, encoded (gRPC's while writing_).
   grpc::ByteBuffer out_;
   // Touched only by the read side (one read at a time): the message as read, then parsed.

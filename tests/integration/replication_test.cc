@@ -314,6 +314,15 @@ std::pair<std::vector<uint64_t>, uint64_t> IdsAndVersion(client::Client& client,
   return {ids, info.ok() ? info->stats().version() : 0};
 }
 
+// Rejected batches as "sequence: status" lines ("" for none), for a failure to print.
+std::string Describe(const std::vector<client::RejectedBatch>& rejected) {
+  std::string out;
+  for (const client::RejectedBatch& batch : rejected) {
+    absl::StrAppend(&out, batch.sequence, ": ", batch.status.ToString(), "\n");
+  }
+  return out;
+}
+
 TEST(Replication, AWriteIsAcknowledgedOnlyOnceAQuorumStoredItAndFollowersReadAtTheVersionAsked) {
   REQUIRE_NATS();
   auto cluster = ReplicatedCluster::Start(2, "", /*spare=*/0, kQuorumLeaseMs);
@@ -758,18 +767,109 @@ TEST(Replication, AWriterAnsweredByAFollowerResendsUntilTheBatchReachesTheOwner)
   ASSERT_TRUE(IsOk((*writer)->Send(batch)));
   ASSERT_TRUE(
       WaitUntil([&] { return (*writer)->stats().redirected >= 2; }, std::chrono::seconds(10)));
-  EXPECT_TRUE((*writer)->TakeRejected().empty());
+  EXPECT_EQ(Describe((*writer)->TakeRejected()), "");
   EXPECT_FALSE(IsOk((*writer)->Flush(absl::Now() + absl::Milliseconds(200))));
-  // The owner dies; the follower takes the scene over and the resent batch applies there.
+  // The owner dies; the follower takes the scene over and the resent batch applies there (while
+  // it takes over it answers UNAVAILABLE, which the writer answers by resending too).
   ASSERT_TRUE(IsOk(cluster->server(0).Stop(SIGKILL)));
   ASSERT_TRUE(IsOk((*writer)->Flush(absl::Now() + absl::Seconds(20))))
       << (*writer)->status() << cluster->server(1).Logs();
-  EXPECT_TRUE((*writer)->TakeRejected().empty());
+  EXPECT_EQ(Describe((*writer)->TakeRejected()), "");
   auto [ids, version] = IdsAndVersion(*at_follower, "redirected");
   EXPECT_EQ(ids, (std::vector<uint64_t>{7}));
   ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(10))));
   EXPECT_EQ((*writer)->stats().rejected, 0u);
   EXPECT_EQ((*writer)->stats().acknowledged, 1u);
+}
+
+// An owner whose lease runs out before its renewal comes back (every NATS node stopped) refuses
+// writes with UNAVAILABLE until the bucket answers again, and answers every later batch of the
+// same stream the same way, unapplied, even once it can write again: a batch applied behind a
+// refused one would make the refused one a duplicate when it is resent. A resilient writer
+// resends the refused batches on a new stream until they apply, each exactly once.
+TEST(Replication, AnOwnerWhoseLeaseRanOutRefusesWritesUnavailableAndTheWriterResendsThem) {
+  REQUIRE_NATS();
+  auto cluster = ReplicatedCluster::Start(1);
+  ASSERT_NE(cluster, nullptr);
+  auto client = cluster->server(0).NewClient();
+  ASSERT_TRUE(IsOk(CreateReplicated(*client, "stalled")));
+  ASSERT_EQ(cluster->WaitForOwner("stalled", std::chrono::seconds(20)), 0);
+  NatsCluster& nats = cluster->nats();
+  auto stop_nats = [&] {
+    for (int i = 0; i < nats.size(); ++i) ASSERT_TRUE(IsOk(nats.Signal(i, SIGSTOP)));
+  };
+  auto continue_nats = [&] {
+    for (int i = 0; i < nats.size(); ++i) ASSERT_TRUE(IsOk(nats.Signal(i, SIGCONT)));
+  };
+  // Until the owner acknowledges a write again (a new body each time).
+  uint64_t probe = 1000;
+  auto wait_writable = [&] {
+    return WaitUntil(
+        [&] {
+          std::vector<v1::Body> bodies = {BodyFor(probe++)};
+          return client->UpsertBodies("stalled", bodies).ok();
+        },
+        std::chrono::seconds(30));
+  };
+
+  // A plain stream: its first batch after the lease ran out is refused UNAVAILABLE, and so is
+  // its next one once the owner writes again.
+  auto stream = client->OpenUpdateStream("stalled", /*client_id=*/77);
+  ASSERT_TRUE(IsOk(stream));
+  stop_nats();
+  absl::SleepFor(absl::Milliseconds(3 * kLeaseMs));
+  v1::UpdateBatch first;
+  first.set_scene("stalled");
+  *first.add_ops() = client::MakeUpsertOp(BodyFor(1));
+  auto refused = (*stream)->Apply(first);
+  continue_nats();
+  ASSERT_TRUE(IsOk(refused));
+  ASSERT_TRUE(refused->has_error()) << refused->DebugString();
+  EXPECT_EQ(refused->error().code(), static_cast<int>(absl::StatusCode::kUnavailable))
+      << refused->DebugString();
+  EXPECT_TRUE(absl::StartsWith(refused->error().message(), "scene: ")) << refused->DebugString();
+  ASSERT_TRUE(wait_writable()) << cluster->server(0).Logs();
+  v1::UpdateBatch second;
+  second.set_scene("stalled");
+  *second.add_ops() = client::MakeUpsertOp(BodyFor(2));
+  auto same = (*stream)->Apply(second);
+  ASSERT_TRUE(IsOk(same));
+  EXPECT_EQ(same->error().code(), static_cast<int>(absl::StatusCode::kUnavailable))
+      << same->DebugString();
+  EXPECT_EQ(same->error().message(), refused->error().message());
+  (*stream)->Cancel();
+  auto [ids, version] = IdsAndVersion(*client, "stalled");
+  for (uint64_t id : ids) EXPECT_GE(id, 1000u) << "a refused batch was applied";
+
+  // A resilient writer sending a batch every 20 ms while the bucket stops answering for a while.
+  client::ResilientUpdateWriterOptions options;
+  options.initial_backoff = absl::Milliseconds(10);
+  options.max_backoff = absl::Milliseconds(100);
+  options.give_up_after = absl::Seconds(30);
+  auto writer = client::ResilientUpdateWriter::Open(client.get(), "stalled", options);
+  ASSERT_TRUE(IsOk(writer));
+  constexpr uint64_t kBatches = 150;
+  for (uint64_t i = 0; i < kBatches; ++i) {
+    if (i == 30) stop_nats();
+    if (i == 30 + 3 * kLeaseMs / 20) continue_nats();
+    v1::UpdateBatch batch;
+    *batch.add_ops() = client::MakeUpsertOp(BodyFor(1 + i));
+    ASSERT_TRUE(IsOk((*writer)->Send(batch)));
+    absl::SleepFor(absl::Milliseconds(20));
+  }
+  ASSERT_TRUE(IsOk((*writer)->Close(absl::Now() + absl::Seconds(30))))
+      << (*writer)->status() << cluster->server(0).Logs();
+  EXPECT_EQ(Describe((*writer)->TakeRejected()), "");
+  const client::ResilientUpdateWriterStats stats = (*writer)->stats();
+  EXPECT_EQ(stats.rejected, 0u);
+  EXPECT_EQ(stats.acknowledged, kBatches);
+  EXPECT_GE(stats.unavailable, 1u) << "no batch was sent while the lease had run out";
+  // Each batch applied once: one version each (no probe ran meanwhile).
+  auto [after_ids, after_version] = IdsAndVersion(*client, "stalled");
+  EXPECT_EQ(after_version, version + kBatches);
+  for (uint64_t i = 0; i < kBatches; ++i) {
+    EXPECT_TRUE(std::binary_search(after_ids.begin(), after_ids.end(), 1 + i)) << 1 + i;
+  }
 }
 
 // The viewer says which server answers: its address, and for a replicated scene whether it owns
