@@ -31,8 +31,9 @@ type UpdateWriterOptions struct {
 	InitialBackoff, MaxBackoff time.Duration
 	// ReconnectTimeout is how long the writer tries to reach the server without a working
 	// stream before it fails with codes.Unavailable (0: 60 s); also how long it resends batches
-	// answered by a server that does not write the scene before it fails with that answer (an
-	// *Error whose MovedTo names the server that does).
+	// refused unapplied by servers that could not write the scene (Error.moved_to, or
+	// codes.Unavailable) before it fails with the last such answer (an *Error with its code, and
+	// MovedTo naming the server that writes the scene when there is one).
 	ReconnectTimeout time.Duration
 }
 
@@ -71,9 +72,13 @@ func (p *PendingBatch) Wait(ctx context.Context) (*pb.UpdateAck, error) {
 // batch fails with them, and so do Send and Flush from then on. A rejected batch (an ack with
 // an error) is not resent: its PendingBatch fails with an *Error whose Sequence is set, and
 // Flush returns it. A batch answered with Error.moved_to (a follower of a replicated scene, or
-// a scene moving away, names the server that writes it) was not applied and is no rejection:
-// the writer ends the stream and resends it on a new one after its backoff (a router in front
-// of the servers sends it to the owner), counted by Redirected. Safe for concurrent use.
+// a scene moving away, names the server that writes it), counted by Redirected, or with
+// codes.Unavailable (the owner cannot write the scene just now: its lease is being renewed, its
+// replicated log is not answering, the server is stopping), counted by Unavailable, was not
+// applied and is no rejection: the server answers the stream's later batches the same way, so
+// the writer ends the stream and resends them all on a new one after its backoff (a router in
+// front of the servers sends them to the owner), bounded by ReconnectTimeout like any
+// reconnection. Safe for concurrent use.
 type UpdateWriter struct {
 	client   *Client
 	scene    string
@@ -83,22 +88,23 @@ type UpdateWriter struct {
 	cancel   context.CancelFunc
 	finished chan struct{}
 
-	mu         sync.Mutex
-	changed    chan struct{} // closed and replaced on every change of the fields below
-	pending    []*PendingBatch
-	sent       int // pending[:sent] were written to the current stream
-	next       uint64
-	rejected   []*Error
-	failure    error
-	closing    bool
-	version    uint64
-	reconnects int
-	redirected int
+	mu          sync.Mutex
+	changed     chan struct{} // closed and replaced on every change of the fields below
+	pending     []*PendingBatch
+	sent        int // pending[:sent] were written to the current stream
+	next        uint64
+	rejected    []*Error
+	failure     error
+	closing     bool
+	version     uint64
+	reconnects  int
+	redirected  int
+	unavailable int
 }
 
 // redirection is a session's end when the server answered the oldest batch with the address of
-// the server that writes the scene: nothing of it, nor of the batches behind it on that stream,
-// was applied.
+// the server that writes the scene, or with codes.Unavailable: nothing of it, nor of the batches
+// behind it on that stream, was applied.
 type redirection struct{ answer *Error }
 
 func (r *redirection) Error() string { return r.answer.Error() }
@@ -275,6 +281,15 @@ func (w *UpdateWriter) Redirected() int {
 	return w.redirected
 }
 
+// Unavailable counts the batches answered UNAVAILABLE (the owner cannot write the scene just
+// now: its lease is being renewed, its replicated log is not answering, the server is
+// stopping), not applied, and sent again on a new stream.
+func (w *UpdateWriter) Unavailable() int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.unavailable
+}
+
 // Err is the writer's final failure, or nil while it works.
 func (w *UpdateWriter) Err() error {
 	w.mu.Lock()
@@ -314,7 +329,8 @@ func (w *UpdateWriter) run() {
 	defer close(w.finished)
 	delay := w.options.InitialBackoff
 	brokenSince := time.Now() // no working stream yet
-	// The last answer naming another server since the last applied batch, if any.
+	// The last answer refusing a batch unapplied (Error.moved_to, or codes.Unavailable) since
+	// the last applied batch, if any.
 	var redirected *Error
 	for attempt := 0; ; attempt++ {
 		if attempt > 0 {
@@ -333,7 +349,8 @@ func (w *UpdateWriter) run() {
 		if remaining <= 0 {
 			if redirected != nil {
 				w.fail(&Error{Code: redirected.Code, Message: fmt.Sprintf(
-					"update writer: scene %q answered by a server that does not write it for %v: %s",
+					"update writer: scene %q: gave up after %v of batches refused unapplied by servers "+
+						"that could not write it: %s",
 					w.scene, w.options.ReconnectTimeout, redirected.Message),
 					MovedTo: redirected.MovedTo})
 				return
@@ -456,9 +473,16 @@ func (w *UpdateWriter) onAck(ack *pb.UpdateAck) error {
 	if ack.ClientSequence != p.Sequence {
 		return errorf(codes.DataLoss, "update stream: ack for sequence %d, expected %d", ack.ClientSequence, p.Sequence)
 	}
-	if ack.Error != nil && ack.Error.MovedTo != "" {
+	moved := ack.Error != nil && ack.Error.MovedTo != ""
+	unavailable := ack.Error != nil && codes.Code(uint32(ack.Error.Code)) == codes.Unavailable
+	if moved || unavailable {
+		// Not applied: another server writes the scene, or its owner cannot write it just now.
 		// Kept: the stream ends and the next one resends from this batch.
-		w.redirected++
+		if moved {
+			w.redirected++
+		} else {
+			w.unavailable++
+		}
 		w.broadcastLocked()
 		e := fromProto(ack.Error)
 		e.Sequence = p.Sequence

@@ -2,12 +2,20 @@ package collide_test
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"collide.dev/collide"
@@ -430,4 +438,165 @@ func TestWriterCancelFailsWhatIsPending(t *testing.T) {
 	expectCode(t, err, codes.Canceled, "")
 	_, err = w.Send(ctx(t), moveOf(2))
 	expectCode(t, err, codes.Canceled, "")
+}
+
+// natsServer is a real nats-server child process with JetStream, on a free port of 127.0.0.1,
+// with its store in a temporary directory; skipped when nats-server is not installed.
+type natsServer struct {
+	url     string
+	cmd     *exec.Cmd
+	waitErr chan error
+}
+
+func startNats(t *testing.T) *natsServer {
+	t.Helper()
+	binary, err := exec.LookPath("nats-server")
+	if err != nil {
+		if _, statErr := os.Stat("/usr/sbin/nats-server"); statErr != nil {
+			t.Skip("nats-server not found (scripts/lib/setup.sh installs Debian's nats-server)")
+		}
+		binary = "/usr/sbin/nats-server"
+	}
+	dir := t.TempDir()
+	log, err := os.Create(filepath.Join(dir, "nats.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer log.Close()
+	cmd := exec.Command(binary, "-js", "-a", "127.0.0.1", "-p", "-1", "-m", "-1",
+		"-sd", filepath.Join(dir, "js"), "--ports_file_dir", dir)
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	n := &natsServer{cmd: cmd, waitErr: make(chan error, 1)}
+	go func() { n.waitErr <- cmd.Wait() }()
+	t.Cleanup(func() {
+		syscall.Kill(cmd.Process.Pid, syscall.SIGCONT)
+		cmd.Process.Kill()
+		<-n.waitErr
+	})
+	// The ports file, {"nats":["nats://127.0.0.1:PORT"],...}, may be read half written.
+	portsFile := filepath.Join(dir, fmt.Sprintf("nats-server_%d.ports", cmd.Process.Pid))
+	for giveUp := time.Now().Add(20 * time.Second); ; {
+		var ports struct{ Nats []string }
+		if text, err := os.ReadFile(portsFile); err == nil && json.Unmarshal(text, &ports) == nil && len(ports.Nats) > 0 {
+			n.url = ports.Nats[0]
+			return n
+		}
+		if time.Now().After(giveUp) {
+			text, _ := os.ReadFile(filepath.Join(dir, "nats.log"))
+			t.Fatalf("nats-server wrote no ports file in 20 s: %s", text)
+		}
+		select {
+		case err := <-n.waitErr:
+			text, _ := os.ReadFile(filepath.Join(dir, "nats.log"))
+			t.Fatalf("nats-server exited (%v): %s", err, text)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+}
+
+// signal sends sig (SIGSTOP, SIGCONT) to the nats-server.
+func (n *natsServer) signal(t *testing.T, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(n.cmd.Process.Pid, sig); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestWriterResendsBatchesRefusedUnavailableWhileTheOwnersLeaseRanOut stops the NATS server of a
+// replicated scene with SIGSTOP for about 1.8 s in the middle of a stream of 150 batches, one
+// every 20 ms: the owner's 600 ms lease runs out, and it refuses the batches UNAVAILABLE,
+// unapplied, until NATS answers again. The writer resends them: none is rejected, each applies
+// exactly once (one version each), and every body is in the scene.
+func TestWriterResendsBatchesRefusedUnavailableWhileTheOwnersLeaseRanOut(t *testing.T) {
+	nats := startNats(t)
+	s := startServer(t, "--nats_url="+nats.url, "--replication_replicas=1",
+		"--replication_lease_ms=600", "--replication_publish_timeout_ms=1000")
+	// Cleanups run last first: NATS answers again before the server stops.
+	t.Cleanup(func() { syscall.Kill(nats.cmd.Process.Pid, syscall.SIGCONT) })
+	c := s.client(nil)
+	// The server may still be connecting to NATS: UNAVAILABLE until it is.
+	replicated := &pb.SceneOptions{Durability: pb.Durability_DURABILITY_REPLICATED}
+	for giveUp := time.Now().Add(20 * time.Second); ; {
+		_, err := c.CreateScene(ctx(t), "r", replicated)
+		if err == nil {
+			break
+		}
+		if status.Code(err) != codes.Unavailable || time.Now().After(giveUp) {
+			t.Fatalf("%v: %s", err, s.logs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	before, err := c.GetScene(ctx(t), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := c.OpenUpdateWriter(ctx(t), "r", &collide.UpdateWriterOptions{InitialBackoff: 10 * time.Millisecond,
+		MaxBackoff: 100 * time.Millisecond, ReconnectTimeout: 30 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const total = 150
+	var pending []*collide.PendingBatch
+	for i := 0; i < total; i++ {
+		switch i {
+		case 30:
+			nats.signal(t, syscall.SIGSTOP)
+		case 120:
+			nats.signal(t, syscall.SIGCONT)
+		}
+		body := collide.NewBody(uint64(1+i), collide.SphereShape(0.5), collide.At(float32(1+i), 0, 0))
+		p, err := w.Send(ctx(t), &pb.UpdateBatch{Ops: []*pb.UpdateOp{collide.UpsertOp(body)}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		pending = append(pending, p)
+		time.Sleep(20 * time.Millisecond)
+	}
+	closeErr := w.Close(ctx(t))
+	acknowledged := 0
+	var rejected []string
+	for _, p := range pending {
+		var e *collide.Error
+		if _, err := p.Wait(ctx(t)); err == nil {
+			acknowledged++
+		} else if errors.As(err, &e) && e.Sequence != 0 {
+			rejected = append(rejected, e.Error())
+		}
+	}
+	if len(rejected) > 0 {
+		t.Errorf("%d batches rejected:\n%s", len(rejected), strings.Join(rejected, "\n"))
+	}
+	if closeErr != nil {
+		t.Fatalf("close: %v: %s", closeErr, s.logs())
+	}
+	if acknowledged != total {
+		t.Errorf("%d batches acknowledged, expected %d", acknowledged, total)
+	}
+	if w.Unavailable() < 1 {
+		t.Errorf("no batch answered UNAVAILABLE: none was sent while the lease had run out")
+	}
+	after, err := c.GetScene(ctx(t), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Stats.Version != before.Stats.Version+total {
+		t.Errorf("version %d, expected %d: a batch was applied twice or lost", after.Stats.Version, before.Stats.Version+total)
+	}
+	got, err := c.GetBodies(ctx(t), "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	present := map[uint64]bool{}
+	for _, b := range got.Bodies {
+		present[b.Id] = true
+	}
+	for id := uint64(1); id <= total; id++ {
+		if !present[id] {
+			t.Errorf("body %d missing", id)
+		}
+	}
+	t.Logf("unavailable %d, redirected %d, reconnects %d", w.Unavailable(), w.Redirected(), w.Reconnects())
 }

@@ -23,6 +23,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "integration/test_util.h"
+#include "support/ports.h"
 
 namespace collide::integration {
 namespace {
@@ -34,10 +35,7 @@ bool Executable(const std::string& path) { return access(path.c_str(), X_OK) == 
 bool Accepts(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
+  sockaddr_in address = collide::testing::LoopbackAddress(port);
   const bool ok = connect(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
   return ok;

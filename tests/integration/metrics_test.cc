@@ -24,6 +24,7 @@
 #include "integration/metrics_scrape.h"
 #include "integration/metrics_workload.h"
 #include "integration/test_util.h"
+#include "support/ports.h"
 
 namespace collide::integration {
 namespace {
@@ -283,9 +284,7 @@ TEST(Metrics, AMetricsPortInUseIsAStartupError) {
   // Hold a listening socket on a port, then ask the server for it.
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   ASSERT_GE(fd, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in address = collide::testing::LoopbackAddress();
   ASSERT_EQ(bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
   ASSERT_EQ(listen(fd, 1), 0);
   socklen_t length = sizeof(address);

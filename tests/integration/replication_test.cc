@@ -51,6 +51,7 @@
 #include "integration/metrics_scrape.h"
 #include "integration/test_util.h"
 #include "support/nats_cluster.h"
+#include "support/ports.h"
 
 namespace collide::integration {
 namespace {
@@ -105,10 +106,7 @@ std::string AdminCommand(const std::string& address, const std::string& command)
   if (fd < 0) return "";
   timeval timeout{.tv_sec = 2, .tv_usec = 0};
   setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-  sockaddr_in socket_address{};
-  socket_address.sin_family = AF_INET;
-  socket_address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socket_address.sin_port = htons(static_cast<uint16_t>(port));
+  sockaddr_in socket_address = collide::testing::LoopbackAddress(port);
   std::string answer;
   if (connect(fd, reinterpret_cast<const sockaddr*>(&socket_address), sizeof socket_address) == 0) {
     const std::string line = command + "\n";

@@ -24,6 +24,7 @@
 #include "grpcpp/client_context.h"
 #include "gtest/gtest.h"
 #include "integration/test_util.h"
+#include "support/ports.h"
 
 namespace collide::integration {
 namespace {
@@ -114,9 +115,7 @@ class BusyPort {
  public:
   BusyPort() {
     fd_ = socket(AF_INET, SOCK_STREAM, 0);
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    sockaddr_in address = collide::testing::LoopbackAddress();
     bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address));
     listen(fd_, 1);
     socklen_t length = sizeof(address);

@@ -10,20 +10,13 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "support/ports.h"
 
 namespace collide::integration {
 namespace {
 
 // How often the proxy's threads look for a stop.
 constexpr int kPollMs = 20;
-
-sockaddr_in Loopback(int port) {
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  return addr;
-}
 
 // Writes all of `data`; false when the peer is gone.
 bool WriteAll(int fd, const char* data, ssize_t size) {
@@ -46,7 +39,7 @@ bool WriteAll(int fd, const char* data, ssize_t size) {
 absl::StatusOr<std::unique_ptr<TcpProxy>> TcpProxy::Start(int target_port) {
   int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) return absl::InternalError("socket failed");
-  sockaddr_in addr = Loopback(0);
+  sockaddr_in addr = collide::testing::LoopbackAddress(0);
   socklen_t length = sizeof(addr);
   if (bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0 || listen(fd, 16) != 0 ||
       getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) != 0) {
@@ -82,7 +75,7 @@ void TcpProxy::AcceptLoop() {
     int client_fd = accept4(listen_fd_, nullptr, nullptr, SOCK_CLOEXEC);
     if (client_fd < 0) continue;
     int target_fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in target = Loopback(target_port_);
+    sockaddr_in target = collide::testing::LoopbackAddress(target_port_);
     if (target_fd < 0 ||
         connect(target_fd, reinterpret_cast<sockaddr*>(&target), sizeof(target)) != 0) {
       // The target is down: the client sees its connection closed, as it would without us.

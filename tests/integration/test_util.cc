@@ -250,9 +250,7 @@ pid_t SpawnWithLog(std::vector<std::string> argv, const std::string& log_path) {
 int FreePort() { return collide::testing::ReservePort(); }
 
 RefusingPort::RefusingPort() : fd_(socket(AF_INET, SOCK_STREAM, 0)) {
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  sockaddr_in address = collide::testing::LoopbackAddress();
   EXPECT_EQ(bind(fd_, reinterpret_cast<const sockaddr*>(&address), sizeof(address)), 0);
   socklen_t length = sizeof(address);
   getsockname(fd_, reinterpret_cast<sockaddr*>(&address), &length);

@@ -31,10 +31,7 @@ std::pair<int, int> EphemeralRange() {
 bool Bindable(int port) {
   const int fd = socket(AF_INET, SOCK_STREAM, 0);
   if (fd < 0) return false;
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  address.sin_port = htons(static_cast<uint16_t>(port));
+  sockaddr_in address = LoopbackAddress(port);
   const bool ok = bind(fd, reinterpret_cast<const sockaddr*>(&address), sizeof(address)) == 0;
   close(fd);
   return ok;
@@ -78,6 +75,14 @@ int ReservePort() {
   }
   std::fprintf(stderr, "no free port outside the ephemeral range %d-%d\n", low, high);
   std::abort();
+}
+
+sockaddr_in LoopbackAddress(int port) {
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  address.sin_port = htons(static_cast<uint16_t>(port));
+  return address;
 }
 
 }  // namespace collide::testing

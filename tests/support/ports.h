@@ -1,5 +1,7 @@
 #pragma once
 
+#include <netinet/in.h>
+
 namespace collide::testing {
 
 /// A loopback TCP port for a server that must listen on a port known before it starts, or come
@@ -12,5 +14,8 @@ namespace collide::testing {
 /// other test process running at the same time is given it; and it was free to bind when
 /// chosen. A port that some unrelated program listens on later can still collide.
 int ReservePort();
+
+/// The IPv4 loopback address 127.0.0.1 with `port` (0: any free port, for bind).
+sockaddr_in LoopbackAddress(int port = 0);
 
 }  // namespace collide::testing

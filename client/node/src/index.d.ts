@@ -680,6 +680,11 @@ export class UpdateWriter extends EventEmitter {
   readonly reconnects: number;
   /** Batches answered by a server that does not write the scene (Error.moved_to) and resent. */
   readonly redirected: number;
+  /**
+   * Batches answered UNAVAILABLE (the owner cannot write the scene just now: its lease is being
+   * renewed, its replicated log is not answering, the server is stopping) and resent.
+   */
+  readonly unavailable: number;
   readonly pending: number;
   readonly nextSequence: Uint64;
   unacknowledged(): object[];

@@ -29,7 +29,8 @@ import { readStream } from './stream_end.js';
  * @property {number} [maxBackoffMs]
  * @property {number} [reconnectTimeoutMs] How long the writer keeps reconnecting without an
  *     acknowledgement before it fails (default 60000), also when every stream's batches are
- *     answered by a server that does not write the scene (the error then has `movedTo`).
+ *     refused unapplied by servers that could not write the scene (the error then has the last
+ *     such answer's code and message, and `movedTo` when it named one).
  */
 
 /**
@@ -73,10 +74,13 @@ export function randomClientId() {
  * exactly once. Then new batches follow.
  *
  * A batch answered with Error.moved_to (a follower of a replicated scene, or a scene moving away,
- * names the server that writes it) was not applied and is not a rejection: the writer drops the
- * stream and sends it again on a new one after its backoff (a router in front of the servers
- * sends it to the owner), counting it in `redirected` and emitting `redirected`
- * ({sequence, movedTo}).
+ * names the server that writes it) or UNAVAILABLE (the owner cannot write the scene just now: its
+ * lease is being renewed, its replicated log is not answering, the server is stopping) was not
+ * applied and is not a rejection, and the server answers the stream's later batches the same
+ * way: the writer drops the stream and sends them all again on a new one after its backoff (a
+ * router in front of the servers sends it to the owner). A moved_to answer counts in
+ * `redirected` and emits `redirected` ({sequence, movedTo}); an UNAVAILABLE one counts in
+ * `unavailable`.
  *
  * Use `write()` to pipeline (it waits only for room among `maxPending` unacknowledged batches)
  * and `flush()` to wait for all acknowledgements; `apply()` sends one batch and waits for its
@@ -125,6 +129,12 @@ export class UpdateWriter extends ReconnectingStream {
      *     (Error.moved_to), not applied, and sent again on a new stream.
      */
     this.redirected = 0;
+    /**
+     * @type {number} Batches answered UNAVAILABLE (the owner cannot write the scene just now: its
+     *     lease is being renewed, its replicated log is not answering, the server is stopping) and
+     *     resent.
+     */
+    this.unavailable = 0;
   }
 
   /** @returns {number} Batches written and not yet acknowledged. */
@@ -291,7 +301,7 @@ export class UpdateWriter extends ReconnectingStream {
       );
       return;
     }
-    if (ack.error && ack.error.moved_to) {
+    if (ack.error && (ack.error.moved_to || ack.error.code === grpc.status.UNAVAILABLE)) {
       this.redirect_(call, fromAnswerError(ack.error, entry.sequence));
       return;
     }
@@ -354,24 +364,29 @@ export class UpdateWriter extends ReconnectingStream {
   }
 
   /**
-   * The oldest batch was answered by a server that does not write the scene: nothing of it was
-   * applied, nor of the batches behind it on this call (the server refuses them all). The call is
-   * dropped with its remaining answers, and the batches go again on a new one after the backoff,
-   * which an answer that applies resets.
+   * The oldest batch was answered by a server that does not write the scene (Error.moved_to), or
+   * by an owner that cannot write it just now (UNAVAILABLE): nothing of it was applied, nor of
+   * the batches behind it on this call (the server refuses them all). The call is dropped with its
+   * remaining answers, and the batches go again on a new one after the backoff, which an answer
+   * that applies resets.
    * @param {object} call
    * @param {CollideError} error
    */
   redirect_(call, error) {
-    this.redirected += 1;
     this.call_ = null;
     call.cancel();
-    this.emit('redirected', { sequence: error.sequence, movedTo: error.movedTo });
+    if (error.movedTo) {
+      this.redirected += 1;
+      this.emit('redirected', { sequence: error.sequence, movedTo: error.movedTo });
+    } else {
+      this.unavailable += 1;
+    }
     this.scheduleReconnect_(
       error,
       (timeoutMs) =>
-        `update stream: answered by a server that does not write scene "${this.scene}" ` +
-        `for ${timeoutMs} ms`,
-      { movedTo: error.movedTo },
+        `update stream: gave up after ${timeoutMs} ms of batches refused unapplied by servers ` +
+        `that could not write scene "${this.scene}"`,
+      error.movedTo ? { movedTo: error.movedTo } : {},
     );
   }
 

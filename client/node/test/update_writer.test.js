@@ -1,15 +1,19 @@
 // UpdateWriter against a real collide-server: pipelining, rejected batches, deduplication by
-// (client id, sequence), and exactly-once application across a server killed and restarted in
-// the middle of the stream.
+// (client id, sequence), exactly-once application across a server killed and restarted in the
+// middle of the stream, and across an owner of a replicated scene refusing writes while its
+// lease runs out (a real nats-server stopped and continued).
 
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
 
 import { Client } from '../src/index.js';
 import { FAST_RECONNECT } from './helpers.js';
 import { LossyProxy } from './proxy.js';
-import { ServerProcess } from './server.js';
+import { ServerProcess, tempDir } from './server.js';
 
 const sphere = (id, x, y = 0) => ({
   id,
@@ -18,6 +22,85 @@ const sphere = (id, x, y = 0) => ({
   user_data: id * 10,
 });
 const move = (id, x, y) => ({ ids: [id], poses: [x, y, 0, 0, 0, 0, 1] });
+
+/** @returns {string|null} The nats-server binary (on PATH, else Debian's), or null. */
+function natsServerBinary() {
+  const candidates = (process.env.PATH ?? '')
+    .split(path.delimiter)
+    .filter((dir) => dir !== '')
+    .map((dir) => path.join(dir, 'nats-server'));
+  for (const candidate of [...candidates, '/usr/sbin/nats-server']) {
+    try {
+      fs.accessSync(candidate, fs.constants.X_OK);
+      return candidate;
+    } catch {
+      // Not there: the next one.
+    }
+  }
+  return null;
+}
+
+/**
+ * A nats-server with JetStream on a free port of 127.0.0.1, in a temporary directory: `url` to
+ * connect to, `signal()` to stop and continue it, `stop()` to kill it and remove its directory.
+ */
+async function startNats(binary) {
+  const dir = tempDir('collide-node-nats-');
+  const args = ['-js', '-a', '127.0.0.1', '-p', '-1', '-m', '-1', '-sd', path.join(dir, 'js')];
+  const child = spawn(binary, [...args, '--ports_file_dir', dir], {
+    stdio: ['ignore', 'ignore', 'pipe'],
+  });
+  // A test process that dies leaves no nats-server behind.
+  const killOnExit = () => child.kill('SIGKILL');
+  process.on('exit', killOnExit);
+  let stderr = '';
+  child.stderr.on('data', (chunk) => {
+    stderr += chunk;
+  });
+  let exitedHow = null;
+  const exited = new Promise((resolve) =>
+    child.on('exit', (code, signal) => {
+      process.off('exit', killOnExit);
+      exitedHow = { code, signal };
+      resolve(exitedHow);
+    }),
+  );
+  const nats = {
+    url: '',
+    signal(name) {
+      if (exitedHow === null) child.kill(name);
+    },
+    async stop() {
+      if (exitedHow === null) {
+        // A stopped process is continued first, so that it dies at once.
+        child.kill('SIGCONT');
+        child.kill('SIGKILL');
+      }
+      await exited;
+      fs.rmSync(dir, { recursive: true, force: true });
+    },
+  };
+  // The ports file may be read while it is half written: parsed again until it is whole.
+  const portsFile = path.join(dir, `${path.basename(binary)}_${child.pid}.ports`);
+  for (let waited = 0; waited < 20_000; waited += 20) {
+    if (exitedHow) {
+      await nats.stop();
+      throw new Error(`nats-server exited (${JSON.stringify(exitedHow)}): ${stderr}`);
+    }
+    try {
+      const [url] = JSON.parse(fs.readFileSync(portsFile, 'utf8')).nats;
+      if (url) {
+        nats.url = url;
+        return nats;
+      }
+    } catch {
+      // Not written yet, or not whole.
+    }
+    await sleep(20);
+  }
+  await nats.stop();
+  throw new Error(`nats-server wrote no ports file in 20 s: ${stderr}`);
+}
 
 describe('UpdateWriter', () => {
   let server;
@@ -248,6 +331,86 @@ describe('UpdateWriter', () => {
     });
     assert.ok(writer.redirected >= 2, `redirected ${writer.redirected}`);
     assert.equal((await client.getScene({ scene: 'gone' })).stats.version, '0');
+  });
+
+  test('batches an owner refuses UNAVAILABLE while its lease ran out are sent again until each applies once, never rejected', async (t) => {
+    const binary = natsServerBinary();
+    if (binary === null) {
+      t.skip("nats-server not found: scripts/lib/setup.sh installs Debian's nats-server");
+      return;
+    }
+    const nats = await startNats(binary);
+    let owner = null;
+    let own = null;
+    try {
+      // A lease of 600 ms: stopping the nats-server for 1.8 s lets it run out, and the owner
+      // refuses writes UNAVAILABLE until the owners' bucket answers again.
+      owner = await ServerProcess.start({
+        args: [
+          `--nats_url=${nats.url}`,
+          '--replication_replicas=1',
+          '--replication_lease_ms=600',
+          '--replication_publish_timeout_ms=1000',
+        ],
+      });
+      own = new Client(owner.address, { channelOptions: FAST_RECONNECT });
+      // The server may still be connecting to NATS: UNAVAILABLE until it is.
+      const options = { durability: 'DURABILITY_REPLICATED' };
+      for (const deadline = Date.now() + 20_000; ; await sleep(100)) {
+        try {
+          await own.createScene({ scene: 'stalled', options });
+          break;
+        } catch (error) {
+          if (error.codeName !== 'UNAVAILABLE' || Date.now() > deadline) throw error;
+        }
+      }
+      const before = BigInt((await own.getScene({ scene: 'stalled' })).stats.version);
+
+      const writer = own.openUpdateWriter('stalled', {
+        initialBackoffMs: 10,
+        maxBackoffMs: 100,
+        reconnectTimeoutMs: 30_000,
+      });
+      const applied = new Set();
+      writer.on('ack', (ack) => {
+        if (!ack.error) applied.add(ack.client_sequence);
+      });
+      const batches = 150;
+      for (let i = 0; i < batches; i++) {
+        if (i === 30) nats.signal('SIGSTOP');
+        if (i === 120) nats.signal('SIGCONT');
+        await writer.write({ ops: [{ upsert: sphere(1 + i, 1 + i) }] });
+        await sleep(20);
+      }
+      const closed = writer.close();
+      const timeout = sleep(30_000, 'timeout', { ref: false });
+      const rejected = await Promise.race([closed, timeout]);
+      assert.notEqual(rejected, 'timeout', `${writer.pending} batches unacknowledged after 30 s`);
+      t.diagnostic(
+        `${writer.unavailable} answered UNAVAILABLE, ${writer.redirected} redirected, ` +
+          `${writer.reconnects} reconnects`,
+      );
+      assert.deepEqual(
+        rejected.map(
+          (batch) => `${batch.sequence}: ${batch.error.codeName}: ${batch.error.message}`,
+        ),
+        [],
+      );
+      assert.equal(applied.size, batches);
+      assert.ok(writer.unavailable >= 1, 'no batch was sent while the lease had run out');
+      // Each batch applied once: one version each.
+      const scene = await own.getScene({ scene: 'stalled' });
+      assert.equal(BigInt(scene.stats.version) - before, BigInt(batches));
+      const { bodies } = await own.getBodies({ scene: 'stalled' });
+      const ids = new Set(bodies.map((body) => Number(body.id)));
+      for (let id = 1; id <= batches; id++) assert.ok(ids.has(id), `body ${id} is missing`);
+    } finally {
+      own?.close();
+      // Continued first: the owner stops without waiting for its replicated log.
+      nats.signal('SIGCONT');
+      await owner?.stop();
+      await nats.stop();
+    }
   });
 
   test('after the server is killed and restarted mid-stream, every batch is applied exactly once', async (t) => {

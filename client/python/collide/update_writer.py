@@ -15,7 +15,7 @@ import grpc
 
 from collide import _convert as convert
 from collide import model as t
-from collide.errors import BatchRejectedError, CollideError
+from collide.errors import BatchRejectedError, CollideError, status_code_from_int
 
 if TYPE_CHECKING:
     from collide.client import Client
@@ -61,23 +61,28 @@ def read_ack(ack, expected: Optional[int]) -> Union[t.UpdateAck, BatchRejectedEr
 def is_redirect(ack, expected: Optional[int]) -> bool:
     """Whether `ack` answers the batch of sequence `expected` with the address of the server
     that writes the scene (Error.moved_to: a follower of a replicated scene, a scene moving
-    away). Nothing of the batch was applied, nor of any batch behind it on the same stream:
-    the writer sends them again on a new stream."""
+    away) or with UNAVAILABLE (the owner cannot write the scene just now: its lease is being
+    renewed, its replicated log is not answering, the server is stopping). Nothing of the batch
+    was applied, nor of any batch behind it on the same stream: the writer sends them again on a
+    new stream."""
     return (expected is not None and ack.client_sequence == expected
-            and ack.HasField("error") and bool(ack.error.moved_to))
+            and ack.HasField("error")
+            and (bool(ack.error.moved_to)
+                 or status_code_from_int(ack.error.code) == grpc.StatusCode.UNAVAILABLE))
 
 
 def redirect_error(scene: str, ack, waited: float) -> CollideError:
-    """The writer's failure after batches were answered with Error.moved_to for `waited`
-    seconds: the last answer, with its moved_to."""
+    """The writer's failure after batches were answered with Error.moved_to or UNAVAILABLE for
+    `waited` seconds: the last answer, with its moved_to if any."""
     return CollideError(CollideError.from_proto(ack.error).code,
-                        f"update writer: scene {scene!r} answered by a server that does not "
-                        f"write it for {waited:.1f} s: {ack.error.message}", ack.error.moved_to)
+                        f"update writer: gave up after {waited:.1f} s of batches to scene "
+                        f"{scene!r} refused unapplied by servers that could not write it: "
+                        f"{ack.error.message}", ack.error.moved_to)
 
 
 class RedirectClock:
-    """Since when a writer's batches are answered with Error.moved_to and none applied: the
-    writer gives up with the redirection's error once that lasted `timeout` seconds."""
+    """Since when a writer's batches are answered with Error.moved_to or UNAVAILABLE and none
+    applied: the writer gives up with the last such answer once that lasted `timeout` seconds."""
 
     def __init__(self, timeout: float) -> None:
         self._timeout = timeout
@@ -88,8 +93,8 @@ class RedirectClock:
         self._since = None
 
     def redirected(self, scene: str, ack) -> Optional[CollideError]:
-        """A batch answered with Error.moved_to (`ack`): the writer's failure when redirections
-        have lasted the timeout, else None (send again)."""
+        """A batch answered with Error.moved_to or UNAVAILABLE (`ack`): the writer's failure
+        when such answers have lasted the timeout, else None (send again)."""
         now = time.monotonic()
         if self._since is None:
             self._since = now
@@ -117,11 +122,14 @@ class UpdateWriter:
     the ones it had already applied as duplicates and never applies them twice.
 
     A batch answered with Error.moved_to (a follower of a replicated scene, or a scene moving
-    away, names the server that writes it) was not applied: it is not a rejection. The writer
-    ends the stream and sends the batch again on a new one after its backoff (a router in front
-    of the servers sends it to the owner), counting it in `redirected`; after
-    reconnect_timeout seconds without an applied batch it fails with that answer (a CollideError
-    whose moved_to names the server to write to).
+    away, names the server that writes it) or with UNAVAILABLE (the owner cannot write the scene
+    just now: its lease is being renewed, its replicated log is not answering, the server is
+    stopping) was not applied: it is not a rejection, and the server answers the stream's later
+    batches the same way. The writer ends the stream and sends them all again on a new one after
+    its backoff (a router in front of the servers sends them to the owner), counting the batch
+    in `redirected` (moved_to) or `unavailable`; after reconnect_timeout seconds without an
+    applied batch it fails with the last such answer (a CollideError with its code, whose
+    moved_to names the server to write to when there is one).
 
     Use as a context manager: leaving the block normally flushes (waits for every ack, raising
     the first rejected batch's error) and closes; leaving it by an exception cancels the stream.
@@ -135,8 +143,8 @@ class UpdateWriter:
         max_pending: at most this many batches unacknowledged; send() blocks beyond it.
         backoff_initial, backoff_max: the reconnect delays in seconds (doubling).
         reconnect_timeout: give up (failing every pending batch with UNAVAILABLE) after this many
-            seconds without reaching the server, or with the redirection's error after this many
-            seconds of batches answered with Error.moved_to.
+            seconds without reaching the server, or with the last answer after this many seconds
+            of batches answered with Error.moved_to or UNAVAILABLE.
     """
 
     def __init__(self, client: "Client", scene: str, *, client_id: Optional[int] = None,
@@ -162,6 +170,7 @@ class UpdateWriter:
         self._version = 0
         self._reconnects = 0
         self._redirected = 0
+        self._unavailable = 0
         self._requests: "queue.SimpleQueue" = queue.SimpleQueue()
         self._call = None
         with self._cond:
@@ -283,6 +292,13 @@ class UpdateWriter:
         with self._cond:
             return self._redirected
 
+    @property
+    def unavailable(self) -> int:
+        """Batches answered UNAVAILABLE (the owner cannot write the scene just now: its lease is
+        being renewed, its replicated log is not answering, the server is stopping) and resent."""
+        with self._cond:
+            return self._unavailable
+
     # Internals.
 
     def _raise_if_unusable_locked(self) -> None:
@@ -343,8 +359,10 @@ class UpdateWriter:
                 return
             if progressed:
                 delay = self._backoff_initial
-            # After a redirection the channel works: no wait for it.
-            if not self._reconnect(delay, wait_for_channel=redirect is None):
+            # After a moved_to answer the channel works: no wait for it (after UNAVAILABLE the
+            # server may be stopping).
+            moved = redirect is not None and bool(redirect.error.moved_to)
+            if not self._reconnect(delay, wait_for_channel=not moved):
                 return
             delay = min(delay * 2, self._backoff_max)
 
@@ -392,7 +410,10 @@ class UpdateWriter:
         with self._cond:
             expected = self._pending[0].sequence if self._pending else None
             if is_redirect(ack, expected):
-                self._redirected += 1
+                if ack.error.moved_to:
+                    self._redirected += 1
+                else:
+                    self._unavailable += 1
                 return True
             outcome = read_ack(ack, expected)
             pending = self._pending.popleft()

@@ -1,6 +1,7 @@
 """The asyncio client (collide.aio) against a real collide-server: every unary rpc, every query
-kind, the update writer (acks, rejections, a server restart), the query stream and a watch, with
-the answers and the errors checked against the blocking client's for the same calls."""
+kind, the update writer (acks, rejections, a server restart, writes refused UNAVAILABLE by a
+replicated scene's owner), the query stream and a watch, with the answers and the errors checked
+against the blocking client's for the same calls."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from collide import (Aabb, AabbQuery, BatchRejectedError, Body, Box, Capsule, Co
                      ContactWatch, Durability, Fence, Filter, Mode, Overlap, PointQuery, Pose,
                      Query, Raycast, Remove, SceneOptions, SetFilter, SetPose, Sphere, SphereCast,
                      Upsert, Vec3, WatchEventKind)
+from nats_process import NO_NATS_SERVER, NatsProcess, find_nats_server, replication_flags
 from server_process import ServerProcess
 
 NAN = float("nan")
@@ -364,6 +366,58 @@ class AioStreamsTest(AioTestCase):
             with self.assertRaises(CollideError):
                 await writer.send([Remove(1)])
             await writer.cancel()
+
+    async def test_batches_refused_unavailable_by_an_owner_whose_lease_ran_out_are_resent(
+            self) -> None:
+        binary = find_nats_server()
+        if binary is None:
+            self.skipTest(NO_NATS_SERVER)
+        nats = NatsProcess(binary)
+        self.addCleanup(nats.close)
+        server = ServerProcess(extra_flags=replication_flags(nats.url))
+        self.addCleanup(server.close)
+        async with collide.aio.Client(server.address) as client:
+            # Again while UNAVAILABLE: the server may still be connecting to NATS.
+            give_up = asyncio.get_running_loop().time() + 20
+            while True:
+                try:
+                    await client.create_scene("r", SceneOptions(durability=Durability.REPLICATED))
+                    break
+                except CollideError as error:
+                    if (error.code != grpc.StatusCode.UNAVAILABLE
+                            or asyncio.get_running_loop().time() > give_up):
+                        raise
+                    await asyncio.sleep(0.1)
+            version = (await client.get_scene("r")).stats.version
+            writer = client.update_writer("r", backoff_initial=0.01, backoff_max=0.1,
+                                          reconnect_timeout=30)
+            total = 150
+            futures = []
+            for i in range(total):
+                # NATS stops answering for 1.8 s: the 600 ms lease runs out and the owner
+                # refuses writes UNAVAILABLE until the bucket renews it.
+                if i == 30:
+                    nats.stop()
+                if i == 120:
+                    nats.resume()
+                futures.append(await writer.send(
+                    [Upsert(Body(1 + i, Sphere(0.5), Pose((1 + i, 0, 0))))]))
+                await asyncio.sleep(0.02)
+            try:
+                await writer.close(30)
+            except BatchRejectedError:
+                pass  # reported below, with every other rejected batch
+            rejected = [f"{f.exception().sequence}: {f.exception()}" for f in futures
+                        if f.done() and f.exception() is not None]
+            self.assertEqual(rejected, [], server.logs())
+            self.assertEqual(sum(1 for f in futures if f.done() and f.exception() is None),
+                             total)
+            self.assertGreaterEqual(writer.unavailable, 1,
+                                    "no batch was sent while the lease had run out")
+            # Each batch applied once: one version each.
+            self.assertEqual((await client.get_scene("r")).stats.version, version + total)
+            ids = {b.id for b in (await client.get_bodies("r")).bodies}
+            self.assertEqual(sorted(set(range(1, total + 1)) - ids), [])
 
     async def test_the_query_stream_answers_every_query_kind_in_order(self) -> None:
         scene = "aio-stream"

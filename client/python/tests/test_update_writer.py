@@ -1,4 +1,5 @@
-"""The resilient update writer against a real collide-server, including server restarts."""
+"""The resilient update writer against a real collide-server, including server restarts and a
+replicated scene's owner refusing writes UNAVAILABLE while NATS is stopped."""
 
 from __future__ import annotations
 
@@ -9,8 +10,9 @@ import unittest
 
 import grpc
 
-from collide import (BatchRejectedError, Body, CollideError, Pose, PoseColumns, Remove, SetFilter,
-                     SetPose, Sphere, Upsert, Vec3)
+from collide import (BatchRejectedError, Body, CollideError, Durability, Pose, PoseColumns, Remove,
+                     SceneOptions, SetFilter, SetPose, Sphere, Upsert, Vec3)
+from nats_process import NO_NATS_SERVER, NatsProcess, find_nats_server, replication_flags
 from server_process import ServerProcess
 
 BODIES = 10
@@ -234,6 +236,66 @@ class UpdateWriterTest(unittest.TestCase):
                 raise KeyError("boom")
         with self.assertRaises(CollideError):
             writer.send([Remove(1)])
+
+
+class ReplicatedUpdateWriterTest(unittest.TestCase):
+    """The writer against a collide-server whose replicated scene's owner answers UNAVAILABLE
+    while its lease has run out (a real nats-server, stopped for a while)."""
+
+    def setUp(self) -> None:
+        binary = find_nats_server()
+        if binary is None:
+            self.skipTest(NO_NATS_SERVER)
+        self.nats = NatsProcess(binary)
+        self.addCleanup(self.nats.close)
+        self.server = ServerProcess(extra_flags=replication_flags(self.nats.url))
+        self.addCleanup(self.server.close)
+        self.client = self.server.client()
+        self.addCleanup(self.client.close)
+
+    def create_replicated(self, scene: str) -> None:
+        """Creates `scene` with durability REPLICATED, again while the server answers
+        UNAVAILABLE (it may still be connecting to NATS)."""
+        give_up = time.monotonic() + 20
+        while True:
+            try:
+                self.client.create_scene(scene, SceneOptions(durability=Durability.REPLICATED))
+                return
+            except CollideError as error:
+                if error.code != grpc.StatusCode.UNAVAILABLE or time.monotonic() > give_up:
+                    raise
+                time.sleep(0.1)
+
+    def test_batches_refused_unavailable_by_an_owner_whose_lease_ran_out_are_resent(self) -> None:
+        self.create_replicated("r")
+        version = self.client.get_scene("r").stats.version
+        writer = self.client.update_writer("r", backoff_initial=0.01, backoff_max=0.1,
+                                           reconnect_timeout=30)
+        total = 150
+        futures = []
+        for i in range(total):
+            # NATS stops answering for 1.8 s: the 600 ms lease runs out and the owner refuses
+            # writes UNAVAILABLE until the bucket renews it.
+            if i == 30:
+                self.nats.stop()
+            if i == 120:
+                self.nats.resume()
+            futures.append(writer.send([Upsert(Body(1 + i, Sphere(0.5), Pose((1 + i, 0, 0))))]))
+            time.sleep(0.02)
+        try:
+            writer.close(30)
+        except BatchRejectedError:
+            pass  # reported below, with every other rejected batch
+        rejected = [f"{f.exception().sequence}: {f.exception()}" for f in futures
+                    if f.done() and f.exception() is not None]
+        self.assertEqual(rejected, [], self.server.logs())
+        self.assertEqual(sum(1 for f in futures if f.done() and f.exception() is None), total)
+        self.assertGreaterEqual(writer.unavailable, 1,
+                                "no batch was sent while the lease had run out")
+        # Each batch applied once: one version each.
+        self.assertEqual(self.client.get_scene("r").stats.version, version + total)
+        ids = {b.id for b in self.client.get_bodies("r").bodies}
+        self.assertEqual(sorted(set(range(1, total + 1)) - ids), [])
 
 
 if __name__ == "__main__":

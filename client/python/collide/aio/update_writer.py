@@ -51,6 +51,12 @@ class UpdateWriter:
     the unacknowledged batches in order with the same ids and sequences; the server acknowledges
     the ones it had already applied as duplicates and never applies them twice.
 
+    A batch answered with Error.moved_to (counted in `redirected`) or UNAVAILABLE (the owner
+    cannot write the scene just now; counted in `unavailable`) was not applied, nor were the
+    stream's later batches: the writer resends them all on a new stream after its backoff, and
+    after reconnect_timeout seconds without an applied batch fails with the last such answer,
+    as collide.UpdateWriter does.
+
     Use as an asynchronous context manager: leaving the block normally flushes (waits for every
     ack, raising the first rejected batch's error) and closes; leaving it by an exception cancels
     the stream. Create it (Client.update_writer) in the event loop that runs it.
@@ -80,6 +86,7 @@ class UpdateWriter:
         self._version = 0
         self._reconnects = 0
         self._redirected = 0
+        self._unavailable = 0
         # Set (and replaced) whenever the pending batches or the writer's state change.
         self._changed = asyncio.Event()
         self._requests: asyncio.Queue = asyncio.Queue()
@@ -192,6 +199,12 @@ class UpdateWriter:
         applied, and sent again on a new stream."""
         return self._redirected
 
+    @property
+    def unavailable(self) -> int:
+        """Batches answered UNAVAILABLE (the owner cannot write the scene just now: its lease is
+        being renewed, its replicated log is not answering, the server is stopping) and resent."""
+        return self._unavailable
+
     # Internals.
 
     def _notify(self) -> None:
@@ -294,7 +307,10 @@ class UpdateWriter:
         """Takes one ack; True when it redirects (the batch stays pending)."""
         expected = self._pending[0].sequence if self._pending else None
         if is_redirect(ack, expected):
-            self._redirected += 1
+            if ack.error.moved_to:
+                self._redirected += 1
+            else:
+                self._unavailable += 1
             return True
         outcome = read_ack(ack, expected)
         pending = self._pending.popleft()

@@ -28,11 +28,14 @@ import java.util.concurrent.TimeUnit;
  * {@link #send} and {@link #flush} from then on. A rejected batch (an ack with an error) is not
  * resent: its future fails with a {@link CollideException} whose sequence is set, and {@link
  * #flush} throws it. A batch answered with Error.moved_to (a follower of a replicated scene, or a
- * scene moving away, names the server that writes it) was not applied and is no rejection: the
- * writer ends the stream and resends it on a new one after its backoff (a router in front of the
- * servers sends it to the owner), counted by {@link #redirected}; after {@code reconnectTimeout}
- * without an applied batch it fails with that answer ({@link CollideException#getMovedTo} names
- * the server). Thread-safe. {@link #close} flushes and ends the stream.
+ * scene moving away, names the server that writes it) or with UNAVAILABLE (the owner cannot write
+ * the scene just now: its lease is being renewed, its replicated log is not answering, the server
+ * is stopping) was not applied and is no rejection, nor are the batches behind it on the stream
+ * (the server answers them the same way): the writer ends the stream and resends them all on a
+ * new one after its backoff (a router in front of the servers sends them to the owner), counted
+ * by {@link #redirected} and {@link #unavailable}; after {@code reconnectTimeout} without an
+ * applied batch it fails with the last such answer ({@link CollideException#getMovedTo} names the
+ * server, if any). Thread-safe. {@link #close} flushes and ends the stream.
  */
 public final class UpdateWriter implements AutoCloseable {
   /** Options of a writer; {@link #open} starts it. */
@@ -122,7 +125,9 @@ public final class UpdateWriter implements AutoCloseable {
   private long version;
   private int reconnects;
   private int redirected;
-  // The last answer naming another server since the last applied batch, or null.
+  private int unavailable;
+  // The last answer refusing a batch unapplied (Error.moved_to or UNAVAILABLE) since the last
+  // applied batch, or null.
   private CollideException redirection;
   private int generation; // the current stream's number
   private ClientCallStreamObserver<UpdateBatch> requests;
@@ -306,6 +311,14 @@ public final class UpdateWriter implements AutoCloseable {
     return redirected;
   }
 
+  /**
+   * Batches answered UNAVAILABLE (the owner cannot write the scene just now: its lease is being
+   * renewed, its replicated log is not answering, the server is stopping) and resent.
+   */
+  public synchronized int unavailable() {
+    return unavailable;
+  }
+
   private void throwIfUnusableLocked() {
     if (failure != null) {
       throw failure.again();
@@ -421,8 +434,9 @@ public final class UpdateWriter implements AutoCloseable {
     }
     if (answer != null) {
       fail(new CollideException(answer.getCode(),
-          "update writer: scene \"" + scene + "\" answered by a server that does not write it for "
-              + options.reconnectTimeout + ": " + answer.getServerMessage(),
+          "update writer: scene \"" + scene + "\": gave up after " + options.reconnectTimeout
+              + " of batches refused unapplied by servers that could not write the scene: "
+              + answer.getServerMessage(),
           answer.getMovedTo(), 0, null));
       return;
     }
@@ -431,18 +445,23 @@ public final class UpdateWriter implements AutoCloseable {
   }
 
   /**
-   * The oldest batch was answered by a server that does not write the scene: nothing of it was
-   * applied, nor of the batches behind it on this stream (the server refuses them all). The
-   * stream is dropped with its remaining answers, and a new one resends them after the backoff.
+   * The oldest batch was answered by a server that does not write the scene (Error.moved_to) or
+   * by an owner that cannot write it just now (UNAVAILABLE): nothing of it was applied, nor of
+   * the batches behind it on this stream (the server refuses them all). The stream is dropped
+   * with its remaining answers, and a new one resends them after the backoff.
    */
   private void redirectLocked(Pending p, UpdateAck ack) {
-    redirected++;
+    if (ack.getError().getMovedTo().isEmpty()) {
+      unavailable++;
+    } else {
+      redirected++;
+    }
     redirection = CollideException.from(ack.getError(), p.sequence);
     ClientCallStreamObserver<UpdateBatch> call = requests;
     requests = null;
     generation++;
     if (call != null) {
-      call.cancel("update writer: the server does not write the scene", null);
+      call.cancel("update writer: the server could not write the scene", null);
     }
     if (brokenSinceNanos == 0) {
       long since = System.nanoTime();
@@ -466,7 +485,8 @@ public final class UpdateWriter implements AutoCloseable {
         error = new CollideException(Status.Code.DATA_LOSS, "update stream: ack for sequence "
             + Long.toUnsignedString(ack.getClientSequence()) + ", expected "
             + (p == null ? "none" : Long.toUnsignedString(p.sequence)));
-      } else if (ack.hasError() && !ack.getError().getMovedTo().isEmpty()) {
+      } else if (ack.hasError() && (!ack.getError().getMovedTo().isEmpty()
+          || ack.getError().getCode() == Status.Code.UNAVAILABLE.value())) {
         redirectLocked(p, ack);
         return;
       } else {

@@ -4,16 +4,29 @@ import static dev.collide.client.Builders.*;
 import static dev.collide.client.ClientTest.expectError;
 import static org.junit.jupiter.api.Assertions.*;
 
+import com.google.protobuf.InvalidProtocolBufferException;
+import com.google.protobuf.Struct;
+import com.google.protobuf.util.JsonFormat;
 import dev.collide.v1.Body;
+import dev.collide.v1.Durability;
+import dev.collide.v1.SceneOptions;
 import dev.collide.v1.UpdateAck;
 import dev.collide.v1.UpdateBatch;
 import io.grpc.Status;
+import java.io.File;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 class UpdateWriterTest {
@@ -212,6 +225,187 @@ class UpdateWriterTest {
       assertTrue(w.redirected() >= 2, "redirected " + w.redirected());
       assertEquals(1, c.getScene("s").getStats().getVersion());
       w.cancel();
+    }
+  }
+
+  /** nats-server on PATH, else /usr/sbin/nats-server; null when there is none. */
+  static Path natsServerBinary() {
+    List<Path> candidates = new ArrayList<>();
+    String path = System.getenv("PATH");
+    if (path != null) {
+      for (String dir : path.split(File.pathSeparator)) {
+        if (!dir.isEmpty()) {
+          candidates.add(Path.of(dir, "nats-server"));
+        }
+      }
+    }
+    candidates.add(Path.of("/usr/sbin/nats-server"));
+    return candidates.stream().filter(Files::isExecutable).findFirst().orElse(null);
+  }
+
+  /**
+   * A real nats-server child process with JetStream, on a free port of 127.0.0.1, its data and
+   * ports file in a temporary directory.
+   */
+  static final class NatsServer implements AutoCloseable {
+    final Path dir;
+    final Process process;
+    final String url;
+
+    NatsServer(Path binary) throws Exception {
+      dir = Files.createTempDirectory("collide-java-nats-");
+      process = new ProcessBuilder(binary.toString(), "-js", "-a", "127.0.0.1", "-p", "-1", "-m",
+          "-1", "-sd", dir.resolve("js").toString(), "--ports_file_dir", dir.toString())
+          .redirectErrorStream(true)
+          .redirectOutput(ProcessBuilder.Redirect.appendTo(dir.resolve("nats.log").toFile()))
+          .start();
+      url = readUrl(dir.resolve("nats-server_" + process.pid() + ".ports"));
+    }
+
+    /** The client url of the ports file ({"nats":["nats://127.0.0.1:PORT"],...}), once whole. */
+    private String readUrl(Path portsFile) throws Exception {
+      long giveUp = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+      while (System.nanoTime() < giveUp) {
+        if (Files.exists(portsFile)) {
+          try {
+            Struct.Builder ports = Struct.newBuilder();
+            JsonFormat.parser().merge(Files.readString(portsFile), ports);
+            var nats = ports.getFieldsOrThrow("nats").getListValue();
+            if (nats.getValuesCount() > 0) {
+              return nats.getValues(0).getStringValue();
+            }
+          } catch (InvalidProtocolBufferException | IllegalArgumentException e) {
+            // Half written: read it again.
+          }
+        }
+        if (!process.isAlive()) {
+          throw new IOException("nats-server exited: " + logs());
+        }
+        Thread.sleep(20);
+      }
+      throw new IOException("nats-server wrote no ports file in 20 s: " + logs());
+    }
+
+    /** Sends SIGSTOP or SIGCONT with kill(1), which must succeed. */
+    void signal(String name) throws IOException, InterruptedException {
+      Process kill = new ProcessBuilder("kill", "-" + name, Long.toString(process.pid()))
+          .redirectErrorStream(true).start();
+      String output = new String(kill.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+      assertEquals(0, kill.waitFor(), "kill -" + name + ": " + output);
+    }
+
+    String logs() {
+      try {
+        return Files.readString(dir.resolve("nats.log"));
+      } catch (IOException e) {
+        return "";
+      }
+    }
+
+    /** Continues it (it may be stopped), kills it and waits, then removes its directory. */
+    @Override
+    public void close() throws IOException {
+      try {
+        if (process.isAlive()) {
+          signal("CONT");
+        }
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        process.destroyForcibly();
+        try {
+          process.waitFor();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+        try (var paths = Files.walk(dir)) {
+          paths.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+      }
+    }
+  }
+
+  /**
+   * A replicated scene's owner whose lease runs out before the owners' bucket renews it (its
+   * nats-server stopped with SIGSTOP for about 1.8 s, three 600 ms leases) refuses writes with
+   * UNAVAILABLE, and every later batch of the same stream the same way, unapplied. The writer
+   * keeps those batches and resends them on a new stream until they apply: none rejected, each
+   * applied exactly once.
+   */
+  @Test
+  void batchesAnsweredUnavailableWhileTheOwnersLeaseRanOutAreResentAndAppliedOnce()
+      throws Exception {
+    Path natsBinary = natsServerBinary();
+    Assumptions.assumeTrue(natsBinary != null,
+        "nats-server is not installed (scripts/lib/setup.sh installs Debian's nats-server)");
+    int total = 150;
+    try (NatsServer nats = new NatsServer(natsBinary);
+        ServerProcess server = new ServerProcess("--nats_url=" + nats.url,
+            "--replication_replicas=1", "--replication_lease_ms=600",
+            "--replication_publish_timeout_ms=1000");
+        CollideClient c = server.client()) {
+      // The server may still be connecting to NATS: UNAVAILABLE until it is.
+      SceneOptions replicated =
+          SceneOptions.newBuilder().setDurability(Durability.DURABILITY_REPLICATED).build();
+      for (long give = System.nanoTime() + 20_000_000_000L;;) {
+        try {
+          c.createScene("r", replicated);
+          break;
+        } catch (CollideException e) {
+          if (e.getCode() != Status.Code.UNAVAILABLE || System.nanoTime() > give) {
+            throw e;
+          }
+          Thread.sleep(100);
+        }
+      }
+      long before = c.getScene("r").getStats().getVersion();
+      UpdateWriter w = c.updateWriter("r").backoff(Duration.ofMillis(10), Duration.ofMillis(100))
+          .reconnectTimeout(Duration.ofSeconds(30)).open();
+      List<CompletableFuture<UpdateAck>> futures = new ArrayList<>();
+      try {
+        for (int i = 0; i < total; i++) {
+          if (i == 30) {
+            nats.signal("STOP");
+          }
+          if (i == 120) {
+            nats.signal("CONT");
+          }
+          futures.add(w.send(UpdateBatch.newBuilder()
+              .addOps(upsert(body(1 + i, sphere(0.5f), at(1 + i, 0, 0)))).build()));
+          Thread.sleep(20);
+        }
+      } finally {
+        nats.signal("CONT");
+      }
+      CollideException[] closed = {null};
+      try {
+        w.close(Duration.ofSeconds(30));
+      } catch (CollideException e) {
+        closed[0] = e;
+      }
+      List<String> rejected = new ArrayList<>();
+      int acknowledged = 0;
+      for (var f : futures) {
+        try {
+          await(f);
+          acknowledged++;
+        } catch (CollideException e) {
+          rejected.add(e.getMessage());
+        }
+      }
+      assertEquals("", String.join("\n", rejected), "rejected batches");
+      assertNull(closed[0], () -> closed[0] + "\n" + server.logs());
+      assertEquals(total, acknowledged);
+      assertTrue(w.unavailable() >= 1, "no batch was sent while the lease had run out");
+      assertEquals(before + total, c.getScene("r").getStats().getVersion(),
+          "a batch was applied twice or lost");
+      List<Long> ids = new ArrayList<>();
+      for (Body b : c.getBodies("r", List.of()).getBodiesList()) {
+        ids.add(b.getId());
+      }
+      for (long id = 1; id <= total; id++) {
+        assertTrue(ids.contains(id), "body " + id);
+      }
     }
   }
 
