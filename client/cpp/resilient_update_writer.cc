@@ -242,8 +242,8 @@ void ResilientUpdateWriter::Run() {
   // When the writer last had a working stream (or was opened): the give-up clock.
   absl::Time healthy_at = absl::Now();
   absl::Status last_error = absl::UnavailableError("not connected yet");
-  // The last stream ended on a batch answered by a server that does not write the scene: that
-  // answer (it names the one that does).
+  // The last stream ended on a batch refused unapplied (Error.moved_to, or UNAVAILABLE): that
+  // answer (a redirect names the server that writes the scene).
   absl::Status redirection;
   bool reconnect = false;
   while (true) {
@@ -347,7 +347,7 @@ absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
     // it) are dropped: those batches are resent too.
     if (redirected) continue;
     if (!HandleAck(ack, &redirected)) {
-      // A batch answered by a server that does not write the scene: this stream is no use, and
+      // A batch refused unapplied (redirected, or UNAVAILABLE): this stream is no use, and
       // the next one starts from the backoff reached unless this one made progress.
       absl::MutexLock lock(&mu_);
       if (live_context_ != nullptr) live_context_->TryCancel();

@@ -473,8 +473,9 @@ TEST(ResilientUpdateWriter, GivesUpOnAnswersNamingAnotherServerWithTheAnswer) {
   ASSERT_TRUE(IsOk((*writer)->Send(MoveBatch(0, nullptr))));
   const absl::Status flushed = (*writer)->Flush(absl::Now() + absl::Seconds(30));
   EXPECT_TRUE(HasError(flushed, absl::StatusCode::kFailedPrecondition,
-                       "update writer: gave up after 2s of answers from a server that does not "
-                       "write the scene: scene: scene \"arena\" moved to 10.0.0.4:50051"))
+                       "update writer: gave up after 2s of batches refused unapplied by servers "
+                       "that could not write the scene: scene: scene \"arena\" moved to "
+                       "10.0.0.4:50051"))
       << flushed;
   const client::ResilientUpdateWriterStats stats = (*writer)->stats();
   EXPECT_GE(stats.redirected, 2u);
