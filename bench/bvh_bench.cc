@@ -188,7 +188,7 @@ const char* StrategyName(MoveStrategy s) {
 }
 
 // Moves every body for all rounds (as many ticks); returns the seconds taken and leaves the tree
-// moved. With `optimize`, each round ends with DynamicTree::Optimize (the 4-wide query form).
+// moved. With `optimize`, each round ends with DynamicTree::Optimize (the 8-wide query form).
 double MoveAll(DynamicTree* tree, const Workload& w, std::span<const int32_t> proxies,
                MoveStrategy strategy, bool optimize) {
   std::vector<Aabb> boxes = w.boxes;
@@ -313,7 +313,7 @@ int Run(int n, float world, int q) {
   PrintTree("incremental tree:", incremental);
   PrintTree("bulk tree:", bulk);
 
-  // Rays, on the binary tree and on its 4-wide form.
+  // Rays, on the binary tree and on its 8-wide form.
   RayResult r;
   double t_rays_incremental = MedianRays(incremental, w, &r);
   std::printf("rays, incremental binary tree: %.2f M rays/s (box hit %.1f%%, %.2f leaves/ray)\n",
@@ -330,12 +330,12 @@ int Run(int n, float world, int q) {
   });
   double t_rays = MedianRays(optimized, w, &r);
   std::printf(
-      "rays, bulk 4-wide form:        %.2f M rays/s (box hit %.1f%%, %.2f leaves/ray); "
+      "rays, bulk 8-wide form:        %.2f M rays/s (box hit %.1f%%, %.2f leaves/ray); "
       "Optimize %.2f ms\n",
       q / t_rays / 1e6, 100 * r.hit_fraction, r.leaves_per_ray, 1e3 * t_optimize);
   incremental.Optimize();
   double t_rays_inc_wide = MedianRays(incremental, w, &r);
-  std::printf("rays, incremental 4-wide form: %.2f M rays/s\n", q / t_rays_inc_wide / 1e6);
+  std::printf("rays, incremental 8-wide form: %.2f M rays/s\n", q / t_rays_inc_wide / 1e6);
 
   // Moves, each strategy from a copy of the bulk tree (ids 0..n-1), each round ending with
   // Optimize so that queries could follow every tick.
@@ -416,7 +416,7 @@ int Run(int n, float world, int q) {
       1e3 * t_bt_insert, q / t_bt_rays / 1e6, br.leaves_per_ray,
       Workload::kRounds * static_cast<double>(n) / t_bt_move / 1e6, q / t_bt_rays_after / 1e6);
   std::printf(
-      "ratios vs bullet: rays (bulk, 4-wide) %.1fx, moves (enlarge + refit) %.1fx, "
+      "ratios vs bullet: rays (bulk, 8-wide) %.1fx, moves (enlarge + refit) %.1fx, "
       "rays after moves %.1fx\n",
       t_bt_rays / t_rays, best_move_rate * t_bt_move / (Workload::kRounds * double(n)),
       rays_after_best * t_bt_rays_after / q);

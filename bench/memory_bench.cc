@@ -105,8 +105,8 @@ void PrintParts(const SceneMemory& m, int n) {
   Row("bodies (Body table)", m.bodies, n);
   Row("tree nodes (binary, hot + cold)", m.trees.nodes, n);
   Row("tree leaves", m.trees.leaves, n);
-  Row("tree 4-wide nodes", m.trees.wide, n);
-  Row("tree 4-wide maps", m.trees.wide_maps, n);
+  Row("tree 8-wide nodes", m.trees.wide, n);
+  Row("tree 8-wide maps", m.trees.wide_maps, n);
   Row("tree build scratch", m.trees.scratch, n);
   Row("tree objects", m.trees.fixed, n);
   Row("id map", m.id_map, n);

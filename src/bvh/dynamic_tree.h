@@ -32,9 +32,9 @@ struct TreeMemory {
   size_t nodes = 0;
   /// The leaf pool: fat boxes, user data, categories, parents.
   size_t leaves = 0;
-  /// The 4-wide query form's nodes.
+  /// The 8-wide query form's nodes.
   size_t wide = 0;
-  /// Where each leaf and wide node sits in the 4-wide form, and the refit's scratch.
+  /// Where each leaf and wide node sits in the 8-wide form, and the refit's scratch.
   size_t wide_maps = 0;
   /// Build and refit scratch kept between calls (the binned SAH builder's arrays and items).
   size_t scratch = 0;
@@ -71,13 +71,13 @@ struct DynamicTreeOptions {
 /// rebuilds and refits. Each leaf keeps a fat box (tight box + `fat_margin`), so small moves
 /// leave the tree untouched.
 ///
-/// Queries: after `Optimize`, on a 4-wide copy of the tree (WideTree: four children's boxes per
-/// node as SoA, one SSE slab test for all four, half the depth), which casts rays about 1.3-1.6x
-/// faster than the binary tree on the reference workload; until then, on the binary tree.
+/// Queries: after `Optimize`, on an 8-wide copy of the tree (WideTree: eight children's boxes per
+/// node as SoA, one AVX slab test for all eight or two SSE ones, a third of the depth); until
+/// then, on the binary tree.
 ///
 /// Updates, four ways:
 /// - `SetProxyBox` on many proxies, then `Optimize` (a scene's batch of moves): each move writes
-///   its leaf's exact box and marks the leaf; `Optimize` refits the 4-wide query form bottom-up
+///   its leaf's exact box and marks the leaf; `Optimize` refits the 8-wide query form bottom-up
 ///   from the marked leaves once per batch, and the binary tree is refitted only when something
 ///   reads its boxes (`Refit`, an insertion, a collapse). Nothing is re-inserted; the shape ages,
 ///   so watch `WideAreaOverLeafArea` and `Rebuild` when it has grown.
@@ -119,7 +119,7 @@ class DynamicTree {
 
   /// Writes a proxy's box exactly as `box` (finite, min <= max; no margin added) and marks the
   /// leaf: nothing above it changes. The boxes above the marked leaves are brought up to date
-  /// once per batch, bottom-up: the 4-wide query form's by `Optimize` (O(marked leaves + the
+  /// once per batch, bottom-up: the 8-wide query form's by `Optimize` (O(marked leaves + the
   /// nodes above them)), the binary tree's by `Refit` or any change of the tree's shape. Until
   /// `Optimize`, queries would see the boxes from before the mark: call it before any query.
   /// A leaf marked twice is refitted once.
@@ -149,7 +149,7 @@ class DynamicTree {
   /// created since, and refits every box from the leaves' current boxes (the moves made
   /// meanwhile), so it holds exactly the same proxies, boxes and categories as before, in the
   /// new shape. Proxy ids are kept. Returns true when it installed one; `Optimize` then builds
-  /// the new 4-wide form.
+  /// the new 8-wide form.
   bool FinishBackgroundRebuild(bool wait);
 
   /// Rebuilds by binned SAH only the part of the tree marked by `EnlargeProxy` (subtrees that
@@ -161,15 +161,15 @@ class DynamicTree {
   /// the marks. The tree's shape is unchanged.
   void Refit();
 
-  /// Builds the 4-wide query form (WideTree) from the current tree, O(n): queries use it until
+  /// Builds the 8-wide query form (WideTree) from the current tree, O(n): queries use it until
   /// the next change of the tree, then fall back to the binary tree (correct, slower) until the
   /// next `Optimize`. Call it after a batch of updates that queries will follow. A no-op when
   /// nothing changed since the last call (a `MoveProxy` that stays inside the fat box changes
   /// nothing).
   void Optimize();
-  /// True when queries run on the 4-wide form (`Optimize` was called after the last change).
+  /// True when queries run on the 8-wide form (`Optimize` was called after the last change).
   bool IsOptimized() const { return wide_current_; }
-  /// Writes a 4-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
+  /// Writes an 8-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
   /// current; until then its boxes may predate the leaves marked by `SetProxyBox`) to `out`, leaves
   /// referring to proxy ids; `out` has no root when the tree holds fewer than two proxies. Nodes
   /// are in preorder (parents before children). When `parent_at` is not null it receives, per node,
@@ -250,8 +250,8 @@ class DynamicTree {
   size_t MemoryBytes() const { return Memory().Total(); }
   /// MemoryBytes() by part.
   TreeMemory Memory() const;
-  /// `AreaOverLeafArea` of the 4-wide query form: the sum of the areas of its slot boxes over
-  /// that of its leaf slots (1 without a 4-wide form). Meaningful when `IsOptimized()`; O(nodes
+  /// `AreaOverLeafArea` of the 8-wide query form: the sum of the areas of its slot boxes over
+  /// that of its leaf slots (1 without an 8-wide form). Meaningful when `IsOptimized()`; O(nodes
   /// of the form), one sequential pass, so it can watch the tree's decay every few batches
   /// without refitting the binary tree.
   float WideAreaOverLeafArea() const;
@@ -271,13 +271,13 @@ class DynamicTree {
                          std::vector<std::pair<int32_t, int32_t>>* ranges) const;
   /// Checks every invariant: parent/child links, leaf and node counts, both free lists, each
   /// child box inside its parent's (and equal to the union of its children where not marked by
-  /// `EnlargeProxy`), heights, category unions, and when optimized that the 4-wide form holds
+  /// `EnlargeProxy`), heights, category unions, and when optimized that the 8-wide form holds
   /// every leaf once with its box and category, every child box inside its slot's box, and
   /// category unions. Returns false on the first violation and, when
   /// `why` is not null, points it at a static description. For tests; O(n).
   bool Validate(const char** why = nullptr) const;
 
-  /// The 4-wide query form (current when `IsOptimized()`), for inspection.
+  /// The 8-wide query form (current when `IsOptimized()`), for inspection.
   const WideTree& wide_form() const { return wide_; }
 
  private:
@@ -382,7 +382,7 @@ class DynamicTree {
   std::vector<int32_t> leaf_parent_;  // kNullNode for a root leaf, kFreeLeaf when free
   int32_t free_leaf_ = kNullProxy;
 
-  // The 4-wide query form and whether it mirrors the binary tree.
+  // The 8-wide query form and whether it mirrors the binary tree.
   WideTree wide_;
   bool wide_current_ = false;
   // True while wide_ mirrors the binary tree's current structure (no proxy created, destroyed or
@@ -508,7 +508,7 @@ void DynamicTree::CastBatch(std::span<const BatchCast> casts, F&& f,
     wide_.CastBatch(casts.data(), casts.size(), leaf_user_.data(), f, prefetch_leaf);
     return;
   }
-  // Without the 4-wide form (the tree changed since Optimize) the casts run one by one.
+  // Without the 8-wide form (the tree changed since Optimize) the casts run one by one.
   for (size_t i = 0; i < casts.size(); ++i) {
     const BatchCast& c = casts[i];
     CastImpl<true, kDefaultInlineStack>(c.origin, c.unit_dir, c.max_distance, c.half_extent, c.mask,

@@ -1,4 +1,4 @@
-// DynamicTree's 4-wide query form: collapsing the binary tree into a WideTree (Optimize,
+// DynamicTree's 8-wide query form: collapsing the binary tree into a WideTree (Optimize,
 // CopyWide) and refitting it in place while only boxes change (RefitWide).
 #include <algorithm>
 #include <cassert>
@@ -10,12 +10,12 @@
 namespace collide {
 
 // ---------------------------------------------------------------------------------------------
-// The 4-wide query form.
+// The 8-wide query form.
 
 void DynamicTree::Optimize() {
   if (wide_current_) return;
   if (wide_shape_current_ && wide_.HasRoot()) {
-    // Only boxes and categories changed since the 4-wide form was built: refit it.
+    // Only boxes and categories changed since the 8-wide form was built: refit it.
     RefitWide();
     wide_current_ = true;
     return;
@@ -50,11 +50,12 @@ void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const
 void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
                            std::vector<int32_t>* parent_at) const {
   // The last collapse's node count is the best guess of this one's (a good collapse makes about
-  // n/3 nodes, a bad one up to n/2); the capacity is trimmed at the end when it was far off.
+  // n/5 nodes, n the binary tree's internal nodes); the capacity is trimmed at the end when it
+  // was far off.
   const size_t previous = static_cast<size_t>(out->NodeCount());
   out->Clear();
   if (root_ == kNullRef || IsLeafRef(root_)) return;  // the binary path handles these
-  const size_t most = static_cast<size_t>(node_count_ / 2 + 1);
+  const size_t most = static_cast<size_t>(node_count_ / 4 + 1);
   out->Reserve(previous > 0 ? std::min(most, previous + previous / 16 + 16) : most);
 
   // Leaves under each binary node (post-order over an explicit stack).
@@ -78,13 +79,12 @@ void DynamicTree::Collapse(WideTree* out, std::vector<int32_t>* leaf_at,
   }
 
   // Each wide node takes a binary node's two children and opens internal children into their
-  // two children while it has a free slot: first those of more than four leaves, the one of
+  // two children while it has a free slot: first those of more than eight leaves, the one of
   // largest area first (the upper levels keep the binary tree's surface-area order); then one
   // whose leaves all fit in the free slots (absorbed whole, it costs no node of its own). A
-  // child of at most four leaves that does not fit stays a child: it becomes one full node.
-  // Opening every child greedily instead leaves the bottom level with half-empty nodes
-  // whenever the binary depth is odd (about n/2 nodes instead of n/3). Nodes are written in
-  // preorder, the first child's subtree right after its parent.
+  // child of at most eight leaves that does not fit stays a child: it becomes one full node.
+  // Opening every child greedily instead leaves the bottom level with nodes mostly empty.
+  // Nodes are written in preorder, the first child's subtree right after its parent.
   struct Slot {
     int32_t ref;
     Aabb box;

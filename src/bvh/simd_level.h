@@ -5,7 +5,7 @@
 
 namespace collide {
 
-/// The instruction sets the 4-wide traversal kernels (wide_tree.h) are built for. Every kernel
+/// The instruction sets the 8-wide traversal kernels (wide_tree.h) are built for. Every kernel
 /// is compiled into the one portable binary for each level; `ActiveSimdLevel` picks the one the
 /// queries run, once at start-up (the best the CPU has) or by `SetSimdLevel`. Every level gives
 /// the same answers: the kernels compute the same float operations in the same order per child

@@ -29,9 +29,9 @@ struct BatchCast {
   uint32_t mask = ~0u;
 };
 
-/// A read-only 4-wide bounding volume hierarchy for queries (Jolt's QuadTree layout): each
-/// node holds the boxes of its up to four children as structure-of-arrays, so one SIMD sequence
-/// tests a ray or a box against all four, and the tree is half as deep as a binary one. The
+/// A read-only 8-wide bounding volume hierarchy for queries: each node holds the boxes of its up
+/// to eight children as structure-of-arrays, so one 8-lane AVX sequence (two 4-lane SSE ones)
+/// tests a ray or a box against all eight, and the tree is a third as deep as a binary one. The
 /// queries run the kernels of ActiveSimdLevel() (bvh/internal/wide_kernels.h: SSE2, AVX2 or
 /// AVX-512, all in the one binary), with the same answers at every level.
 ///
@@ -41,9 +41,9 @@ struct BatchCast {
 class WideTree {
  public:
   /// The number of children per node.
-  static constexpr int kWidth = 4;
+  static constexpr int kWidth = 8;
 
-  /// One node: 96 bytes of child boxes, 16 of references, 16 of category unions.
+  /// One node: 192 bytes of child boxes, 32 of references, 32 of category unions.
   struct alignas(64) Node {
     float min_x[kWidth];
     float min_y[kWidth];
@@ -68,12 +68,7 @@ class WideTree {
     /// Marks slot `i` unused (category 0, a zero box at the origin).
     void SetEmpty(int i) { Set(i, std::numeric_limits<int32_t>::min(), Aabb{}, 0); }
   };
-  static_assert(sizeof(Node) == 128, "two cache lines per node");
-  // The AVX2 kernels load min_x with min_y, and max_x with max_y, as one 8-float vector each.
-  static_assert(offsetof(Node, min_y) == offsetof(Node, min_x) + sizeof(float) * kWidth &&
-                    offsetof(Node, max_x) == 3 * sizeof(float) * kWidth &&
-                    offsetof(Node, max_y) == offsetof(Node, max_x) + sizeof(float) * kWidth,
-                "x and y slabs adjacent");
+  static_assert(sizeof(Node) == 256, "four cache lines per node");
 
   /// Removes every node.
   void Clear() {

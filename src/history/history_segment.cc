@@ -35,7 +35,7 @@ void HistorySegment::CopyPart(const CollisionWorld& world, BodyKind kind,
   };
   if (tree.ProxyCount() == 0) return;
   if (tree.ProxyCount() == 1) {
-    // The 4-wide form needs two leaves; one is a node of its own here.
+    // The 8-wide form needs two leaves; one is a node of its own here.
     int32_t proxy = 0;
     while (!tree.IsLiveProxy(proxy)) ++proxy;
     const uint32_t slot = tree.UserData(proxy);

@@ -13,7 +13,7 @@
 
 namespace collide {
 
-/// The spatial index of one run of ticks of a PoseHistory (a "segment"): a 4-wide copy of a
+/// The spatial index of one run of ticks of a PoseHistory (a "segment"): an 8-wide copy of a
 /// world's trees taken when the segment starts, whose leaf boxes then grow, as the bodies change
 /// during the segment, to the union of every tight box each body takes, plus a small dynamic
 /// tree of the bodies created during the segment (union boxes too). Every state a body has at

@@ -37,7 +37,7 @@ struct PastBody {
 /// state when it has not changed since t.
 ///
 /// Spatial index: the window is cut into segments of `segment_ticks` ticks. When a segment
-/// starts, it takes a 4-wide copy of the world's trees (HistorySegment); while it runs, each
+/// starts, it takes an 8-wide copy of the world's trees (HistorySegment); while it runs, each
 /// change grows the changed body's leaf box in the copy to the union of its boxes, so the copy
 /// bounds every state a body has at the end of any tick of the segment. A query at a past tick
 /// walks the one segment holding that tick and tests each candidate's historic state exactly.

@@ -117,11 +117,11 @@ void CollisionWorld::SetFilter(BodyHandle handle, uint32_t category, uint32_t ma
 void CollisionWorld::FinishUpdates() {
   for (int kind = 0; kind < 2; ++kind) {
     DynamicTree& tree = trees_[kind];
-    // The queries run on the 4-wide form, which Optimize refits bottom-up from the leaves marked
+    // The queries run on the 8-wide form, which Optimize refits bottom-up from the leaves marked
     // since the last batch. The binary tree's boxes above those leaves wait for whatever reads
-    // them next (an insertion, a collapse, a Refit); the quality check reads the 4-wide form.
+    // them next (an insertion, a collapse, a Refit); the quality check reads the 8-wide form.
     // A background build done by now is installed first (its new shape, refitted to every move
-    // since its snapshot; Optimize collapses it into a new 4-wide form).
+    // since its snapshot; Optimize collapses it into a new 8-wide form).
     const bool installed = tree.FinishBackgroundRebuild(/*wait=*/false);
     tree.Optimize();
     if (installed) TakeInstalledCost(kind);

@@ -72,7 +72,7 @@ class CollisionWorld {
   void SetShape(BodyHandle handle, const Shape& shape);
   /// Replaces a live body's filter bits.
   void SetFilter(BodyHandle handle, uint32_t category, uint32_t mask);
-  /// Ends a batch of updates; queries need it after `SetPose` and `SetShape`. Refits the 4-wide
+  /// Ends a batch of updates; queries need it after `SetPose` and `SetShape`. Refits the 8-wide
   /// query form bottom-up from the marked leaves (its boxes exact again: each leaf's box is its
   /// body's, each node's the union of its children's), and once a quarter of a tree's bodies
   /// have moved since the last check, measures the form's decay

@@ -24,7 +24,7 @@ void RunBatch(const Source& source, std::span<const Query> queries,
 }
 
 /// The world's trees now: the closest and the any ray and sphere casts each go through one
-/// traversal of the 4-wide trees with the casts interleaved (DynamicTree::CastBatch); the other
+/// traversal of the 8-wide trees with the casts interleaved (DynamicTree::CastBatch); the other
 /// queries run one by one (run_batch.cc).
 template <>
 void RunBatch(const CurrentTree& source, std::span<const Query> queries,

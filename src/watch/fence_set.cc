@@ -95,7 +95,7 @@ bool FenceSet::Start(const SceneView& scene, ContentsMeter* meter) {
       fixed.push_back(i);
     }
   }
-  // The fixed fences in one binned-SAH build, queried through the 4-wide form from then on.
+  // The fixed fences in one binned-SAH build, queried through the 8-wide form from then on.
   std::vector<int32_t> proxies(boxes.size());
   fixed_tree_.Build(boxes, users, categories, proxies);
   fixed_tree_.Optimize();

@@ -224,12 +224,12 @@ class Harness {
     }
   }
 
-  // Runs `count` queries of each kind on the tree as it is, then on its 4-wide form with the
+  // Runs `count` queries of each kind on the tree as it is, then on its 8-wide form with the
   // kernels of each SIMD level the CPU has (bvh/simd_level.h; simd_level_test.cc says which
   // levels a CPU lacks).
   void CheckQueries(int count) {
     for (bool optimized : {false, true}) {
-      SCOPED_TRACE(optimized ? "4-wide form" : "binary tree");
+      SCOPED_TRACE(optimized ? "8-wide form" : "binary tree");
       if (optimized) {
         tree_.Optimize();
         ASSERT_TRUE(tree_.IsOptimized());
@@ -487,7 +487,7 @@ TEST(DynamicTree, RebuildLowersTheSahCostOfAnAgedTree) {
 class RayCallback : public ::testing::TestWithParam<bool> {};
 
 TEST_P(RayCallback, CanClipStopAndContinue) {
-  // Ten unit boxes along +x at x = 10, 20, ..., 100, margin 0; GetParam(): 4-wide form.
+  // Ten unit boxes along +x at x = 10, 20, ..., 100, margin 0; GetParam(): 8-wide form.
   DynamicTree tree({.fat_margin = 0.0f});
   std::vector<int32_t> ids;
   for (int i = 1; i <= 10; ++i) {
@@ -722,7 +722,7 @@ TEST(DynamicTree, IdenticalBoxesNeedAGrowingStackAndAllAreFound) {
                         return d;
                       });
     for (int i = 0; i < n; ++i) ASSERT_EQ(count[i], 1) << "proxy " << i;
-    // The 4-wide form, with a one-entry inline stack.
+    // The 8-wide form, with a one-entry inline stack.
     tree.Optimize();
     ASSERT_TRUE(tree.Validate(&why)) << why;
     std::fill(count.begin(), count.end(), 0);
@@ -834,10 +834,10 @@ TEST(DynamicTree, MemoryPartsAddUpAndBuildScratchIsFreed) {
   EXPECT_LE(m.nodes, (4999u * 3 / 2 + 16) * (64u + 12u));
   EXPECT_LE(m.leaves, (5000u * 3 / 2 + 16) * (sizeof(Aabb) + 12u));
   EXPECT_GE(m.nodes, 4999u * 64u);
-  // The 4-wide form is about a third to two fifths of the binary nodes, and its capacity is no
-  // longer reserved for half of them.
+  // The 8-wide form is about a fifth of the binary nodes (its bottom nodes are not all full),
+  // and its capacity is no longer reserved for half of them.
   EXPECT_GT(m.wide, 0u);
-  EXPECT_LE(m.wide, (4999u * 9 / 20 + 16) * sizeof(WideTree::Node));
+  EXPECT_LE(m.wide, (4999u / 4 + 16) * sizeof(WideTree::Node));
 }
 
 }  // namespace
@@ -854,11 +854,11 @@ struct Visit {
 };
 
 // CastBatch must make, for every cast, exactly the calls SweptCast makes for it alone, in the same
-// order, whatever the callbacks do (go on, clip at a distance, stop), on the 4-wide form and on
+// order, whatever the callbacks do (go on, clip at a distance, stop), on the 8-wide form and on
 // the binary tree.
 TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
   for (bool optimized : {true, false}) {
-    SCOPED_TRACE(optimized ? "4-wide form" : "binary tree");
+    SCOPED_TRACE(optimized ? "8-wide form" : "binary tree");
     Harness h(4242, 20.0f, 2.0f);
     for (int i = 0; i < 3000; ++i) h.Create();
     if (optimized) {
@@ -928,7 +928,7 @@ namespace collide {
 namespace {
 
 // Moves that grow leaves in place and category changes leave the binary structure alone, so
-// Optimize refits the 4-wide form instead of rebuilding it; the refitted form must answer every
+// Optimize refits the 8-wide form instead of rebuilding it; the refitted form must answer every
 // query as brute force does, round after round, and a structural change in between must fall
 // back to a full build.
 TEST(DynamicTree, RefittedWideFormAnswersLikeBruteForce) {
@@ -957,7 +957,7 @@ TEST(DynamicTree, RefittedWideFormAnswersLikeBruteForce) {
   }
 }
 
-// A batch that moves every leaf (a tick loop's) refits the 4-wide form in one sweep over all its
+// A batch that moves every leaf (a tick loop's) refits the 8-wide form in one sweep over all its
 // nodes instead of a heap of the marked ones: the same form, checked against brute force.
 TEST(DynamicTree, WideFormRefittedAfterEveryLeafMovedAnswersLikeBruteForce) {
   Harness h(9191, 30.0f, 2.0f, /*margin=*/0.1f);
@@ -1034,7 +1034,7 @@ TEST(DynamicTree, BackgroundRebuildWhoseLeavesAreAllGoneKeepsOnlyTheNewOnes) {
   ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
 }
 
-// Checks that `wide` (with `parent_at`) is a 4-wide form of `tree`: every live proxy is a leaf
+// Checks that `wide` (with `parent_at`) is an 8-wide form of `tree`: every live proxy is a leaf
 // exactly once with its fat box and category, each internal slot holds its child node's slots
 // and names the node whose parent_at points back at it, and nodes are in preorder.
 void ExpectWideFormOf(const DynamicTree& tree, const WideTree& wide,
@@ -1092,7 +1092,7 @@ TEST(DynamicTree, CopyWideMatchesTheOptimizedFormAndCollapsesAChangedTree) {
   EXPECT_FALSE(copy.HasRoot());
   h.Create();
   h.tree().CopyWide(&copy, &parent_at);
-  EXPECT_FALSE(copy.HasRoot()) << "a single proxy has no 4-wide form";
+  EXPECT_FALSE(copy.HasRoot()) << "a single proxy has no 8-wide form";
   for (int i = 0; i < 3000; ++i) h.Create();
   h.tree().Optimize();
   ASSERT_TRUE(h.tree().IsOptimized());

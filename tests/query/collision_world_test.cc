@@ -195,7 +195,7 @@ TEST(CollisionWorld, SahCostStaysWithinItsBoundOfAFreshBuildUnderMotion) {
 }
 
 // Moves of a few bodies per batch leave the binary tree's boxes stale (its refit waits for the
-// quality check, a new leaf or a new shape of the tree) while the 4-wide form the queries walk is
+// quality check, a new leaf or a new shape of the tree) while the 8-wide form the queries walk is
 // tight after every FinishUpdates (Validate checks each of its boxes is its children's union),
 // and every ray finds what a brute force over the bodies finds.
 TEST(CollisionWorld, TheQueryFormIsTightAfterEveryBatchWhileTheBinaryTreeWaitsForItsRefit) {

@@ -3,7 +3,7 @@
 // back in (distance, id) order, and every body the narrow phase hits is found, at every fat
 // margin, 0 included (leaf boxes that are the bodies' own bounds, so the tree's slab distances
 // and the narrow phase's distances round to neighbouring floats). Every query kind and mode runs
-// at the present tick one by one (binary tree and 4-wide form) and in batches (interleaved casts),
+// at the present tick one by one (binary tree and 8-wide form) and in batches (interleaved casts),
 // each against a brute force over every body with the same narrow-phase functions
 // (brute_force.h); tests/history/tie_order_past_test.cc runs the same scenes at past ticks.
 
@@ -193,7 +193,7 @@ TEST_P(TieOrderRandom, PresentQueriesMatchBruteForceAtEveryMargin) {
     Random r(kSeed);
     const std::vector<BodyDesc> bodies = TieScene(r, c.placement, c.bases);
     const std::vector<Query> queries = TieQueries(r, bodies, c.queries_per_kind);
-    // Incremental insertion: the binary tree answers until FinishUpdates makes the 4-wide form.
+    // Incremental insertion: the binary tree answers until FinishUpdates makes the 8-wide form.
     CollisionWorld world(CollisionWorldOptions{.fat_margin = margin});
     for (const BodyDesc& d : bodies) world.Add(d);
     CheckPresent(world, bodies, queries, "binary", margin, &ties);
