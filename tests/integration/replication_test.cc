@@ -571,7 +571,20 @@ TEST(Replication, AKilledOwnersFollowerTakesOverAndTheWritersBatchesApplyExactly
       ++sent;
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
       if (k == kPerRound / 3) {
-        // Mid-stream: the owner dies; a poller notes when another server owns the scene.
+        // Mid-stream, once the stream flows (a batch of the round acknowledged: right after the
+        // restarts between rounds the owner may still be refusing writes UNAVAILABLE, which the
+        // writer resends, and the failover is measured from the last ack before the kill), the
+        // owner dies; a poller notes when another server owns the scene.
+        ASSERT_TRUE(WaitUntil(
+            [&] {
+              std::lock_guard<std::mutex> lock(mu);
+              return acked[0] != Clock::time_point{};
+            },
+            std::chrono::seconds(20)))
+            << "round " << round << ": no batch acknowledged; writer: unavailable "
+            << (*writer)->stats().unavailable << ", redirected " << (*writer)->stats().redirected
+            << ", reconnects " << (*writer)->stats().reconnects << "\n"
+            << cluster->server(owner).Logs();
         for (int i = 0; i < cluster->size(); ++i) log_marks[i] = cluster->server(i).Logs().size();
         ASSERT_TRUE(IsOk(cluster->server(owner).Stop(SIGKILL)));
         killed = Clock::now();
