@@ -111,22 +111,47 @@ uint32_t DynamicTree::RootCategory() const {
 int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t category_bits) {
   assert(tight.min.x <= tight.max.x && tight.min.y <= tight.max.y && tight.min.z <= tight.max.z);
   wide_current_ = false;
-  wide_shape_current_ = false;
   // The descent picks a sibling by the boxes on its way: tight ones (a no-op unless moves
-  // since the last refit left boxes loose).
-  Refit();
+  // since the last refit left boxes loose). While the 8-wide form keeps its shape, the binary
+  // tree only stages the next collapse: the leaves SetProxyBox marked are written into it later
+  // wherever the insertion's rotations put them (PropagateMarkedLeaves reads each leaf's parent
+  // then), so the refit waits too, unless EnlargeProxy marked nodes, which it must refit first.
+  const bool enlarged =
+      root_ != kNullRef && !IsLeafRef(root_) && (info_[root_].flags & kEnlarged) != 0;
+  if (!wide_shape_current_ || enlarged) Refit();
   int32_t proxy = AllocateLeaf();
   leaf_box_[proxy] = Expand(tight, options_.fat_margin);
   leaf_user_[proxy] = user_data;
   leaf_category_[proxy] = category_bits;
   InsertLeaf(proxy);
+  if (wide_shape_current_) {
+    // The 8-wide form keeps its shape: queries find the proxy in the secondary structure.
+    if (wide_leaf_at_.size() < leaf_parent_.size()) wide_leaf_at_.resize(leaf_parent_.size(), -1);
+    wide_leaf_at_[proxy] = -1;
+    secondary_.push_back(proxy);
+  }
   return proxy;
 }
 
 void DynamicTree::DestroyProxy(int32_t proxy) {
   assert(IsLiveProxy(proxy));
   wide_current_ = false;
-  wide_shape_current_ = false;
+  if (wide_shape_current_ && proxy_count_ > 2) {
+    // The 8-wide form keeps its shape: the leaf's slot is emptied (category 0: no query selects
+    // it) and the node's ancestors are refitted with the batch (RefitWide).
+    const int32_t at = wide_leaf_at_[proxy];
+    if (at >= 0) {
+      wide_.node(at / WideTree::kWidth).SetEmpty(at % WideTree::kWidth);
+      wide_emptied_.push_back(at / WideTree::kWidth);
+      wide_has_emptied_ = true;
+      wide_leaf_at_[proxy] = -1;
+    } else {
+      DropSecondary(proxy);
+    }
+  } else {
+    // Fewer than two leaves left: the form goes (a tree of one proxy is queried as a leaf).
+    wide_shape_current_ = false;
+  }
   RemoveLeaf(proxy);
   leaf_parent_[proxy] = kFreeLeaf;
   leaf_user_[proxy] = static_cast<uint32_t>(free_leaf_);

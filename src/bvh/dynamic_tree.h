@@ -75,6 +75,14 @@ struct DynamicTreeOptions {
 /// node as SoA, one AVX slab test for all eight or two SSE ones, a third of the depth); until
 /// then, on the binary tree.
 ///
+/// Creations and removals keep the 8-wide form's shape (a collapse costs O(n): 7 ms at 100,000
+/// proxies). A removed leaf's slot is emptied and its ancestors refitted with the batch's moves; a
+/// created proxy goes into the binary tree and into the secondary structure, a small 8-wide tree
+/// of its own over the proxies created since the last collapse, rebuilt by median splits at each
+/// `Optimize` (at most `MaxSecondary()` proxies; past that `Optimize` collapses the binary tree
+/// again, as does any rebuild: the secondary's proxies then join the main form). Queries walk the
+/// main form, then the secondary with the distance the main one left.
+///
 /// Updates, four ways:
 /// - `SetProxyBox` on many proxies, then `Optimize` (a scene's batch of moves): each move writes
 ///   its leaf's exact box and marks the leaf; `Optimize` refits the 8-wide query form bottom-up
@@ -169,6 +177,12 @@ class DynamicTree {
   void Optimize();
   /// True when queries run on the 8-wide form (`Optimize` was called after the last change).
   bool IsOptimized() const { return wide_current_; }
+  /// The proxies created since the 8-wide form was last collapsed, which queries find in the
+  /// secondary structure (see the class comment).
+  int32_t SecondaryCount() const { return static_cast<int32_t>(secondary_.size()); }
+  /// The most proxies the secondary structure holds before `Optimize` collapses the binary tree
+  /// again: an eighth of the proxies, between 8 and 256.
+  int32_t MaxSecondary() const { return std::clamp<int32_t>(proxy_count_ / 8, 8, 256); }
   /// Writes an 8-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
   /// current; until then its boxes may predate the leaves marked by `SetProxyBox`) to `out`, leaves
   /// referring to proxy ids; `out` has no root when the tree holds fewer than two proxies. Nodes
@@ -279,6 +293,8 @@ class DynamicTree {
 
   /// The 8-wide query form (current when `IsOptimized()`), for inspection.
   const WideTree& wide_form() const { return wide_; }
+  /// The secondary structure's 8-wide tree (current when `IsOptimized()`), for inspection.
+  const WideTree& secondary_form() const { return secondary_wide_; }
 
  private:
   // A child reference: >= 0 is an internal node index, < 0 a leaf with proxy id ~reference.
@@ -360,6 +376,10 @@ class DynamicTree {
   // Writes the binary slot of every leaf marked by SetProxyBox and marks its ancestors
   // (kEnlarged) for Refit; empties binary_dirty_.
   void PropagateMarkedLeaves();
+  // Builds secondary_wide_ over the current boxes of secondary_'s proxies.
+  void BuildSecondary();
+  // Takes `proxy` out of secondary_ when it is there.
+  void DropSecondary(int32_t proxy);
 
   template <bool kSwept, size_t kInlineStack, typename F>
   void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,
@@ -403,6 +423,14 @@ class DynamicTree {
   // Leaves whose box SetProxyBox wrote while their binary slot and ancestors still hold the
   // box from before (PropagateMarkedLeaves).
   std::vector<int32_t> binary_dirty_;
+  // Wide nodes whose slot of a destroyed leaf was emptied since the last refit (RefitWide
+  // refits them), and whether any slot was emptied since the last collapse.
+  std::vector<int32_t> wide_emptied_;
+  bool wide_has_emptied_ = false;
+  // The secondary structure: the proxies created since the last collapse (in the binary tree,
+  // not in wide_; their wide_leaf_at_ is -1) and an 8-wide tree over them, rebuilt by Optimize.
+  std::vector<int32_t> secondary_;
+  WideTree secondary_wide_;
   // Per wide node: its depth (the root 0), set with wide_parent_at_.
   std::vector<int32_t> wide_depth_;
   // Scratch of RefitWide: the marked nodes, by depth.
@@ -458,7 +486,18 @@ void DynamicTree::QueryAabb(const Aabb& box, uint32_t mask, F&& f) const {
     return;
   }
   if (wide_current_) {
-    wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(), f);
+    if (!secondary_wide_.HasRoot()) {
+      wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(), f);
+      return;
+    }
+    bool stopped = false;
+    wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(),
+                                  [&](uint32_t user, int32_t proxy) -> bool {
+                                    if (f(user, proxy)) return true;
+                                    stopped = true;
+                                    return false;
+                                  });
+    if (!stopped) secondary_wide_.QueryAabb<kInlineStack>(box, mask, leaf_user_.data(), f);
     return;
   }
   assert(binary_dirty_.empty() && "SetProxyBox's marks need Optimize before a query");
@@ -505,7 +544,31 @@ void DynamicTree::CastBatch(std::span<const BatchCast> casts, F&& f,
                             Prefetch&& prefetch_leaf) const {
   if (root_ == kNullRef) return;
   if (wide_current_ && !IsLeafRef(root_)) {
-    wide_.CastBatch(casts.data(), casts.size(), leaf_user_.data(), f, prefetch_leaf);
+    if (!secondary_wide_.HasRoot()) {
+      wide_.CastBatch(casts.data(), casts.size(), leaf_user_.data(), f, prefetch_leaf);
+      return;
+    }
+    // The main form interleaved, then each cast through the secondary structure with the
+    // distance its callbacks left (negative: stopped), as SweptCast walks them.
+    std::vector<float> reach(casts.size());
+    for (size_t i = 0; i < casts.size(); ++i) reach[i] = casts[i].max_distance;
+    wide_.CastBatch(
+        casts.data(), casts.size(), leaf_user_.data(),
+        [&](size_t i, uint32_t user, int32_t proxy, float max_distance) -> float {
+          const float r = f(i, user, proxy, max_distance);
+          reach[i] = r < 0.0f ? -1.0f : std::min(reach[i], r);
+          return r;
+        },
+        prefetch_leaf);
+    for (size_t i = 0; i < casts.size(); ++i) {
+      const BatchCast& c = casts[i];
+      secondary_wide_.Cast<true, kDefaultInlineStack>(
+          c.origin, c.unit_dir, reach[i], c.half_extent, c.mask, leaf_user_.data(),
+          [&](uint32_t user, int32_t proxy, float max_distance) {
+            prefetch_leaf(user);
+            return f(i, user, proxy, max_distance);
+          });
+    }
     return;
   }
   // Without the 8-wide form (the tree changed since Optimize) the casts run one by one.
@@ -566,8 +629,28 @@ void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_d
   }
 
   if (wide_current_) {
+    if (!secondary_wide_.HasRoot()) {
+      wide_.Cast<kSwept, kInlineStack>(origin, unit_dir, max_distance, half_extent, mask,
+                                       leaf_user_.data(), f);
+      return;
+    }
+    // The main form, then the secondary structure with the distance the callbacks left.
+    bool stopped = false;
     wide_.Cast<kSwept, kInlineStack>(origin, unit_dir, max_distance, half_extent, mask,
-                                     leaf_user_.data(), f);
+                                     leaf_user_.data(),
+                                     [&](uint32_t user, int32_t proxy, float reach) -> float {
+                                       const float r = f(user, proxy, reach);
+                                       if (r < 0.0f) {
+                                         stopped = true;
+                                       } else {
+                                         t_max = std::min(t_max, r);
+                                       }
+                                       return r;
+                                     });
+    if (!stopped) {
+      secondary_wide_.Cast<kSwept, kInlineStack>(origin, unit_dir, t_max, half_extent, mask,
+                                                 leaf_user_.data(), f);
+    }
     return;
   }
   assert(binary_dirty_.empty() && "SetProxyBox's marks need Optimize before a query");

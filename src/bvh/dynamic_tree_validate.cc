@@ -24,12 +24,13 @@ TreeMemory DynamicTree::Memory() const {
   m.leaves = leaf_box_.capacity() * sizeof(Aabb) + leaf_user_.capacity() * sizeof(uint32_t) +
              leaf_category_.capacity() * sizeof(uint32_t) +
              leaf_parent_.capacity() * sizeof(int32_t) + leaf_mark_.capacity() * sizeof(uint8_t);
-  m.wide = wide_.MemoryBytes();
+  m.wide = wide_.MemoryBytes() + secondary_wide_.MemoryBytes();
   m.wide_maps =
       wide_leaf_at_.capacity() * sizeof(int32_t) + wide_parent_at_.capacity() * sizeof(int32_t) +
       wide_dirty_.capacity() * sizeof(int32_t) + wide_node_marked_.capacity() * sizeof(uint8_t) +
       wide_depth_.capacity() * sizeof(int32_t) + binary_dirty_.capacity() * sizeof(int32_t) +
-      wide_level_queue_.capacity() * sizeof(std::vector<int32_t>);
+      wide_level_queue_.capacity() * sizeof(std::vector<int32_t>) +
+      wide_emptied_.capacity() * sizeof(int32_t) + secondary_.capacity() * sizeof(int32_t);
   for (const std::vector<int32_t>& level : wide_level_queue_) {
     m.wide_maps += sizeof(level) + level.capacity() * sizeof(int32_t);
   }
@@ -232,59 +233,86 @@ bool DynamicTree::ValidateWide(const char** why) const {
     return wide_.HasRoot() ? fail("wide form has nodes for a tree without internal nodes") : true;
   }
   if (!wide_.HasRoot()) return fail("optimized tree without a wide root");
-  std::vector<uint8_t> seen_node(static_cast<size_t>(wide_.NodeCount()), 0);
   std::vector<uint8_t> seen_leaf(leaf_parent_.size(), 0);
-  std::vector<int32_t> stack{wide_.root()};
   int32_t leaves = 0;
-  while (!stack.empty()) {
-    const int32_t index = stack.back();
-    stack.pop_back();
-    if (index < 0 || index >= wide_.NodeCount()) return fail("bad wide node index");
-    if (seen_node[index]) return fail("wide node reached twice");
-    seen_node[index] = 1;
-    const WideTree::Node& n = wide_.node(index);
-    int used = 0;
-    for (int i = 0; i < WideTree::kWidth; ++i) {
-      const int32_t child = n.child[i];
-      const Aabb box{{n.min_x[i], n.min_y[i], n.min_z[i]}, {n.max_x[i], n.max_y[i], n.max_z[i]}};
-      if (child == kNullRef) {
-        if (n.category[i] != 0) return fail("unused wide slot with a category");
-        continue;
-      }
-      ++used;
-      if (IsLeafRef(child)) {
-        const int32_t proxy = ProxyOf(child);
-        if (proxy >= static_cast<int32_t>(leaf_parent_.size()) ||
-            leaf_parent_[proxy] == kFreeLeaf) {
-          return fail("wide leaf is not a live proxy");
+  // Walks one 8-wide tree: every leaf a live proxy seen once (in either tree) with its box and
+  // category, every slot's box the union of its child's, categories the unions. A node has at
+  // least `min_used` children.
+  auto walk = [&](const WideTree& tree, int min_used, const char** reason) {
+    std::vector<uint8_t> seen_node(static_cast<size_t>(tree.NodeCount()), 0);
+    std::vector<int32_t> stack{tree.root()};
+    while (!stack.empty()) {
+      const int32_t index = stack.back();
+      stack.pop_back();
+      if (index < 0 || index >= tree.NodeCount()) return (*reason = "bad wide node index", false);
+      if (seen_node[index]) return (*reason = "wide node reached twice", false);
+      seen_node[index] = 1;
+      const WideTree::Node& n = tree.node(index);
+      int used = 0;
+      for (int i = 0; i < WideTree::kWidth; ++i) {
+        const int32_t child = n.child[i];
+        const Aabb box{{n.min_x[i], n.min_y[i], n.min_z[i]}, {n.max_x[i], n.max_y[i], n.max_z[i]}};
+        if (child == kNullRef) {
+          if (n.category[i] != 0) return (*reason = "unused wide slot with a category", false);
+          continue;
         }
-        if (seen_leaf[proxy]) return fail("wide leaf reached twice");
-        seen_leaf[proxy] = 1;
-        ++leaves;
-        if (!(box == leaf_box_[proxy])) return fail("wide leaf box differs from the fat box");
-        if (n.category[i] != leaf_category_[proxy]) return fail("wide leaf category differs");
-      } else {
-        if (child >= wide_.NodeCount()) return fail("bad wide child index");
-        const WideTree::Node& c = wide_.node(child);
-        uint32_t category = 0;
-        Aabb united;
-        bool first = true;
-        for (int k = 0; k < WideTree::kWidth; ++k) {
-          if (c.child[k] == kNullRef) continue;
-          const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
-                           {c.max_x[k], c.max_y[k], c.max_z[k]}};
-          if (!Contains(box, inner)) return fail("wide child box not inside its slot's box");
-          united = first ? inner : Union(united, inner);
-          first = false;
-          category |= c.category[k];
+        ++used;
+        if (IsLeafRef(child)) {
+          const int32_t proxy = ProxyOf(child);
+          if (proxy >= static_cast<int32_t>(leaf_parent_.size()) ||
+              leaf_parent_[proxy] == kFreeLeaf) {
+            return (*reason = "wide leaf is not a live proxy", false);
+          }
+          if (seen_leaf[proxy]) return (*reason = "wide leaf reached twice", false);
+          seen_leaf[proxy] = 1;
+          ++leaves;
+          if (!(box == leaf_box_[proxy])) {
+            return (*reason = "wide leaf box differs from the fat box", false);
+          }
+          if (n.category[i] != leaf_category_[proxy]) {
+            return (*reason = "wide leaf category differs", false);
+          }
+        } else {
+          if (child >= tree.NodeCount()) return (*reason = "bad wide child index", false);
+          const WideTree::Node& c = tree.node(child);
+          uint32_t category = 0;
+          Aabb united;
+          bool first = true;
+          for (int k = 0; k < WideTree::kWidth; ++k) {
+            if (c.child[k] == kNullRef) continue;
+            const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
+                             {c.max_x[k], c.max_y[k], c.max_z[k]}};
+            if (!Contains(box, inner)) {
+              return (*reason = "wide child box not inside its slot's box", false);
+            }
+            united = first ? inner : Union(united, inner);
+            first = false;
+            category |= c.category[k];
+          }
+          if (first) return (*reason = "wide slot refers to a node with no children", false);
+          if (category != n.category[i]) return (*reason = "wide category union differs", false);
+          // The query form is always tight (the binary tree may be loose between refits).
+          if (!(united == box)) return (*reason = "wide box differs from its children's union", false);
+          stack.push_back(child);
         }
-        if (category != n.category[i]) return fail("wide category union differs");
-        // The query form is always tight (the binary tree may be loose between refits).
-        if (!first && !(united == box)) return fail("wide box differs from its children's union");
-        stack.push_back(child);
       }
+      if (used < min_used) return (*reason = "wide node with too few children", false);
     }
-    if (used < 2) return fail("wide node with fewer than two children");
+    return true;
+  };
+  const char* reason = nullptr;
+  // Removed leaves leave slots empty: then a node may hold one child, the root none.
+  if (!walk(wide_, wide_has_emptied_ ? 0 : 2, &reason)) return fail(reason);
+  const int32_t in_main = leaves;
+  if (secondary_.empty() != !secondary_wide_.HasRoot()) {
+    return fail("secondary structure's tree does not match its proxies");
+  }
+  if (secondary_wide_.HasRoot() && !walk(secondary_wide_, 1, &reason)) return fail(reason);
+  if (leaves - in_main != SecondaryCount()) {
+    return fail("secondary structure's tree does not hold its proxies");
+  }
+  for (const int32_t proxy : secondary_) {
+    if (wide_leaf_at_[proxy] != -1) return fail("secondary proxy placed in the wide form");
   }
   if (leaves != proxy_count_) return fail("wide form does not hold every leaf");
   return true;

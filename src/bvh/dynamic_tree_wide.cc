@@ -14,15 +14,21 @@ namespace collide {
 
 void DynamicTree::Optimize() {
   if (wide_current_) return;
-  if (wide_shape_current_ && wide_.HasRoot()) {
-    // Only boxes and categories changed since the 8-wide form was built: refit it.
+  if (wide_shape_current_ && wide_.HasRoot() && SecondaryCount() <= MaxSecondary()) {
+    // Only boxes and categories changed since the 8-wide form was built, leaves were removed
+    // and proxies created (into the secondary structure): refit it, build the secondary.
     RefitWide();
+    BuildSecondary();
     wide_current_ = true;
     return;
   }
   // The collapse copies the binary tree's boxes: make them tight first.
   Refit();
   ClearWideDirty();
+  wide_emptied_.clear();
+  wide_has_emptied_ = false;
+  secondary_.clear();
+  secondary_wide_.Clear();
   wide_current_ = true;
   wide_shape_current_ = false;
   wide_leaf_at_.assign(leaf_parent_.size(), -1);
@@ -38,7 +44,7 @@ void DynamicTree::Optimize() {
 }
 
 void DynamicTree::CopyWide(WideTree* out, std::vector<int32_t>* parent_at) const {
-  if (wide_current_ && wide_shape_current_ && wide_.HasRoot()) {
+  if (wide_current_ && wide_shape_current_ && wide_.HasRoot() && secondary_.empty()) {
     *out = wide_;
     if (parent_at != nullptr) *parent_at = wide_parent_at_;
     return;
@@ -185,7 +191,7 @@ void DynamicTree::RefitWide() {
       leaf_mark_[proxy] &= static_cast<uint8_t>(~kWideMarked);
       if (!IsLiveProxy(proxy)) continue;
       const int32_t at = wide_leaf_at_[proxy];
-      assert(at >= 0);
+      if (at < 0) continue;  // in the secondary structure (created since the collapse)
       const int32_t w = at / WideTree::kWidth;
       WideTree::Node& node = wide_.node(w);
       const int slot = at % WideTree::kWidth;
@@ -194,7 +200,8 @@ void DynamicTree::RefitWide() {
     }
     wide_dirty_.clear();
   };
-  // Writes the union of node w's slots into its parent's slot for it (none for the root).
+  // Writes the union of node w's slots into its parent's slot for it (none for the root); a
+  // node whose every leaf was removed leaves its parent's slot empty.
   auto refit_parent_slot = [&](int32_t w) {
     const int32_t up = wide_parent_at_[w];
     if (up < 0) return;
@@ -212,13 +219,18 @@ void DynamicTree::RefitWide() {
     }
     WideTree::Node& parent = wide_.node(up / WideTree::kWidth);
     const int slot = up % WideTree::kWidth;
-    parent.Set(slot, parent.child[slot], box, category);
+    if (first) {
+      parent.SetEmpty(slot);
+    } else {
+      parent.Set(slot, parent.child[slot], box, category);
+    }
   };
   const int32_t node_count = wide_.NodeCount();
   if (wide_dirty_.size() >= static_cast<size_t>(node_count)) {
     // About as many leaves moved as there are nodes (a batch that moves most bodies: a tick
     // loop's): one sequential sweep over every node costs less than a heap of the marked ones.
     set_leaf_slots([](int32_t) {});
+    wide_emptied_.clear();
     for (int32_t w = node_count - 1; w > 0; --w) refit_parent_slot(w);
     return;
   }
@@ -238,6 +250,8 @@ void DynamicTree::RefitWide() {
     deepest = std::max(deepest, depth);
   };
   set_leaf_slots(mark);
+  for (const int32_t w : wide_emptied_) mark(w);
+  wide_emptied_.clear();
   for (int32_t depth = deepest; depth >= 0; --depth) {
     // Marking a parent writes only the level above, never this one (nor resizes the buckets).
     for (const int32_t w : wide_level_queue_[depth]) {
@@ -247,6 +261,91 @@ void DynamicTree::RefitWide() {
     }
     wide_level_queue_[depth].clear();
   }
+}
+
+void DynamicTree::DropSecondary(int32_t proxy) {
+  const auto it = std::find(secondary_.begin(), secondary_.end(), proxy);
+  if (it == secondary_.end()) return;
+  *it = secondary_.back();
+  secondary_.pop_back();
+}
+
+void DynamicTree::BuildSecondary() {
+  secondary_wide_.Clear();
+  if (secondary_.empty()) return;
+  auto centre = [&](int32_t proxy, int axis) {
+    const Aabb& b = leaf_box_[proxy];
+    return axis == 0 ? b.min.x + b.max.x : axis == 1 ? b.min.y + b.max.y : b.min.z + b.max.z;
+  };
+  struct Range {
+    int32_t begin;
+    int32_t end;
+    int32_t size() const { return end - begin; }
+  };
+  // A node over secondary_[range]: up to eight groups, made by halving the largest group at the
+  // median of its centres along their widest axis; a group of one proxy is a leaf slot, a larger
+  // one a child node. Returns the node's index, its union box and category bits.
+  auto build = [&](auto&& self, Range range, Aabb* out_box, uint32_t* out_category) -> int32_t {
+    const int32_t w = secondary_wide_.AddNode();
+    Range groups[WideTree::kWidth];
+    int count = 0;
+    if (range.size() <= WideTree::kWidth) {
+      for (int32_t i = range.begin; i < range.end; ++i) groups[count++] = {i, i + 1};
+    } else {
+      groups[count++] = range;
+      while (count < WideTree::kWidth) {
+        int largest = 0;
+        for (int i = 1; i < count; ++i) {
+          if (groups[i].size() > groups[largest].size()) largest = i;
+        }
+        const Range r = groups[largest];
+        Vec3 lo = leaf_box_[secondary_[r.begin]].min;
+        Vec3 hi = lo;
+        for (int32_t i = r.begin; i < r.end; ++i) {
+          const int32_t p = secondary_[i];
+          const Vec3 c{centre(p, 0), centre(p, 1), centre(p, 2)};
+          lo = Min(lo, c);
+          hi = Max(hi, c);
+        }
+        const Vec3 extent = hi - lo;
+        const int axis = extent.x >= extent.y && extent.x >= extent.z ? 0
+                         : extent.y >= extent.z                       ? 1
+                                                                      : 2;
+        const int32_t mid = r.begin + r.size() / 2;
+        std::nth_element(secondary_.begin() + r.begin, secondary_.begin() + mid,
+                         secondary_.begin() + r.end,
+                         [&](int32_t a, int32_t b) { return centre(a, axis) < centre(b, axis); });
+        groups[largest] = {r.begin, mid};
+        groups[count++] = {mid, r.end};
+      }
+    }
+    Aabb all;
+    uint32_t category = 0;
+    for (int i = 0; i < count; ++i) {
+      Aabb box;
+      uint32_t bits = 0;
+      int32_t child = 0;
+      if (groups[i].size() == 1) {
+        const int32_t proxy = secondary_[groups[i].begin];
+        box = leaf_box_[proxy];
+        bits = leaf_category_[proxy];
+        child = LeafRef(proxy);
+      } else {
+        child = self(self, groups[i], &box, &bits);
+      }
+      // (The recursion may have moved the nodes: address this one afresh.)
+      secondary_wide_.node(w).Set(i, child, box, bits);
+      all = i == 0 ? box : Union(all, box);
+      category |= bits;
+    }
+    for (int i = count; i < WideTree::kWidth; ++i) secondary_wide_.node(w).SetEmpty(i);
+    *out_box = all;
+    *out_category = category;
+    return w;
+  };
+  Aabb box;
+  uint32_t category = 0;
+  secondary_wide_.SetRoot(build(build, Range{0, SecondaryCount()}, &box, &category));
 }
 
 }  // namespace collide

@@ -143,6 +143,13 @@ void CollisionWorld::FinishUpdates() {
       }
       continue;
     }
+    if (rebuild_in_background_ && tree.ProxyCount() >= kBackgroundRebuildMin &&
+        !tree.BackgroundRebuildPending() && tree.SecondaryCount() >= tree.MaxSecondary() / 2) {
+      // The bodies added since the last collapse wait in the secondary structure: a build in the
+      // background takes them into the main form at its install, before Optimize would have to
+      // collapse the tree at once for them.
+      tree.StartBackgroundRebuild();
+    }
     if (changed_since_check_[kind] > 0 && changed_since_check_[kind] >= tree.ProxyCount() / 4) {
       changed_since_check_[kind] = 0;
       const float cost = tree.WideAreaOverLeafArea();

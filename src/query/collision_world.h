@@ -79,7 +79,10 @@ class CollisionWorld {
   /// (DynamicTree::WideAreaOverLeafArea, one pass) and rebuilds the tree by binned SAH when it
   /// has drifted past `rebuild_cost_ratio` times its value after the last build. The static
   /// tree is also rebuilt after every batch that added or removed a static body (at once below
-  /// kBackgroundRebuildMin bodies, else in the background). Cost: O(nodes above the moved
+  /// kBackgroundRebuildMin bodies, else in the background). Bodies added and removed keep the
+  /// query form's shape (DynamicTree's secondary structure holds the added ones); a tree whose
+  /// secondary structure holds half its most starts a background rebuild, whose install takes
+  /// them into the main form (a smaller tree collapses at the most). Cost: O(nodes above the moved
   /// leaves), plus O(n) at a check, plus a small static tree's O(n log n) build. The binary trees
   /// (`tree()`) are refitted only when something reads their boxes: measure a copy's shape after
   /// its `Refit`.

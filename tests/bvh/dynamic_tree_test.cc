@@ -857,12 +857,21 @@ struct Visit {
 // order, whatever the callbacks do (go on, clip at a distance, stop), on the 8-wide form and on
 // the binary tree.
 TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
-  for (bool optimized : {true, false}) {
-    SCOPED_TRACE(optimized ? "8-wide form" : "binary tree");
+  for (int mode = 0; mode < 3; ++mode) {
+    const bool optimized = mode < 2;
+    SCOPED_TRACE(mode == 0 ? "8-wide form" : mode == 1 ? "with a secondary structure" : "binary");
     Harness h(4242, 20.0f, 2.0f);
     for (int i = 0; i < 3000; ++i) h.Create();
     if (optimized) {
       h.tree().Optimize();
+      if (mode == 1) {
+        // Proxies created and removed since the collapse: the casts walk the main form, then
+        // the secondary structure.
+        for (int k = 0; k < 150; ++k) h.Create();
+        for (int k = 0; k < 100; ++k) h.DestroyAt(h.rng()() % h.live().size());
+        h.tree().Optimize();
+        ASSERT_GT(h.tree().SecondaryCount(), 100);
+      }
       ASSERT_TRUE(h.tree().IsOptimized());
     } else {
       h.MoveAt(0, 10.0f);
@@ -1017,6 +1026,61 @@ TEST(DynamicTree, BackgroundRebuildInstallsOverEveryChangeMadeWhileItRan) {
     h.tree().Optimize();
     ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
     ASSERT_NO_FATAL_FAILURE(h.CheckQueries(40));
+  }
+}
+
+// Creations and removals keep the 8-wide form's shape: a removed leaf's slot is emptied, a new
+// proxy waits in the secondary structure (some moved, refiltered or removed again in the batch
+// that made them), and every query on every SIMD level answers as brute force does, batch after
+// batch, with no collapse. Past the most the secondary holds, Optimize collapses and every proxy
+// is in the main form again. A tree emptied down to its last leaves keeps answering too.
+TEST(DynamicTree, CreationsAndRemovalsKeepTheWideShapeAndAnswerLikeBruteForce) {
+  Harness h(6060, 30.0f, 2.0f, /*margin=*/0.0f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  h.tree().Optimize();
+  const int32_t nodes = h.tree().wide_form().NodeCount();
+  ASSERT_EQ(h.tree().SecondaryCount(), 0);
+  ASSERT_EQ(h.tree().MaxSecondary(), 256);
+  for (int batch = 0; batch < 12; ++batch) {
+    SCOPED_TRACE("batch " + std::to_string(batch));
+    const int32_t before = h.tree().SecondaryCount();
+    for (int k = 0; k < 300; ++k) h.MarkAt(h.rng()() % h.live().size(), 1.0f);
+    for (int k = 0; k < 15; ++k) h.DestroyAt(h.rng()() % h.live().size());
+    for (int k = 0; k < 20; ++k) h.Create();
+    // The newest proxies: one moved, one refiltered, one removed again in the same batch.
+    h.MarkAt(h.live().size() - 1, 1.0f);
+    OracleProxy& refiltered = h.live()[h.live().size() - 2];
+    refiltered.category = h.RandomCategory();
+    h.tree().SetCategoryBits(refiltered.proxy, refiltered.category);
+    h.DestroyAt(h.live().size() - 3);
+    h.tree().Optimize();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    EXPECT_EQ(h.tree().wide_form().NodeCount(), nodes) << "the form was collapsed";
+    EXPECT_GE(h.tree().SecondaryCount(), before + 19 - 15);
+    EXPECT_LE(h.tree().SecondaryCount(), before + 19);
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(15));
+  }
+  while (h.tree().SecondaryCount() <= h.tree().MaxSecondary()) h.Create();
+  h.tree().Optimize();
+  EXPECT_EQ(h.tree().SecondaryCount(), 0);
+  EXPECT_FALSE(h.tree().secondary_form().HasRoot());
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+
+  // A small tree: nodes of the form emptied entirely, then too few leaves for a form at all.
+  Harness small(6161, 10.0f, 1.0f, /*margin=*/0.0f);
+  for (int i = 0; i < 40; ++i) small.Create();
+  small.tree().Optimize();
+  for (int k = 0; k < 6; ++k) small.Create();
+  while (small.live().size() > 8) small.DestroyAt(0);
+  small.tree().Optimize();
+  ASSERT_NO_FATAL_FAILURE(small.ExpectValid());
+  ASSERT_NO_FATAL_FAILURE(small.CheckQueries(30));
+  while (small.live().size() > 1) {
+    small.DestroyAt(small.rng()() % small.live().size());
+    small.tree().Optimize();
+    ASSERT_NO_FATAL_FAILURE(small.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(small.CheckQueries(10));
   }
 }
 

@@ -225,11 +225,13 @@ TEST(CollisionWorld, TheQueryFormIsTightAfterEveryBatchWhileTheBinaryTreeWaitsFo
       world.SetPose(h, pose);
     }
     if (batch % 10 == 9) {
-      // A new body: the binary tree is refit before the descent that places it.
+      // A new body joins the secondary structure: the query form keeps its shape, and the
+      // binary tree, which only stages the next collapse, still waits for its refit (the rays
+      // below find the new body).
       handles.push_back(world.Add(BodyDesc{.id = static_cast<uint64_t>(kBodies + batch),
                                            .shape = Sphere{0.5f},
                                            .pose = Pose{.position = {15, 15, 15}}}));
-      EXPECT_FALSE(loose()) << "batch " << batch;
+      EXPECT_GE(world.tree(BodyKind::kDynamic).SecondaryCount(), 1) << "batch " << batch;
     }
     world.FinishUpdates();
     ASSERT_TRUE(world.Validate()) << "batch " << batch;
