@@ -72,6 +72,24 @@ BulletPeer::BulletPeer(const ReferenceScene& scene) : impl_(std::make_unique<Imp
   impl_->world.updateAabbs();
 }
 
+void BulletPeer::MoveAllRespawning(const ReferenceScene& scene, int round, size_t first,
+                                   size_t stride) {
+  const size_t n = impl_->objects.size();
+  const Vec3* step = scene.moves.data() + round * n;
+  for (size_t i = 0; i < n; ++i) {
+    btCollisionObject* o = impl_->objects[i].get();
+    btTransform tr = o->getWorldTransform();
+    tr.setOrigin(tr.getOrigin() + ToBt(step[i]));
+    o->setWorldTransform(tr);
+  }
+  for (size_t i = first; i < n; i += stride) {
+    btCollisionObject* o = impl_->objects[i].get();
+    impl_->world.removeCollisionObject(o);
+    impl_->world.addCollisionObject(o);
+  }
+  impl_->world.updateAabbs();
+}
+
 BulletPeer::~BulletPeer() = default;
 
 int BulletPeer::RayClosest(const Ray& ray, float* distance) {

@@ -69,6 +69,9 @@ struct Figures {
   double sah_after_vs_fresh = 0.0;  // collide only: see RunCollide
 };
 
+// update_with_respawns: every round also removes and adds back one body in kRespawnStride.
+constexpr int kRespawnStride = 100;
+
 // The number of update rounds the scene was drawn with.
 int RoundsOf(const ReferenceScene& scene) {
   return static_cast<int>(scene.moves.size() / scene.shapes.size());
@@ -179,6 +182,24 @@ Figures RunCollide(const ReferenceScene& scene) {
   DynamicTree fresh = tree;
   fresh.Rebuild();
   f.sah_after_vs_fresh = tree.SahCost() / fresh.SahCost();
+
+  // The rounds of moves again, each also removing kRespawnShare of the bodies and adding them
+  // back at their moved pose (a game's deaths and spawns), the batch ended as above.
+  t0 = Clock::now();
+  for (int k = 0; k < rounds; ++k) {
+    const Vec3* step = scene.moves.data() + static_cast<size_t>(k) * n;
+    for (int i = 0; i < n; ++i) {
+      poses[i].position += step[i];
+      world.SetPose(handles[i], poses[i]);
+    }
+    for (int i = k % kRespawnStride; i < n; i += kRespawnStride) {
+      world.Remove(handles[i]);
+      handles[i] = world.Add(BodyDesc{
+          .id = static_cast<uint64_t>(i), .shape = scene.shapes[i], .pose = poses[i]});
+    }
+    world.FinishUpdates();
+  }
+  f.per_s["update_with_respawns"] = double(rounds) * n / SecondsSince(t0);
   return f;
 }
 
@@ -219,6 +240,11 @@ Figures RunBullet(const ReferenceScene& scene) {
     f.ray_hits_after += bullet.RayClosest(scene.rays[i], &d) >= 0;
   }
   f.per_s["raycast_closest_after_updates"] = q / SecondsSince(t0);
+  t0 = Clock::now();
+  for (int k = 0; k < rounds; ++k) {
+    bullet.MoveAllRespawning(scene, k, static_cast<size_t>(k % kRespawnStride), kRespawnStride);
+  }
+  f.per_s["update_with_respawns"] = double(rounds) * n / SecondsSince(t0);
   return f;
 }
 
@@ -449,7 +475,8 @@ int main(int argc, char** argv) {
   }
   const char* kFigures[] = {"raycast_closest",    "raycast_closest_batch64",
                             "spherecast_closest", "overlap_sphere",
-                            "update_all_bodies",  "raycast_closest_after_updates"};
+                            "update_all_bodies",  "raycast_closest_after_updates",
+                            "update_with_respawns"};
   std::vector<std::string> table;
 #if COLLIDE_BENCH_WITH_EMBREE
   // collide / Embree: the ray figures against the refitted scene (the moves also against the
