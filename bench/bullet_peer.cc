@@ -85,6 +85,7 @@ void BulletPeer::MoveAllRespawning(const ReferenceScene& scene, int round, size_
   for (size_t i = first; i < n; i += stride) {
     btCollisionObject* o = impl_->objects[i].get();
     impl_->world.removeCollisionObject(o);
+    o->setWorldTransform(impl_->objects[(i + n / 2 + 1) % n]->getWorldTransform());
     impl_->world.addCollisionObject(o);
   }
   impl_->world.updateAabbs();

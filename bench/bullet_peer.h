@@ -22,8 +22,9 @@ class BulletPeer {
   int OverlapSphereContacts(const Vec3& centre, float radius);
   /// Moves every body by its step of round `round`, then refreshes all bounds.
   void MoveAll(const ReferenceScene& scene, int round);
-  /// MoveAll, with the bodies `first`, `first + stride`, ... removed from the world and added
-  /// back at their moved pose before the bounds are refreshed (a round of respawns).
+  /// MoveAll, with the bodies i = `first`, `first + stride`, ... removed from the world and
+  /// added back at the pose of body (i + n / 2 + 1) % n before the bounds are refreshed (a
+  /// round of respawns).
   void MoveAllRespawning(const ReferenceScene& scene, int round, size_t first, size_t stride);
 
  private:

@@ -69,7 +69,8 @@ struct Figures {
   double sah_after_vs_fresh = 0.0;  // collide only: see RunCollide
 };
 
-// update_with_respawns: every round also removes and adds back one body in kRespawnStride.
+// update_with_respawns: every round also removes one body in kRespawnStride and adds it back
+// at the pose of body (i + n / 2 + 1) % n, which no respawn of the round moved.
 constexpr int kRespawnStride = 100;
 
 // The number of update rounds the scene was drawn with.
@@ -183,8 +184,9 @@ Figures RunCollide(const ReferenceScene& scene) {
   fresh.Rebuild();
   f.sah_after_vs_fresh = tree.SahCost() / fresh.SahCost();
 
-  // The rounds of moves again, each also removing kRespawnShare of the bodies and adding them
-  // back at their moved pose (a game's deaths and spawns), the batch ended as above.
+  // The rounds of moves again, each also removing one body in kRespawnStride and adding it back
+  // where body (i + n / 2 + 1) % n stands (a game's deaths and spawns elsewhere), the batch
+  // ended as above.
   t0 = Clock::now();
   for (int k = 0; k < rounds; ++k) {
     const Vec3* step = scene.moves.data() + static_cast<size_t>(k) * n;
@@ -193,6 +195,7 @@ Figures RunCollide(const ReferenceScene& scene) {
       world.SetPose(handles[i], poses[i]);
     }
     for (int i = k % kRespawnStride; i < n; i += kRespawnStride) {
+      poses[i] = poses[(i + n / 2 + 1) % n];
       world.Remove(handles[i]);
       handles[i] = world.Add(BodyDesc{
           .id = static_cast<uint64_t>(i), .shape = scene.shapes[i], .pose = poses[i]});

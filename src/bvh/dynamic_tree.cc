@@ -124,9 +124,25 @@ int32_t DynamicTree::CreateProxy(const Aabb& tight, uint32_t user_data, uint32_t
   leaf_user_[proxy] = user_data;
   leaf_category_[proxy] = category_bits;
   InsertLeaf(proxy);
-  if (wide_shape_current_) {
-    // The 8-wide form keeps its shape: queries find the proxy in the secondary structure.
-    if (wide_leaf_at_.size() < leaf_parent_.size()) wide_leaf_at_.resize(leaf_parent_.size(), -1);
+  if (!wide_shape_current_) return proxy;
+  // The 8-wide form keeps its shape: the proxy takes a free slot on its way down the form, or
+  // else waits in the secondary structure.
+  if (wide_leaf_at_.size() < leaf_parent_.size()) wide_leaf_at_.resize(leaf_parent_.size(), -1);
+  const int32_t at = FindFreeWideSlot(leaf_box_[proxy]);
+  if (at >= 0) {
+    wide_.node(at / WideTree::kWidth)
+        .Set(at % WideTree::kWidth, LeafRef(proxy), leaf_box_[proxy], category_bits);
+    wide_leaf_at_[proxy] = at;
+    // Its ancestors take its box with the batch's refit (RefitWide).
+    if ((leaf_mark_[proxy] & kWideMarked) == 0) {
+      leaf_mark_[proxy] |= kWideMarked;
+      wide_dirty_.push_back(proxy);
+    }
+  } else if (SecondaryCount() >= MaxSecondary()) {
+    // The secondary structure is full: the next Optimize collapses the binary tree, which holds
+    // every proxy (and a removal no longer searches the list).
+    wide_shape_current_ = false;
+  } else {
     wide_leaf_at_[proxy] = -1;
     secondary_.push_back(proxy);
   }

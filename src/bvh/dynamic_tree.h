@@ -75,13 +75,15 @@ struct DynamicTreeOptions {
 /// node as SoA, one AVX slab test for all eight or two SSE ones, a third of the depth); until
 /// then, on the binary tree.
 ///
-/// Creations and removals keep the 8-wide form's shape (a collapse costs O(n): 7 ms at 100,000
-/// proxies). A removed leaf's slot is emptied and its ancestors refitted with the batch's moves; a
-/// created proxy goes into the binary tree and into the secondary structure, a small 8-wide tree
-/// of its own over the proxies created since the last collapse, rebuilt by median splits at each
-/// `Optimize` (at most `MaxSecondary()` proxies; past that `Optimize` collapses the binary tree
-/// again, as does any rebuild: the secondary's proxies then join the main form). Queries walk the
-/// main form, then the secondary with the distance the main one left.
+/// Creations and removals keep the 8-wide form's shape (a collapse costs O(n): 4-7 ms at
+/// 100,000 proxies). A removed leaf's slot is emptied and its ancestors refitted with the batch's
+/// moves. A created proxy goes into the binary tree, and into the 8-wide form's deepest free slot
+/// on its way down by least growth (its ancestors refitted with the batch); when that way has no
+/// free slot, into the secondary structure, a small 8-wide tree of its own over such proxies,
+/// rebuilt by median splits at each `Optimize` (at most `MaxSecondary()` proxies; one more and
+/// `Optimize` collapses the binary tree again, as does any rebuild: the secondary's proxies then
+/// join the main form). Queries walk the main form, then the secondary with the distance the
+/// main one left. The form's decay (`WideAreaOverLeafArea`) counts the placed leaves.
 ///
 /// Updates, four ways:
 /// - `SetProxyBox` on many proxies, then `Optimize` (a scene's batch of moves): each move writes
@@ -177,11 +179,11 @@ class DynamicTree {
   void Optimize();
   /// True when queries run on the 8-wide form (`Optimize` was called after the last change).
   bool IsOptimized() const { return wide_current_; }
-  /// The proxies created since the 8-wide form was last collapsed, which queries find in the
-  /// secondary structure (see the class comment).
+  /// The proxies created since the 8-wide form was last collapsed that found no free slot in it,
+  /// which queries find in the secondary structure (see the class comment).
   int32_t SecondaryCount() const { return static_cast<int32_t>(secondary_.size()); }
-  /// The most proxies the secondary structure holds before `Optimize` collapses the binary tree
-  /// again: an eighth of the proxies, between 8 and 256.
+  /// The most proxies the secondary structure holds: one more created, and the next `Optimize`
+  /// collapses the binary tree again. An eighth of the proxies, between 8 and 256.
   int32_t MaxSecondary() const { return std::clamp<int32_t>(proxy_count_ / 8, 8, 256); }
   /// Writes an 8-wide form of the current tree (the one `Optimize` makes, a copy of it when it is
   /// current; until then its boxes may predate the leaves marked by `SetProxyBox`) to `out`, leaves
@@ -380,6 +382,9 @@ class DynamicTree {
   void BuildSecondary();
   // Takes `proxy` out of secondary_ when it is there.
   void DropSecondary(int32_t proxy);
+  // A free slot (node * kWidth + slot) of the 8-wide form for a new leaf of box `box`: the
+  // deepest one on the way down by least growth, -1 when that way has none.
+  int32_t FindFreeWideSlot(const Aabb& box) const;
 
   template <bool kSwept, size_t kInlineStack, typename F>
   void CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_distance,

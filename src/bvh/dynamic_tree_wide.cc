@@ -2,6 +2,7 @@
 // CopyWide) and refitting it in place while only boxes change (RefitWide).
 #include <algorithm>
 #include <cassert>
+#include <limits>
 #include <utility>
 #include <vector>
 
@@ -14,7 +15,7 @@ namespace collide {
 
 void DynamicTree::Optimize() {
   if (wide_current_) return;
-  if (wide_shape_current_ && wide_.HasRoot() && SecondaryCount() <= MaxSecondary()) {
+  if (wide_shape_current_ && wide_.HasRoot()) {
     // Only boxes and categories changed since the 8-wide form was built, leaves were removed
     // and proxies created (into the secondary structure): refit it, build the secondary.
     RefitWide();
@@ -261,6 +262,35 @@ void DynamicTree::RefitWide() {
     }
     wide_level_queue_[depth].clear();
   }
+}
+
+int32_t DynamicTree::FindFreeWideSlot(const Aabb& box) const {
+  // Down the form by the least growth of a child's box (the boxes of the last refit: close
+  // enough to choose by), remembering the deepest node with a free slot on the way.
+  int32_t found = -1;
+  int32_t w = wide_.root();
+  while (w >= 0) {
+    const WideTree::Node& node = wide_.node(w);
+    int32_t next = -1;
+    float least = std::numeric_limits<float>::infinity();
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      const int32_t child = node.child[i];
+      if (child == kNullRef) {
+        found = w * WideTree::kWidth + i;
+        continue;
+      }
+      if (IsLeafRef(child)) continue;
+      const Aabb slot{{node.min_x[i], node.min_y[i], node.min_z[i]},
+                      {node.max_x[i], node.max_y[i], node.max_z[i]}};
+      const float growth = HalfArea(Union(slot, box)) - HalfArea(slot);
+      if (growth < least) {
+        least = growth;
+        next = child;
+      }
+    }
+    w = next;
+  }
+  return found;
 }
 
 void DynamicTree::DropSecondary(int32_t proxy) {

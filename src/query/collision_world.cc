@@ -36,6 +36,9 @@ BodyHandle CollisionWorld::Add(const BodyDesc& desc) {
   body.proxy = MutableTree(desc.kind).CreateProxy(Track(BoundsOf(body)),
                                                   static_cast<uint32_t>(handle), desc.category);
   if (desc.kind == BodyKind::kStatic) ++static_membership_changes_;
+  // A body added into the query form's free slots ages it like a move: it counts towards the
+  // next decay check.
+  ++changed_since_check_[static_cast<int>(desc.kind)];
   ++body_count_;
   return handle;
 }

@@ -865,12 +865,13 @@ TEST(DynamicTree, CastBatchVisitsWhatEachCastVisitsAlone) {
     if (optimized) {
       h.tree().Optimize();
       if (mode == 1) {
-        // Proxies created and removed since the collapse: the casts walk the main form, then
-        // the secondary structure.
-        for (int k = 0; k < 150; ++k) h.Create();
+        // Proxies created and removed since the collapse (in free slots of the form, and once
+        // those on their way are taken, in the secondary structure): the casts walk the main
+        // form, then the secondary structure.
+        for (int k = 0; k < 5000 && h.tree().SecondaryCount() < 60; ++k) h.Create();
         for (int k = 0; k < 100; ++k) h.DestroyAt(h.rng()() % h.live().size());
         h.tree().Optimize();
-        ASSERT_GT(h.tree().SecondaryCount(), 100);
+        ASSERT_GT(h.tree().SecondaryCount(), 20);
       }
       ASSERT_TRUE(h.tree().IsOptimized());
     } else {
@@ -1029,11 +1030,32 @@ TEST(DynamicTree, BackgroundRebuildInstallsOverEveryChangeMadeWhileItRan) {
   }
 }
 
+// The leaves an 8-wide tree holds (reachable from its root).
+int WideLeafCount(const WideTree& tree) {
+  if (!tree.HasRoot()) return 0;
+  int leaves = 0;
+  std::vector<int32_t> stack{tree.root()};
+  while (!stack.empty()) {
+    const WideTree::Node& node = tree.node(stack.back());
+    stack.pop_back();
+    for (int i = 0; i < WideTree::kWidth; ++i) {
+      if (node.child[i] == std::numeric_limits<int32_t>::min()) continue;
+      if (node.child[i] < 0) {
+        ++leaves;
+      } else {
+        stack.push_back(node.child[i]);
+      }
+    }
+  }
+  return leaves;
+}
+
 // Creations and removals keep the 8-wide form's shape: a removed leaf's slot is emptied, a new
-// proxy waits in the secondary structure (some moved, refiltered or removed again in the batch
-// that made them), and every query on every SIMD level answers as brute force does, batch after
-// batch, with no collapse. Past the most the secondary holds, Optimize collapses and every proxy
-// is in the main form again. A tree emptied down to its last leaves keeps answering too.
+// proxy takes a free slot on its way down the form or, once those are taken, waits in the
+// secondary structure (some moved, refiltered or removed again in the batch that made them), and
+// every query on every SIMD level answers as brute force does, batch after batch, with no
+// collapse. Past the most the secondary holds, Optimize collapses and every proxy is in the main
+// form again. A tree emptied down to its last leaves keeps answering too.
 TEST(DynamicTree, CreationsAndRemovalsKeepTheWideShapeAndAnswerLikeBruteForce) {
   Harness h(6060, 30.0f, 2.0f, /*margin=*/0.0f);
   for (int i = 0; i < 3000; ++i) h.Create();
@@ -1041,12 +1063,16 @@ TEST(DynamicTree, CreationsAndRemovalsKeepTheWideShapeAndAnswerLikeBruteForce) {
   const int32_t nodes = h.tree().wide_form().NodeCount();
   ASSERT_EQ(h.tree().SecondaryCount(), 0);
   ASSERT_EQ(h.tree().MaxSecondary(), 256);
+  int placed_in_form = 0;
   for (int batch = 0; batch < 12; ++batch) {
     SCOPED_TRACE("batch " + std::to_string(batch));
-    const int32_t before = h.tree().SecondaryCount();
+    const int in_form = WideLeafCount(h.tree().wide_form());
+    const int32_t in_secondary = h.tree().SecondaryCount();
     for (int k = 0; k < 300; ++k) h.MarkAt(h.rng()() % h.live().size(), 1.0f);
     for (int k = 0; k < 15; ++k) h.DestroyAt(h.rng()() % h.live().size());
-    for (int k = 0; k < 20; ++k) h.Create();
+    // Many new proxies in the first batches: the free slots on their way run out, and the
+    // later ones wait in the secondary structure.
+    for (int k = 0; k < (batch < 4 ? 150 : 20); ++k) h.Create();
     // The newest proxies: one moved, one refiltered, one removed again in the same batch.
     h.MarkAt(h.live().size() - 1, 1.0f);
     OracleProxy& refiltered = h.live()[h.live().size() - 2];
@@ -1056,11 +1082,20 @@ TEST(DynamicTree, CreationsAndRemovalsKeepTheWideShapeAndAnswerLikeBruteForce) {
     h.tree().Optimize();
     ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
     EXPECT_EQ(h.tree().wide_form().NodeCount(), nodes) << "the form was collapsed";
-    EXPECT_GE(h.tree().SecondaryCount(), before + 19 - 15);
-    EXPECT_LE(h.tree().SecondaryCount(), before + 19);
+    ASSERT_EQ(WideLeafCount(h.tree().wide_form()) + h.tree().SecondaryCount(),
+              static_cast<int>(h.live().size()));
+    // The form lost at most the 16 removed, so the rest of the change is what it took.
+    placed_in_form += WideLeafCount(h.tree().wide_form()) - (in_form - 16);
+    EXPECT_GE(h.tree().SecondaryCount(), in_secondary - 16);
     ASSERT_NO_FATAL_FAILURE(h.CheckQueries(15));
   }
-  while (h.tree().SecondaryCount() <= h.tree().MaxSecondary()) h.Create();
+  EXPECT_GT(placed_in_form, 100) << "new proxies took no free slots of the form";
+  EXPECT_GT(h.tree().SecondaryCount(), 10) << "no new proxy waited in the secondary structure";
+  // One more than the secondary holds (of them, some removed again: the list is no longer kept).
+  while (h.tree().SecondaryCount() < h.tree().MaxSecondary()) h.Create();
+  ASSERT_EQ(h.tree().SecondaryCount(), h.tree().MaxSecondary());
+  for (int k = 0; k < 30; ++k) h.Create();
+  for (int k = 0; k < 10; ++k) h.DestroyAt(h.live().size() - 1 - 2 * static_cast<size_t>(k));
   h.tree().Optimize();
   EXPECT_EQ(h.tree().SecondaryCount(), 0);
   EXPECT_FALSE(h.tree().secondary_form().HasRoot());
