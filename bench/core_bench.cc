@@ -197,8 +197,8 @@ Figures RunCollide(const ReferenceScene& scene) {
     for (int i = k % kRespawnStride; i < n; i += kRespawnStride) {
       poses[i] = poses[(i + n / 2 + 1) % n];
       world.Remove(handles[i]);
-      handles[i] = world.Add(BodyDesc{
-          .id = static_cast<uint64_t>(i), .shape = scene.shapes[i], .pose = poses[i]});
+      handles[i] = world.Add(
+          BodyDesc{.id = static_cast<uint64_t>(i), .shape = scene.shapes[i], .pose = poses[i]});
     }
     world.FinishUpdates();
   }
@@ -476,10 +476,9 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  const char* kFigures[] = {"raycast_closest",    "raycast_closest_batch64",
-                            "spherecast_closest", "overlap_sphere",
-                            "update_all_bodies",  "raycast_closest_after_updates",
-                            "update_with_respawns"};
+  const char* kFigures[] = {
+      "raycast_closest",   "raycast_closest_batch64",       "spherecast_closest",  "overlap_sphere",
+      "update_all_bodies", "raycast_closest_after_updates", "update_with_respawns"};
   std::vector<std::string> table;
 #if COLLIDE_BENCH_WITH_EMBREE
   // collide / Embree: the ray figures against the refitted scene (the moves also against the

@@ -292,7 +292,8 @@ bool DynamicTree::ValidateWide(const char** why) const {
           if (first) return (*reason = "wide slot refers to a node with no children", false);
           if (category != n.category[i]) return (*reason = "wide category union differs", false);
           // The query form is always tight (the binary tree may be loose between refits).
-          if (!(united == box)) return (*reason = "wide box differs from its children's union", false);
+          if (!(united == box))
+            return (*reason = "wide box differs from its children's union", false);
           stack.push_back(child);
         }
       }
