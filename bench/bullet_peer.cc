@@ -72,25 +72,6 @@ BulletPeer::BulletPeer(const ReferenceScene& scene) : impl_(std::make_unique<Imp
   impl_->world.updateAabbs();
 }
 
-void BulletPeer::MoveAllRespawning(const ReferenceScene& scene, int round, size_t first,
-                                   size_t stride) {
-  const size_t n = impl_->objects.size();
-  const Vec3* step = scene.moves.data() + round * n;
-  for (size_t i = 0; i < n; ++i) {
-    btCollisionObject* o = impl_->objects[i].get();
-    btTransform tr = o->getWorldTransform();
-    tr.setOrigin(tr.getOrigin() + ToBt(step[i]));
-    o->setWorldTransform(tr);
-  }
-  for (size_t i = first; i < n; i += stride) {
-    btCollisionObject* o = impl_->objects[i].get();
-    impl_->world.removeCollisionObject(o);
-    o->setWorldTransform(impl_->objects[(i + n / 2 + 1) % n]->getWorldTransform());
-    impl_->world.addCollisionObject(o);
-  }
-  impl_->world.updateAabbs();
-}
-
 BulletPeer::~BulletPeer() = default;
 
 int BulletPeer::RayClosest(const Ray& ray, float* distance) {
@@ -129,7 +110,7 @@ int BulletPeer::OverlapSphereContacts(const Vec3& centre, float radius) {
   return cb.hits;
 }
 
-void BulletPeer::MoveAll(const ReferenceScene& scene, int round) {
+void BulletPeer::MoveBodies(const ReferenceScene& scene, int round) {
   const size_t n = impl_->objects.size();
   const Vec3* step = scene.moves.data() + round * n;
   for (size_t i = 0; i < n; ++i) {
@@ -137,6 +118,23 @@ void BulletPeer::MoveAll(const ReferenceScene& scene, int round) {
     btTransform tr = o->getWorldTransform();
     tr.setOrigin(tr.getOrigin() + ToBt(step[i]));
     o->setWorldTransform(tr);
+  }
+}
+
+void BulletPeer::MoveAll(const ReferenceScene& scene, int round) {
+  MoveBodies(scene, round);
+  impl_->world.updateAabbs();
+}
+
+void BulletPeer::MoveAllRespawning(const ReferenceScene& scene, int round, size_t first,
+                                   size_t stride) {
+  MoveBodies(scene, round);
+  const size_t n = impl_->objects.size();
+  for (size_t i = first; i < n; i += stride) {
+    btCollisionObject* o = impl_->objects[i].get();
+    impl_->world.removeCollisionObject(o);
+    o->setWorldTransform(impl_->objects[(i + n / 2 + 1) % n]->getWorldTransform());
+    impl_->world.addCollisionObject(o);
   }
   impl_->world.updateAabbs();
 }

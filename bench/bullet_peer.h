@@ -28,6 +28,9 @@ class BulletPeer {
   void MoveAllRespawning(const ReferenceScene& scene, int round, size_t first, size_t stride);
 
  private:
+  // Moves every body by its step of round `round` (the bounds not refreshed).
+  void MoveBodies(const ReferenceScene& scene, int round);
+
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

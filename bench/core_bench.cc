@@ -155,13 +155,17 @@ Figures RunCollide(const ReferenceScene& scene) {
 
   std::vector<Pose> poses = scene.poses;
   const int rounds = RoundsOf(scene);
-  t0 = Clock::now();
-  for (int k = 0; k < rounds; ++k) {
+  // Moves every body by its step of round k.
+  auto move_all = [&](int k) {
     const Vec3* step = scene.moves.data() + static_cast<size_t>(k) * n;
     for (int i = 0; i < n; ++i) {
       poses[i].position += step[i];
       world.SetPose(handles[i], poses[i]);
     }
+  };
+  t0 = Clock::now();
+  for (int k = 0; k < rounds; ++k) {
+    move_all(k);
     // As Bullet's updateAabbs ends its round, this ends ours: the tree is tight and its query
     // form current before the next queries.
     world.FinishUpdates();
@@ -189,11 +193,7 @@ Figures RunCollide(const ReferenceScene& scene) {
   // ended as above.
   t0 = Clock::now();
   for (int k = 0; k < rounds; ++k) {
-    const Vec3* step = scene.moves.data() + static_cast<size_t>(k) * n;
-    for (int i = 0; i < n; ++i) {
-      poses[i].position += step[i];
-      world.SetPose(handles[i], poses[i]);
-    }
+    move_all(k);
     for (int i = k % kRespawnStride; i < n; i += kRespawnStride) {
       poses[i] = poses[(i + n / 2 + 1) % n];
       world.Remove(handles[i]);

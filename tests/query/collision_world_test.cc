@@ -89,6 +89,14 @@ bool BruteForceClosest(const CollisionWorld& world, const std::vector<BodyHandle
   return hit;
 }
 
+// A ball of radius 0.3 to 1.3 somewhere in the cube [0, side]^3.
+BodyDesc RandomBall(std::mt19937& rng, uint64_t id, float side, BodyKind kind) {
+  std::uniform_real_distribution<float> u(0.0f, 1.0f);
+  const float radius = 0.3f + u(rng);
+  const Vec3 at{side * u(rng), side * u(rng), side * u(rng)};
+  return BodyDesc{.id = id, .shape = Sphere{radius}, .pose = Pose{.position = at}, .kind = kind};
+}
+
 // Casts `rays` random rays up through a 30-unit cube and checks each closest hit against a brute
 // force over `handles`' bodies (same distance, bit for bit, and a hit exactly when there is one).
 void ExpectRaysMatchBruteForce(const CollisionWorld& world, const std::vector<BodyHandle>& handles,
@@ -387,14 +395,8 @@ TEST(CollisionWorld, TheStaticTreeIsAFreshBuildAfterEveryBatchThatAddsOrRemovesS
 // the build, and it answers like a fresh one.
 TEST(CollisionWorld, ALargeStaticTreeChangedByABatchIsRebuiltInTheBackground) {
   std::mt19937 rng(616);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
   CollisionWorld world;
-  auto desc = [&](uint64_t id) {
-    return BodyDesc{.id = id,
-                    .shape = Sphere{0.3f + u(rng)},
-                    .pose = Pose{.position = {80 * u(rng), 80 * u(rng), 80 * u(rng)}},
-                    .kind = BodyKind::kStatic};
-  };
+  auto desc = [&](uint64_t id) { return RandomBall(rng, id, 80.0f, BodyKind::kStatic); };
   std::vector<BodyDesc> descs;
   for (int i = 0; i < 3 * kBackgroundRebuildMin / 2; ++i) descs.push_back(desc(i));
   std::vector<BodyHandle> handles(descs.size());
@@ -423,13 +425,8 @@ TEST(CollisionWorld, ALargeStaticTreeChangedByABatchIsRebuiltInTheBackground) {
 // valid and finds every body by rays at each step.
 TEST(CollisionWorld, BodiesAddedIntoALargeTreeWaitInTheSecondaryUntilABackgroundBuildTakesThem) {
   std::mt19937 rng(717);
-  std::uniform_real_distribution<float> u(0.0f, 1.0f);
   CollisionWorld world;
-  auto desc = [&](uint64_t id) {
-    return BodyDesc{.id = id,
-                    .shape = Sphere{0.3f + u(rng)},
-                    .pose = Pose{.position = {60 * u(rng), 60 * u(rng), 60 * u(rng)}}};
-  };
+  auto desc = [&](uint64_t id) { return RandomBall(rng, id, 60.0f, BodyKind::kDynamic); };
   std::vector<BodyDesc> descs;
   for (int i = 0; i < 3 * kBackgroundRebuildMin / 2; ++i) descs.push_back(desc(i));
   std::vector<BodyHandle> handles(descs.size());
