@@ -220,6 +220,8 @@ void DynamicTree::RefitWide() {
     }
     WideTree::Node& parent = wide_.node(up / WideTree::kWidth);
     const int slot = up % WideTree::kWidth;
+    // A node emptied earlier left its parent's slot, which a new leaf may hold now.
+    if (parent.child[slot] != w) return;
     if (first) {
       parent.SetEmpty(slot);
     } else {

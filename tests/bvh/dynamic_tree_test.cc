@@ -1119,6 +1119,38 @@ TEST(DynamicTree, CreationsAndRemovalsKeepTheWideShapeAndAnswerLikeBruteForce) {
   }
 }
 
+// A region cleared of every proxy leaves nodes of the form with no children, their parents' slots
+// empty; new proxies in that region take those slots. Then batches that move every leaf refit
+// the form in one sweep over all its nodes, the emptied ones included, which must not empty their
+// former slots again: each batch leaves the form valid and answering like brute force.
+TEST(DynamicTree, ASweepRefitKeepsTheLeavesThatTookTheSlotsOfEmptiedNodes) {
+  Harness h(6262, 30.0f, 1.5f, /*margin=*/0.0f);
+  for (int i = 0; i < 3000; ++i) h.Create();
+  h.tree().Optimize();
+  const int32_t nodes = h.tree().wide_form().NodeCount();
+  for (size_t i = h.live().size(); i-- > 0;) {
+    if (h.live()[i].tight.min.x < -18.0f) h.DestroyAt(i);
+  }
+  h.tree().Optimize();
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  std::uniform_real_distribution<float> x(-30.0f, -19.0f);
+  std::uniform_real_distribution<float> yz(-30.0f, 30.0f);
+  for (int k = 0; k < 400; ++k) {
+    const Vec3 at{x(h.rng()), yz(h.rng()), yz(h.rng())};
+    h.Create(Aabb{at, at + Vec3{1.0f, 1.0f, 1.0f}}, h.RandomCategory());
+  }
+  h.tree().Optimize();
+  ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+  ASSERT_EQ(h.tree().wide_form().NodeCount(), nodes);
+  for (int round = 0; round < 3; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    for (size_t i = 0; i < h.live().size(); ++i) h.MarkAt(i, 0.3f);
+    h.tree().Optimize();
+    ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+    ASSERT_NO_FATAL_FAILURE(h.CheckQueries(20));
+  }
+}
+
 // Every leaf of the snapshot destroyed before the install: the tree is the new proxies only.
 TEST(DynamicTree, BackgroundRebuildWhoseLeavesAreAllGoneKeepsOnlyTheNewOnes) {
   Harness h(6262, 20.0f, 2.0f);
