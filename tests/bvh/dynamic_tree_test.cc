@@ -1151,6 +1151,66 @@ TEST(DynamicTree, ASweepRefitKeepsTheLeavesThatTookTheSlotsOfEmptiedNodes) {
   }
 }
 
+// Seeded random batches over every way the form keeps its shape and every way it is rebuilt:
+// moves of every leaf (the sweep refit) or of a few (the refit by depth), removals scattered or of
+// a whole region (nodes emptied), creations scattered or in one region (free slots, then the
+// secondary structure, past its most a collapse), category changes, background rebuilds
+// started and installed at any point. After each batch the tree is valid and every query on every
+// SIMD level answers as brute force does.
+TEST(DynamicTree, RandomBatchesOfEveryChangeKeepTheFormExact) {
+  for (uint32_t seed : {7001u, 7002u, 7003u}) {
+    SCOPED_TRACE(SeedTrace(seed));
+    Harness h(seed, 25.0f, 1.5f, /*margin=*/0.0f);
+    for (int i = 0; i < 2500; ++i) h.Create();
+    h.tree().Optimize();
+    std::mt19937& rng = h.rng();
+    std::uniform_real_distribution<float> unit(0.0f, 1.0f);
+    for (int batch = 0; batch < 40; ++batch) {
+      SCOPED_TRACE("batch " + std::to_string(batch));
+      if (rng() % 3 == 0) {
+        for (size_t i = 0; i < h.live().size(); ++i) h.MarkAt(i, 0.5f);
+      } else {
+        for (int k = 0; k < 50; ++k) h.MarkAt(rng() % h.live().size(), 1.0f);
+      }
+      if (rng() % 4 == 0) {
+        // Every proxy in a random slab of the world goes.
+        const int axis = static_cast<int>(rng() % 3);
+        const float from = -25.0f + 45.0f * unit(rng);
+        for (size_t i = h.live().size(); i-- > 0 && h.live().size() > 40;) {
+          const float c = h.live()[i].tight.min[axis];
+          if (c >= from && c < from + 5.0f) h.DestroyAt(i);
+        }
+      } else {
+        for (int k = 0, n = static_cast<int>(rng() % 40); k < n; ++k) {
+          h.DestroyAt(rng() % h.live().size());
+        }
+      }
+      if (rng() % 3 == 0) {
+        // New proxies crowded into one region.
+        const Vec3 at{-25.0f + 45.0f * unit(rng), -25.0f + 45.0f * unit(rng),
+                      -25.0f + 45.0f * unit(rng)};
+        for (int k = 0, n = static_cast<int>(rng() % 300); k < n; ++k) {
+          const Vec3 p = at + Vec3{5 * unit(rng), 5 * unit(rng), 5 * unit(rng)};
+          h.Create(Aabb{p, p + Vec3{0.5f, 0.5f, 0.5f}}, h.RandomCategory());
+        }
+      } else {
+        for (int k = 0, n = static_cast<int>(rng() % 60); k < n; ++k) h.Create();
+      }
+      for (int k = 0; k < 10; ++k) {
+        OracleProxy& p = h.live()[rng() % h.live().size()];
+        p.category = h.RandomCategory();
+        h.tree().SetCategoryBits(p.proxy, p.category);
+      }
+      if (rng() % 5 == 0) h.tree().StartBackgroundRebuild();
+      if (rng() % 4 == 0) h.tree().FinishBackgroundRebuild(/*wait=*/rng() % 2 == 0);
+      h.tree().Optimize();
+      ASSERT_NO_FATAL_FAILURE(h.ExpectValid());
+      ASSERT_NO_FATAL_FAILURE(h.CheckQueries(4));
+    }
+    h.tree().FinishBackgroundRebuild(/*wait=*/true);
+  }
+}
+
 // Every leaf of the snapshot destroyed before the install: the tree is the new proxies only.
 TEST(DynamicTree, BackgroundRebuildWhoseLeavesAreAllGoneKeepsOnlyTheNewOnes) {
   Harness h(6262, 20.0f, 2.0f);
