@@ -554,8 +554,10 @@ void DynamicTree::CastBatch(std::span<const BatchCast> casts, F&& f,
       return;
     }
     // The main form interleaved, then each cast through the secondary structure with the
-    // distance its callbacks left (negative: stopped), as SweptCast walks them.
-    std::vector<float> reach(casts.size());
+    // distance its callbacks left (negative: stopped), as SweptCast walks them. The distances
+    // live in a buffer of the thread's, reused from batch to batch.
+    thread_local std::vector<float> reach;
+    reach.resize(casts.size());
     for (size_t i = 0; i < casts.size(); ++i) reach[i] = casts[i].max_distance;
     wide_.CastBatch(
         casts.data(), casts.size(), leaf_user_.data(),

@@ -237,23 +237,23 @@ bool DynamicTree::ValidateWide(const char** why) const {
   int32_t leaves = 0;
   // Walks one 8-wide tree: every leaf a live proxy seen once (in either tree) with its box and
   // category, every slot's box the union of its child's, categories the unions. A node has at
-  // least `min_used` children.
-  auto walk = [&](const WideTree& tree, int min_used, const char** reason) {
+  // least `min_used` children. Returns the first violation, null when none.
+  auto walk = [&](const WideTree& tree, int min_used) -> const char* {
     std::vector<uint8_t> seen_node(static_cast<size_t>(tree.NodeCount()), 0);
     std::vector<int32_t> stack{tree.root()};
     while (!stack.empty()) {
       const int32_t index = stack.back();
       stack.pop_back();
-      if (index < 0 || index >= tree.NodeCount()) return (*reason = "bad wide node index", false);
-      if (seen_node[index]) return (*reason = "wide node reached twice", false);
+      if (index < 0 || index >= tree.NodeCount()) return "bad wide node index";
+      if (seen_node[index]) return "wide node reached twice";
       seen_node[index] = 1;
       const WideTree::Node& n = tree.node(index);
       int used = 0;
       for (int i = 0; i < WideTree::kWidth; ++i) {
         const int32_t child = n.child[i];
-        const Aabb box{{n.min_x[i], n.min_y[i], n.min_z[i]}, {n.max_x[i], n.max_y[i], n.max_z[i]}};
+        const Aabb box = n.Box(i);
         if (child == kNullRef) {
-          if (n.category[i] != 0) return (*reason = "unused wide slot with a category", false);
+          if (n.category[i] != 0) return "unused wide slot with a category";
           continue;
         }
         ++used;
@@ -261,54 +261,53 @@ bool DynamicTree::ValidateWide(const char** why) const {
           const int32_t proxy = ProxyOf(child);
           if (proxy >= static_cast<int32_t>(leaf_parent_.size()) ||
               leaf_parent_[proxy] == kFreeLeaf) {
-            return (*reason = "wide leaf is not a live proxy", false);
+            return "wide leaf is not a live proxy";
           }
-          if (seen_leaf[proxy]) return (*reason = "wide leaf reached twice", false);
+          if (seen_leaf[proxy]) return "wide leaf reached twice";
           seen_leaf[proxy] = 1;
           ++leaves;
           if (!(box == leaf_box_[proxy])) {
-            return (*reason = "wide leaf box differs from the fat box", false);
+            return "wide leaf box differs from the fat box";
           }
           if (n.category[i] != leaf_category_[proxy]) {
-            return (*reason = "wide leaf category differs", false);
+            return "wide leaf category differs";
           }
         } else {
-          if (child >= tree.NodeCount()) return (*reason = "bad wide child index", false);
+          if (child >= tree.NodeCount()) return "bad wide child index";
           const WideTree::Node& c = tree.node(child);
           uint32_t category = 0;
           Aabb united;
           bool first = true;
           for (int k = 0; k < WideTree::kWidth; ++k) {
             if (c.child[k] == kNullRef) continue;
-            const Aabb inner{{c.min_x[k], c.min_y[k], c.min_z[k]},
-                             {c.max_x[k], c.max_y[k], c.max_z[k]}};
+            const Aabb inner = c.Box(k);
             if (!Contains(box, inner)) {
-              return (*reason = "wide child box not inside its slot's box", false);
+              return "wide child box not inside its slot's box";
             }
             united = first ? inner : Union(united, inner);
             first = false;
             category |= c.category[k];
           }
-          if (first) return (*reason = "wide slot refers to a node with no children", false);
-          if (category != n.category[i]) return (*reason = "wide category union differs", false);
+          if (first) return "wide slot refers to a node with no children";
+          if (category != n.category[i]) return "wide category union differs";
           // The query form is always tight (the binary tree may be loose between refits).
-          if (!(united == box))
-            return (*reason = "wide box differs from its children's union", false);
+          if (!(united == box)) return "wide box differs from its children's union";
           stack.push_back(child);
         }
       }
-      if (used < min_used) return (*reason = "wide node with too few children", false);
+      if (used < min_used) return "wide node with too few children";
     }
-    return true;
+    return nullptr;
   };
-  const char* reason = nullptr;
   // Removed leaves leave slots empty: then a node may hold one child, the root none.
-  if (!walk(wide_, wide_has_emptied_ ? 0 : 2, &reason)) return fail(reason);
+  if (const char* reason = walk(wide_, wide_has_emptied_ ? 0 : 2)) return fail(reason);
   const int32_t in_main = leaves;
   if (secondary_.empty() != !secondary_wide_.HasRoot()) {
     return fail("secondary structure's tree does not match its proxies");
   }
-  if (secondary_wide_.HasRoot() && !walk(secondary_wide_, 1, &reason)) return fail(reason);
+  if (secondary_wide_.HasRoot()) {
+    if (const char* reason = walk(secondary_wide_, 1)) return fail(reason);
+  }
   if (leaves - in_main != SecondaryCount()) {
     return fail("secondary structure's tree does not hold its proxies");
   }

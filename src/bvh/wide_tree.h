@@ -67,6 +67,10 @@ class WideTree {
     }
     /// Marks slot `i` unused (category 0, a zero box at the origin).
     void SetEmpty(int i) { Set(i, std::numeric_limits<int32_t>::min(), Aabb{}, 0); }
+    /// The box of slot `i`.
+    Aabb Box(int i) const {
+      return Aabb{{min_x[i], min_y[i], min_z[i]}, {max_x[i], max_y[i], max_z[i]}};
+    }
   };
   static_assert(sizeof(Node) == 256, "four cache lines per node");
 

@@ -6,14 +6,6 @@
 #include "geom/bounds.h"
 
 namespace collide {
-namespace {
-
-Aabb SlotBox(const WideTree::Node& node, int i) {
-  return Aabb{{node.min_x[i], node.min_y[i], node.min_z[i]},
-              {node.max_x[i], node.max_y[i], node.max_z[i]}};
-}
-
-}  // namespace
 
 HistorySegment::HistorySegment(const CollisionWorld& world, std::span<const uint32_t> generations,
                                uint64_t start)
@@ -72,7 +64,7 @@ void HistorySegment::CopyPart(const CollisionWorld& world, BodyKind kind,
         leaf_at_[slot] = (w * WideTree::kWidth + i) * kParts + p;
         node.Set(i, ~leaf, body_box(slot), node.category[i]);
       }
-      const Aabb box = SlotBox(node, i);
+      const Aabb box = node.Box(i);
       all = first ? box : Union(all, box);
       category |= node.category[i];
       first = false;
@@ -90,7 +82,7 @@ void HistorySegment::Grow(Part& part, int32_t at, const Aabb& box, uint32_t cate
     const int32_t w = at / WideTree::kWidth;
     const int i = at % WideTree::kWidth;
     WideTree::Node& node = part.tree.node(w);
-    const Aabb now = SlotBox(node, i);
+    const Aabb now = node.Box(i);
     if (Contains(now, box) && (node.category[i] & category) == category) return;
     node.Set(i, node.child[i], Union(now, box), node.category[i] | category);
     at = part.parent_at[w];
