@@ -39,6 +39,24 @@ class HistorySegment {
   /// True until Seal().
   bool open() const { return open_; }
 
+  /// Ends the segment after tick `tick` (during which it is called; tick >= start()): it answers
+  /// no tick from `tick` on, so bodies created in `tick` need no Include (a caller skips them);
+  /// changes of `tick` to other bodies are still included. The history starts the next segment
+  /// at its next change after `tick`, which copies them.
+  void Close(uint64_t tick) {
+    closed_ = true;
+    closed_at_ = tick;
+  }
+  /// True after Close().
+  bool closed() const { return closed_; }
+  /// True when the segment was closed at a tick before `tick`.
+  bool ClosedBefore(uint64_t tick) const { return closed_ && closed_at_ < tick; }
+  /// True when the segment answers queries at `t` as far as its end goes (not closed at or
+  /// before `t`); which segment holds `t` is the history's choice (PoseHistory::SegmentFor).
+  bool Answers(uint64_t t) const { return !closed_ || t < closed_at_; }
+  /// Bodies the copy holds.
+  size_t CopiedCount() const { return parts_[0].slot.size() + parts_[1].slot.size(); }
+
   /// Grows the box of body (`slot`, `generation`) to hold `box` too and adds `category` to its
   /// bits; a body the copy does not hold (created since) is added.
   void Include(BodyHandle slot, uint32_t generation, const Aabb& box, uint32_t category);
@@ -88,6 +106,8 @@ class HistorySegment {
 
   uint64_t start_;
   bool open_ = true;
+  bool closed_ = false;
+  uint64_t closed_at_ = 0;
   Part parts_[kParts];
   // While open: per world slot, where its body's leaf is ((node * kWidth + slot) * kParts +
   // part), -1 for none.

@@ -70,6 +70,9 @@ void PoseHistory::AdvanceTo(uint64_t t) {
   }
   ReleaseBurstCapacity(first, n);
   tick_ = t;
+  // A segment closed by a tick of bulk creations takes no change after that tick: its scratch
+  // goes now rather than when the next change starts a segment.
+  if (!segments_.empty() && segments_.back().ClosedBefore(tick_)) SealNewest();
   // A segment older than one whose start covers the oldest retained tick answers no query.
   const uint64_t oldest = oldest_tick();
   while (segments_.size() >= 2 && segments_[1].start() <= oldest + 1) segments_.pop_front();
@@ -118,21 +121,35 @@ void PoseHistory::EnsureSlot(BodyHandle slot) {
     tail_.resize(need);
     generation_.resize(need, 0);
     last_full_.resize(need, 0);
+    born_.resize(need, 0);
   }
 }
 
 void PoseHistory::EnsureSegment(const CollisionWorld& world) {
-  if (!segments_.empty() && tick_ < segments_.back().start() + segment_ticks_) return;
   if (!segments_.empty()) {
-    segments_.back().Seal([&](BodyHandle slot, uint32_t /*generation*/) {
-      return static_cast<size_t>(slot) < head_.size() ? EncodeAnchor(head_[slot]) : 0;
-    });
+    const HistorySegment& newest = segments_.back();
+    if (tick_ < newest.start() + segment_ticks_ && !newest.ClosedBefore(tick_)) return;
   }
+  SealNewest();
   segments_.emplace_back(world, generation_, tick_);
+  created_in_segment_ = 0;
 }
 
-PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot,
-                                       bool need_full) {
+void PoseHistory::SealNewest() {
+  if (segments_.empty()) return;
+  segments_.back().Seal([&](BodyHandle slot, uint32_t /*generation*/) {
+    return static_cast<size_t>(slot) < head_.size() ? EncodeAnchor(head_[slot]) : 0;
+  });
+}
+
+bool PoseHistory::CreatedThisTick(BodyHandle slot) const {
+  const Ref& head = head_[slot];
+  if (!(head.index >= 0 && head.tick == tick_)) return born_[slot] == tick_ + 1;
+  const Entry& e = Record(tick_).entries[head.index];
+  return !e.alive || e.generation != generation_[slot];
+}
+
+void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_full) {
   EnsureSegment(world);
   last_change_tick_ = tick_;
   EnsureSlot(slot);
@@ -150,7 +167,13 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
       e.full = static_cast<int32_t>(record.full.size());
       record.full.push_back(Full::Of(b));
     }
-    return e;
+    return;
+  }
+  if (born_[slot] == tick_ + 1) {
+    // Created this tick with no record (AfterCreate): the slot was empty at the tick's start,
+    // which born_ says already.
+    if (need_full) last_full_[slot] = tick_;
+    return;
   }
   Entry e;
   e.slot = slot;
@@ -166,7 +189,6 @@ PoseHistory::Entry& PoseHistory::Touch(const CollisionWorld& world, BodyHandle s
     }
   }
   Push(slot, e);
-  return record.entries.back();
 }
 
 void PoseHistory::Push(BodyHandle slot, const Entry& entry) {
@@ -195,16 +217,23 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
     last_change_tick_ = tick_;
     // The slot was free just before, so unless it changed earlier this tick it was empty at the
     // tick's start; Touch must see it as such, hence the record comes before the new generation.
+    // A slot with no record in the window needs none: born_ says it was empty before this tick
+    // (a load records nothing per body but that tick).
     const Ref& head = head_[slot];
     if (!(head.index >= 0 && head.tick == tick_)) {
-      Entry e;
-      e.slot = slot;
-      e.generation = generation_[slot];
-      e.alive = false;
-      Push(slot, e);
+      if (Held(head)) {
+        Entry e;
+        e.slot = slot;
+        e.generation = generation_[slot];
+        e.alive = false;
+        Push(slot, e);
+      } else {
+        born_[slot] = tick_ + 1;
+      }
     }
     last_full_[slot] = tick_;
     touched_.push_back(slot);
+    ++created_in_segment_;
   }
   ++generation_[slot];
 }
@@ -214,11 +243,14 @@ void PoseHistory::Classify(const CollisionWorld& world, BodyHandle slot) {
   const Body& now = world.body(slot);
   const Aabb box = world.BoundsOf(now);
   const uint32_t generation = generation_[slot];
-  segments_.back().Include(slot, generation, box, now.category);
+  HistorySegment& segment = segments_.back();
+  // A segment closed this tick answers no tick a body created in it is alive at.
+  const bool created = CreatedThisTick(slot);
+  if (!(created && segment.closed())) segment.Include(slot, generation, box, now.category);
   // Interpolation from the end of the tick before: a body created this tick has no pose there.
+  if (created) return;
   TickRecord& record = Record(tick_);
   const Entry& e = record.entries[head_[slot].index];
-  if (!e.alive || e.generation != generation) return;
   const Quat& a = e.pose.rotation;
   const Quat& b = now.pose.rotation;
   const bool same_rotation = (a.x == b.x && a.y == b.y && a.z == b.z && a.w == b.w) ||
@@ -249,6 +281,16 @@ void PoseHistory::EndBatch(const CollisionWorld& world) {
     touched_.clear();
     return;
   }
+  // Bulk creations close the segment: the next one, started at the next change after this tick,
+  // copies the created bodies with the rest, so this one need not index them (see
+  // kCloseAfterCreated).
+  if (!segments_.empty()) {
+    HistorySegment& segment = segments_.back();
+    if (!segment.closed() &&
+        created_in_segment_ > std::max(kCloseAfterCreated, segment.CopiedCount() / 2)) {
+      segment.Close(tick_);
+    }
+  }
   for (BodyHandle slot : touched_) Classify(world, slot);
   touched_.clear();
 }
@@ -261,6 +303,7 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
   }
   if (static_cast<size_t>(slot) >= head_.size()) return past;
   past.generation = generation_[slot];
+  if (born_[slot] > t + 1) return BeforeBirth(slot);
   Ref ref = head_[slot];
   // Newest to oldest: each record turns the state at the end of its tick into the state at the
   // end of the tick before. Records older than the window are never reached (t >= oldest_tick).
@@ -283,6 +326,7 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
   if (anchor == kUnknownAnchor || static_cast<size_t>(slot) >= head_.size()) {
     return StateAt(world, slot, t);
   }
+  if (born_[slot] > t + 1) return BeforeBirth(slot);
   const bool open = anchor == HistorySegment::kOpen;
   // The slot's newest entry when the segment was sealed (now for an open segment).
   const Ref start = open ? head_[slot] : DecodeAnchor(anchor);
@@ -327,6 +371,16 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
   return past;
 }
 
+PastBody PoseHistory::BeforeBirth(BodyHandle slot) const {
+  // The slot was empty from the oldest retained tick until born_[slot] - 1, where the first body
+  // of its records was created (every later body's creation has a record).
+  const Ref& tail = tail_[slot];
+  PastBody past;
+  past.generation =
+      (Held(tail) ? Record(tail.tick).entries[tail.index].generation : generation_[slot]) - 1;
+  return past;
+}
+
 uint64_t PoseHistory::EncodeAnchor(const Ref& ref) {
   if (ref.index < 0) return 0;
   if (ref.index >= (1 << 24) - 1 || ref.tick >= (uint64_t{1} << 40)) return kUnknownAnchor;
@@ -343,10 +397,13 @@ const HistorySegment* PoseHistory::SegmentFor(uint64_t t) const {
   // at the end of its start - 1 or later) and of t + 1 (the next one starts after t + 1), so
   // also every interpolated pose up to the lerp slack. Ticks before the oldest segment saw no
   // change until it started, so that segment holds them too.
-  for (size_t i = segments_.size(); i-- > 1;) {
-    if (segments_[i].start() <= t + 1) return &segments_[i];
-  }
-  return &segments_.front();
+  size_t i = segments_.size() - 1;
+  while (i > 0 && segments_[i].start() > t + 1) --i;
+  if (segments_[i].Answers(t)) return &segments_[i];
+  // Closed at or before t (by a tick c <= t of bulk creations): nothing changed from c + 1 until
+  // the next segment started, so its copy holds the states at the end of t and t + 1; with no
+  // next segment nothing changed since c, and the world's trees hold them.
+  return i + 1 < segments_.size() ? &segments_[i + 1] : nullptr;
 }
 
 float PoseHistory::LerpSlackOf(uint64_t t) const {
@@ -355,10 +412,11 @@ float PoseHistory::LerpSlackOf(uint64_t t) const {
 }
 
 size_t PoseHistory::MemoryBytes() const {
-  size_t bytes =
-      sizeof(*this) + ring_.capacity() * sizeof(TickRecord) + head_.capacity() * sizeof(Ref) +
-      tail_.capacity() * sizeof(Ref) + generation_.capacity() * sizeof(uint32_t) +
-      last_full_.capacity() * sizeof(uint64_t) + touched_.capacity() * sizeof(BodyHandle);
+  size_t bytes = sizeof(*this) + ring_.capacity() * sizeof(TickRecord) +
+                 head_.capacity() * sizeof(Ref) + tail_.capacity() * sizeof(Ref) +
+                 generation_.capacity() * sizeof(uint32_t) +
+                 last_full_.capacity() * sizeof(uint64_t) + born_.capacity() * sizeof(uint64_t) +
+                 touched_.capacity() * sizeof(BodyHandle);
   for (const TickRecord& r : ring_) {
     bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full);
   }

@@ -192,10 +192,18 @@ class PoseHistory {
   // reaches the world, except a creation (AfterCreate): a body the copy takes with the
   // generation of its slot's previous body is then indexed again as created since.
   void EnsureSegment(const CollisionWorld& world);
+  // Seals the newest segment (its anchors are the slots' newest records now).
+  void SealNewest();
   // Records the slot's state at the start of the current tick unless done already.
-  Entry& Touch(const CollisionWorld& world, BodyHandle slot, bool need_full);
+  void Touch(const CollisionWorld& world, BodyHandle slot, bool need_full);
+  // True when the body in `slot` (touched this tick) was created this tick.
+  bool CreatedThisTick(BodyHandle slot) const;
+  // The state of `slot` at a retained tick before born_[slot] - 1: empty.
+  PastBody BeforeBirth(BodyHandle slot) const;
   void Classify(const CollisionWorld& world, BodyHandle slot);
-  // The segment answering queries at `t` (null when none was ever started: nothing changed).
+  // The segment answering queries at `t`; null when the world's trees hold every state at the
+  // end of t and t + 1 (no segment was started, or the one holding t was closed at or before t
+  // and nothing changed since).
   const HistorySegment* SegmentFor(uint64_t t) const;
   // True when `ref`'s record is still held.
   bool Held(const Ref& ref) const { return ref.index >= 0 && Record(ref.tick).tick == ref.tick; }
@@ -217,6 +225,18 @@ class PoseHistory {
   std::vector<Ref> tail_;
   std::vector<uint32_t> generation_;
   std::vector<uint64_t> last_full_;
+  // Per slot: 1 + the tick of a creation that needed no record because the slot had none held
+  // (it was empty since before the window), 0 for none. The slot was empty at the end of every
+  // retained tick before it; later creations in the slot have records. A load of n bodies thus
+  // costs 8 bytes per slot here instead of an undo record (80 bytes) each.
+  std::vector<uint64_t> born_;
+  // Bodies created since the newest segment started (AfterCreate).
+  size_t created_in_segment_ = 0;
+  // A segment closes at the end of a batch once more bodies were created during it than
+  // max(this, half the bodies its copy holds): the next segment's copy takes them at O(1) extra
+  // memory per body instead of this one's index of created bodies (a dynamic tree and arrays,
+  // about 180 bytes per body).
+  static constexpr size_t kCloseAfterCreated = 256;
   // Slots touched by the batch being applied.
   std::vector<BodyHandle> touched_;
   // Oldest first. The newest takes every change; older ones are sealed. None while nothing
@@ -235,7 +255,7 @@ void PoseHistory::CastCandidates(const CollisionWorld& world, uint64_t t, const 
     return;
   }
   constexpr uint64_t kOpen = HistorySegment::kOpen;
-  // Nothing changed since the history started: the world's trees hold every state.
+  // Nothing changed since t: the world's trees hold every state.
   bool stopped = false;
   for (BodyKind kind : {BodyKind::kStatic, BodyKind::kDynamic}) {
     world.tree(kind).SweptCast(origin, unit_dir, max_distance, half_extent, mask,

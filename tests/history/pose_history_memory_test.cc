@@ -1,7 +1,8 @@
-// The history's memory after a burst: a load records one entry per body it creates; once its
-// tick has left the window, the records give that room back (a steady stream of small ticks
-// must not pin the burst's capacity for as long as the scene lives), and the states the
-// history answers stay exact.
+// The history's memory after a load and a burst: a load into empty slots records no entry per
+// body and no index of the bodies it created; a burst (a tick moving every body) records one
+// entry per body, and once its tick has left the window the records give that room back (a
+// steady stream of small ticks must not pin the burst's capacity for as long as the scene
+// lives), and the states the history answers stay exact.
 
 #include <gtest/gtest.h>
 
@@ -49,12 +50,30 @@ TEST(PoseHistoryMemory, ABurstsRecordsGiveBackTheirRoomOnceItsTickLeavesTheWindo
   // poses[t][i]: body i's pose at the end of tick t.
   std::vector<std::vector<Pose>> poses(kTicks + 1, std::vector<Pose>(kBodies));
   for (int i = 0; i < kBodies; ++i) {
-    poses[0][i] = At(static_cast<float>(i % 100) * 3.0f, static_cast<float>(i / 100) * 3.0f, 0);
+    poses[1][i] = At(static_cast<float>(i % 100) * 3.0f, static_cast<float>(i / 100) * 3.0f, 0);
   }
-  const std::vector<BodyHandle> handles = Load(world, history, poses[0], 1.0f);
-  const size_t loaded = history.MemoryBytes() - history.IndexBytes();
+  // A load into empty slots records nothing per body but its tick of birth, and no index of the
+  // created bodies: its segment closes and the next one copies them.
+  history.AdvanceTo(1);
+  const std::vector<BodyHandle> handles = Load(world, history, poses[1], 1.0f);
+  history.AdvanceTo(2);
+  EXPECT_EQ(history.EntryCount(), 0u);
+  EXPECT_LT(history.IndexBytes(), kBodies * size_t{8});
+  EXPECT_FALSE(history.StateAt(world, handles[9], 0).alive);
+  EXPECT_TRUE(history.StateAt(world, handles[9], 1).alive);
 
-  for (uint64_t t = 1; t <= kTicks; ++t) {
+  // A burst: every body moves in tick 2 (an undo record each).
+  poses[2] = poses[1];
+  for (int i = 0; i < kBodies; ++i) {
+    poses[2][i].position.z = 1.0f;
+    history.BeforeMove(world, handles[i]);
+    world.SetPose(handles[i], poses[2][i]);
+  }
+  history.EndBatch(world);
+  world.FinishUpdates();
+  const size_t burst = history.MemoryBytes() - history.IndexBytes();
+
+  for (uint64_t t = 3; t <= kTicks; ++t) {
     history.AdvanceTo(t);
     poses[t] = poses[t - 1];
     for (int k = 0; k < kMovesPerTick; ++k) {
@@ -67,10 +86,10 @@ TEST(PoseHistoryMemory, ABurstsRecordsGiveBackTheirRoomOnceItsTickLeavesTheWindo
     world.FinishUpdates();
   }
   const size_t settled = history.MemoryBytes() - history.IndexBytes();
-  // The load's records (an entry of at least 64 bytes per body) are gone; the per-slot chain
-  // heads stay. Without giving the capacity back, `settled` would be `loaded` or more.
-  EXPECT_LT(settled, loaded - kBodies * size_t{48})
-      << "loaded " << loaded << " bytes, settled " << settled;
+  // The burst's records (an entry of at least 48 bytes per body) are gone; the per-slot chain
+  // heads stay. Without giving the capacity back, `settled` would be `burst` or more.
+  EXPECT_LT(settled, burst - kBodies * size_t{48})
+      << "burst " << burst << " bytes, settled " << settled;
   EXPECT_EQ(history.EntryCount(), (kRetained - 1) * static_cast<size_t>(kMovesPerTick));
 
   // Every body's state at every retained tick is still the one it had then.

@@ -102,14 +102,18 @@ class HistoryDriver {
   const OracleWorld& Now() const { return now_; }
 
   // Runs one tick: one or more batches (the later ones amend it), and now and then a jump over
-  // a few empty ticks (over `jump` - 1 when `jump` is not 0).
-  void Step(uint64_t jump = 0) {
+  // a few empty ticks (over `jump` - 1 when `jump` is not 0). With `created`, the tick's batches
+  // also create that many new bodies between them (a bulk load amid the game).
+  void Step(uint64_t jump = 0, int created = 0) {
     const uint64_t next = tick_ + (jump > 0 ? jump : rng_.Int(0, 9) == 0 ? rng_.Int(2, 4) : 1);
     const int batches = rng_.Int(1, 3);
     for (int b = 0; b < batches; ++b) {
       UpdateBatch batch;
       if (b == 0 || rng_.Chance(0.5)) batch.tick = next;
       Fill(&batch, b == 0 ? 0.10 : 0.02);
+      const int share = b + 1 == batches ? created : rng_.Int(0, created);
+      for (int k = 0; k < share; ++k) batch.ops.push_back(NewBody(next_id_++));
+      created -= share;
       Apply(batch);
       if (b == 0) {
         // Ticks skipped over end with the state of the tick before them.
@@ -476,6 +480,33 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceAfterAJumpOverTheWholeWindow) {
   CheckEveryRetainedTick(driver, 2, "after the jump");
   for (int step = 0; step < 12; ++step) driver.Step();
   CheckEveryRetainedTick(driver, 1, "later");
+}
+
+// Ticks that create more bodies than half the segment's copy close the segment (the next one
+// copies them instead of indexing them as created: pose_history.h): queries at every retained
+// tick, just after such a tick (the world's trees answer it), after empty ticks and once later
+// segments have started, with bodies created, moved, removed and re-created around them.
+TEST(SceneHistory, PastTickQueriesMatchBruteForceAroundTicksOfBulkCreations) {
+  const uint32_t seed = kSeed + 4;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HistoryDriver driver(seed, 600, 60.0f, 16);
+  for (int step = 0; step < 6; ++step) driver.Step();
+  driver.Step(/*jump=*/1, /*created=*/500);
+  CheckEveryRetainedTick(driver, 1, "just after the first bulk tick");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  driver.Step(/*jump=*/3);
+  CheckEveryRetainedTick(driver, 1, "after empty ticks");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  for (int step = 0; step < 10; ++step) {
+    driver.Step(0, step % 4 == 1 ? 700 + 150 * step : 0);
+    ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    ASSERT_TRUE(driver.scene().Validate());
+    if (step == 5) {
+      CheckEveryRetainedTick(driver, 1, "step " + std::to_string(step));
+      ASSERT_FALSE(::testing::Test::HasFatalFailure());
+    }
+  }
+  CheckEveryRetainedTick(driver, 2, "end");
 }
 
 // A small sphere jumps 2 units along x every tick (a pure translation, so the index grows no
