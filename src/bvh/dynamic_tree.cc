@@ -10,6 +10,16 @@ namespace {
 
 constexpr float kFloatMax = std::numeric_limits<float>::max();
 
+// The size a full pool grows to: by half while small, by an eighth from 65,536 entries on. A
+// large pool grows while bodies are loaded one batch at a time, and what it grew by stays: by
+// half it held up to 50% (at 1M bodies after a load, 35%) more than a build's exact pool; by an
+// eighth at most 12.5%, for about 8 copies of each entry over a load instead of 3.
+int32_t PoolGrowth(int32_t size) {
+  constexpr int32_t kLarge = 1 << 16;
+  const int32_t step = size < kLarge ? size / 2 : size / 8;
+  return std::max<int32_t>(16, size + std::min(step, std::numeric_limits<int32_t>::max() - size));
+}
+
 }  // namespace
 
 DynamicTree::DynamicTree(const DynamicTreeOptions& options) : options_(options) {
@@ -21,9 +31,9 @@ DynamicTree::DynamicTree(const DynamicTreeOptions& options) : options_(options) 
 
 int32_t DynamicTree::AllocateNode() {
   if (free_node_ == kNullNode) {
-    // Grow by half again and thread the new slots onto the free list in ascending order.
+    // Grow (PoolGrowth) and thread the new slots onto the free list in ascending order.
     int32_t old_size = static_cast<int32_t>(nodes_.size());
-    int32_t new_size = std::max<int32_t>(16, old_size + old_size / 2);
+    int32_t new_size = PoolGrowth(old_size);
     // reserve first: resize alone would double the capacity, not grow it by half.
     nodes_.reserve(new_size);
     info_.reserve(new_size);
@@ -64,7 +74,7 @@ void DynamicTree::ResetNodePool() {
 int32_t DynamicTree::AllocateLeaf() {
   if (free_leaf_ == kNullProxy) {
     int32_t old_size = static_cast<int32_t>(leaf_parent_.size());
-    int32_t new_size = std::max<int32_t>(16, old_size + old_size / 2);
+    int32_t new_size = PoolGrowth(old_size);
     leaf_box_.reserve(new_size);
     leaf_user_.reserve(new_size);
     leaf_category_.reserve(new_size);
