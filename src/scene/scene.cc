@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cassert>
 
+#include "absl/container/flat_hash_set.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "base/field_error.h"
@@ -75,6 +76,7 @@ Scene::Scene(std::string name, const SceneOptions& options, uint64_t log_positio
     : name_(std::move(name)),
       options_(options),
       world_(CollisionWorldOptions{}),
+      handles_(&world_),
       history_(HistoryFor(options, 0)),
       log_position_(log_position) {}
 
@@ -109,11 +111,13 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
   std::vector<uint64_t> user_data;
   descs.reserve(state.bodies.size());
   user_data.reserve(state.bodies.size());
-  scene->handles_.reserve(state.bodies.size());
+  // Ids seen so far, to refuse one that appears twice before anything is built.
+  absl::flat_hash_set<uint64_t> ids;
+  ids.reserve(state.bodies.size());
   for (size_t i = 0; i < state.bodies.size(); ++i) {
     const BodyState& body = state.bodies[i];
     assert(ValidateBody(body, i).ok());
-    if (!scene->handles_.try_emplace(body.id, kNullBody).second) {
+    if (!ids.insert(body.id).second) {
       return InvalidElementError("bodies", i, "id",
                                  absl::StrFormat("body %d appears twice", body.id));
     }
@@ -135,11 +139,13 @@ absl::StatusOr<std::unique_ptr<Scene>> Scene::Restore(std::string name, const Sc
     descs.push_back(DescOf(body, slot));
     user_data.push_back(body.user_data);
   }
+  absl::flat_hash_set<uint64_t>().swap(ids);
   std::vector<BodyHandle> handles(descs.size(), kNullBody);
   scene->world_.AddBulk(descs, handles);
   scene->extra_.resize(scene->world_.slot_count());
+  scene->handles_.Reserve(descs.size());
   for (size_t i = 0; i < descs.size(); ++i) {
-    scene->handles_[descs[i].id] = handles[i];
+    scene->handles_.Insert(handles[i]);
     scene->extra_[handles[i]].user_data = user_data[i];
   }
   for (size_t i = 0; i < state.clients.size(); ++i) {
@@ -226,9 +232,9 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     if (resolved != nullptr) resolved->resize(ops.size());
     for (size_t i = 0; i < ops.size(); ++i) {
       COLLIDE_RETURN_IF_ERROR(ValidateOpValues(ops[i], i));
-      auto it = handles_.find(ops[i].body_id);
-      if (it == handles_.end()) return NoBody(i, ops[i], name_, -1);
-      if (resolved != nullptr) (*resolved)[i] = it->second;
+      const BodyHandle handle = handles_.Find(ops[i].body_id);
+      if (handle == kNullBody) return NoBody(i, ops[i], name_, -1);
+      if (resolved != nullptr) (*resolved)[i] = handle;
     }
     return absl::OkStatus();
   }
@@ -248,7 +254,7 @@ absl::Status Scene::ValidateLocked(const UpdateBatch& batch, std::vector<BodyHan
     COLLIDE_RETURN_IF_ERROR(ValidateOpValues(op, i));
     auto [it, inserted] = touched.try_emplace(op.body_id);
     Touched& t = it->second;
-    if (inserted) t.exists = handles_.contains(op.body_id);
+    if (inserted) t.exists = handles_.Contains(op.body_id);
     switch (op.type) {
       case UpdateOpType::kUpsert:
         if (op.asset != 0) {
@@ -382,39 +388,39 @@ void Scene::ApplyLocked(const UpdateBatch& batch, const std::vector<BodyHandle>&
       case UpdateOpType::kUpsert: {
         // A replacement may change the kind, and so the tree: remove and add again (the slot is
         // reused, so the handle usually stays the same).
-        auto it = handles_.find(op.body_id);
-        if (it != handles_.end()) {
-          history_.BeforeChange(world_, it->second);
-          const AssetSlot old_slot = world_.body(it->second).asset;
+        if (const BodyHandle old = handles_.Find(op.body_id); old != kNullBody) {
+          history_.BeforeChange(world_, old);
+          const AssetSlot old_slot = world_.body(old).asset;
           if (old_slot != kNoAsset) UseSlotLocked(old_slot, -1);
-          world_.Remove(it->second);
+          handles_.Erase(op.body_id);  // while the body is in the world: the index reads its id
+          world_.Remove(old);
         }
-        handles_.insert_or_assign(op.body_id, AddBody(op, SlotOf(batch, op)));
+        handles_.Insert(AddBody(op, SlotOf(batch, op)));
         break;
       }
       case UpdateOpType::kSetPose: {
-        auto it = handles_.find(op.body_id);
-        assert(it != handles_.end());
-        history_.BeforeMove(world_, it->second);
-        world_.SetPose(it->second, NormalizedPose(op.pose));
+        const BodyHandle handle = handles_.Find(op.body_id);
+        assert(handle != kNullBody);
+        history_.BeforeMove(world_, handle);
+        world_.SetPose(handle, NormalizedPose(op.pose));
         break;
       }
       case UpdateOpType::kSetFilter: {
-        auto it = handles_.find(op.body_id);
-        assert(it != handles_.end());
-        history_.BeforeChange(world_, it->second);
-        world_.SetFilter(it->second, op.category, op.mask);
+        const BodyHandle handle = handles_.Find(op.body_id);
+        assert(handle != kNullBody);
+        history_.BeforeChange(world_, handle);
+        world_.SetFilter(handle, op.category, op.mask);
         break;
       }
       case UpdateOpType::kRemove: {
-        auto it = handles_.find(op.body_id);
-        assert(it != handles_.end());
-        history_.BeforeChange(world_, it->second);
-        const AssetSlot old_slot = world_.body(it->second).asset;
+        const BodyHandle handle = handles_.Find(op.body_id);
+        assert(handle != kNullBody);
+        history_.BeforeChange(world_, handle);
+        const AssetSlot old_slot = world_.body(handle).asset;
         if (old_slot != kNoAsset) UseSlotLocked(old_slot, -1);
-        world_.Remove(it->second);
-        extra_[it->second] = BodyExtra{};
-        handles_.erase(it);
+        handles_.Erase(op.body_id);  // while the body is in the world: the index reads its id
+        world_.Remove(handle);
+        extra_[handle] = BodyExtra{};
         break;
       }
     }
@@ -489,8 +495,8 @@ void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYS
     BodyHandle handle = kNullBody;
     if (!change_structural_) {
       handle = resolved_[change_order_[k].second];
-    } else if (auto it = handles_.find(id); it != handles_.end()) {
-      handle = it->second;
+    } else {
+      handle = handles_.Find(id);
     }
     for (; k < change_order_.size() && change_order_[k].first == id; ++k) {
       change.replaced |= ops[change_order_[k].second].type == UpdateOpType::kUpsert;
@@ -507,8 +513,7 @@ void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   for (size_t i = 0; i < changes_.size(); ++i) {
     BodyHandle handle = change_handles_[i];
     if (change_structural_) {
-      auto it = handles_.find(changes_[i].id);
-      handle = it == handles_.end() ? kNullBody : it->second;
+      handle = handles_.Find(changes_[i].id);
     }
     if (handle != kNullBody) {
       const Body& after = world_.body(handle);
@@ -527,8 +532,8 @@ void Scene::WithView(absl::FunctionRef<void(const SceneView&)> f) const
     ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // The world changes only under write_mu_ (held): reading it without mu_ cannot race.
   auto find = [this](uint64_t id) -> const Body* {
-    auto it = handles_.find(id);
-    return it == handles_.end() ? nullptr : &world_.body(it->second);
+    const BodyHandle handle = handles_.Find(id);
+    return handle == kNullBody ? nullptr : &world_.body(handle);
   };
   f(SceneView{.world = world_, .find_body = find, .version = version_, .tick = history_.tick()});
 }
@@ -635,7 +640,7 @@ SceneMemory Scene::MemoryLocked() const {
   m.bodies = world_.BodyBytes();
   m.trees = world_.tree(BodyKind::kDynamic).Memory();
   m.trees += world_.tree(BodyKind::kStatic).Memory();
-  m.id_map = map_bytes(handles_.capacity(), sizeof(std::pair<const uint64_t, BodyHandle>));
+  m.id_map = handles_.MemoryBytes();
   m.extra = extra_.capacity() * sizeof(BodyExtra);
   m.client_marks = map_bytes(clients_.capacity(), sizeof(std::pair<const uint64_t, ClientMark>));
   m.history = history_.MemoryBytes();
@@ -687,9 +692,9 @@ BodyState Scene::StateOf(BodyHandle handle) const {
 
 std::optional<BodyState> Scene::GetBody(uint64_t id) const {
   ReaderLock lock(&mu_);
-  auto it = handles_.find(id);
-  if (it == handles_.end()) return std::nullopt;
-  return StateOf(it->second);
+  const BodyHandle handle = handles_.Find(id);
+  if (handle == kNullBody) return std::nullopt;
+  return StateOf(handle);
 }
 
 void Scene::TrimClientMarksLocked() {
@@ -722,7 +727,7 @@ SceneState Scene::CaptureState() const {
     state.log_position = log_position_;
     state.moved_to = moved_to_;
     state.bodies.reserve(handles_.size());
-    for (const auto& [id, handle] : handles_) state.bodies.push_back(StateOf(handle));
+    for (const BodyHandle handle : handles_) state.bodies.push_back(StateOf(handle));
     state.clients.reserve(clients_.size());
     for (const auto& [id, mark] : clients_) state.clients.push_back(mark);
     state.assets.reserve(assets_.size());
@@ -742,8 +747,8 @@ bool Scene::Validate() const {
   if (static_cast<int32_t>(handles_.size()) != world_.body_count()) return false;
   if (extra_.size() < static_cast<size_t>(world_.slot_count())) return false;
   std::vector<uint64_t> uses(slot_use_.size(), 0);
-  for (const auto& [id, handle] : handles_) {
-    if (!world_.IsLive(handle) || world_.body(handle).id != id) return false;
+  for (const BodyHandle handle : handles_) {
+    if (!world_.IsLive(handle) || handles_.Find(world_.body(handle).id) != handle) return false;
     const AssetSlot slot = world_.body(handle).asset;
     if (slot != kNoAsset) {
       if (slot >= uses.size() || slot_use_[slot].name.empty()) return false;
@@ -871,7 +876,8 @@ absl::StatusOr<std::shared_ptr<const Asset>> Scene::DeleteAsset(
   const AssetSlot slot = it->second.slot;
   if (const uint64_t users = slot_use_[slot].bodies; users > 0) {
     uint64_t body = 0;
-    for (const auto& [id, handle] : handles_) {
+    for (const BodyHandle handle : handles_) {
+      const uint64_t id = world_.body(handle).id;
       if (world_.body(handle).asset == slot && (body == 0 || id < body)) body = id;
     }
     return FieldStatus(

@@ -19,6 +19,7 @@
 #include "history/pose_history.h"
 #include "query/collision_world.h"
 #include "scene/asset.h"
+#include "scene/body_ids.h"
 #include "scene/scene_observer.h"
 #include "scene/scene_options.h"
 #include "scene/update_batch.h"
@@ -212,8 +213,9 @@ struct ReadSpan {
 /// blocking readers, and take the reader/writer lock exclusively only while they change the
 /// world. A reader therefore sees one whole version, never half a batch.
 ///
-/// Body table: `handles_` maps id -> BodyHandle, a dense slot index into the world's body array
-/// (poses, shapes, filters) and into `extra_` (per-body data the query layer does not need).
+/// Body table: `handles_` maps id -> BodyHandle (body_ids.h), a dense slot index into the world's
+/// body array (poses, shapes, filters) and into `extra_` (per-body data the query layer does not
+/// need).
 ///
 /// Ticks and history: batches may name a tick (UpdateBatch::tick, never decreasing). `history_`
 /// (history/pose_history.h) keeps, for the last options().history_ticks ticks, an undo record per
@@ -477,7 +479,8 @@ class Scene {
   mutable RwMutex mu_;
 
   CollisionWorld world_ ABSL_GUARDED_BY(mu_);
-  absl::flat_hash_map<uint64_t, BodyHandle> handles_ ABSL_GUARDED_BY(mu_);
+  // Id -> handle over world_'s body table (declared after world_, so constructed after it).
+  BodyIds handles_ ABSL_GUARDED_BY(mu_);
   std::vector<BodyExtra> extra_ ABSL_GUARDED_BY(mu_);
   // The per-tick history of the world (pose_history.h), written beside it in ApplyLocked.
   PoseHistory history_ ABSL_GUARDED_BY(mu_);
