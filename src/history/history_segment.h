@@ -66,6 +66,16 @@ class HistorySegment {
   template <typename A>
   void Seal(A&& anchor);
 
+  /// Replaces each anchor a sealed segment holds by `f(anchor) -> uint64_t` (the owner's
+  /// re-encoding of its records).
+  template <typename F>
+  void RewriteAnchors(F&& f) {
+    for (Part& part : parts_) {
+      for (uint64_t& a : part.anchor) a = f(a);
+    }
+    for (uint64_t& a : added_anchor_) a = f(a);
+  }
+
   /// The anchor the queries hand over before Seal.
   static constexpr uint64_t kOpen = ~uint64_t{0};
 

@@ -31,7 +31,9 @@ PoseHistory::PoseHistory(uint32_t retained_ticks, uint64_t start_tick, uint32_t 
       segment_ticks_(segment_ticks > 0 ? segment_ticks : std::clamp<uint32_t>(capacity_ / 8, 1, 8)),
       start_tick_(start_tick),
       tick_(start_tick),
+      base_(start_tick),
       ring_(capacity_) {
+  assert(capacity_ < kRebaseSpan);
   Record(tick_).tick = tick_;
 }
 
@@ -58,7 +60,7 @@ void PoseHistory::AdvanceTo(uint64_t t) {
     for (size_t j = 0; j < record->entries.size(); ++j) {
       const Entry& e = record->entries[j];
       Ref& tail = tail_[e.slot];
-      if (tail.tick == record->tick && tail.index == static_cast<int32_t>(j)) tail = e.next;
+      if (tail.mark == Mark(record->tick) && tail.index == static_cast<int32_t>(j)) tail = e.next;
     }
   }
   for (uint64_t i = 0; i < n; ++i) {
@@ -70,6 +72,7 @@ void PoseHistory::AdvanceTo(uint64_t t) {
   }
   ReleaseBurstCapacity(first, n);
   tick_ = t;
+  if (tick_ - base_ >= kRebaseSpan) Rebase();
   // A segment closed by a tick of bulk creations takes no change after that tick: its scratch
   // goes now rather than when the next change starts a segment.
   if (!segments_.empty() && segments_.back().ClosedBefore(tick_)) SealNewest();
@@ -120,8 +123,7 @@ void PoseHistory::EnsureSlot(BodyHandle slot) {
     head_.resize(need);
     tail_.resize(need);
     generation_.resize(need, 0);
-    last_full_.resize(need, 0);
-    born_.resize(need, 0);
+    full_at_.resize(need, 0);
   }
 }
 
@@ -144,7 +146,8 @@ void PoseHistory::SealNewest() {
 
 bool PoseHistory::CreatedThisTick(BodyHandle slot) const {
   const Ref& head = head_[slot];
-  if (!(head.index >= 0 && head.tick == tick_)) return born_[slot] == tick_ + 1;
+  if (!(head.index >= 0 && head.mark == Mark(tick_)))
+    return full_at_[slot] == (Mark(tick_) | kBorn);
   const Entry& e = Record(tick_).entries[head.index];
   return !e.alive || e.generation != generation_[slot];
 }
@@ -153,15 +156,21 @@ void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_
   EnsureSegment(world);
   last_change_tick_ = tick_;
   EnsureSlot(slot);
+  const uint32_t now = Mark(tick_);
+  // A record of more than a move replaces the slot's tick of birth in full_at_: the birth gets
+  // its record first (unless it was this tick, which the branch below keeps).
+  if (need_full && (full_at_[slot] & kBorn) != 0 && full_at_[slot] != (now | kBorn)) {
+    RecordBirth(slot);
+  }
   TickRecord& record = Record(tick_);
   touched_.push_back(slot);
   Ref& head = head_[slot];
   const bool alive = world.IsLive(slot);
-  if (head.index >= 0 && head.tick == tick_) {
+  if (head.index >= 0 && head.mark == now) {
     Entry& e = record.entries[head.index];
     // Recorded already this tick: a pose-only record gains the rest of the body (unchanged
     // since the start of the tick, or the record would be full already).
-    if (need_full) last_full_[slot] = tick_;
+    if (need_full) full_at_[slot] = now;
     if (need_full && e.full < 0 && e.alive) {
       const Body& b = world.body(slot);
       e.full = static_cast<int32_t>(record.full.size());
@@ -169,17 +178,16 @@ void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_
     }
     return;
   }
-  if (born_[slot] == tick_ + 1) {
+  if (full_at_[slot] == (now | kBorn)) {
     // Created this tick with no record (AfterCreate): the slot was empty at the tick's start,
-    // which born_ says already.
-    if (need_full) last_full_[slot] = tick_;
+    // which full_at_ says already.
     return;
   }
   Entry e;
   e.slot = slot;
   e.generation = generation_[slot];
   e.alive = alive;
-  if (need_full) last_full_[slot] = tick_;
+  if (need_full) full_at_[slot] = now;
   if (alive) {
     const Body& b = world.body(slot);
     e.pose = b.pose;
@@ -194,12 +202,36 @@ void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_
 void PoseHistory::Push(BodyHandle slot, const Entry& entry) {
   TickRecord& record = Record(tick_);
   Ref& head = head_[slot];
-  const Ref ref{.tick = tick_, .index = static_cast<int32_t>(record.entries.size())};
+  const Ref ref{.mark = Mark(tick_), .index = static_cast<int32_t>(record.entries.size())};
   record.entries.push_back(entry);
   record.entries.back().prev = head;
-  if (Held(head)) Record(head.tick).entries[head.index].next = ref;
+  if (Held(head)) Record(head).entries[head.index].next = ref;
   if (tail_[slot].index < 0) tail_[slot] = ref;
   head = ref;
+}
+
+void PoseHistory::RecordBirth(BodyHandle slot) {
+  const uint64_t born = TickOf(full_at_[slot] & ~kBorn);
+  full_at_[slot] &= ~kBorn;
+  if (born < oldest_tick()) return;  // no retained tick is before it
+  // The first body created with no record: its slot was empty at the start of `born`. Every
+  // record of the slot is of that body (a later creation would have made this one first), so
+  // this one goes before them all, at the end of its tick's records.
+  Ref& tail = tail_[slot];
+  Entry e;
+  e.slot = slot;
+  e.generation = (Held(tail) ? Record(tail).entries[tail.index].generation : generation_[slot]) - 1;
+  e.alive = false;
+  e.next = Held(tail) ? tail : Ref{};
+  TickRecord& record = Record(born);
+  const Ref ref{.mark = Mark(born), .index = static_cast<int32_t>(record.entries.size())};
+  record.entries.push_back(e);
+  if (Held(tail)) {
+    Record(tail).entries[tail.index].prev = ref;
+  } else {
+    head_[slot] = ref;
+  }
+  tail = ref;
 }
 
 void PoseHistory::BeforeMove(const CollisionWorld& world, BodyHandle slot) {
@@ -217,10 +249,12 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
     last_change_tick_ = tick_;
     // The slot was free just before, so unless it changed earlier this tick it was empty at the
     // tick's start; Touch must see it as such, hence the record comes before the new generation.
-    // A slot with no record in the window needs none: born_ says it was empty before this tick
-    // (a load records nothing per body but that tick).
+    // A slot with no record in the window needs none: full_at_ keeps the tick with kBorn, which
+    // says it was empty before (a load records nothing per body but that tick).
     const Ref& head = head_[slot];
-    if (!(head.index >= 0 && head.tick == tick_)) {
+    const uint32_t now = Mark(tick_);
+    full_at_[slot] = now;
+    if (!(head.index >= 0 && head.mark == now)) {
       if (Held(head)) {
         Entry e;
         e.slot = slot;
@@ -228,10 +262,9 @@ void PoseHistory::AfterCreate(const CollisionWorld& world, BodyHandle slot) {
         e.alive = false;
         Push(slot, e);
       } else {
-        born_[slot] = tick_ + 1;
+        full_at_[slot] = now | kBorn;
       }
     }
-    last_full_[slot] = tick_;
     touched_.push_back(slot);
     ++created_in_segment_;
   }
@@ -303,12 +336,13 @@ PastBody PoseHistory::StateAt(const CollisionWorld& world, BodyHandle slot, uint
   }
   if (static_cast<size_t>(slot) >= head_.size()) return past;
   past.generation = generation_[slot];
-  if (born_[slot] > t + 1) return BeforeBirth(slot);
+  if (BornAfter(slot, t)) return BeforeBirth(slot);
   Ref ref = head_[slot];
   // Newest to oldest: each record turns the state at the end of its tick into the state at the
   // end of the tick before. Records older than the window are never reached (t >= oldest_tick).
-  while (ref.index >= 0 && ref.tick > t) {
-    const TickRecord& record = Record(ref.tick);
+  const uint32_t mark = Mark(t);
+  while (ref.index >= 0 && ref.mark > mark) {
+    const TickRecord& record = Record(ref);
     const Entry& e = record.entries[ref.index];
     past.alive = e.alive;
     past.generation = e.generation;
@@ -326,24 +360,27 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
   if (anchor == kUnknownAnchor || static_cast<size_t>(slot) >= head_.size()) {
     return StateAt(world, slot, t);
   }
-  if (born_[slot] > t + 1) return BeforeBirth(slot);
+  if (BornAfter(slot, t)) return BeforeBirth(slot);
   const bool open = anchor == HistorySegment::kOpen;
   // The slot's newest entry when the segment was sealed (now for an open segment).
   const Ref start = open ? head_[slot] : DecodeAnchor(anchor);
   // Find the slot's oldest entry after t: its undo record is the state at the end of t.
+  const uint32_t mark = Mark(t);
   Ref after;
-  if (start.index >= 0 && start.tick > t) {
+  if (start.index >= 0 && start.mark > mark) {
     // Back over the entries of the segment after t.
     Ref ref = start;
-    while (ref.index >= 0 && ref.tick > t) {
+    while (ref.index >= 0 && ref.mark > mark) {
       after = ref;
-      ref = Record(ref.tick).entries[ref.index].prev;
+      ref = Record(ref).entries[ref.index].prev;
     }
   } else if (!open) {
     // No change between t and the seal: the oldest change after t is the first after the seal,
-    // the one after `start` (or the oldest held when `start` was dropped or there was none:
-    // every entry after the seal is newer than t, so held).
-    after = Held(start) ? Record(start.tick).entries[start.index].next : tail_[slot];
+    // the one after `start` (or the oldest held when `start` was dropped or there was none).
+    after = Held(start) ? Record(start).entries[start.index].next : tail_[slot];
+    // Every entry after `start` is newer than the seal but one: a creation's record written
+    // later (RecordBirth) goes before the slot's oldest, at its own tick.
+    while (after.index >= 0 && after.mark <= mark) after = Record(after).entries[after.index].next;
   }
   PastBody past;
   if (after.index < 0) {
@@ -353,14 +390,14 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
     past.generation = generation_[slot];
     return past;
   }
-  const TickRecord& record = Record(after.tick);
+  const TickRecord& record = Record(after);
   const Entry& e = record.entries[after.index];
   past.alive = e.alive;
   past.generation = e.generation;
   if (!e.alive) return past;
   if (e.full >= 0) {
     record.full[e.full].CopyTo(past.body);
-  } else if (last_full_[slot] > t) {
+  } else if ((full_at_[slot] & ~kBorn) > mark) {
     // The rest of the body is in a later record.
     return StateAt(world, slot, t);
   } else {
@@ -372,23 +409,56 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
 }
 
 PastBody PoseHistory::BeforeBirth(BodyHandle slot) const {
-  // The slot was empty from the oldest retained tick until born_[slot] - 1, where the first body
-  // of its records was created (every later body's creation has a record).
+  // The slot was empty from the oldest retained tick until its tick of birth, where the first
+  // body of its records was created (every later body's creation has a record).
   const Ref& tail = tail_[slot];
   PastBody past;
   past.generation =
-      (Held(tail) ? Record(tail.tick).entries[tail.index].generation : generation_[slot]) - 1;
+      (Held(tail) ? Record(tail).entries[tail.index].generation : generation_[slot]) - 1;
   return past;
+}
+
+void PoseHistory::Rebase() {
+  // Every ref and mark is re-encoded against the oldest retained tick; those of ticks no longer
+  // held become none (a mark of a dropped tick could otherwise alias a retained one later).
+  const uint64_t base = oldest_tick();
+  auto rebased = [&](const Ref& ref) {
+    return Held(ref)
+               ? Ref{.mark = static_cast<uint32_t>(TickOf(ref.mark) - base + 1), .index = ref.index}
+               : Ref{};
+  };
+  for (size_t s = 0; s < head_.size(); ++s) {
+    head_[s] = rebased(head_[s]);
+    tail_[s] = rebased(tail_[s]);
+    const uint32_t mark = full_at_[s] & ~kBorn;
+    full_at_[s] = mark == 0 || TickOf(mark) < base
+                      ? 0
+                      : static_cast<uint32_t>(TickOf(mark) - base + 1) | (full_at_[s] & kBorn);
+  }
+  for (TickRecord& record : ring_) {
+    for (Entry& e : record.entries) {
+      e.prev = rebased(e.prev);
+      e.next = rebased(e.next);
+    }
+  }
+  for (HistorySegment& segment : segments_) {
+    segment.RewriteAnchors([&](uint64_t anchor) {
+      if (anchor == kUnknownAnchor) return anchor;
+      return EncodeAnchor(rebased(DecodeAnchor(anchor)));
+    });
+  }
+  base_ = base;
 }
 
 uint64_t PoseHistory::EncodeAnchor(const Ref& ref) {
   if (ref.index < 0) return 0;
-  if (ref.index >= (1 << 24) - 1 || ref.tick >= (uint64_t{1} << 40)) return kUnknownAnchor;
-  return ref.tick << 24 | static_cast<uint64_t>(ref.index + 1);
+  if (ref.index >= (1 << 24) - 1) return kUnknownAnchor;
+  return uint64_t{ref.mark} << 24 | static_cast<uint64_t>(ref.index + 1);
 }
 
 PoseHistory::Ref PoseHistory::DecodeAnchor(uint64_t anchor) {
-  return Ref{.tick = anchor >> 24, .index = static_cast<int32_t>(anchor & 0xffffff) - 1};
+  return Ref{.mark = static_cast<uint32_t>(anchor >> 24),
+             .index = static_cast<int32_t>(anchor & 0xffffff) - 1};
 }
 
 const HistorySegment* PoseHistory::SegmentFor(uint64_t t) const {
@@ -415,8 +485,7 @@ size_t PoseHistory::MemoryBytes() const {
   size_t bytes = sizeof(*this) + ring_.capacity() * sizeof(TickRecord) +
                  head_.capacity() * sizeof(Ref) + tail_.capacity() * sizeof(Ref) +
                  generation_.capacity() * sizeof(uint32_t) +
-                 last_full_.capacity() * sizeof(uint64_t) + born_.capacity() * sizeof(uint64_t) +
-                 touched_.capacity() * sizeof(BodyHandle);
+                 full_at_.capacity() * sizeof(uint32_t) + touched_.capacity() * sizeof(BodyHandle);
   for (const TickRecord& r : ring_) {
     bytes += r.entries.capacity() * sizeof(Entry) + r.full.capacity() * sizeof(Full);
   }

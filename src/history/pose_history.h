@@ -128,8 +128,9 @@ class PoseHistory {
   size_t IndexBytes() const;
 
  private:
+  // An entry: the mark of its tick (see Mark) and its index in that tick's record.
   struct Ref {
-    uint64_t tick = 0;
+    uint32_t mark = 0;
     int32_t index = -1;  // -1: none
   };
   // The parts of a body other than its pose, for records of more than a move.
@@ -172,6 +173,7 @@ class PoseHistory {
     uint32_t generation = 0;
     bool alive = false;
   };
+  static_assert(sizeof(Entry) == 60, "an undo record is 60 bytes");
   struct TickRecord {
     uint64_t tick = 0;
     std::vector<Entry> entries;
@@ -182,6 +184,25 @@ class PoseHistory {
   bool Recording() const { return capacity_ >= 2; }
   TickRecord& Record(uint64_t t) { return ring_[t % capacity_]; }
   const TickRecord& Record(uint64_t t) const { return ring_[t % capacity_]; }
+  TickRecord& Record(const Ref& ref) { return Record(TickOf(ref.mark)); }
+  const TickRecord& Record(const Ref& ref) const { return Record(TickOf(ref.mark)); }
+  // Ticks as refs and full_at_ hold them: 1 + the distance from base_ (0: none). Only ticks from
+  // base_ on are marked, and AdvanceTo rebases before a mark reaches kRebaseSpan, so a mark fits
+  // in 31 bits (the 32nd is kBorn's) and a stale mark never aliases a retained tick.
+  uint32_t Mark(uint64_t t) const { return static_cast<uint32_t>(t - base_ + 1); }
+  uint64_t TickOf(uint32_t mark) const { return base_ + mark - 1; }
+  static constexpr uint64_t kRebaseSpan = uint64_t{1} << 30;
+  // Moves base_ to the oldest retained tick, re-encoding every ref, mark and segment anchor and
+  // clearing those of ticks no longer held. O(slots + retained entries + indexed bodies), once
+  // per 2^30 ticks of advance (or per jump that long).
+  void Rebase();
+  // True when the slot's first body in the window was created with no record after tick `t`.
+  bool BornAfter(BodyHandle slot, uint64_t t) const {
+    return (full_at_[slot] & kBorn) != 0 && (full_at_[slot] & ~kBorn) > Mark(t);
+  }
+  // Writes the record the slot's creation with no record stands for (full_at_'s kBorn), before
+  // a record of more than a move replaces that tick in full_at_.
+  void RecordBirth(BodyHandle slot);
   void EnsureSlot(BodyHandle slot);
   // Gives back the capacity of the `n` records from tick `first` on (just cleared for reuse)
   // when it is more than twice the largest retained record's and kKeptRecordCapacity.
@@ -206,7 +227,7 @@ class PoseHistory {
   // and nothing changed since).
   const HistorySegment* SegmentFor(uint64_t t) const;
   // True when `ref`'s record is still held.
-  bool Held(const Ref& ref) const { return ref.index >= 0 && Record(ref.tick).tick == ref.tick; }
+  bool Held(const Ref& ref) const { return ref.index >= 0 && Record(ref).tick == TickOf(ref.mark); }
   // Appends `e` to the current tick's records as the slot's newest entry.
   void Push(BodyHandle slot, const Entry& e);
   // A segment's anchor of a body: the slot's newest entry when the segment is sealed.
@@ -218,18 +239,21 @@ class PoseHistory {
   uint32_t segment_ticks_;
   uint64_t start_tick_;
   uint64_t tick_;
+  // The tick marks count from (Mark).
+  uint64_t base_;
   std::vector<TickRecord> ring_;
   // Per slot: the newest entry, the oldest entry still held, the generation of the body now in
-  // it and the last tick it had a record of more than a move (or a creation).
+  // it, and the mark of the last tick it had a record of more than a move or a creation, with
+  // kBorn when that was a creation with no record: the slot had no record held (it was empty
+  // since before the window), so it was empty at the end of every retained tick before that.
+  // A load of n bodies thus records nothing per body (an undo record is 60 bytes); a later
+  // record of more than a move writes the creation's record first (RecordBirth). 28 bytes per
+  // slot in all.
   std::vector<Ref> head_;
   std::vector<Ref> tail_;
   std::vector<uint32_t> generation_;
-  std::vector<uint64_t> last_full_;
-  // Per slot: 1 + the tick of a creation that needed no record because the slot had none held
-  // (it was empty since before the window), 0 for none. The slot was empty at the end of every
-  // retained tick before it; later creations in the slot have records. A load of n bodies thus
-  // costs 8 bytes per slot here instead of an undo record (80 bytes) each.
-  std::vector<uint64_t> born_;
+  std::vector<uint32_t> full_at_;
+  static constexpr uint32_t kBorn = uint32_t{1} << 31;
   // Bodies created since the newest segment started (AfterCreate).
   size_t created_in_segment_ = 0;
   // A segment closes at the end of a batch once more bodies were created during it than

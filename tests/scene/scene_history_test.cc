@@ -84,6 +84,7 @@ class HistoryDriver {
                 WorkerPool* pool = nullptr)
       : rng_(seed),
         side_(side),
+        history_ticks_(history_ticks),
         pool_(pool),
         scene_("history", SceneOptions{.history_ticks = history_ticks}) {
     UpdateBatch batch;
@@ -103,21 +104,27 @@ class HistoryDriver {
 
   // Runs one tick: one or more batches (the later ones amend it), and now and then a jump over
   // a few empty ticks (over `jump` - 1 when `jump` is not 0). With `created`, the tick's batches
-  // also create that many new bodies between them (a bulk load amid the game).
-  void Step(uint64_t jump = 0, int created = 0) {
+  // also create that many new bodies between them (a bulk load amid the game). With `churned`,
+  // the first batch also refilters or removes (one in two) each of that many bodies created
+  // last.
+  void Step(uint64_t jump = 0, int created = 0, int churned = 0) {
     const uint64_t next = tick_ + (jump > 0 ? jump : rng_.Int(0, 9) == 0 ? rng_.Int(2, 4) : 1);
     const int batches = rng_.Int(1, 3);
     for (int b = 0; b < batches; ++b) {
       UpdateBatch batch;
       if (b == 0 || rng_.Chance(0.5)) batch.tick = next;
       Fill(&batch, b == 0 ? 0.10 : 0.02);
+      if (b == 0) Churn(&batch, churned);
       const int share = b + 1 == batches ? created : rng_.Int(0, created);
       for (int k = 0; k < share; ++k) batch.ops.push_back(NewBody(next_id_++));
       created -= share;
       Apply(batch);
       if (b == 0) {
         // Ticks skipped over end with the state of the tick before them.
-        for (uint64_t k = tick_ + 1; k < next; ++k) ends_[k] = ends_.at(tick_);
+        // (Only those the window can still hold: a jump may cross billions.)
+        const uint64_t from =
+            std::max(tick_ + 1, next > history_ticks_ ? next - history_ticks_ : 0);
+        for (uint64_t k = from; k < next; ++k) ends_[k] = ends_.at(tick_);
         tick_ = next;
       }
     }
@@ -134,6 +141,18 @@ class HistoryDriver {
                   .mask = rng_.Bits(),
                   .kind = r < 0.25f ? BodyKind::kStatic : BodyKind::kDynamic};
     return UpsertOp(desc, id);
+  }
+
+  // Refilters or removes (one in two) each of the `n` bodies created last.
+  void Churn(UpdateBatch* batch, int n) {
+    for (auto it = now_.rbegin(); it != now_.rend() && n > 0; ++it, --n) {
+      if (n % 2 == 0) {
+        batch->ops.push_back(SetFilterOp(it->first, rng_.Bits(), rng_.Bits()));
+      } else {
+        batch->ops.push_back(RemoveOp(it->first));
+        removed_.push_back(it->first);
+      }
+    }
   }
 
   // Adds random operations to `batch`: about `move_fraction` of the bodies move (a few far),
@@ -228,6 +247,7 @@ class HistoryDriver {
 
   Random rng_;
   float side_;
+  uint32_t history_ticks_;
   WorkerPool* pool_;
   Scene scene_;
   OracleWorld now_;
@@ -494,11 +514,11 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceAroundTicksOfBulkCreations) {
   driver.Step(/*jump=*/1, /*created=*/500);
   CheckEveryRetainedTick(driver, 1, "just after the first bulk tick");
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
-  driver.Step(/*jump=*/3);
-  CheckEveryRetainedTick(driver, 1, "after empty ticks");
+  driver.Step(/*jump=*/3, /*created=*/0, /*churned=*/120);
+  CheckEveryRetainedTick(driver, 1, "after empty ticks and churn of the created bodies");
   ASSERT_FALSE(::testing::Test::HasFatalFailure());
   for (int step = 0; step < 10; ++step) {
-    driver.Step(0, step % 4 == 1 ? 700 + 150 * step : 0);
+    driver.Step(0, step % 4 == 1 ? 700 + 150 * step : 0, step % 4 == 2 ? 200 : 0);
     ASSERT_FALSE(::testing::Test::HasFatalFailure());
     ASSERT_TRUE(driver.scene().Validate());
     if (step == 5) {
@@ -507,6 +527,35 @@ TEST(SceneHistory, PastTickQueriesMatchBruteForceAroundTicksOfBulkCreations) {
     }
   }
   CheckEveryRetainedTick(driver, 2, "end");
+}
+
+// Jumps of about 2^31 and 2^32 ticks, steps 2^29 ticks apart, and ordinary steps across the
+// 2^30th tick past the base move the base the history counts its ticks from
+// (PoseHistory::Rebase): every retained tick still answers exactly, with bodies created before
+// and after each jump and then changed.
+TEST(SceneHistory, PastTickQueriesMatchBruteForceAcrossJumpsOfBillionsOfTicks) {
+  const uint32_t seed = kSeed + 5;
+  SCOPED_TRACE("seed " + std::to_string(seed));
+  HistoryDriver driver(seed, 800, 50.0f, 16);
+  for (int step = 0; step < 8; ++step) driver.Step();
+  // A jump to 30 ticks short of 2^30 past the base (tick 0), then ordinary steps: the base moves
+  // while segments of the window are sealed with their anchors (which move with it).
+  driver.Step(/*jump=*/(uint64_t{1} << 30) - 30 - driver.tick());
+  for (int step = 0; step < 30; ++step) driver.Step(0, step == 3 ? 40 : 0, step == 6 ? 30 : 0);
+  ASSERT_GT(driver.tick(), uint64_t{1} << 30);
+  CheckEveryRetainedTick(driver, 2, "after the base moved under sealed segments");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  driver.Step(/*jump=*/(uint64_t{1} << 31) + 5, /*created=*/300);
+  for (int step = 0; step < 5; ++step) driver.Step(0, 0, step == 1 ? 80 : 0);
+  CheckEveryRetainedTick(driver, 1, "after a jump of 2^31 + 5");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  driver.Step(/*jump=*/(uint64_t{1} << 32) - 3);
+  driver.Step(0, /*created=*/20);
+  for (int step = 0; step < 3; ++step) driver.Step(/*jump=*/(uint64_t{1} << 29) + 7, 0, 10);
+  for (int step = 0; step < 6; ++step) driver.Step(0, 0, step == 2 ? 30 : 0);
+  CheckEveryRetainedTick(driver, 2, "after jumps of 2^32 - 3 and 2^29 + 7");
+  ASSERT_FALSE(::testing::Test::HasFatalFailure());
+  ASSERT_TRUE(driver.scene().Validate());
 }
 
 // A small sphere jumps 2 units along x every tick (a pure translation, so the index grows no
