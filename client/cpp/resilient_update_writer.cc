@@ -244,7 +244,7 @@ void ResilientUpdateWriter::Run() {
   absl::Status last_error = absl::UnavailableError("not connected yet");
   // The last stream ended on a batch refused unapplied (Error.moved_to, or UNAVAILABLE): that
   // answer (a redirect names the server that writes the scene).
-  absl::Status redirection;
+  absl::Status refusal;
   bool reconnect = false;
   while (true) {
     // Wait for the channel (it reconnects with its own backoff, bounded by the client's
@@ -257,14 +257,14 @@ void ResilientUpdateWriter::Run() {
       }
       absl::Time now = absl::Now();
       absl::Time give_up = healthy_at + options_.give_up_after;
-      if (now >= give_up && !redirection.ok()) {
+      if (now >= give_up && !refusal.ok()) {
         absl::Status gave_up(
-            redirection.code(),
-            absl::StrCat("update writer: gave up after ",
-                         absl::FormatDuration(options_.give_up_after),
-                         " of batches refused unapplied by servers that could not write the scene: ",
-                         redirection.message()));
-        redirection.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
+            refusal.code(),
+            absl::StrCat(
+                "update writer: gave up after ", absl::FormatDuration(options_.give_up_after),
+                " of batches refused unapplied by servers that could not write the scene: ",
+                refusal.message()));
+        refusal.ForEachPayload([&](absl::string_view url, const absl::Cord& payload) {
           gave_up.SetPayload(url, payload);
         });
         Fail(std::move(gave_up));
@@ -297,7 +297,7 @@ void ResilientUpdateWriter::Run() {
     last_error = end;
     {
       absl::MutexLock lock(&mu_);
-      redirection = std::exchange(redirection_, absl::OkStatus());
+      refusal = std::exchange(refusal_, absl::OkStatus());
     }
     if (healthy) {
       healthy_at = absl::Now();
@@ -341,12 +341,12 @@ ResilientUpdateWriter::Stream* ResilientUpdateWriter::Connect(bool reconnect) {
 
 absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   v1::UpdateAck ack;
-  bool redirected = false;
+  bool refused = false;
   while (stream->Read(&ack)) {
-    // After a redirection the stream's remaining acks (the same answer for the batches behind
+    // After a refusal the stream's remaining acks (the same answer for the batches behind
     // it) are dropped: those batches are resent too.
-    if (redirected) continue;
-    if (!HandleAck(ack, &redirected)) {
+    if (refused) continue;
+    if (!HandleAck(ack, &refused)) {
       // A batch refused unapplied (redirected, or UNAVAILABLE): this stream is no use, and
       // the next one starts from the backoff reached unless this one made progress.
       absl::MutexLock lock(&mu_);
@@ -367,7 +367,7 @@ absl::Status ResilientUpdateWriter::ReadAcks(Stream* stream, bool* healthy) {
   return status;
 }
 
-bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected) {
+bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* refused) {
   RejectedBatch rejected;
   {
     absl::MutexLock lock(&mu_);
@@ -382,8 +382,8 @@ bool ResilientUpdateWriter::HandleAck(const v1::UpdateAck& ack, bool* redirected
       // batches the same way. Kept, and sent again on the next stream, which the router sends
       // to the server that writes the scene.
       ++(moved ? stats_.redirected : stats_.unavailable);
-      *redirected = true;
-      redirection_ = AckStatus(ack);
+      *refused = true;
+      refusal_ = AckStatus(ack);
       return false;
     }
     if (pending_.empty() || ack.client_sequence() != pending_.front().sequence) {

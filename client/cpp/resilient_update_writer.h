@@ -100,8 +100,8 @@ struct ResilientUpdateWriterStats {
 /// answering, the server is stopping): nothing of the batch was applied, and the server answers
 /// the stream's later batches the same way, so the writer ends the stream and resends them all
 /// on the next one (after the backoff; through a router that follows the owner it reaches the
-/// writing server), bounded by give_up_after like any reconnection. A non-retryable stream status (UNAUTHENTICATED,
-/// PERMISSION_DENIED, ...) or giving up ends the writer for good.
+/// writing server), bounded by give_up_after like any reconnection. A non-retryable stream status
+/// (UNAUTHENTICATED, PERMISSION_DENIED, ...) or giving up ends the writer for good.
 ///
 /// How a final failure is reported. The reader thread finds it, asynchronously; from that moment
 /// status() returns it and so does every Send, Flush, WaitAcknowledged (for a batch not
@@ -189,8 +189,9 @@ class ResilientUpdateWriter {
   absl::Status ReadAcks(Stream* stream, bool* healthy);
   // True when the reader thread should stop: shut down, failed, or closing with nothing left.
   bool Done() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Handles one ack; false (with failed_ set) when it does not answer the oldest pending batch.
-  bool HandleAck(const v1::UpdateAck& ack, bool* redirected);
+  // Handles one ack; false when it refuses the oldest pending batch unapplied (`refused` set,
+  // the batch kept for the next stream) or does not answer it (failed_ set).
+  bool HandleAck(const v1::UpdateAck& ack, bool* refused);
   // Waits `wait` or until shutdown; true when shutting down.
   bool SleepOrShutdown(absl::Duration wait);
   // Ends the writer with `status` and wakes every waiter.
@@ -224,9 +225,9 @@ class ResilientUpdateWriter {
   // All but `sent`, which stats() derives from next_sequence_.
   ResilientUpdateWriterStats stats_ ABSL_GUARDED_BY(mu_);
   absl::Status failed_ ABSL_GUARDED_BY(mu_);
-  // The answer of the last batch answered by a server that does not write the scene, until the
-  // reader thread takes it.
-  absl::Status redirection_ ABSL_GUARDED_BY(mu_);
+  // The answer of the last batch refused unapplied (by a server that does not write the scene,
+  // or UNAVAILABLE from its owner), until the reader thread takes it.
+  absl::Status refusal_ ABSL_GUARDED_BY(mu_);
   bool closing_ ABSL_GUARDED_BY(mu_) = false;
   bool shutdown_ ABSL_GUARDED_BY(mu_) = false;
   bool reader_done_ ABSL_GUARDED_BY(mu_) = false;

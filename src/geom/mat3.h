@@ -17,7 +17,9 @@ struct Mat3 {
 };
 
 /// m * v.
-constexpr Vec3 operator*(const Mat3& m, const Vec3& v) { return m.c0 * v.x + m.c1 * v.y + m.c2 * v.z; }
+constexpr Vec3 operator*(const Mat3& m, const Vec3& v) {
+  return m.c0 * v.x + m.c1 * v.y + m.c2 * v.z;
+}
 /// transpose(m) * v.
 constexpr Vec3 TransposeMul(const Mat3& m, const Vec3& v) {
   return {Dot(m.c0, v), Dot(m.c1, v), Dot(m.c2, v)};

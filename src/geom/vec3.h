@@ -79,7 +79,8 @@ inline bool IsFinite(const Vec3& a) {
 inline Vec3 AnyPerpendicular(const Vec3& n) {
   // Cross with the axis least aligned with n, so the result is never tiny.
   Vec3 a = Abs(n);
-  Vec3 axis = (a.x <= a.y && a.x <= a.z) ? Vec3{1, 0, 0} : (a.y <= a.z ? Vec3{0, 1, 0} : Vec3{0, 0, 1});
+  Vec3 axis =
+      (a.x <= a.y && a.x <= a.z) ? Vec3{1, 0, 0} : (a.y <= a.z ? Vec3{0, 1, 0} : Vec3{0, 0, 1});
   return Normalize(Cross(n, axis));
 }
 
