@@ -830,7 +830,8 @@ TEST(DynamicTree, MemoryPartsAddUpAndBuildScratchIsFreed) {
   EXPECT_EQ(m.Total(), tree.MemoryBytes());
   // A build's scratch (about 100 bytes per proxy) is not kept once the build is done.
   EXPECT_EQ(m.scratch, 0u);
-  // The pools grow by half, not double: at most 1.5 x the slots in use (plus the first 16).
+  // The pools grow by half (an eighth from 65,536 entries), not double: at most 1.5 x the slots
+  // in use (plus the first 16).
   EXPECT_LE(m.nodes, (4999u * 3 / 2 + 16) * (64u + 12u));
   EXPECT_LE(m.leaves, (5000u * 3 / 2 + 16) * (sizeof(Aabb) + 12u));
   EXPECT_GE(m.nodes, 4999u * 64u);

@@ -472,22 +472,29 @@ TEST(SceneStats, CountsBodiesHeightAndMemory) {
 }
 
 TEST(SceneStats, MemoryIsTheSumOfItsParts) {
+  // Fewer bodies than kBackgroundRebuildMin (collision_world.h): every rebuild of the tree runs
+  // within its batch, so no background build's snapshot (counted as scratch while it runs, on a
+  // thread whose timing no test controls) can be pending when the memory is read.
+  constexpr int kBatches = 4;
+  constexpr int kPerBatch = 500;
+  constexpr size_t kBodies = kBatches * kPerBatch;
+  static_assert(kBodies < static_cast<size_t>(kBackgroundRebuildMin));
   Scene scene("parts", SceneOptions{});
-  for (int b = 0; b < 4; ++b) {
+  for (int b = 0; b < kBatches; ++b) {
     std::vector<UpdateOp> ops;
-    for (int i = 0; i < 2500; ++i) {
-      const int id = b * 2500 + i;
+    for (int i = 0; i < kPerBatch; ++i) {
+      const int id = b * kPerBatch + i;
       ops.push_back(Ball(id, static_cast<float>(id)));
     }
     ASSERT_TRUE(scene.Apply(Batch(ops)).ok());
   }
   const SceneMemory m = scene.Memory();
   EXPECT_EQ(scene.Stats().memory_bytes, m.Total());
-  EXPECT_GE(m.bodies, 10000 * sizeof(Body));
+  EXPECT_GE(m.bodies, kBodies * sizeof(Body));
   EXPECT_GT(m.trees.nodes, 0u);
   EXPECT_GT(m.trees.leaves, 0u);
-  EXPECT_GE(m.id_map, 10000 * (sizeof(BodyHandle) + 1));  // a handle and a control byte a slot
-  EXPECT_GE(m.extra, 10000 * sizeof(uint64_t));
+  EXPECT_GE(m.id_map, kBodies * (sizeof(BodyHandle) + 1));  // a handle and a control byte a slot
+  EXPECT_GE(m.extra, kBodies * sizeof(uint64_t));
   EXPECT_GT(m.history, 0u);  // the slots' chain heads and ticks of birth
   EXPECT_EQ(m.trees.scratch, 0u);
   EXPECT_EQ(m.client_marks, 0u);
