@@ -21,7 +21,8 @@ COLLIDE_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # not the 1-3 one gRPC would otherwise pull in: the generated code needs protobuf's APIv2);
 # default-jdk-headless, maven, libgrpc-java, the grpc-java plugin, libprotobuf-java, junit5,
 # netty and the Maven plugins: the Java client, built with Maven offline against
-# /usr/share/maven-repo).
+# /usr/share/maven-repo; gson, perfmark, animal-sniffer and the common protos are in grpc-java's
+# POMs there without being dependencies of the libgrpc-java package).
 COLLIDE_PACKAGES=(
   g++ cmake ninja-build ccache pkg-config
   libgtest-dev libgmock-dev libbenchmark-dev libbullet-dev libembree-dev
@@ -41,6 +42,7 @@ COLLIDE_PACKAGES=(
   libnetty-java junit5 libmaven-compiler-plugin-java libmaven-resources-plugin-java
   libmaven-jar-plugin-java libmaven-install-plugin-java libsurefire-java
   libbuild-helper-maven-plugin-java libmaven-dependency-plugin-java
+  libgoogle-gson-java libperfmark-java libanimal-sniffer-java libgoogle-common-protos-java
   libnats-dev nats-server
 )
 
