@@ -146,8 +146,7 @@ void PoseHistory::SealNewest() {
 
 bool PoseHistory::CreatedThisTick(BodyHandle slot) const {
   const Ref& head = head_[slot];
-  if (!(head.index >= 0 && head.mark == Mark(tick_)))
-    return full_at_[slot] == (Mark(tick_) | kBorn);
+  if (!(head.index >= 0 && head.mark == Mark(tick_))) return BornThisTick(slot);
   const Entry& e = Record(tick_).entries[head.index];
   return !e.alive || e.generation != generation_[slot];
 }
@@ -159,7 +158,7 @@ void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_
   const uint32_t now = Mark(tick_);
   // A record of more than a move replaces the slot's tick of birth in full_at_: the birth gets
   // its record first (unless it was this tick, which the branch below keeps).
-  if (need_full && (full_at_[slot] & kBorn) != 0 && full_at_[slot] != (now | kBorn)) {
+  if (need_full && (full_at_[slot] & kBorn) != 0 && !BornThisTick(slot)) {
     RecordBirth(slot);
   }
   TickRecord& record = Record(tick_);
@@ -178,7 +177,7 @@ void PoseHistory::Touch(const CollisionWorld& world, BodyHandle slot, bool need_
     }
     return;
   }
-  if (full_at_[slot] == (now | kBorn)) {
+  if (BornThisTick(slot)) {
     // Created this tick with no record (AfterCreate): the slot was empty at the tick's start,
     // which full_at_ says already.
     return;
@@ -220,7 +219,7 @@ void PoseHistory::RecordBirth(BodyHandle slot) {
   Ref& tail = tail_[slot];
   Entry e;
   e.slot = slot;
-  e.generation = (Held(tail) ? Record(tail).entries[tail.index].generation : generation_[slot]) - 1;
+  e.generation = GenerationBeforeFirst(slot);
   e.alive = false;
   e.next = Held(tail) ? tail : Ref{};
   TickRecord& record = Record(born);
@@ -411,11 +410,14 @@ PastBody PoseHistory::StateFrom(const CollisionWorld& world, BodyHandle slot, ui
 PastBody PoseHistory::BeforeBirth(BodyHandle slot) const {
   // The slot was empty from the oldest retained tick until its tick of birth, where the first
   // body of its records was created (every later body's creation has a record).
-  const Ref& tail = tail_[slot];
   PastBody past;
-  past.generation =
-      (Held(tail) ? Record(tail).entries[tail.index].generation : generation_[slot]) - 1;
+  past.generation = GenerationBeforeFirst(slot);
   return past;
+}
+
+uint32_t PoseHistory::GenerationBeforeFirst(BodyHandle slot) const {
+  const Ref& tail = tail_[slot];
+  return (Held(tail) ? Record(tail).entries[tail.index].generation : generation_[slot]) - 1;
 }
 
 void PoseHistory::Rebase() {

@@ -205,6 +205,11 @@ class PoseHistory {
   bool BornAfter(BodyHandle slot, uint64_t t) const {
     return (full_at_[slot] & kBorn) != 0 && (full_at_[slot] & ~kBorn) > Mark(t);
   }
+  // True when the slot's body was created this tick with no record (full_at_'s kBorn).
+  bool BornThisTick(BodyHandle slot) const { return full_at_[slot] == (Mark(tick_) | kBorn); }
+  // The generation of the slot before the first body its records hold (or, with none, before
+  // its body now): the generation a record of its empty state before that body carries.
+  uint32_t GenerationBeforeFirst(BodyHandle slot) const;
   // Writes the record the slot's creation with no record stands for (full_at_'s kBorn), before
   // a record of more than a move replaces that tick in full_at_.
   void RecordBirth(BodyHandle slot);

@@ -480,24 +480,32 @@ void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYS
   // the order observers see.
   const std::vector<UpdateOp>& ops = batch.ops;
   change_structural_ = IsStructural(batch);
+  // Observers that keep their own copy of the bodies take a batch of moves and filter changes
+  // as the new poses and filters alone: nothing to copy before it.
+  change_moves_ = !change_structural_ &&
+                  std::all_of(observers_.begin(), observers_.end(),
+                              [](const SceneObserver* observer) { return observer->TakesMoves(); });
   change_order_.clear();
   for (size_t i = 0; i < ops.size(); ++i) change_order_.emplace_back(ops[i].body_id, i);
   if (!std::is_sorted(change_order_.begin(), change_order_.end())) {
     std::sort(change_order_.begin(), change_order_.end());
   }
   changes_.clear();
+  moves_.clear();
   change_handles_.clear();
   for (size_t k = 0; k < change_order_.size();) {
     const uint64_t id = change_order_[k].first;
+    // A batch of moves and filter changes found every body's handle while validating it.
+    const BodyHandle handle =
+        change_structural_ ? handles_.Find(id) : resolved_[change_order_[k].second];
+    if (change_moves_) {
+      while (k < change_order_.size() && change_order_[k].first == id) ++k;
+      moves_.push_back(BodyMove{.id = id});
+      change_handles_.push_back(handle);
+      continue;
+    }
     BodyChange change;
     change.id = id;
-    // A batch of moves and filter changes found every body's handle while validating it.
-    BodyHandle handle = kNullBody;
-    if (!change_structural_) {
-      handle = resolved_[change_order_[k].second];
-    } else {
-      handle = handles_.Find(id);
-    }
     for (; k < change_order_.size() && change_order_[k].first == id; ++k) {
       change.replaced |= ops[change_order_[k].second].type == UpdateOpType::kUpsert;
     }
@@ -510,19 +518,28 @@ void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYS
 void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Under write_mu_ after the batch: the world is stable until the next writer. Without
   // structural ops every body kept its handle.
-  for (size_t i = 0; i < changes_.size(); ++i) {
-    BodyHandle handle = change_handles_[i];
-    if (change_structural_) {
-      handle = handles_.Find(changes_[i].id);
+  if (change_moves_) {
+    for (size_t i = 0; i < moves_.size(); ++i) {
+      const Body& after = world_.body(change_handles_[i]);
+      moves_[i].pose = after.pose;
+      moves_[i].category = after.category;
+      moves_[i].mask = after.mask;
     }
-    if (handle != kNullBody) {
-      const Body& after = world_.body(handle);
-      changes_[i].after = after;
-      // The observers' copies of the world place the body's asset too (SceneMirror).
-      changes_[i].asset = after.asset != kNoAsset ? world_.shared_asset(after.asset) : nullptr;
+  } else {
+    for (size_t i = 0; i < changes_.size(); ++i) {
+      BodyHandle handle = change_handles_[i];
+      if (change_structural_) {
+        handle = handles_.Find(changes_[i].id);
+      }
+      if (handle != kNullBody) {
+        const Body& after = world_.body(handle);
+        changes_[i].after = after;
+        // The observers' copies of the world place the body's asset too (SceneMirror).
+        changes_[i].asset = after.asset != kNoAsset ? world_.shared_asset(after.asset) : nullptr;
+      }
     }
   }
-  const AppliedBatch applied{.changes = changes_};
+  const AppliedBatch applied{.changes = changes_, .moves = moves_};
   WithView([&](const SceneView& view) {
     for (SceneObserver* observer : observers_) observer->OnApplied(applied, view);
   });
@@ -625,6 +642,7 @@ SceneMemory Scene::Memory() const {
 
 size_t Scene::WriteScratchBytes() const {
   return resolved_.capacity() * sizeof(BodyHandle) + changes_.capacity() * sizeof(BodyChange) +
+         moves_.capacity() * sizeof(BodyMove) +
          change_order_.capacity() * sizeof(std::pair<uint64_t, size_t>) +
          change_handles_.capacity() * sizeof(BodyHandle) +
          observers_.capacity() * sizeof(SceneObserver*);

@@ -502,6 +502,7 @@ class Scene {
   // (Registering an observer changes no state of the scene: const methods may.)
   mutable std::vector<SceneObserver*> observers_ ABSL_GUARDED_BY(write_mu_);
   std::vector<BodyChange> changes_ ABSL_GUARDED_BY(write_mu_);
+  std::vector<BodyMove> moves_ ABSL_GUARDED_BY(write_mu_);
   // (body id, op index) of the batch's ops sorted, each change's handle before the batch, and
   // whether the batch was structural (then handles are looked up again after it).
   std::vector<std::pair<uint64_t, size_t>> change_order_ ABSL_GUARDED_BY(write_mu_);
@@ -509,6 +510,8 @@ class Scene {
   // Waiters for a version are not state of the scene: const methods may register them.
   mutable VersionSignal version_signal_;
   bool change_structural_ ABSL_GUARDED_BY(write_mu_) = false;
+  // The batch goes to the observers as moves_ (every one takes moves), not as changes_.
+  bool change_moves_ ABSL_GUARDED_BY(write_mu_) = false;
   // WriteScratchBytes() after the last applied batch, for Memory().
   size_t write_scratch_bytes_ ABSL_GUARDED_BY(mu_) = 0;
 };

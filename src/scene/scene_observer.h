@@ -27,11 +27,30 @@ struct BodyChange {
   std::shared_ptr<const AssetGeometry> asset;
 };
 
-/// One update batch the scene applied: every body it touched with its state before and after
-/// (intermediate states inside the batch are never visible), sorted by body id.
+/// What a batch of moves and filter changes did to one body: the only fields such a batch
+/// changes, as they are after it. The body's other fields, and its state before the batch, are
+/// those of a copy of the world the observer keeps (watch/scene_mirror.h).
+struct BodyMove {
+  /// The body's id.
+  uint64_t id = 0;
+  /// Its pose after the batch.
+  Pose pose{};
+  /// Its filter after the batch.
+  uint32_t category = 0;
+  uint32_t mask = 0;
+};
+
+/// One update batch the scene applied: every body it touched, sorted by body id, each once
+/// (intermediate states inside the batch are never visible). In one of two forms: the state
+/// before and after of each body (`changes`); or, for a batch without upserts and removals
+/// handed to observers that all take it (SceneObserver::TakesMoves), each body's new pose and
+/// filter (`moves`), a quarter of the bytes and no copy of the bodies on the writer's thread.
 struct AppliedBatch {
-  /// The touched bodies, sorted by id, each once.
+  /// The touched bodies with their states before and after (empty when `moves` holds them).
   std::span<const BodyChange> changes;
+  /// The touched bodies' poses and filters after a batch of moves and filter changes (empty
+  /// unless every observer takes moves; then a batch of moves and filter changes comes so).
+  std::span<const BodyMove> moves;
 };
 
 /// A scene's state at one version, as observers see it during a callback (valid only then).
@@ -55,6 +74,11 @@ class SceneObserver {
   /// After each applied (non-duplicate) batch, with the scene at the version it produced
   /// (unchanged during the call).
   virtual void OnApplied(const AppliedBatch& batch, const SceneView& scene) = 0;
+  /// True when the observer keeps a copy of every body and so can take a batch of moves and
+  /// filter changes as BodyMove records (AppliedBatch::moves). It must take `changes` too: a
+  /// scene with another observer that does not take moves hands every batch so. Constant
+  /// while the observer is registered.
+  virtual bool TakesMoves() const { return false; }
   /// Once, when the scene is deleted; no callback follows.
   virtual void OnDeleted() = 0;
 };

@@ -132,8 +132,7 @@ void SceneMirror::KeepGrid() {
   if (captured_) BuildGrid();
 }
 
-void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick) {
-  assert(captured_ && version > version_);
+void SceneMirror::ReleaseUnusedAssets() {
   // The assets no body placed after the last batch (its evaluation is over): the scene may have
   // deleted them, and the mirror must not keep them alive.
   for (AssetSlot slot : unused_assets_) {
@@ -142,6 +141,48 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
     if (parts_.world && world_.shared_asset(slot) != nullptr) world_.RemoveAsset(slot);
   }
   unused_assets_.clear();
+}
+
+void SceneMirror::ApplyMoves(std::span<const BodyMove> moves, uint64_t version, uint64_t tick,
+                             std::vector<BodyChange>* changes) {
+  assert(captured_ && version > version_);
+  ReleaseUnusedAssets();
+  changes->clear();
+  changes->reserve(moves.size());
+  // As in Apply: the slot after the last one is tried before the id table.
+  uint32_t next = 0;
+  for (const BodyMove& move : moves) {
+    uint32_t slot = next;
+    if (slot >= bodies_.size() || bodies_[slot].proxy < 0 || bodies_[slot].id != move.id) {
+      auto it = slots_.find(move.id);
+      // The scene validated that the body exists at the version before; the mirror holds it.
+      assert(it != slots_.end());
+      if (it == slots_.end()) continue;
+      slot = it->second;
+    }
+    next = slot + 1;
+    Body& body = bodies_[slot];
+    BodyChange& change = changes->emplace_back();
+    change.id = move.id;
+    change.before = body;
+    const bool refiltered = body.category != move.category || body.mask != move.mask;
+    body.pose = move.pose;
+    body.category = move.category;
+    body.mask = move.mask;
+    change.after = body;
+    if (body.asset != kNoAsset && body.asset < assets_.size()) change.asset = assets_[body.asset];
+    if (parts_.grid) grid_.Update(slot, body, refiltered);
+    if (parts_.world) UpdateWorld(slot, change);
+  }
+  if (parts_.world) world_.FinishUpdates();
+  if (parts_.grid && grid_.NeedsRebuild()) BuildGrid();
+  version_ = version;
+  tick_ = tick;
+}
+
+void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick) {
+  assert(captured_ && version > version_);
+  ReleaseUnusedAssets();
   bool freed = false;
   // The records come by id, and bodies copied or created in id order sit in consecutive slots:
   // the slot after the last one is tried before the id table.

@@ -50,6 +50,13 @@ class SceneMirror {
   /// Applies one batch's change records (sorted by id, as AppliedBatch holds them), which
   /// produced `version` with the scene at `tick`. The batch must follow the mirror's version.
   void Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick);
+  /// Applies one batch of moves and filter changes (AppliedBatch::moves, sorted by id), which
+  /// produced `version` with the scene at `tick`, and writes the batch's change records (each
+  /// body's state before and after, in the order of `moves`) to `changes` (cleared first), as
+  /// Apply would have taken them. The batch must follow the mirror's version, so every body
+  /// it names is held.
+  void ApplyMoves(std::span<const BodyMove> moves, uint64_t version, uint64_t tick,
+                  std::vector<BodyChange>* changes);
   /// Keeps a CollisionWorld of the bodies from now on (built at once when captured).
   void KeepWorld();
   /// Keeps a BodyGrid of the bodies' positions from now on (built at once when captured).
@@ -88,6 +95,8 @@ class SceneMirror {
     BodyHandle handle = kNullBody;
   };
   void BuildWorld();
+  // Lets go of the asset slots no body placed after the previous batch.
+  void ReleaseUnusedAssets();
   // Brings the world's copy of the body in `slot` to `change` (a body that stays).
   void UpdateWorld(uint32_t slot, const BodyChange& change);
   void BuildGrid();

@@ -19,6 +19,10 @@ size_t WatchHub::BatchBytes(size_t changes) {
   return sizeof(Entry) + changes * sizeof(BodyChange) + 16;
 }
 
+size_t WatchHub::MoveBatchBytes(size_t moves) {
+  return sizeof(Entry) + moves * sizeof(BodyMove) + 16;
+}
+
 void WatchHub::Schedule() {
   bool wake = false;
   {
@@ -73,14 +77,19 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
     MutexLock lock(&mu_);
     if (retired_) return;
     if (!overflowed_) {
-      const size_t bytes = BatchBytes(batch.changes.size());
+      const bool moves = !batch.moves.empty();
+      const size_t bytes =
+          moves ? MoveBatchBytes(batch.moves.size()) : BatchBytes(batch.changes.size());
       if (budget_ == nullptr || budget_->backlog_bytes.TryTake(bytes)) {
-        std::vector<BodyChange> changes = TakeSpareLocked();
-        changes.assign(batch.changes.begin(), batch.changes.end());
-        backlog_.push_back(Entry{.version = scene.version,
-                                 .tick = scene.tick,
-                                 .changes = std::move(changes),
-                                 .bytes = bytes});
+        Entry entry{.version = scene.version, .tick = scene.tick, .bytes = bytes};
+        if (moves) {
+          entry.moves = spare_moves_.Take();
+          entry.moves.assign(batch.moves.begin(), batch.moves.end());
+        } else {
+          entry.changes = spare_changes_.Take();
+          entry.changes.assign(batch.changes.begin(), batch.changes.end());
+        }
+        backlog_.push_back(std::move(entry));
         ++appended_;
       } else {
         // No room: the workers will copy the scene anew and resync every watcher.
@@ -92,25 +101,14 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
   Schedule();
 }
 
-std::vector<BodyChange> WatchHub::TakeSpareLocked() {
-  if (spare_.empty()) return {};
-  std::vector<BodyChange> changes = std::move(spare_.back());
-  spare_.pop_back();
-  return changes;
-}
-
-void WatchHub::KeepSpareLocked(std::vector<BodyChange> changes) {
-  assert(changes.empty());
-  if (spare_.size() >= kSpareBuffers || changes.capacity() == 0 ||
-      changes.capacity() * sizeof(BodyChange) > kSpareBufferBytes) {
-    return;  // freed here
-  }
-  spare_.push_back(std::move(changes));
-}
-
-size_t WatchHub::spare_buffers() const {
+size_t WatchHub::spare_change_buffers() const {
   MutexLock lock(&mu_);
-  return spare_.size();
+  return spare_changes_.kept.size();
+}
+
+size_t WatchHub::spare_move_buffers() const {
+  MutexLock lock(&mu_);
+  return spare_moves_.kept.size();
 }
 
 void WatchHub::OnDeleted() {
@@ -179,9 +177,20 @@ void WatchHub::Step(size_t max_batches) {
       continue;
     }
     if (entry.version <= mirror_.version()) continue;  // already in a copy
-    mirror_.Apply(entry.changes, entry.version, entry.tick);
-    const AppliedBatch batch{.changes = entry.changes};
+    std::span<const BodyChange> changes = entry.changes;
+    if (entry.moves.empty()) {
+      mirror_.Apply(entry.changes, entry.version, entry.tick);
+    } else {
+      // The queries take change records: the mirror writes them as it moves its copies.
+      mirror_.ApplyMoves(entry.moves, entry.version, entry.tick, &expanded_);
+      changes = expanded_;
+    }
+    const AppliedBatch batch{.changes = changes};
     for (const std::shared_ptr<StandingQuery>& w : watchers_) w->OnApplied(batch, mirror_);
+  }
+  expanded_.clear();
+  if (expanded_.capacity() * sizeof(BodyChange) > kSpareBufferBytes) {
+    std::vector<BodyChange>().swap(expanded_);
   }
   if (deleted_) {
     for (const std::shared_ptr<StandingQuery>& w : watchers_) w->OnDeleted();
@@ -206,9 +215,15 @@ void WatchHub::Step(size_t max_batches) {
     for (const std::shared_ptr<StandingQuery>& w : watchers_) w->Refresh(mirror_);
   }
   // The records are released outside the lock (the writer takes it for every batch).
-  for (Entry& entry : entries) entry.changes.clear();
+  for (Entry& entry : entries) {
+    entry.changes.clear();
+    entry.moves.clear();
+  }
   MutexLock lock(&mu_);
-  for (Entry& entry : entries) KeepSpareLocked(std::move(entry.changes));
+  for (Entry& entry : entries) {
+    if (entry.changes.capacity() != 0) spare_changes_.Keep(std::move(entry.changes));
+    if (entry.moves.capacity() != 0) spare_moves_.Keep(std::move(entry.moves));
+  }
   live_ = watchers_.size() + waiting_.size();
 }
 

@@ -53,12 +53,18 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
 
   /// The bytes a batch of `changes` change records holds in the backlog.
   static size_t BatchBytes(size_t changes);
-  /// Change buffers of evaluated batches a hub keeps for the next ones, and the largest capacity
-  /// kept (bytes): at most 4 MiB a watched scene.
+  /// The bytes a batch of moves and filter changes of `moves` bodies holds in the backlog (the
+  /// hub takes such batches as BodyMove records: SceneObserver::TakesMoves).
+  static size_t MoveBatchBytes(size_t moves);
+  /// Buffers of evaluated batches a hub keeps for the next ones, of each kind (change records,
+  /// moves), and the largest capacity kept (bytes); besides, one buffer of the change records a
+  /// batch of moves is expanded to for the queries, kept when at most kSpareBufferBytes. At
+  /// most 10 MiB a watched scene.
   static constexpr size_t kSpareBuffers = 2;
   static constexpr size_t kSpareBufferBytes = size_t{2} << 20;
-  /// Change buffers kept now (tests).
-  size_t spare_buffers() const;
+  /// Buffers of change records, and of moves, kept now (tests).
+  size_t spare_change_buffers() const;
+  size_t spare_move_buffers() const;
 
   /// The scene watched.
   const Scene* scene() const { return scene_.get(); }
@@ -91,12 +97,17 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
 
   void OnApplied(const AppliedBatch& batch, const SceneView& scene) override;
   void OnDeleted() override;
+  /// The hub's mirror holds every body: a batch of moves comes as its new poses and filters.
+  bool TakesMoves() const override { return true; }
 
  private:
   struct Entry {
     uint64_t version = 0;
     uint64_t tick = 0;
+    // One of the two: the batch's change records, or its moves (a batch of moves and filter
+    // changes).
     std::vector<BodyChange> changes;
+    std::vector<BodyMove> moves;
     size_t bytes = 0;
     bool deleted = false;
   };
@@ -108,12 +119,28 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
 
   // Drops the backlog (its bytes go back to the budget); counts the entries consumed.
   void DropBacklogLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // An empty change buffer for the next batch: a kept one (its capacity reused) or a new one.
-  std::vector<BodyChange> TakeSpareLocked() ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
-  // Keeps the storage of an evaluated entry's changes, emptied by the caller outside the lock,
-  // for a later batch (up to kSpareBuffers
-  // buffers of at most kSpareBufferBytes each; anything else is freed).
-  void KeepSpareLocked(std::vector<BodyChange> changes) ABSL_EXCLUSIVE_LOCKS_REQUIRED(mu_);
+  // Buffers of evaluated batches' records kept for later batches.
+  template <typename T>
+  struct Spares {
+    std::vector<std::vector<T>> kept;
+    // An empty buffer for the next batch: a kept one (its capacity reused) or a new one.
+    std::vector<T> Take() {
+      if (kept.empty()) return {};
+      std::vector<T> buffer = std::move(kept.back());
+      kept.pop_back();
+      return buffer;
+    }
+    // Keeps the storage of an evaluated entry's records, emptied by the caller outside the
+    // lock (up to kSpareBuffers buffers of at most kSpareBufferBytes each; anything else is
+    // freed).
+    void Keep(std::vector<T> buffer) {
+      if (kept.size() >= kSpareBuffers || buffer.capacity() == 0 ||
+          buffer.capacity() * sizeof(T) > kSpareBufferBytes) {
+        return;  // freed here
+      }
+      kept.push_back(std::move(buffer));
+    }
+  };
   void Schedule();
 
   const std::shared_ptr<const Scene> scene_;
@@ -124,7 +151,8 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   std::deque<Entry> backlog_ ABSL_GUARDED_BY(mu_);
   // Change buffers of evaluated batches kept for the next ones: a tick loop's batch of every
   // body (10,000 changes: 1.9 MB) would otherwise be a fresh mapping faulted in every tick.
-  std::vector<std::vector<BodyChange>> spare_ ABSL_GUARDED_BY(mu_);
+  Spares<BodyChange> spare_changes_ ABSL_GUARDED_BY(mu_);
+  Spares<BodyMove> spare_moves_ ABSL_GUARDED_BY(mu_);
   // Entries appended to the backlog, and consumed from it (evaluated or dropped), ever.
   uint64_t appended_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t consumed_ ABSL_GUARDED_BY(mu_) = 0;
@@ -143,6 +171,8 @@ class WatchHub final : public SceneObserver, public std::enable_shared_from_this
   bool registered_ = false;
   bool deleted_ = false;
   SceneMirror mirror_{SceneMirror::Parts{.world = false, .grid = false}};
+  // The change records of the batch of moves being evaluated (SceneMirror::ApplyMoves).
+  std::vector<BodyChange> expanded_;
   std::vector<Pending> waiting_;
   std::vector<std::shared_ptr<StandingQuery>> watchers_;
 };

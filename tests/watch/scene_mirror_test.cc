@@ -5,12 +5,15 @@
 
 #include "watch/scene_mirror.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <set>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "geom/same_shape.h"
@@ -172,6 +175,120 @@ TEST(SceneMirror, KeepsItsGridAndAWorldAskedForLater) {
       if (::testing::Test::HasFailure()) return;
     }
     scene.RemoveObserver(&recorder);
+  }
+}
+
+// As Recorder, for an observer that keeps its own copy of the bodies (SceneObserver::TakesMoves):
+// a batch of moves and filter changes comes as moves.
+class MoveRecorder final : public SceneObserver {
+ public:
+  void OnApplied(const AppliedBatch& batch, const SceneView& scene) override {
+    changes.assign(batch.changes.begin(), batch.changes.end());
+    moves.assign(batch.moves.begin(), batch.moves.end());
+    version = scene.version;
+    tick = scene.tick;
+  }
+  void OnDeleted() override {}
+  bool TakesMoves() const override { return true; }
+  std::vector<BodyChange> changes;
+  std::vector<BodyMove> moves;
+  uint64_t version = 0;
+  uint64_t tick = 0;
+};
+
+// EXPECTs that two bodies of change records are the same in every field but the tree leaf.
+void ExpectSameBody(const std::optional<Body>& got, const std::optional<Body>& want,
+                    const std::string& where) {
+  ASSERT_EQ(got.has_value(), want.has_value()) << where;
+  if (!want.has_value()) return;
+  EXPECT_EQ(got->id, want->id) << where;
+  EXPECT_TRUE(testing::SameShape(got->shape, want->shape)) << where;
+  EXPECT_EQ(got->pose, want->pose) << where;
+  EXPECT_EQ(got->scale, want->scale) << where;
+  EXPECT_EQ(got->category, want->category) << where;
+  EXPECT_EQ(got->mask, want->mask) << where;
+  EXPECT_EQ(got->kind, want->kind) << where;
+  EXPECT_EQ(got->asset, want->asset) << where;
+}
+
+// Two scenes take the same random batches. The first's observer takes change records, the
+// second's moves: every batch of moves and filter changes (some naming a body twice) must come to
+// it as moves, and the records its mirror writes from them (SceneMirror::ApplyMoves) must be the
+// first scene's records, field by field; its mirror, world and grid must stay the scene's. A
+// scene with both kinds of observer hands every batch as change records.
+TEST(SceneMirror, TakesBatchesOfMovesAsPosesAndFiltersAndWritesTheirChangeRecords) {
+  for (uint32_t seed : {51u, 52u, 53u}) {
+    testing::WatchGenerator gen(seed);
+    testing::WatchOracle bodies({}, {}, 0.01f);
+    std::mt19937 rng(seed);
+    Scene full("full", SceneOptions{});
+    Scene moved("moved", SceneOptions{});
+    Scene both("both", SceneOptions{});
+    Recorder recorder;
+    MoveRecorder move_recorder;
+    Recorder both_recorder;
+    MoveRecorder both_move_recorder;
+    ASSERT_TRUE(full.AddObserver(&recorder, [](const SceneView&) {}).ok());
+    ASSERT_TRUE(moved.AddObserver(&move_recorder, [](const SceneView&) {}).ok());
+    ASSERT_TRUE(both.AddObserver(&both_recorder, [](const SceneView&) {}).ok());
+    ASSERT_TRUE(both.AddObserver(&both_move_recorder, [](const SceneView&) {}).ok());
+    SceneMirror mirror(SceneMirror::Parts{.world = true, .grid = true});
+    mirror.Capture(moved);
+    std::vector<BodyChange> expanded;
+    int move_batches = 0;
+    int other_batches = 0;
+    for (int step = 0; step < 400; ++step) {
+      UpdateBatch batch = gen.Batch(bodies.bodies());
+      // Now and then a second move or filter change of a body the batch moves.
+      if (!batch.ops.empty() && batch.ops[0].type == UpdateOpType::kSetPose && gen.Pick(3) == 0) {
+        const uint64_t id = batch.ops[0].body_id;
+        batch.ops.push_back(gen.Pick(2) == 0
+                                ? SetFilterOp(id, gen.Category(), ~0u)
+                                : SetPoseOp(id, Pose{gen.Rotation(), gen.Position(9)}));
+      }
+      if (gen.Pick(3) == 0) batch.tick = static_cast<uint64_t>(step);
+      bodies.Commit(batch);
+      for (Scene* scene : {&full, &moved, &both}) ASSERT_TRUE(scene->Apply(batch).ok());
+      const bool only_moves =
+          !batch.ops.empty() && std::all_of(batch.ops.begin(), batch.ops.end(), [](const auto& op) {
+            return op.type == UpdateOpType::kSetPose || op.type == UpdateOpType::kSetFilter;
+          });
+      const std::string where = "seed " + std::to_string(seed) + " step " + std::to_string(step);
+      EXPECT_TRUE(both_move_recorder.moves.empty()) << where;
+      EXPECT_EQ(both_move_recorder.changes.size(), both_recorder.changes.size()) << where;
+      if (only_moves) {
+        ++move_batches;
+        ASSERT_TRUE(move_recorder.changes.empty()) << where;
+        ASSERT_EQ(move_recorder.moves.size(), recorder.changes.size()) << where;
+        mirror.ApplyMoves(move_recorder.moves, move_recorder.version, move_recorder.tick,
+                          &expanded);
+      } else {
+        ++other_batches;
+        ASSERT_TRUE(move_recorder.moves.empty()) << where;
+        mirror.Apply(move_recorder.changes, move_recorder.version, move_recorder.tick);
+        expanded = move_recorder.changes;
+      }
+      ASSERT_EQ(expanded.size(), recorder.changes.size()) << where;
+      for (size_t i = 0; i < expanded.size(); ++i) {
+        const BodyChange& got = expanded[i];
+        const BodyChange& want = recorder.changes[i];
+        const std::string body = where + " body " + std::to_string(want.id);
+        EXPECT_EQ(got.id, want.id) << body;
+        EXPECT_EQ(got.replaced, want.replaced) << body;
+        EXPECT_EQ(got.asset, want.asset) << body;
+        ExpectSameBody(got.before, want.before, body + " before");
+        ExpectSameBody(got.after, want.after, body + " after");
+      }
+      ExpectSame(mirror, moved, seed, step);
+      ExpectGridSame(mirror, moved, rng, step);
+      if (::testing::Test::HasFailure()) return;
+    }
+    EXPECT_GT(move_batches, 100) << "seed " << seed;
+    EXPECT_GT(other_batches, 50) << "seed " << seed;
+    full.RemoveObserver(&recorder);
+    moved.RemoveObserver(&move_recorder);
+    both.RemoveObserver(&both_recorder);
+    both.RemoveObserver(&both_move_recorder);
   }
 }
 

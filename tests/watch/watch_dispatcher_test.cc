@@ -330,35 +330,53 @@ TEST(WatchDispatcher, ABlockedWorkerNeverHoldsTheWriterAndAnOverflowedBacklogRes
   EXPECT_EQ(dispatcher.budget().backlog_bytes.used(), 0u);
 }
 
-// A hub keeps the change buffers of the batches it evaluated for the next ones (a tick loop's
-// batch of every body would otherwise be a fresh mapping, faulted in every tick): at most
-// kSpareBuffers of them, never one past kSpareBufferBytes. (Every dispatcher test here runs on
-// reused buffers: their answers are unchanged by it.)
+// A hub keeps the buffers of the batches it evaluated for the next ones (a tick loop's batch of
+// every body would otherwise be a fresh mapping, faulted in every tick): at most kSpareBuffers
+// of each kind (moves, change records), never one past kSpareBufferBytes. (Every dispatcher test
+// here runs on reused buffers: their answers are unchanged by it.)
 TEST(WatchHub, KeepsTheBuffersOfEvaluatedBatchesForTheNextWithinItsBound) {
   auto scene = ColumnScene();
   auto hub = std::make_shared<WatchHub>(scene, nullptr, [](std::shared_ptr<WatchHub>) {});
   hub->Step(16);  // the first step registers with the scene
-  EXPECT_EQ(hub->spare_buffers(), 0u);
+  EXPECT_EQ(hub->spare_move_buffers(), 0u);
+  // Batches of moves come as moves.
   ASSERT_TRUE(scene->Apply(Sweep(1, 10, 5.0f)).ok());
-  EXPECT_EQ(hub->spare_buffers(), 0u);
+  EXPECT_EQ(hub->spare_move_buffers(), 0u);
   hub->Step(16);
-  EXPECT_EQ(hub->spare_buffers(), 1u);
+  EXPECT_EQ(hub->spare_move_buffers(), 1u);
+  EXPECT_EQ(hub->spare_change_buffers(), 0u);
   // The next batch takes the kept buffer; the two after it new ones; all three kept, up to two.
   for (int b = 0; b < 3; ++b) ASSERT_TRUE(scene->Apply(Sweep(1, 20, -5.0f + b)).ok());
-  EXPECT_EQ(hub->spare_buffers(), 0u);
+  EXPECT_EQ(hub->spare_move_buffers(), 0u);
   hub->Step(16);
-  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers);
+  EXPECT_EQ(hub->spare_move_buffers(), WatchHub::kSpareBuffers);
+  // Batches that create bodies come as change records, kept likewise.
+  auto create = [](uint64_t first, uint64_t count) {
+    UpdateBatch batch;
+    for (uint64_t id = first; id < first + count; ++id) {
+      batch.ops.push_back(UpsertOp(BodyDesc{
+          .id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {20, 0.3f * id, 0}}}));
+    }
+    return batch;
+  };
+  ASSERT_TRUE(scene->Apply(create(1000, 10)).ok());
+  hub->Step(16);
+  EXPECT_EQ(hub->spare_change_buffers(), 1u);
+  EXPECT_EQ(hub->spare_move_buffers(), WatchHub::kSpareBuffers);
   // A batch whose records pass kSpareBufferBytes takes a kept buffer and grows it: freed after.
   const uint64_t large = WatchHub::kSpareBufferBytes / sizeof(BodyChange) + 100;
-  UpdateBatch create;
-  for (uint64_t id = 1000; id < 1000 + large; ++id) {
-    create.ops.push_back(UpsertOp(BodyDesc{
-        .id = id, .shape = Sphere{0.2f}, .pose = Pose{Quat::Identity(), {20, 0.3f * id, 0}}}));
-  }
-  ASSERT_TRUE(scene->Apply(create).ok());
-  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers - 1);
+  ASSERT_TRUE(scene->Apply(create(2000, large)).ok());
+  EXPECT_EQ(hub->spare_change_buffers(), 0u);
   hub->Step(16);
-  EXPECT_EQ(hub->spare_buffers(), WatchHub::kSpareBuffers - 1);
+  EXPECT_EQ(hub->spare_change_buffers(), 0u);
+  // So does a batch of moves past it.
+  const uint64_t many = WatchHub::kSpareBufferBytes / sizeof(BodyMove) + 100;
+  ASSERT_TRUE(scene->Apply(create(2000 + large, many)).ok());
+  hub->Step(16);
+  ASSERT_TRUE(scene->Apply(Sweep(2000, large + many, 25.0f)).ok());
+  EXPECT_EQ(hub->spare_move_buffers(), WatchHub::kSpareBuffers - 1);
+  hub->Step(16);
+  EXPECT_EQ(hub->spare_move_buffers(), WatchHub::kSpareBuffers - 1);
   hub->Unregister();
 }
 
