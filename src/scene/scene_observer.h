@@ -51,6 +51,9 @@ struct AppliedBatch {
   /// The touched bodies' poses and filters after a batch of moves and filter changes (empty
   /// unless every observer takes moves; then a batch of moves and filter changes comes so).
   std::span<const BodyMove> moves;
+
+  /// The number of bodies the batch touched.
+  size_t size() const { return moves.empty() ? changes.size() : moves.size(); }
 };
 
 /// A scene's state at one version, as observers see it during a callback (valid only then).

@@ -585,9 +585,7 @@ bool InterestSet::Apply(const AppliedBatch& batch, const SceneMirror& mirror, In
   if (index_.empty()) return true;
   ++stamp_;
   dirty_.clear();
-  // When the batch touched so many bodies that evaluating every observer costs less than finding
-  // those it may change, every one is evaluated.
-  bool all = 2 * batch.changes.size() >= index_.size();
+  bool all = EvaluatesAll(batch.size());
   // Else the observers whose host the batch touched (moved, created, replaced, removed)...
   for (size_t i = 0; i < batch.changes.size() && !all; ++i) {
     auto it = hosts_.find(batch.changes[i].id);

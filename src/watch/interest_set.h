@@ -72,6 +72,10 @@ class InterestSet {
   /// observer whose set changed, in observer id order. False when `meter` refused.
   bool Apply(const AppliedBatch& batch, const SceneMirror& mirror, InterestUpdate* out,
              ContentsMeter* meter = nullptr);
+  /// Whether Apply reads the change records of a batch that touched `touched` bodies (not when
+  /// it evaluates every observer: a batch that touched at least half as many bodies as there are
+  /// observers).
+  bool ReadsChanges(size_t touched) const { return !index_.empty() && !EvaluatesAll(touched); }
 
   /// Every observer's set, by observer id (`out`'s sets and ids are replaced).
   void Snapshot(InterestSnapshot* out) const;
@@ -90,6 +94,9 @@ class InterestSet {
   size_t MemoryBytes() const;
 
  private:
+  // When the batch touched so many bodies that evaluating every observer costs less than finding
+  // those it may change, every one is evaluated.
+  bool EvaluatesAll(size_t touched) const { return 2 * touched >= index_.size(); }
   struct Observer {
     ObserverSpec spec;
     ObserverRules rules;

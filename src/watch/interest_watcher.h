@@ -65,6 +65,7 @@ class InterestWatcher final : public StandingQuery {
   void Start(const SceneMirror& mirror) override;
   void Resync(const SceneMirror& mirror) override;
   void OnApplied(const AppliedBatch& batch, const SceneMirror& mirror) override;
+  bool ReadsChanges(size_t touched) const override { return !ended_ && set_.ReadsChanges(touched); }
   void Refresh(const SceneMirror& mirror) override;
   void OnDeleted() override;
 

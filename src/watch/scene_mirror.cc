@@ -147,8 +147,10 @@ void SceneMirror::ApplyMoves(std::span<const BodyMove> moves, uint64_t version, 
                              std::vector<BodyChange>* changes) {
   assert(captured_ && version > version_);
   ReleaseUnusedAssets();
-  changes->clear();
-  changes->reserve(moves.size());
+  if (changes != nullptr) {
+    changes->clear();
+    changes->reserve(moves.size());
+  }
   // As in Apply: the slot after the last one is tried before the id table.
   uint32_t next = 0;
   for (const BodyMove& move : moves) {
@@ -162,17 +164,18 @@ void SceneMirror::ApplyMoves(std::span<const BodyMove> moves, uint64_t version, 
     }
     next = slot + 1;
     Body& body = bodies_[slot];
-    BodyChange& change = changes->emplace_back();
-    change.id = move.id;
-    change.before = body;
     const bool refiltered = body.category != move.category || body.mask != move.mask;
+    if (changes != nullptr) changes->push_back(BodyChange{.id = move.id, .before = body});
     body.pose = move.pose;
     body.category = move.category;
     body.mask = move.mask;
-    change.after = body;
-    if (body.asset != kNoAsset && body.asset < assets_.size()) change.asset = assets_[body.asset];
+    if (changes != nullptr) {
+      BodyChange& change = changes->back();
+      change.after = body;
+      if (body.asset != kNoAsset && body.asset < assets_.size()) change.asset = assets_[body.asset];
+    }
     if (parts_.grid) grid_.Update(slot, body, refiltered);
-    if (parts_.world) UpdateWorld(slot, change);
+    if (parts_.world) UpdateWorld(slot, body, /*replaced=*/false);
   }
   if (parts_.world) world_.FinishUpdates();
   if (parts_.grid && grid_.NeedsRebuild()) BuildGrid();
@@ -205,7 +208,7 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
       body = *change.after;
       body.proxy = kLive;
       if (parts_.grid) grid_.Update(slot, body, refiltered);
-      if (parts_.world) UpdateWorld(slot, change);
+      if (parts_.world) UpdateWorld(slot, body, change.replaced || !change.before.has_value());
       continue;
     }
     auto it = slots_.find(change.id);
@@ -250,7 +253,7 @@ void SceneMirror::Apply(std::span<const BodyChange> changes, uint64_t version, u
         bodies_[slot].category != after.category || bodies_[slot].mask != after.mask;
     bodies_[slot] = after;
     if (parts_.grid) grid_.Update(slot, after, refiltered);
-    if (parts_.world) UpdateWorld(slot, change);
+    if (parts_.world) UpdateWorld(slot, after, placed);
   }
   if (parts_.world) world_.FinishUpdates();
   if (parts_.grid && grid_.NeedsRebuild()) BuildGrid();
@@ -264,9 +267,8 @@ const Body* SceneMirror::Find(uint64_t id) const {
   return it == slots_.end() ? nullptr : &bodies_[it->second];
 }
 
-void SceneMirror::UpdateWorld(uint32_t slot, const BodyChange& change) {
-  const Body& after = *change.after;
-  if (change.replaced || !change.before.has_value()) {
+void SceneMirror::UpdateWorld(uint32_t slot, const Body& after, bool replaced) {
+  if (replaced) {
     // Replaced (the kind, and so the tree, may change).
     world_.Remove(handles_[slot]);
     handles_[slot] = world_.Add(DescOf(after));

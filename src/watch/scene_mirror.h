@@ -51,10 +51,10 @@ class SceneMirror {
   /// produced `version` with the scene at `tick`. The batch must follow the mirror's version.
   void Apply(std::span<const BodyChange> changes, uint64_t version, uint64_t tick);
   /// Applies one batch of moves and filter changes (AppliedBatch::moves, sorted by id), which
-  /// produced `version` with the scene at `tick`, and writes the batch's change records (each
-  /// body's state before and after, in the order of `moves`) to `changes` (cleared first), as
-  /// Apply would have taken them. The batch must follow the mirror's version, so every body
-  /// it names is held.
+  /// produced `version` with the scene at `tick`, and, unless `changes` is null, writes the
+  /// batch's change records (each body's state before and after, in the order of `moves`) to
+  /// it (cleared first), as Apply would have taken them. The batch must follow the mirror's
+  /// version, so every body it names is held.
   void ApplyMoves(std::span<const BodyMove> moves, uint64_t version, uint64_t tick,
                   std::vector<BodyChange>* changes);
   /// Keeps a CollisionWorld of the bodies from now on (built at once when captured).
@@ -97,8 +97,9 @@ class SceneMirror {
   void BuildWorld();
   // Lets go of the asset slots no body placed after the previous batch.
   void ReleaseUnusedAssets();
-  // Brings the world's copy of the body in `slot` to `change` (a body that stays).
-  void UpdateWorld(uint32_t slot, const BodyChange& change);
+  // Brings the world's copy of the body in `slot` (a body that stays) to `after`: placed anew
+  // when `replaced` (its shape or kind may have changed), else moved and refiltered.
+  void UpdateWorld(uint32_t slot, const Body& after, bool replaced);
   void BuildGrid();
   uint32_t TakeSlot();
   // Counts a body placing asset `slot` in or out; a slot no body places any more is let go at

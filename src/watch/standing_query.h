@@ -22,8 +22,13 @@ class StandingQuery {
   virtual void Start(const SceneMirror& mirror) = 0;
   /// Computes the state at `mirror` anew (batches were missed) and queues it as a resync.
   virtual void Resync(const SceneMirror& mirror) = 0;
-  /// The batch `batch` produced `mirror`'s version.
+  /// The batch `batch` produced `mirror`'s version. It holds the batch's change records, unless
+  /// no query of the scene reads those of a batch of its size (ReadsChanges): then only its
+  /// moves (AppliedBatch::moves; the mirror is already past them).
   virtual void OnApplied(const AppliedBatch& batch, const SceneMirror& mirror) = 0;
+  /// Whether OnApplied reads the change records of a batch that touched `touched` bodies. When
+  /// no query of a scene does, its hub writes none for a batch of moves. Default: true.
+  virtual bool ReadsChanges(size_t /*touched*/) const { return true; }
   /// At the end of every step of the hub (after its batches), and after WatchHub::Poke: changes
   /// the query's client asked for since take effect at `mirror`'s version. Default: nothing.
   virtual void Refresh(const SceneMirror& /*mirror*/) {}

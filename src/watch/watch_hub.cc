@@ -177,15 +177,21 @@ void WatchHub::Step(size_t max_batches) {
       continue;
     }
     if (entry.version <= mirror_.version()) continue;  // already in a copy
-    std::span<const BodyChange> changes = entry.changes;
+    AppliedBatch batch{.changes = entry.changes};
     if (entry.moves.empty()) {
       mirror_.Apply(entry.changes, entry.version, entry.tick);
-    } else {
-      // The queries take change records: the mirror writes them as it moves its copies.
+    } else if (std::any_of(watchers_.begin(), watchers_.end(),
+                           [&](const std::shared_ptr<StandingQuery>& w) {
+                             return w->ReadsChanges(entry.moves.size());
+                           })) {
+      // The mirror writes the change records as it moves its copies.
       mirror_.ApplyMoves(entry.moves, entry.version, entry.tick, &expanded_);
-      changes = expanded_;
+      batch = AppliedBatch{.changes = expanded_};
+    } else {
+      // No query reads them (an interest set evaluating every observer): none are written.
+      mirror_.ApplyMoves(entry.moves, entry.version, entry.tick, nullptr);
+      batch = AppliedBatch{.moves = entry.moves};
     }
-    const AppliedBatch batch{.changes = changes};
     for (const std::shared_ptr<StandingQuery>& w : watchers_) w->OnApplied(batch, mirror_);
   }
   expanded_.clear();
