@@ -204,7 +204,7 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
     }
   }
   version_signal_.Notify();
-  if (!observers_.empty()) NotifyApplied();
+  if (!observers_.empty()) NotifyApplied(batch);
   return ApplyResult{.version = new_version, .duplicate = false};
 }
 
@@ -474,36 +474,36 @@ void Scene::RemoveObserver(SceneObserver* observer) const {
   observers_.erase(std::remove(observers_.begin(), observers_.end(), observer), observers_.end());
 }
 
-void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
-  // Called under write_mu_ before the batch is applied: the world is stable. The ops are ordered
-  // by body id (a sort of ids, not of change records), so each body gets one record, already in
-  // the order observers see.
+void Scene::OrderChanges(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // The ops ordered by body id (a sort of ids, not of change records), so each body gets one
+  // record, already in the order observers see.
   const std::vector<UpdateOp>& ops = batch.ops;
-  change_structural_ = IsStructural(batch);
-  // Observers that keep their own copy of the bodies take a batch of moves and filter changes
-  // as the new poses and filters alone: nothing to copy before it.
-  change_moves_ = !change_structural_ &&
-                  std::all_of(observers_.begin(), observers_.end(),
-                              [](const SceneObserver* observer) { return observer->TakesMoves(); });
   change_order_.clear();
   for (size_t i = 0; i < ops.size(); ++i) change_order_.emplace_back(ops[i].body_id, i);
   if (!std::is_sorted(change_order_.begin(), change_order_.end())) {
     std::sort(change_order_.begin(), change_order_.end());
   }
+}
+
+void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
+  // Called under write_mu_ before the batch is applied: the world is stable.
+  const std::vector<UpdateOp>& ops = batch.ops;
+  change_structural_ = IsStructural(batch);
+  // Observers that keep their own copy of the bodies take a batch of moves and filter changes
+  // as the new poses and filters alone: nothing to copy before it (NotifyApplied reads them).
+  change_moves_ = !change_structural_ &&
+                  std::all_of(observers_.begin(), observers_.end(),
+                              [](const SceneObserver* observer) { return observer->TakesMoves(); });
   changes_.clear();
   moves_.clear();
   change_handles_.clear();
+  if (change_moves_) return;
+  OrderChanges(batch);
   for (size_t k = 0; k < change_order_.size();) {
     const uint64_t id = change_order_[k].first;
     // A batch of moves and filter changes found every body's handle while validating it.
     const BodyHandle handle =
         change_structural_ ? handles_.Find(id) : resolved_[change_order_[k].second];
-    if (change_moves_) {
-      while (k < change_order_.size() && change_order_[k].first == id) ++k;
-      moves_.push_back(BodyMove{.id = id});
-      change_handles_.push_back(handle);
-      continue;
-    }
     BodyChange change;
     change.id = id;
     for (; k < change_order_.size() && change_order_[k].first == id; ++k) {
@@ -515,15 +515,18 @@ void Scene::CaptureBefore(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYS
   }
 }
 
-void Scene::NotifyApplied() ABSL_NO_THREAD_SAFETY_ANALYSIS {
+void Scene::NotifyApplied(const UpdateBatch& batch) ABSL_NO_THREAD_SAFETY_ANALYSIS {
   // Under write_mu_ after the batch: the world is stable until the next writer. Without
   // structural ops every body kept its handle.
   if (change_moves_) {
-    for (size_t i = 0; i < moves_.size(); ++i) {
-      const Body& after = world_.body(change_handles_[i]);
-      moves_[i].pose = after.pose;
-      moves_[i].category = after.category;
-      moves_[i].mask = after.mask;
+    // One pass: each touched body's pose and filter now, by the handle validation found.
+    OrderChanges(batch);
+    for (size_t k = 0; k < change_order_.size();) {
+      const uint64_t id = change_order_[k].first;
+      const Body& after = world_.body(resolved_[change_order_[k].second]);
+      while (k < change_order_.size() && change_order_[k].first == id) ++k;
+      moves_.push_back(
+          BodyMove{.id = id, .pose = after.pose, .category = after.category, .mask = after.mask});
     }
   } else {
     for (size_t i = 0; i < changes_.size(); ++i) {

@@ -458,12 +458,14 @@ class Scene {
   SceneMemory MemoryLocked() const ABSL_SHARED_LOCKS_REQUIRED(mu_);
   size_t WriteScratchBytes() const ABSL_SHARED_LOCKS_REQUIRED(write_mu_);
   // With observers: the touched bodies' states before the batch, then after it, then the
-  // callbacks.
+  // callbacks (a batch handed as moves is read after it only).
   void CaptureBefore(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  // change_order_ for `batch`.
+  void OrderChanges(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // MarkDeleted under the writer serialisation the caller holds.
   absl::Status MarkDeletedLocked(absl::FunctionRef<absl::Status()> commit)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
-  void NotifyApplied() ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
+  void NotifyApplied(const UpdateBatch& batch) ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);
   // The current state as observers see it; `f` runs with it (under write_mu_).
   void WithView(absl::FunctionRef<void(const SceneView&)> f) const
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(write_mu_);

@@ -47,10 +47,10 @@ struct BodyMove {
 /// filter (`moves`), a quarter of the bytes and no copy of the bodies on the writer's thread.
 struct AppliedBatch {
   /// The touched bodies with their states before and after (empty when `moves` holds them).
-  std::span<const BodyChange> changes;
+  std::span<const BodyChange> changes = {};
   /// The touched bodies' poses and filters after a batch of moves and filter changes (empty
   /// unless every observer takes moves; then a batch of moves and filter changes comes so).
-  std::span<const BodyMove> moves;
+  std::span<const BodyMove> moves = {};
 
   /// The number of bodies the batch touched.
   size_t size() const { return moves.empty() ? changes.size() : moves.size(); }

@@ -165,7 +165,11 @@ void SceneMirror::ApplyMoves(std::span<const BodyMove> moves, uint64_t version, 
     next = slot + 1;
     Body& body = bodies_[slot];
     const bool refiltered = body.category != move.category || body.mask != move.mask;
-    if (changes != nullptr) changes->push_back(BodyChange{.id = move.id, .before = body});
+    if (changes != nullptr) {
+      BodyChange& change = changes->emplace_back();
+      change.id = move.id;
+      change.before = body;
+    }
     body.pose = move.pose;
     body.category = move.category;
     body.mask = move.mask;

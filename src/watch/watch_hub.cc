@@ -81,7 +81,10 @@ void WatchHub::OnApplied(const AppliedBatch& batch, const SceneView& scene) {
       const size_t bytes =
           moves ? MoveBatchBytes(batch.moves.size()) : BatchBytes(batch.changes.size());
       if (budget_ == nullptr || budget_->backlog_bytes.TryTake(bytes)) {
-        Entry entry{.version = scene.version, .tick = scene.tick, .bytes = bytes};
+        Entry entry;
+        entry.version = scene.version;
+        entry.tick = scene.tick;
+        entry.bytes = bytes;
         if (moves) {
           entry.moves = spare_moves_.Take();
           entry.moves.assign(batch.moves.begin(), batch.moves.end());
