@@ -11,6 +11,11 @@ namespace collide::client {
 /// clean-up runs on a detached thread that the process's exit may overtake, and what it had not
 /// yet freed (TLS contexts among them) is reported as leaked by LeakSanitizer. Declare one
 /// first in main(), before any Client, so every Client is destroyed before it.
+///
+/// A channel's last reference can outlive its Client by a few milliseconds on one of gRPC's
+/// threads; the destructor then waits, up to two seconds, until gRPC is no longer initialised
+/// and the calling thread is the process's only one. Join the program's own threads before it
+/// goes out of scope, or it waits the full two seconds for them.
 class GrpcRuntime {
  public:
   GrpcRuntime();

@@ -110,6 +110,12 @@ collide_npm_ci() {
   echo "$want" >"$stamp"
 }
 
+# ccache keys on paths relative to the checkout, not on the checkout's folder: a second clone
+# (CI's fresh one, a worktree) reuses the objects of the first. Paths given with -D (the test
+# helpers' paths to the programs they run) stay absolute and keep such objects apart.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$COLLIDE_ROOT}
+export CCACHE_NOHASHDIR=${CCACHE_NOHASHDIR:-true}
+
 # collide_configure <build dir> [cmake args...]: configures (Ninja, ccache) when needed.
 collide_configure() {
   local dir=$1
