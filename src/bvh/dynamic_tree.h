@@ -666,7 +666,10 @@ void DynamicTree::CastImpl(const Vec3& origin, const Vec3& unit_dir, float max_d
   int32_t index = root_;
   while (true) {
     const Node& node = nodes[index];
-    float t0, t1;
+    // (Read only when the child was entered, which sets them; initialised for the compiler,
+    // which cannot always see that at -O1.)
+    float t0 = 0.0f;
+    float t1 = 0.0f;
     bool hit0 = (node.category[0] & mask) != 0 && enter(node.box[0], t_max, &t0);
     bool hit1 = (node.category[1] & mask) != 0 && enter(node.box[1], t_max, &t1);
     int32_t next = kNullRef;

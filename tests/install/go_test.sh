@@ -7,8 +7,8 @@
 # body, writes through an UpdateWriter and reads a field path from a refused call, against a real
 # collide-server. Offline: the program's other modules (gRPC, protobuf) are Debian's Go packages,
 # linked as its vendor/ by the module's own scripts/vendor_debian.sh, and the downloaded module
-# is vendored too. Compiled objects are cached in <build>/client/go/cache (content-addressed, as
-# the build's own go commands share it).
+# is vendored too. Compiled objects are cached in the checkout's .cache/go-build (content-addressed,
+# shared with the build's own go commands).
 #   go_test.sh <source dir> <build dir> <collide-server>
 set -euo pipefail
 source_dir=$1
@@ -31,7 +31,7 @@ if cmake -E tar tf "$proxy/collide.dev/collide/@v/v$version.zip" | grep -q '/ven
   fail "the module zip carries vendor/"
 fi
 
-export GOPATH=$tmp/gopath GOMODCACHE=$tmp/gopath/pkg/mod GOCACHE=$build_dir/client/go/cache
+export GOPATH=$tmp/gopath GOMODCACHE=$tmp/gopath/pkg/mod GOCACHE=$source_dir/.cache/go-build
 export GOPROXY=file://$proxy GONOSUMDB=collide.dev GOFLAGS=-modcacherw GO111MODULE=on
 export CGO_ENABLED=0 GOTOOLCHAIN=local
 step "GOPROXY=file://<build>/client/go/proxy go mod download collide.dev/collide@v$version"

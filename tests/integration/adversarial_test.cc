@@ -1884,7 +1884,7 @@ TEST(HttpMethods, TheListenersAnswerGetAndHeadAndRefuseEveryOtherMethod) {
   // A request that is not HTTP is a 400 in the listener's format, and a method that is not a
   // token is not quoted back.
   for (const int port : {listeners.metrics_port(), listeners.viewer_port()}) {
-    for (const std::string request :
+    for (const std::string& request :
          {std::string("\x01\x02\x03\r\n\r\n"), std::string("GET /metrics HTTP/9.9\r\n\r\n"),
           std::string("G\"E{T /metrics HTTP/1.1\r\n\r\n"), std::string("GET /metrics\r\n\r\n")}) {
       const HttpAnswer answer = HttpExchange(port, request);

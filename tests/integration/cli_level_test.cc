@@ -105,7 +105,7 @@ class CliLevelTest : public ::testing::Test {
     EXPECT_TRUE(absl::StartsWith(result.err, prefix)) << result.err;
     EXPECT_TRUE(absl::StrContains(result.err, part)) << result.err;
     std::string listed = Ok({"mesh", "list", "level", "--json"});
-    for (const std::string& name : {"floor", "bad", "hills", "raw", "peak8"}) {
+    for (const char* name : {"floor", "bad", "hills", "raw", "peak8"}) {
       EXPECT_EQ(absl::StrContains(listed, absl::StrCat("\"name\":\"", name, "\"")),
                 absl::StrContains(assets, name))
           << name << " after " << result.err << ": " << listed;

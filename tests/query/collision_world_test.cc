@@ -170,7 +170,9 @@ TEST(CollisionWorld, ARayAlongAFaceFindsTheBoxWhateverTheSignOfItsZeroComponents
                                             << plane << " sign " << sign);
             EXPECT_TRUE(hit);  // the brute force grazes the faces
             ASSERT_EQ(c.has_hit(), hit);
-            if (hit) EXPECT_EQ(c.hit().distance, best);
+            if (hit) {
+              EXPECT_EQ(c.hit().distance, best);
+            }
             hits += hit;
           }
         }
