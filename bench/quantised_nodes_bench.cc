@@ -1,9 +1,9 @@
 // Do quantised child boxes pay for the body tree's 8-wide query form? (issue 30, "quantised
 // child boxes if they pay").
 //
-// The reference scene's boxes (shared/bench/README.md, drawn as collide-bench-bvh draws them)
-// are built into a DynamicTree by binned SAH and collapsed into its 8-wide form (WideTree: float
-// child boxes, 256 bytes a node, four cache lines). A copy of that form is made with each
+// The reference scene's bodies (shared/bench/README.md, bench/reference_scene.h), as their tight
+// boxes, are built into a DynamicTree by binned SAH and collapsed into its 8-wide form (WideTree:
+// float child boxes, 256 bytes a node, four cache lines). A copy of that form is made with each
 // node's child boxes quantised to 8 bits on a per-node grid, as the mesh layer's nodes hold them
 // (mesh_shape.h: per axis a power-of-two step and an origin on it, lower planes rounded down and
 // upper planes up, so every quantised box contains its float box): 24 bytes of grid, 48 of
@@ -13,10 +13,11 @@
 // entered clips the ray at its entry distance), run through:
 //   production   DynamicTree::Raycast at the active instruction set (the float form's kernel);
 //   float        the loop below on the float nodes, AVX2;
-//   quantised    the same loop on the quantised nodes, AVX2 (planes decoded per node);
-// the last two differ only in how a node's planes are loaded. Each rate is the median of five
-// runs, alternating. The quantised copy must find the same closest hit for every ray (its boxes
-// contain the float ones, so it may enter more nodes, never fewer): the program checks it and
+//   quantised    the same loop on the quantised nodes, AVX2, the planes decoded per node;
+//   in grid      the same, the ray carried into each node's grid instead;
+// the last three differ only in how a node's planes are loaded and tested. Each rate is the median
+// of five runs, alternating. The quantised copy must find the same closest hit for every ray (its
+// boxes contain the float ones, so it may enter more nodes, never fewer): the program checks it and
 // exits non-zero otherwise.
 //
 // Usage: collide-bench-quantised [N L Q]   (defaults: both 10000 120 200000 and 100000 250
@@ -33,65 +34,19 @@
 #include <random>
 #include <vector>
 
+#include "bench/reference_scene.h"
 #include "bench/stats.h"
 #include "bvh/dynamic_tree.h"
 #include "bvh/simd_level.h"
 #include "bvh/wide_tree.h"
 #include "geom/aabb.h"
+#include "geom/bounds.h"
 #include "geom/vec3.h"
 
 namespace collide {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// The reference scene's tight boxes, its rays and their length.
-struct Scene {
-  std::vector<Aabb> boxes;
-  std::vector<Vec3> origin;
-  std::vector<Vec3> dir;
-  float ray_length = 0.0f;
-};
-
-Scene MakeScene(int n, float world, int q) {
-  Scene s;
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> uniform(0, 1);
-  auto u = [&] { return uniform(rng); };
-  auto vec = [&](float scale, float offset) {
-    const float x = u();
-    const float y = u();
-    const float z = u();
-    return Vec3{scale * (x + offset), scale * (y + offset), scale * (z + offset)};
-  };
-  s.boxes.resize(n);
-  for (int i = 0; i < n; ++i) {
-    // Extents of a sphere (radius 0.25-1.5), a box (half sides 0.25-1.25) or a capsule,
-    // without the rotation collide-bench-bvh applies: the boxes' sizes, not their exact shape,
-    // matter to a comparison of node formats.
-    const int kind = i % 3;
-    Vec3 extent{};
-    if (kind == 0) {
-      const float r = 0.25f + 1.25f * u();
-      extent = {r, r, r};
-    } else if (kind == 1) {
-      extent = vec(1.0f, 0.0f) + Vec3{0.25f, 0.25f, 0.25f};
-    } else {
-      const float r = 0.25f + 0.5f * u();
-      extent = {r, r + 0.5f * (0.5f + 2.0f * u()), r};
-    }
-    const Vec3 position = vec(world, 0.0f);
-    s.boxes[i] = {position - extent, position + extent};
-  }
-  s.origin.resize(q);
-  s.dir.resize(q);
-  for (int i = 0; i < q; ++i) {
-    s.origin[i] = vec(world, 0.0f);
-    s.dir[i] = Normalize(vec(1.0f, -0.5f));
-  }
-  s.ray_length = 0.1f * world;
-  return s;
-}
 
 // A node with its child boxes on an 8-bit grid: plane = origin + q * scale, exact in float.
 struct alignas(64) QuantisedNode {
@@ -194,53 +149,53 @@ struct Ray {
   return Finish(t0, t1, n.category, t_enter);
 }
 
-// The planes of one side of an axis: origin + q * scale, exact (an FMA of exact terms).
-[[gnu::target("avx2,fma"), gnu::always_inline]] inline __m256 Planes(const uint8_t* q, float origin,
-                                                                     float scale) {
-  const __m256i steps = _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(q)));
-  return _mm256_fmadd_ps(_mm256_cvtepi32_ps(steps), _mm256_set1_ps(scale), _mm256_set1_ps(origin));
+// The slab test on a quantised node. kInGrid false decodes the planes (origin + q * scale,
+// exact) and tests them as float planes; kInGrid true carries the ray into the node's grid
+// instead: per axis t = q * (scale / dir) + (origin - ray origin) / dir, one FMA per side after a
+// per-node set-up (as wide BVHs with compressed nodes are usually walked). That one is not exact:
+// its distances round differently from the float form's.
+template <bool kInGrid>
+[[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned TestQuantised(
+    const QuantisedNode& n, const Ray& r, float t_max, float* t_enter) {
+  __m256 t0 = _mm256_setzero_ps();
+  __m256 t1 = _mm256_set1_ps(t_max);
+  for (int a = 0; a < 3; ++a) {
+    const __m256 org = a == 0 ? r.org_x : a == 1 ? r.org_y : r.org_z;
+    const __m256 inv = a == 0 ? r.inv_x : a == 1 ? r.inv_y : r.inv_z;
+    const __m256 q_lo = _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.q[2 * a]))));
+    const __m256 q_hi = _mm256_cvtepi32_ps(
+        _mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.q[2 * a + 1]))));
+    if constexpr (kInGrid) {
+      const __m256 step = _mm256_mul_ps(_mm256_set1_ps(n.scale[a]), inv);
+      const __m256 base = _mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(n.origin[a]), org), inv);
+      const __m256 lo = _mm256_fmadd_ps(q_lo, step, base);
+      const __m256 hi = _mm256_fmadd_ps(q_hi, step, base);
+      t0 = _mm256_max_ps(_mm256_min_ps(hi, lo), t0);
+      t1 = _mm256_min_ps(_mm256_max_ps(lo, hi), t1);
+    } else {
+      const __m256 scale = _mm256_set1_ps(n.scale[a]);
+      const __m256 origin = _mm256_set1_ps(n.origin[a]);
+      Axis(_mm256_fmadd_ps(q_lo, scale, origin), _mm256_fmadd_ps(q_hi, scale, origin), org, inv,
+           &t0, &t1);
+    }
+  }
+  return Finish(t0, t1, n.category, t_enter);
 }
 
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned Test(const QuantisedNode& n,
                                                                      const Ray& r, float t_max,
                                                                      float* t_enter) {
-  __m256 t0 = _mm256_setzero_ps();
-  __m256 t1 = _mm256_set1_ps(t_max);
-  for (int a = 0; a < 3; ++a) {
-    const __m256 org = a == 0 ? r.org_x : a == 1 ? r.org_y : r.org_z;
-    const __m256 inv = a == 0 ? r.inv_x : a == 1 ? r.inv_y : r.inv_z;
-    Axis(Planes(n.q[2 * a], n.origin[a], n.scale[a]),
-         Planes(n.q[2 * a + 1], n.origin[a], n.scale[a]), org, inv, &t0, &t1);
-  }
-  return Finish(t0, t1, n.category, t_enter);
+  return TestQuantised<false>(n, r, t_max, t_enter);
 }
 
-// The same test with the ray carried into the node's grid: per axis t = q * (scale / dir) +
-// (origin - ray origin) / dir, one FMA per side after a per-node set-up (as wide BVHs with
-// compressed nodes are usually walked), instead of decoding the planes first. Not exact: the
-// distances round differently from the float form's.
+// The quantised node walked with the ray in its grid (TestQuantised<true>).
 struct GridNode : QuantisedNode {};
 
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned Test(const GridNode& n,
                                                                      const Ray& r, float t_max,
                                                                      float* t_enter) {
-  __m256 t0 = _mm256_setzero_ps();
-  __m256 t1 = _mm256_set1_ps(t_max);
-  for (int a = 0; a < 3; ++a) {
-    const __m256 org = a == 0 ? r.org_x : a == 1 ? r.org_y : r.org_z;
-    const __m256 inv = a == 0 ? r.inv_x : a == 1 ? r.inv_y : r.inv_z;
-    const __m256 step = _mm256_mul_ps(_mm256_set1_ps(n.scale[a]), inv);
-    const __m256 base = _mm256_mul_ps(_mm256_sub_ps(_mm256_set1_ps(n.origin[a]), org), inv);
-    const __m256 lo = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
-                                          reinterpret_cast<const __m128i*>(n.q[2 * a])))),
-                                      step, base);
-    const __m256 hi = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(
-                                          reinterpret_cast<const __m128i*>(n.q[2 * a + 1])))),
-                                      step, base);
-    t0 = _mm256_max_ps(_mm256_min_ps(hi, lo), t0);
-    t1 = _mm256_min_ps(_mm256_max_ps(lo, hi), t1);
-  }
-  return Finish(t0, t1, n.category, t_enter);
+  return TestQuantised<true>(n, r, t_max, t_enter);
 }
 
 struct Entry {
@@ -306,19 +261,24 @@ template <typename Node>
   }
 }
 
-double RaysPerSecond(const Scene& s, const auto& cast, std::vector<float>* answers) {
+double RaysPerSecond(const bench::ReferenceScene& s, const auto& cast,
+                     std::vector<float>* answers) {
   const auto start = Clock::now();
-  for (size_t i = 0; i < s.origin.size(); ++i) (*answers)[i] = cast(s.origin[i], s.dir[i]);
+  for (size_t i = 0; i < s.rays.size(); ++i) {
+    (*answers)[i] = cast(s.rays[i].origin, s.rays[i].direction);
+  }
   const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
-  return static_cast<double>(s.origin.size()) / seconds;
+  return static_cast<double>(s.rays.size()) / seconds;
 }
 
 int Run(int n, float world, int q) {
-  const Scene s = MakeScene(n, world, q);
+  const bench::ReferenceScene s = bench::MakeReferenceScene(n, world, q, /*rounds=*/0);
+  const float ray_length = 0.1f * world;
   DynamicTree tree;
   std::vector<Aabb> leaf_box;
   for (int i = 0; i < n; ++i) {
-    const int32_t proxy = tree.CreateProxy(s.boxes[i], static_cast<uint32_t>(i), 1u);
+    const int32_t proxy =
+        tree.CreateProxy(Bounds(s.shapes[i], s.poses[i]), static_cast<uint32_t>(i), 1u);
     if (proxy >= static_cast<int32_t>(leaf_box.size())) leaf_box.resize(proxy + 1);
   }
   tree.Rebuild();
@@ -342,7 +302,7 @@ int Run(int n, float world, int q) {
         [&](const Vec3& o, const Vec3& d) {
           float best = INFINITY;
           const Vec3 inv{1.0f / d.x, 1.0f / d.y, 1.0f / d.z};
-          tree.Raycast(o, d, s.ray_length, ~0u, [&](uint32_t, int32_t proxy, float max_d) {
+          tree.Raycast(o, d, ray_length, ~0u, [&](uint32_t, int32_t proxy, float max_d) {
             float t0;
             float t1;
             if (!RayAabbInterval(leaf_box[proxy], o, inv, max_d, &t0, &t1)) return max_d;
@@ -355,19 +315,19 @@ int Run(int n, float world, int q) {
     rate_float.push_back(RaysPerSecond(
         s,
         [&](const Vec3& o, const Vec3& d) {
-          return Closest(&wide.node(0), wide.root(), leaf_box, o, d, s.ray_length, nullptr);
+          return Closest(&wide.node(0), wide.root(), leaf_box, o, d, ray_length, nullptr);
         },
         &flat));
     rate_quantised.push_back(RaysPerSecond(
         s,
         [&](const Vec3& o, const Vec3& d) {
-          return Closest(quantised.data(), wide.root(), leaf_box, o, d, s.ray_length, nullptr);
+          return Closest(quantised.data(), wide.root(), leaf_box, o, d, ray_length, nullptr);
         },
         &quant));
     rate_grid.push_back(RaysPerSecond(
         s,
         [&](const Vec3& o, const Vec3& d) {
-          return Closest(grid.data(), wide.root(), leaf_box, o, d, s.ray_length, nullptr);
+          return Closest(grid.data(), wide.root(), leaf_box, o, d, ray_length, nullptr);
         },
         &in_grid));
   }
@@ -377,10 +337,10 @@ int Run(int n, float world, int q) {
   int64_t float_visits = 0;
   int64_t quantised_visits = 0;
   for (int i = 0; i < q; ++i) {
-    Closest(&wide.node(0), wide.root(), leaf_box, s.origin[i], s.dir[i], s.ray_length,
+    Closest(&wide.node(0), wide.root(), leaf_box, s.rays[i].origin, s.rays[i].direction, ray_length,
             &float_visits);
-    Closest(quantised.data(), wide.root(), leaf_box, s.origin[i], s.dir[i], s.ray_length,
-            &quantised_visits);
+    Closest(quantised.data(), wide.root(), leaf_box, s.rays[i].origin, s.rays[i].direction,
+            ray_length, &quantised_visits);
   }
   int64_t hits = 0;
   for (int i = 0; i < q; ++i) {
