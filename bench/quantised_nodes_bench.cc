@@ -16,9 +16,10 @@
 //   quantised    the same loop on the quantised nodes, AVX2, the planes decoded per node;
 //   in grid      the same, the ray carried into each node's grid instead;
 // the last three differ only in how a node's planes are loaded and tested. Each rate is the median
-// of five runs, alternating. The quantised copy must find the same closest hit for every ray (its
-// boxes contain the float ones, so it may enter more nodes, never fewer): the program checks it and
-// exits non-zero otherwise.
+// of five runs, alternating. The decoded quantised copy must find the same closest hit for every
+// ray as the float loop and the production kernel (its boxes contain the float ones, so it may
+// enter more nodes, never fewer): the program checks it and exits non-zero otherwise. The in-grid
+// walk rounds its distances differently; the rays on which its hit differs are counted.
 //
 // Usage: collide-bench-quantised [N L Q]   (defaults: both 10000 120 200000 and 100000 250
 // 200000)
@@ -31,7 +32,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <random>
+#include <string>
 #include <vector>
 
 #include "bench/reference_scene.h"
@@ -114,7 +115,7 @@ std::vector<QuantisedNode> Quantise(const WideTree& tree) {
   return out;
 }
 
-struct Ray {
+struct SlabRay {
   __m256 org_x, org_y, org_z, inv_x, inv_y, inv_z;
 };
 
@@ -139,7 +140,7 @@ struct Ray {
 }
 
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned Test(const WideTree::Node& n,
-                                                                     const Ray& r, float t_max,
+                                                                     const SlabRay& r, float t_max,
                                                                      float* t_enter) {
   __m256 t0 = _mm256_setzero_ps();
   __m256 t1 = _mm256_set1_ps(t_max);
@@ -156,7 +157,7 @@ struct Ray {
 // its distances round differently from the float form's.
 template <bool kInGrid>
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned TestQuantised(
-    const QuantisedNode& n, const Ray& r, float t_max, float* t_enter) {
+    const QuantisedNode& n, const SlabRay& r, float t_max, float* t_enter) {
   __m256 t0 = _mm256_setzero_ps();
   __m256 t1 = _mm256_set1_ps(t_max);
   for (int a = 0; a < 3; ++a) {
@@ -184,7 +185,7 @@ template <bool kInGrid>
 }
 
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned Test(const QuantisedNode& n,
-                                                                     const Ray& r, float t_max,
+                                                                     const SlabRay& r, float t_max,
                                                                      float* t_enter) {
   return TestQuantised<false>(n, r, t_max, t_enter);
 }
@@ -193,7 +194,7 @@ template <bool kInGrid>
 struct GridNode : QuantisedNode {};
 
 [[gnu::target("avx2,fma"), gnu::always_inline]] inline unsigned Test(const GridNode& n,
-                                                                     const Ray& r, float t_max,
+                                                                     const SlabRay& r, float t_max,
                                                                      float* t_enter) {
   return TestQuantised<true>(n, r, t_max, t_enter);
 }
@@ -210,8 +211,8 @@ template <typename Node>
                                           const std::vector<Aabb>& leaf_box, const Vec3& origin,
                                           const Vec3& dir, float length, int64_t* visits) {
   const Vec3 inv{1.0f / dir.x, 1.0f / dir.y, 1.0f / dir.z};
-  const Ray r{_mm256_set1_ps(origin.x), _mm256_set1_ps(origin.y), _mm256_set1_ps(origin.z),
-              _mm256_set1_ps(inv.x),    _mm256_set1_ps(inv.y),    _mm256_set1_ps(inv.z)};
+  const SlabRay r{_mm256_set1_ps(origin.x), _mm256_set1_ps(origin.y), _mm256_set1_ps(origin.z),
+                  _mm256_set1_ps(inv.x),    _mm256_set1_ps(inv.y),    _mm256_set1_ps(inv.z)};
   float t_max = length;
   float best = INFINITY;
   // Seven entries a level at most: 1,024 hold a tree 146 levels deep.
@@ -294,6 +295,12 @@ int Run(int n, float world, int q) {
   const std::vector<QuantisedNode> quantised = Quantise(wide);
   const std::vector<GridNode> grid(quantised.begin(), quantised.end());
 
+  // The closest hit of a ray through one node array, the same loop for each.
+  auto closest_through = [&](const auto* nodes, int64_t* visits = nullptr) {
+    return [&, nodes, visits](const Vec3& o, const Vec3& d) {
+      return Closest(nodes, wide.root(), leaf_box, o, d, ray_length, visits);
+    };
+  };
   std::vector<float> production(q), flat(q), quant(q), in_grid(q);
   std::vector<double> rate_production, rate_float, rate_quantised, rate_grid;
   for (int run = 0; run < 5; ++run) {
@@ -312,35 +319,20 @@ int Run(int n, float world, int q) {
           return best;
         },
         &production));
-    rate_float.push_back(RaysPerSecond(
-        s,
-        [&](const Vec3& o, const Vec3& d) {
-          return Closest(&wide.node(0), wide.root(), leaf_box, o, d, ray_length, nullptr);
-        },
-        &flat));
-    rate_quantised.push_back(RaysPerSecond(
-        s,
-        [&](const Vec3& o, const Vec3& d) {
-          return Closest(quantised.data(), wide.root(), leaf_box, o, d, ray_length, nullptr);
-        },
-        &quant));
-    rate_grid.push_back(RaysPerSecond(
-        s,
-        [&](const Vec3& o, const Vec3& d) {
-          return Closest(grid.data(), wide.root(), leaf_box, o, d, ray_length, nullptr);
-        },
-        &in_grid));
+    rate_float.push_back(RaysPerSecond(s, closest_through(&wide.node(0)), &flat));
+    rate_quantised.push_back(RaysPerSecond(s, closest_through(quantised.data()), &quant));
+    rate_grid.push_back(RaysPerSecond(s, closest_through(grid.data()), &in_grid));
   }
   int64_t grid_differs = 0;
   for (int i = 0; i < q; ++i) grid_differs += in_grid[i] != flat[i];
   // Nodes tested per ray, counted in a pass of its own (not timed).
   int64_t float_visits = 0;
   int64_t quantised_visits = 0;
-  for (int i = 0; i < q; ++i) {
-    Closest(&wide.node(0), wide.root(), leaf_box, s.rays[i].origin, s.rays[i].direction, ray_length,
-            &float_visits);
-    Closest(quantised.data(), wide.root(), leaf_box, s.rays[i].origin, s.rays[i].direction,
-            ray_length, &quantised_visits);
+  const auto count_float = closest_through(&wide.node(0), &float_visits);
+  const auto count_quantised = closest_through(quantised.data(), &quantised_visits);
+  for (const Ray& ray : s.rays) {
+    count_float(ray.origin, ray.direction);
+    count_quantised(ray.origin, ray.direction);
   }
   int64_t hits = 0;
   for (int i = 0; i < q; ++i) {
@@ -379,8 +371,14 @@ int main(int argc, char** argv) {
     return 2;
   }
   if (argc == 4) {
-    return collide::Run(std::atoi(argv[1]), static_cast<float>(std::atof(argv[2])),
-                        std::atoi(argv[3]));
+    const int n = std::atoi(argv[1]);
+    const float side = static_cast<float>(std::atof(argv[2]));
+    const int q = std::atoi(argv[3]);
+    if (n < 1 || q < 1 || !(side > 0.0f && side < 1e6f)) {
+      std::fprintf(stderr, "collide-bench-quantised: N and Q must be at least 1, L in (0, 1e6)\n");
+      return 2;
+    }
+    return collide::Run(n, side, q);
   }
   if (argc != 1) {
     std::fprintf(stderr, "usage: collide-bench-quantised [N L Q]\n");

@@ -41,10 +41,8 @@ GrpcRuntime::GrpcRuntime() { grpc_init(); }
 GrpcRuntime::~GrpcRuntime() {
   grpc_shutdown_blocking();
   const auto give_up = std::chrono::steady_clock::now() + kTeardownLimit;
-  while (grpc_is_initialized() && std::chrono::steady_clock::now() < give_up) {
-    std::this_thread::sleep_for(kPoll);
-  }
-  while (ThreadCount() > 1 && std::chrono::steady_clock::now() < give_up) {
+  while ((grpc_is_initialized() || ThreadCount() > 1) &&
+         std::chrono::steady_clock::now() < give_up) {
     std::this_thread::sleep_for(kPoll);
   }
 }
