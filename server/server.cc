@@ -87,8 +87,9 @@ void LogRecovery(const RecoveryReport& report, size_t scenes,
 absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const ServerOptions& options,
                                                                     ServerHooks hooks) {
   COLLIDE_RETURN_IF_ERROR(options.Validate());
-  std::chrono::nanoseconds slow_query_threshold{0};
-  SlowQueryThresholdFromMs(options.slow_query_ms, &slow_query_threshold);
+  std::chrono::nanoseconds slow_query_threshold{0}, slow_update_threshold{0};
+  SlowLogThresholdFromMs(options.slow_query_ms, &slow_query_threshold);
+  SlowLogThresholdFromMs(options.slow_update_ms, &slow_update_threshold);
   auto server = std::unique_ptr<CollideServer>(new CollideServer());
   server->options_ = options;
 
@@ -216,6 +217,7 @@ absl::StatusOr<std::unique_ptr<CollideServer>> CollideServer::Start(const Server
                      .watches = server->watches_.get(),
                      .counters = hooks.counters,
                      .slow_queries = SlowQueryLog(slow_query_threshold),
+                     .slow_updates = SlowUpdateLog(slow_update_threshold),
                      .query_split = QuerySplit{.pool = server->query_pool_.get()},
                      .query_samples = &server->query_samples_,
                      .replication = server->replicator_.get(),

@@ -7,6 +7,7 @@
 #include "server/infra/replication_control.h"
 #include "server/infra/service_counters.h"
 #include "server/infra/slow_query_log.h"
+#include "server/infra/slow_update_log.h"
 #include "server/infra/stream_registry.h"
 #include "server/service_options.h"
 #include "store/database.h"
@@ -36,6 +37,8 @@ struct ServiceContext {
   ServiceCounters* counters = nullptr;
   /// Logs query batches and unary queries slower than --slow_query_ms (off by default).
   SlowQueryLog slow_queries;
+  /// Logs writes slower than --slow_update_ms, with where their time went (off by default).
+  SlowUpdateLog slow_updates;
   /// How a QueryStream batch spreads over the server's query threads (--query_threads); no
   /// pool: each batch runs on the gRPC thread that received it.
   QuerySplit query_split;

@@ -203,6 +203,12 @@ std::string AbslUnparseFlag(SimdChoice choice);
     "Log (at warn) every query batch and unary query whose answer takes at least this many "       \
     "milliseconds: rpc, scene, query kinds and counts, duration, version. 0: off; fractions "      \
     "allowed (0.000001, one nanosecond, logs every one); at most 86400000.")                       \
+  X(double, slow_update_ms, 0, Between(0.0, 86400000.0),                                           \
+    "Log (at warn) every write (UpdateStream batch, UpsertBodies, RemoveBodies) that reaches "     \
+    "the store and whose acknowledgement takes at least this many milliseconds from its "          \
+    "arrival: rpc, scene, op count, version or refusal, duration, and the time of each phase "     \
+    "(parse, convert, writer wait, validate, log, apply, observers, acknowledgement). 0: off; "    \
+    "fractions allowed; at most 86400000.")                                                        \
   X(std::string, token_file, "", AnyValue{},                                                       \
     "Enables auth: one `<token> <role> [<prefix>,...]` per line (role reader, writer or "          \
     "admin).")                                                                                     \

@@ -38,7 +38,7 @@ std::string QueryKindCounts(const v1::QueryBatch& batch) {
   return text.empty() ? "none" : text;
 }
 
-bool SlowQueryThresholdFromMs(double ms, std::chrono::nanoseconds* threshold) {
+bool SlowLogThresholdFromMs(double ms, std::chrono::nanoseconds* threshold) {
   if (!std::isfinite(ms) || ms < 0 || ms > 86400000.0) return false;
   int64_t ns = std::llround(ms * 1e6);
   if (ms > 0 && ns == 0) ns = 1;

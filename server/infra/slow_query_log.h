@@ -37,9 +37,9 @@ class SlowQueryLog {
 /// `raycast 3, overlap 1` (`unset` counts queries with no kind).
 std::string QueryKindCounts(const v1::QueryBatch& batch);
 
-/// The --slow_query_ms value `ms` as a threshold in `threshold`: 0 is off; a positive value is
-/// rounded to the nanosecond, and at least 1 ns (so 0.000001 logs every call). False unless `ms`
-/// is finite and in [0, 86400000] (one day).
-bool SlowQueryThresholdFromMs(double ms, std::chrono::nanoseconds* threshold);
+/// A --slow_query_ms or --slow_update_ms value `ms` as a threshold in `threshold`: 0 is off; a
+/// positive value is rounded to the nanosecond, and at least 1 ns (so 0.000001 logs every call).
+/// False unless `ms` is finite and in [0, 86400000] (one day).
+bool SlowLogThresholdFromMs(double ms, std::chrono::nanoseconds* threshold);
 
 }  // namespace collide

@@ -70,24 +70,37 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 
 // Applies a unary write's batch to `db` and finishes the call from the store's callback, with
 // the store's errors about an op named in the request's words (`ops`).
-// Counts the outcome in `counters` when not null.
+// Counts the outcome in `counters` when not null; a write slower than --slow_update_ms from
+// `start` (the handler's start; `convert` of it spent building `batch`) goes to `slow`.
 template <typename Request>
-void ApplyWrite(Database& db, ServiceCounters* counters,
-                UnaryCall<Request, v1::WriteResponse>* call, absl::string_view rpc,
-                const UpdateBatch& batch, RequestLayout layout) {
+void ApplyWrite(const ServiceContext& context, UnaryCall<Request, v1::WriteResponse>* call,
+                absl::string_view rpc, const UpdateBatch& batch, RequestLayout layout,
+                std::chrono::steady_clock::time_point start, std::chrono::nanoseconds convert) {
+  ServiceCounters* const counters = context.counters;
+  const SlowUpdateLog* const slow =
+      context.slow_updates.enabled() ? &context.slow_updates : nullptr;
   const ServiceCounters::OpCounts op_counts =
       counters != nullptr ? ServiceCounters::CountOps(batch) : ServiceCounters::OpCounts{};
-  db.Apply(call->request().scene(), ClientTag{}, batch,
-           [call, rpc, layout, counters, op_counts](absl::StatusOr<ApplyAck> ack) {
-             if (counters != nullptr) {
-               counters->CountUpdate(ack.status(), ack.ok() && ack->duplicate, op_counts);
-             }
-             if (ack.ok()) {
-               call->response()->set_version(ack->version);
-               call->response()->set_durable(ack->durable);
-             }
-             FinishCall(call, rpc, ForRequest(ack.status(), layout));
-           });
+  context.db->Apply(
+      call->request().scene(), ClientTag{}, batch,
+      [call, rpc, layout, counters, op_counts, slow, start, convert,
+       ops = batch.ops.size()](absl::StatusOr<ApplyAck> ack) {
+        if (counters != nullptr) {
+          counters->CountUpdate(ack.status(), ack.ok() && ack->duplicate, op_counts);
+        }
+        if (slow != nullptr) {
+          slow->Record(
+              rpc, call->request().scene(), ops, ack.status(), ack.ok() ? ack->version : 0,
+              std::chrono::steady_clock::now() - start,
+              UpdateTimings{.convert = convert, .apply = ack.ok() ? ack->timings : std::nullopt});
+        }
+        if (ack.ok()) {
+          call->response()->set_version(ack->version);
+          call->response()->set_durable(ack->durable);
+        }
+        FinishCall(call, rpc, ForRequest(ack.status(), layout));
+      },
+      /*timed=*/slow != nullptr);
 }
 
 // Registers a stream of `kind` with the server's StreamRegistry (a null handle when it has
@@ -281,12 +294,14 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
+    const auto start = std::chrono::steady_clock::now();
     UpdateBatch batch;
     if (absl::Status s = UpsertRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
-    ApplyWrite(*context_.db, context_.counters, call, "UpsertBodies", batch,
-               RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies});
+    ApplyWrite(context_, call, "UpsertBodies", batch,
+               RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies}, start,
+               std::chrono::steady_clock::now() - start);
   });
 }
 
@@ -302,12 +317,14 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
+    const auto start = std::chrono::steady_clock::now();
     UpdateBatch batch;
     if (absl::Status s = RemoveRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
-    ApplyWrite(*context_.db, context_.counters, call, "RemoveBodies", batch,
-               RequestLayout{.kind = RequestLayout::Kind::kRemoveBodies});
+    ApplyWrite(context_, call, "RemoveBodies", batch,
+               RequestLayout{.kind = RequestLayout::Kind::kRemoveBodies}, start,
+               std::chrono::steady_clock::now() - start);
   });
 }
 

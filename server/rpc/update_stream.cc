@@ -89,10 +89,16 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
   }
   // The stream's messages are named like a repeated field's: messages[i], from 0.
   const size_t message_bytes = ok ? in_.Length() : 0;
+  // Timed only for the slow-update log (two clock reads a batch).
+  const bool timed = context_.slow_updates.enabled();
+  const auto arrived =
+      timed ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   if (ok) ClearRequest();
   const absl::Status parsed =
       ok ? MergeMessage(&in_, &request_, FieldPath("messages", messages_read_++, ""))
          : absl::OkStatus();
+  const std::chrono::nanoseconds parse =
+      timed ? std::chrono::steady_clock::now() - arrived : std::chrono::nanoseconds(0);
   uint64_t index = 0;
   {
     MutexLock lock(&mu_);
@@ -107,7 +113,7 @@ void UpdateStreamReactor::OnReadDone(bool ok) {
     }
   }
   if (ok && parsed.ok()) {
-    Process(index);
+    Process(index, arrived, parse);
     // The store has the batch now (Apply encodes and applies it before returning). The parsed
     // message and its ops keep what they grew to, so the next batch of the same size reuses
     // them (a tick loop sends one every tick); past kKeptUpdateBytes they are freed rather than
@@ -163,7 +169,8 @@ void UpdateStreamReactor::Complete(uint64_t index, uint64_t client_sequence,
   Pump();
 }
 
-void UpdateStreamReactor::Process(uint64_t index) {
+void UpdateStreamReactor::Process(uint64_t index, std::chrono::steady_clock::time_point arrived,
+                                  std::chrono::nanoseconds parse) {
   const uint64_t sequence = request_.client_sequence();
   absl::Status refused;
   {
@@ -178,12 +185,20 @@ void UpdateStreamReactor::Process(uint64_t index) {
   }
   absl::Status status = CheckSceneHeader(scene_header_, request_.scene());
   if (status.ok()) status = principal_->CheckScene(request_.scene());
+  const auto converting = arrived != std::chrono::steady_clock::time_point()
+                              ? std::chrono::steady_clock::now()
+                              : std::chrono::steady_clock::time_point();
   if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
-  ServiceCounters* const counters = context_.counters;
+  ServiceCounters* counters = context_.counters;
   if (!status.ok()) {
     if (counters != nullptr) counters->CountRejectedUpdate(status);
     return Complete(index, sequence, status);
   }
+  // The slow-update log's share: the conversion's time (the store's phases come with the ack).
+  const SlowUpdateLog* const slow =
+      arrived != std::chrono::steady_clock::time_point() ? &context_.slow_updates : nullptr;
+  const std::chrono::nanoseconds convert =
+      slow != nullptr ? std::chrono::steady_clock::now() - converting : std::chrono::nanoseconds(0);
   // The store's errors about an op name the core op; the ack names the request's field.
   const RequestLayout layout = LayoutOf(request_);
   const ServiceCounters::OpCounts op_counts =
@@ -194,10 +209,18 @@ void UpdateStreamReactor::Process(uint64_t index) {
   context_.db->Apply(
       request_.scene(),
       ClientTag{.client_id = request_.client_id(), .sequence = request_.client_sequence()}, batch_,
-      [this, layout, index, sequence, counters, op_counts,
-       scene = request_.scene()](absl::StatusOr<ApplyAck> result) {
+      [this, layout, index, sequence, counters, op_counts, scene = request_.scene(), slow, arrived,
+       parse, convert, ops = batch_.ops.size()](absl::StatusOr<ApplyAck> result) {
         if (counters != nullptr) {
           counters->CountUpdate(result.status(), result.ok() && result->duplicate, op_counts);
+        }
+        if (slow != nullptr) {
+          slow->Record("UpdateStream", scene, ops, result.status(),
+                       result.ok() ? result->version : 0,
+                       std::chrono::steady_clock::now() - arrived,
+                       UpdateTimings{.parse = parse,
+                                     .convert = convert,
+                                     .apply = result.ok() ? result->timings : std::nullopt});
         }
         if (!result.ok()) {
           result = ForRequest(result.status(), layout);
@@ -208,7 +231,8 @@ void UpdateStreamReactor::Process(uint64_t index) {
         }
         Complete(index, sequence, std::move(result));
         call_.Release();
-      });
+      },
+      /*timed=*/slow != nullptr);
 }
 
 void UpdateStreamReactor::OnWriteDone(bool ok) {

@@ -1,5 +1,6 @@
 #pragma once
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <deque>
@@ -70,8 +71,11 @@ class UpdateStreamReactor final
   // Stores the ack of batch `index` and pumps.
   void Complete(uint64_t index, uint64_t client_sequence, absl::StatusOr<ApplyAck> result)
       ABSL_LOCKS_EXCLUDED(mu_);
-  // Converts and applies the batch just read as the `index`-th of the stream.
-  void Process(uint64_t index);
+  // Converts and applies the batch just read as the `index`-th of the stream. With the
+  // slow-update log on, `arrived` is when its message was read and `parse` the time its parse
+  // took.
+  void Process(uint64_t index, std::chrono::steady_clock::time_point arrived,
+               std::chrono::nanoseconds parse);
   // Empties request_ for the next message, keeping the capacity of its moves columns.
   void ClearRequest();
   // What request_ and batch_ hold allocated (kept for the next batch up to kKeptUpdateBytes).

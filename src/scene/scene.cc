@@ -172,8 +172,18 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
 }
 
 absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientTag& client,
-                                         CommitFn commit, WorkerPool* pool) {
+                                         CommitFn commit, WorkerPool* pool, ApplyTimings* timings) {
+  // Each phase's end: its duration into `*phase` (only when timed: a clock read each).
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point mark = timings != nullptr ? Clock::now() : Clock::time_point();
+  const auto end_phase = [&](std::chrono::nanoseconds ApplyTimings::*phase) {
+    if (timings == nullptr) return;
+    const Clock::time_point now = Clock::now();
+    timings->*phase += std::chrono::duration_cast<std::chrono::nanoseconds>(now - mark);
+    mark = now;
+  };
   WriterLock serial(&write_mu_);
+  end_phase(&ApplyTimings::writer_wait);
   // Writers change these fields only while holding write_mu_, which this thread holds: reading
   // them without mu_ cannot race.
   if (deleted_) {
@@ -187,16 +197,21 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
       return ApplyResult{.version = it->second.version, .duplicate = true};
     }
   }
-  COLLIDE_RETURN_IF_ERROR(ValidateLocked(batch, &resolved_));
+  const absl::Status valid = ValidateLocked(batch, &resolved_);
+  end_phase(&ApplyTimings::validate);
+  if (!valid.ok()) return valid;
   const uint64_t new_version = version_ + 1;
-  COLLIDE_ASSIGN_OR_RETURN(const uint64_t position, commit(new_version));
+  absl::StatusOr<uint64_t> position = commit(new_version);
+  end_phase(&ApplyTimings::commit);
+  if (!position.ok()) return std::move(position).status();
   if (!observers_.empty()) CaptureBefore(batch);
+  end_phase(&ApplyTimings::observers);
   {
     WriterLock lock(&mu_);
     ApplyLocked(batch, resolved_, pool);
     write_scratch_bytes_ = WriteScratchBytes();
     version_ = new_version;
-    log_position_ = position;
+    log_position_ = *position;
     if (client.client_id != 0) {
       clients_[client.client_id] = ClientMark{
           .client_id = client.client_id, .sequence = client.sequence, .version = new_version};
@@ -204,7 +219,9 @@ absl::StatusOr<ApplyResult> Scene::Apply(const UpdateBatch& batch, const ClientT
     }
   }
   version_signal_.Notify();
+  end_phase(&ApplyTimings::apply);
   if (!observers_.empty()) NotifyApplied(batch);
+  end_phase(&ApplyTimings::observers);
   return ApplyResult{.version = new_version, .duplicate = false};
 }
 

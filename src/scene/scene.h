@@ -18,6 +18,7 @@
 #include "base/worker_pool.h"
 #include "history/pose_history.h"
 #include "query/collision_world.h"
+#include "scene/apply_timings.h"
 #include "scene/asset.h"
 #include "scene/body_ids.h"
 #include "scene/scene_observer.h"
@@ -264,9 +265,11 @@ class Scene {
   /// As above; `commit` runs between validation and application (see CommitFn). With a `pool`
   /// of two or more threads, the end of the batch runs on two of them at once: the history
   /// indexes the bodies the batch touched while the world refits its trees (the one reads the
-  /// bodies, the other writes only the trees). The result is the same either way.
+  /// bodies, the other writes only the trees). The result is the same either way. With
+  /// `timings`, each phase's duration is written there (ApplyTimings), refused batches included.
   absl::StatusOr<ApplyResult> Apply(const UpdateBatch& batch, const ClientTag& client,
-                                    CommitFn commit, WorkerPool* pool = nullptr);
+                                    CommitFn commit, WorkerPool* pool = nullptr,
+                                    ApplyTimings* timings = nullptr);
 
   /// A scene marked as moving (SetMovedTo) refuses every batch, duplicates included, with
   /// FAILED_PRECONDITION `scene: scene "x" moved to <destination>` (MovedError).

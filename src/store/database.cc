@@ -658,7 +658,7 @@ absl::Status Database::DeleteScene(absl::string_view name) {
 }
 
 void Database::Apply(absl::string_view scene, const ClientTag& client, const UpdateBatch& batch,
-                     ApplyCallback done) {
+                     ApplyCallback done, bool timed) {
   if (closed_) return done(Closed());
   std::shared_ptr<Entry> entry = FindEntry(scene);
   if (entry == nullptr) return done(NoSceneForWriter(scene));
@@ -667,6 +667,8 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
   uint64_t sequence = 0;
   uint64_t record_bytes = 0;
   std::optional<ReplicatedTicket> ticket;
+  std::optional<ApplyTimings> timings;
+  if (timed) timings.emplace();
   // The record is encoded and appended under the scene's writer serialisation, so the log holds
   // the scene's batches in the order they are applied (and so does the replicated log).
   absl::StatusOr<ApplyResult> result = entry->scene->Apply(
@@ -698,7 +700,7 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
             .ticket = options_.replication->Publish(scene, position, std::move(payload))};
         return sequence;
       },
-      options_.apply_pool);
+      options_.apply_pool, timings.has_value() ? &*timings : nullptr);
   if (!result.ok()) return done(ForWriter(std::move(result).status()));
   if (result->duplicate) {
     // The original is somewhere at or before the log's end: acknowledge once that is as durable
@@ -712,10 +714,12 @@ void Database::Apply(absl::string_view scene, const ClientTag& client, const Upd
       Wake();
     }
   }
-  Acknowledge(
-      entry->policy, sequence,
-      ApplyAck{.version = result->version, .durable = false, .duplicate = result->duplicate},
-      std::move(done), std::move(ticket));
+  Acknowledge(entry->policy, sequence,
+              ApplyAck{.version = result->version,
+                       .durable = false,
+                       .duplicate = result->duplicate,
+                       .timings = timings},
+              std::move(done), std::move(ticket));
 }
 
 void Database::SetSceneMoving(absl::string_view name, absl::string_view destination,

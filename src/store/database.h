@@ -20,6 +20,7 @@
 #include "base/mutex.h"
 #include "base/rw_mutex.h"
 #include "base/worker_pool.h"
+#include "scene/apply_timings.h"
 #include "scene/asset.h"
 #include "scene/scene.h"
 #include "scene/scene_name.h"
@@ -176,6 +177,8 @@ struct ApplyAck {
   bool durable = false;
   /// The batch had been applied before (see ClientTag); it was not applied again.
   bool duplicate = false;
+  /// Where the scene's Apply spent its time, when the caller asked (Apply's `timed`).
+  std::optional<ApplyTimings> timings;
 };
 
 /// Receives the outcome of Apply exactly once: an acknowledgement, or the error that rejected
@@ -370,8 +373,9 @@ class Database {
   /// "x"`, the scene's (Scene::Apply, with their OpError payload), and, once the log stopped
   /// (write_status), RESOURCE_EXHAUSTED for a full disk or a file size limit or UNAVAILABLE for
   /// another I/O error, with a message that says writes are refused and names no server path.
+  /// `timed`: the acknowledgement carries the scene's phase timings (ApplyAck::timings).
   void Apply(absl::string_view scene, const ClientTag& client, const UpdateBatch& batch,
-             ApplyCallback done);
+             ApplyCallback done, bool timed = false);
   /// Blocking form of Apply (tests, tools).
   absl::StatusOr<ApplyAck> ApplyAndWait(absl::string_view scene, const ClientTag& client,
                                         const UpdateBatch& batch);

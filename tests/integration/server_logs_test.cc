@@ -1,13 +1,16 @@
-// collide-server's log from a real run: the slow-query lines (--slow_query_ms), the access log
-// (--log_level=debug: one line per call) and the lifecycle events, and what never reaches it
-// (tokens); bad --slow_query_ms values stop the server before it serves.
+// collide-server's log from a real run: the slow-query lines (--slow_query_ms), the slow-update
+// lines (--slow_update_ms), the access log (--log_level=debug: one line per call) and the
+// lifecycle events, and what never reaches it (tokens); bad --slow_query_ms and --slow_update_ms
+// values stop the server before it serves.
 
 #include <signal.h>
 
 #include <chrono>
+#include <cmath>
 #include <memory>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/match.h"
@@ -164,6 +167,152 @@ TEST_F(ServerLogsTest, AThresholdNoQueryReachesLogsNothing) {
   EXPECT_TRUE(LinesWith(log, "slow query: ").empty()) << log;
 }
 
+// The phases a slow-update line gives, with their values, in the order logged.
+std::vector<std::pair<std::string, double>> PhasesOf(absl::string_view line) {
+  std::vector<std::pair<std::string, double>> phases;
+  const size_t open = line.rfind(" ms (");
+  if (open == absl::string_view::npos || !absl::EndsWith(line, ")")) return phases;
+  const absl::string_view list = line.substr(open + 5, line.size() - open - 6);
+  for (absl::string_view part : absl::StrSplit(list, ", ")) {
+    const size_t space = part.rfind(' ');
+    double value = -1;
+    if (space == absl::string_view::npos || !absl::SimpleAtod(part.substr(space + 1), &value)) {
+      return {};
+    }
+    phases.emplace_back(std::string(part.substr(0, space)), value);
+  }
+  return phases;
+}
+
+// The line's total, in milliseconds (-1 if it has none).
+double TotalOf(absl::string_view line) {
+  const size_t end = line.rfind(" ms (");
+  const size_t start = line.rfind(", ", end);
+  double total = -1;
+  if (end == absl::string_view::npos || start == absl::string_view::npos ||
+      !absl::SimpleAtod(line.substr(start + 2, end - start - 2), &total)) {
+    return -1;
+  }
+  return total;
+}
+
+TEST(ServerLogsSlowUpdates, EveryWriteThatReachesTheStoreWithItsPhases) {
+  ServerConfig config;
+  config.extra_flags = {"--slow_update_ms=0.000001"};
+  auto server = ServerProcess::Start(config);
+  ASSERT_TRUE(IsOk(server));
+  std::unique_ptr<client::Client> client = (*server)->NewClient();
+  ASSERT_TRUE(IsOk(client->CreateScene("arena")));
+  // 1: UpsertBodies, version 1.
+  ASSERT_TRUE(IsOk(client->UpsertBodies(
+      "arena", std::vector<v1::Body>{MakeBody(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 5))),
+                                     MakeBody(2, MakeSphere(1), MakePose(MakeVec3(0, 0, 9)))})));
+  // 2: an UpdateStream batch of two moves and a filter change, version 2; 3: one the store
+  // refuses (an unknown body).
+  {
+    auto writer = client->OpenUpdateStream("arena", /*client_id=*/7);
+    ASSERT_TRUE(IsOk(writer));
+    v1::UpdateBatch moves;
+    moves.set_scene("arena");
+    *moves.add_ops() = client::MakeSetFilterOp(2, 4, ~0u);
+    client::AddMove(1, MakePose(MakeVec3(0, 0, 6)), moves.mutable_moves());
+    client::AddMove(2, MakePose(MakeVec3(0, 0, 10)), moves.mutable_moves());
+    auto ack = (*writer)->Apply(moves);
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_EQ(ack->version(), 2u);
+    v1::UpdateBatch unknown;
+    unknown.set_scene("arena");
+    client::AddMove(99, MakePose(MakeVec3(0, 0, 6)), unknown.mutable_moves());
+    ack = (*writer)->Apply(unknown);
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kNotFound));
+    // 4: a pose the store's validation refuses (NaN).
+    v1::UpdateBatch nan_pose;
+    nan_pose.set_scene("arena");
+    client::AddMove(1, MakePose(MakeVec3(std::nanf(""), 0, 6)), nan_pose.mutable_moves());
+    ack = (*writer)->Apply(nan_pose);
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    // Not logged, refused before the store: moves columns of mismatched lengths, a batch for
+    // another scene than the stream's.
+    v1::UpdateBatch ragged;
+    ragged.set_scene("arena");
+    client::AddMove(1, MakePose(MakeVec3(0, 0, 6)), ragged.mutable_moves());
+    ragged.mutable_moves()->add_poses(1.0f);
+    ack = (*writer)->Apply(ragged);
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    v1::UpdateBatch elsewhere;
+    elsewhere.set_scene("other");
+    client::AddMove(1, MakePose(MakeVec3(0, 0, 6)), elsewhere.mutable_moves());
+    ack = (*writer)->Apply(elsewhere);
+    ASSERT_TRUE(IsOk(ack));
+    EXPECT_NE(ack->error().code(), 0);
+    EXPECT_TRUE(IsOk((*writer)->Finish()));
+  }
+  // 5: RemoveBodies, version 3.
+  ASSERT_TRUE(IsOk(client->RemoveBodies("arena", std::vector<uint64_t>{2})));
+  client.reset();
+  ASSERT_TRUE(IsOk((*server)->Stop(SIGTERM)));
+  const std::string log = (*server)->Logs();
+
+  const std::vector<std::string> slow = LinesWith(log, "slow update: ");
+  ASSERT_EQ(slow.size(), 5u) << log;
+  const std::string kApplied[] = {"writer wait", "validate", "log", "apply", "observers"};
+  const struct {
+    const char* head;
+    bool applied;
+  } expected[] = {
+      {"rpc UpsertBodies, scene \"arena\", 2 ops, version 1, ", true},
+      {"rpc UpdateStream, scene \"arena\", 3 ops, version 2, ", true},
+      {"rpc UpdateStream, scene \"arena\", 1 ops, refused NOT_FOUND, ", false},
+      {"rpc UpdateStream, scene \"arena\", 1 ops, refused INVALID_ARGUMENT, ", false},
+      {"rpc RemoveBodies, scene \"arena\", 1 ops, version 3, ", true},
+  };
+  for (size_t i = 0; i < slow.size(); ++i) {
+    const std::string& line = slow[i];
+    EXPECT_TRUE(absl::StrContains(line, "[warning]")) << line;
+    EXPECT_TRUE(absl::StrContains(line, expected[i].head)) << line;
+    // parse, convert, the scene's phases for an applied batch, then the acknowledgement; each
+    // at least 0 and together the total (each printed to the microsecond).
+    std::vector<std::string> names = {"parse", "convert"};
+    if (expected[i].applied) names.insert(names.end(), std::begin(kApplied), std::end(kApplied));
+    names.push_back("acknowledgement");
+    const std::vector<std::pair<std::string, double>> phases = PhasesOf(line);
+    ASSERT_EQ(phases.size(), names.size()) << line;
+    double sum = 0;
+    for (size_t k = 0; k < phases.size(); ++k) {
+      EXPECT_EQ(phases[k].first, names[k]) << line;
+      EXPECT_GE(phases[k].second, 0.0) << line;
+      sum += phases[k].second;
+    }
+    const double total = TotalOf(line);
+    EXPECT_GT(total, 0.0) << line;
+    EXPECT_NEAR(sum, total, 0.001 * static_cast<double>(phases.size())) << line;
+  }
+  // A unary call's request is parsed before its handler: its parse is not timed.
+  EXPECT_TRUE(absl::StrContains(slow[0], "(parse 0.000, convert ")) << slow[0];
+  // Poses and tokens never reach these lines.
+  for (const std::string& line : slow) EXPECT_FALSE(absl::StrContains(line, "pose")) << line;
+}
+
+TEST(ServerLogsSlowUpdates, NoSlowUpdateLinesByDefaultOrUnderAThresholdNoWriteReaches) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{}, std::vector<std::string>{"--slow_update_ms=86400000"}}) {
+    ServerConfig config;
+    config.extra_flags = flags;
+    auto server = ServerProcess::Start(config);
+    ASSERT_TRUE(IsOk(server));
+    std::unique_ptr<client::Client> client = (*server)->NewClient();
+    ASSERT_TRUE(IsOk(client->CreateScene("arena")));
+    ASSERT_TRUE(IsOk(client->UpsertBodies(
+        "arena", std::vector<v1::Body>{MakeBody(1, MakeSphere(1), MakePose(MakeVec3(0, 0, 5)))})));
+    client.reset();
+    ASSERT_TRUE(IsOk((*server)->Stop(SIGTERM)));
+    EXPECT_TRUE(LinesWith((*server)->Logs(), "slow update: ").empty()) << (*server)->Logs();
+  }
+}
+
 TEST(ServerLogsSnapshot, ASnapshotIsLoggedWithItsSceneAndSize) {
   ServerConfig config;
   config.extra_flags = {"--log_level=info"};
@@ -202,19 +351,22 @@ TEST(ServerLogsSnapshot, ASnapshotIsLoggedWithItsSceneAndSize) {
   EXPECT_GT(bytes, uint64_t{kBatches} * kBodiesPerBatch * 5) << lines[0];
 }
 
-TEST(ServerLogsFlags, BadSlowQueryMsValuesStopTheServerBeforeItServes) {
-  for (const char* value : {"-1", "-0.5", "86400000.5", "1e300", "inf", "nan", "abc", "", "1ms"}) {
-    ServerConfig config;
-    config.extra_flags = {absl::StrCat("--slow_query_ms=", value)};
-    auto server = ServerProcess::Start(config);
-    ASSERT_FALSE(server.ok()) << value;
-    EXPECT_TRUE(absl::StrContains(server.status().message(), "slow_query_ms"))
-        << value << ": " << server.status().message();
-  }
-  for (const char* value : {"0", "0.000001", "250", "86400000"}) {
-    ServerConfig config;
-    config.extra_flags = {absl::StrCat("--slow_query_ms=", value)};
-    EXPECT_TRUE(IsOk(ServerProcess::Start(config))) << value;
+TEST(ServerLogsFlags, BadSlowQueryAndUpdateMsValuesStopTheServerBeforeItServes) {
+  for (const char* flag : {"slow_query_ms", "slow_update_ms"}) {
+    for (const char* value : {"-1", "-0.5", "86400000.5", "1e300", "inf", "nan", "abc", "", "1ms",
+                              "18446744073709551615"}) {
+      ServerConfig config;
+      config.extra_flags = {absl::StrCat("--", flag, "=", value)};
+      auto server = ServerProcess::Start(config);
+      ASSERT_FALSE(server.ok()) << flag << "=" << value;
+      EXPECT_TRUE(absl::StrContains(server.status().message(), flag))
+          << flag << "=" << value << ": " << server.status().message();
+    }
+    for (const char* value : {"0", "0.000001", "250", "86400000"}) {
+      ServerConfig config;
+      config.extra_flags = {absl::StrCat("--", flag, "=", value)};
+      EXPECT_TRUE(IsOk(ServerProcess::Start(config))) << flag << "=" << value;
+    }
   }
 }
 

@@ -29,20 +29,20 @@ TEST(ProcessStats, ThisProcessHasResidentMemory) { EXPECT_GT(ResidentMemoryBytes
 
 TEST(SlowQueryThreshold, AcceptsZeroToADayInMilliseconds) {
   std::chrono::nanoseconds threshold{-1};
-  ASSERT_TRUE(SlowQueryThresholdFromMs(0, &threshold));
+  ASSERT_TRUE(SlowLogThresholdFromMs(0, &threshold));
   EXPECT_EQ(threshold.count(), 0);
-  ASSERT_TRUE(SlowQueryThresholdFromMs(0.000001, &threshold));
+  ASSERT_TRUE(SlowLogThresholdFromMs(0.000001, &threshold));
   EXPECT_EQ(threshold.count(), 1);
-  ASSERT_TRUE(SlowQueryThresholdFromMs(1e-12, &threshold));
+  ASSERT_TRUE(SlowLogThresholdFromMs(1e-12, &threshold));
   EXPECT_EQ(threshold.count(), 1);  // any positive value logs something
-  ASSERT_TRUE(SlowQueryThresholdFromMs(2.5, &threshold));
+  ASSERT_TRUE(SlowLogThresholdFromMs(2.5, &threshold));
   EXPECT_EQ(threshold.count(), 2500000);
-  ASSERT_TRUE(SlowQueryThresholdFromMs(86400000, &threshold));
+  ASSERT_TRUE(SlowLogThresholdFromMs(86400000, &threshold));
   EXPECT_EQ(threshold.count(), 86400000LL * 1000000);
   for (double bad :
        {-1e-9, -1.0, 86400000.001, 1e300, std::numeric_limits<double>::infinity(),
         -std::numeric_limits<double>::infinity(), std::numeric_limits<double>::quiet_NaN()}) {
-    EXPECT_FALSE(SlowQueryThresholdFromMs(bad, &threshold)) << bad;
+    EXPECT_FALSE(SlowLogThresholdFromMs(bad, &threshold)) << bad;
   }
 }
 
