@@ -71,7 +71,8 @@ void FinishCall(UnaryCall<Request, Response>* call, absl::string_view rpc,
 // Applies a unary write's batch to `db` and finishes the call from the store's callback, with
 // the store's errors about an op named in the request's words (`ops`).
 // Counts the outcome in `counters` when not null; a write slower than --slow_update_ms from
-// `start` (the handler's start; `convert` of it spent building `batch`) goes to `slow`.
+// `start` (the handler's start; `convert` of it spent building `batch`; both read only while
+// the log is on, see WriteClock) goes to the slow-update log.
 template <typename Request>
 void ApplyWrite(const ServiceContext& context, UnaryCall<Request, v1::WriteResponse>* call,
                 absl::string_view rpc, const UpdateBatch& batch, RequestLayout layout,
@@ -101,6 +102,13 @@ void ApplyWrite(const ServiceContext& context, UnaryCall<Request, v1::WriteRespo
         FinishCall(call, rpc, ForRequest(ack.status(), layout));
       },
       /*timed=*/slow != nullptr);
+}
+
+// The clock of a unary write's slow-update timing: now, while the log is on; else a zero time
+// (nothing is timed).
+std::chrono::steady_clock::time_point WriteClock(const ServiceContext& context) {
+  return context.slow_updates.enabled() ? std::chrono::steady_clock::now()
+                                        : std::chrono::steady_clock::time_point();
 }
 
 // Registers a stream of `kind` with the server's StreamRegistry (a null handle when it has
@@ -294,14 +302,14 @@ grpc::ServerUnaryReactor* CollideService::UpsertBodies(grpc::CallbackServerConte
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WriteClock(context_);
     UpdateBatch batch;
     if (absl::Status s = UpsertRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "UpsertBodies", s);
     }
     ApplyWrite(context_, call, "UpsertBodies", batch,
                RequestLayout{.kind = RequestLayout::Kind::kUpsertBodies}, start,
-               std::chrono::steady_clock::now() - start);
+               WriteClock(context_) - start);
   });
 }
 
@@ -317,14 +325,14 @@ grpc::ServerUnaryReactor* CollideService::RemoveBodies(grpc::CallbackServerConte
     if (absl::Status s = (*principal)->CheckScene(request.scene()); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
-    const auto start = std::chrono::steady_clock::now();
+    const auto start = WriteClock(context_);
     UpdateBatch batch;
     if (absl::Status s = RemoveRequestToBatch(request, context_.limits, &batch); !s.ok()) {
       return FinishCall(call, "RemoveBodies", s);
     }
     ApplyWrite(context_, call, "RemoveBodies", batch,
                RequestLayout{.kind = RequestLayout::Kind::kRemoveBodies}, start,
-               std::chrono::steady_clock::now() - start);
+               WriteClock(context_) - start);
   });
 }
 

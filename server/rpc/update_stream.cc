@@ -185,18 +185,17 @@ void UpdateStreamReactor::Process(uint64_t index, std::chrono::steady_clock::tim
   }
   absl::Status status = CheckSceneHeader(scene_header_, request_.scene());
   if (status.ok()) status = principal_->CheckScene(request_.scene());
-  const auto converting = arrived != std::chrono::steady_clock::time_point()
-                              ? std::chrono::steady_clock::now()
-                              : std::chrono::steady_clock::time_point();
+  // The slow-update log's share: the conversion's time (the store's phases come with the ack).
+  const SlowUpdateLog* const slow =
+      context_.slow_updates.enabled() ? &context_.slow_updates : nullptr;
+  const auto converting =
+      slow != nullptr ? std::chrono::steady_clock::now() : std::chrono::steady_clock::time_point();
   if (status.ok()) status = UpdateBatchFromProto(request_, context_.limits, &batch_);
-  ServiceCounters* counters = context_.counters;
+  ServiceCounters* const counters = context_.counters;
   if (!status.ok()) {
     if (counters != nullptr) counters->CountRejectedUpdate(status);
     return Complete(index, sequence, status);
   }
-  // The slow-update log's share: the conversion's time (the store's phases come with the ack).
-  const SlowUpdateLog* const slow =
-      arrived != std::chrono::steady_clock::time_point() ? &context_.slow_updates : nullptr;
   const std::chrono::nanoseconds convert =
       slow != nullptr ? std::chrono::steady_clock::now() - converting : std::chrono::nanoseconds(0);
   // The store's errors about an op name the core op; the ack names the request's field.

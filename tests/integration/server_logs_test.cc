@@ -220,34 +220,28 @@ TEST(ServerLogsSlowUpdates, EveryWriteThatReachesTheStoreWithItsPhases) {
     auto ack = (*writer)->Apply(moves);
     ASSERT_TRUE(IsOk(ack));
     EXPECT_EQ(ack->version(), 2u);
-    v1::UpdateBatch unknown;
-    unknown.set_scene("arena");
-    client::AddMove(99, MakePose(MakeVec3(0, 0, 6)), unknown.mutable_moves());
-    ack = (*writer)->Apply(unknown);
-    ASSERT_TRUE(IsOk(ack));
-    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kNotFound));
-    // 4: a pose the store's validation refuses (NaN).
-    v1::UpdateBatch nan_pose;
-    nan_pose.set_scene("arena");
-    client::AddMove(1, MakePose(MakeVec3(std::nanf(""), 0, 6)), nan_pose.mutable_moves());
-    ack = (*writer)->Apply(nan_pose);
-    ASSERT_TRUE(IsOk(ack));
-    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
+    // One move of body `id` in a batch for `scene`, or of a pose with a NaN, or with one float
+    // too many in its columns: the error code of its ack (0: applied).
+    enum class Move { kPlain, kNan, kRagged };
+    const auto move_error = [&](const std::string& scene, uint64_t id, Move move) -> int {
+      v1::UpdateBatch batch;
+      batch.set_scene(scene);
+      const float x = move == Move::kNan ? std::nanf("") : 0.0f;
+      client::AddMove(id, MakePose(MakeVec3(x, 0, 6)), batch.mutable_moves());
+      if (move == Move::kRagged) batch.mutable_moves()->add_poses(1.0f);
+      absl::StatusOr<v1::UpdateAck> answer = (*writer)->Apply(batch);
+      EXPECT_TRUE(IsOk(answer));
+      return answer.ok() ? answer->error().code() : -1;
+    };
+    constexpr int kNotFound = static_cast<int>(absl::StatusCode::kNotFound);
+    constexpr int kInvalid = static_cast<int>(absl::StatusCode::kInvalidArgument);
+    // 3: an unknown body; 4: a pose the store's validation refuses (NaN).
+    EXPECT_EQ(move_error("arena", 99, Move::kPlain), kNotFound);
+    EXPECT_EQ(move_error("arena", 1, Move::kNan), kInvalid);
     // Not logged, refused before the store: moves columns of mismatched lengths, a batch for
     // another scene than the stream's.
-    v1::UpdateBatch ragged;
-    ragged.set_scene("arena");
-    client::AddMove(1, MakePose(MakeVec3(0, 0, 6)), ragged.mutable_moves());
-    ragged.mutable_moves()->add_poses(1.0f);
-    ack = (*writer)->Apply(ragged);
-    ASSERT_TRUE(IsOk(ack));
-    EXPECT_EQ(ack->error().code(), static_cast<int>(absl::StatusCode::kInvalidArgument));
-    v1::UpdateBatch elsewhere;
-    elsewhere.set_scene("other");
-    client::AddMove(1, MakePose(MakeVec3(0, 0, 6)), elsewhere.mutable_moves());
-    ack = (*writer)->Apply(elsewhere);
-    ASSERT_TRUE(IsOk(ack));
-    EXPECT_NE(ack->error().code(), 0);
+    EXPECT_EQ(move_error("arena", 1, Move::kRagged), kInvalid);
+    EXPECT_NE(move_error("other", 1, Move::kPlain), 0);
     EXPECT_TRUE(IsOk((*writer)->Finish()));
   }
   // 5: RemoveBodies, version 3.

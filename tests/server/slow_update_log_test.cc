@@ -3,11 +3,15 @@
 #include <chrono>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <optional>
+#include <sstream>
 #include <string>
 
 #include "absl/status/status.h"
 #include "gtest/gtest.h"
+#include "spdlog/sinks/ostream_sink.h"
+#include "spdlog/spdlog.h"
 
 namespace collide {
 namespace {
@@ -54,11 +58,33 @@ TEST(SlowUpdateLog, EnabledOnlyWithAThreshold) {
   EXPECT_FALSE(SlowUpdateLog(nanoseconds(0)).enabled());
   EXPECT_TRUE(SlowUpdateLog(nanoseconds(1)).enabled());
   EXPECT_EQ(SlowUpdateLog(microseconds(5)).threshold(), microseconds(5));
-  // Below the threshold or off, Record logs nothing (and needs no logger set up).
+}
+
+TEST(SlowUpdateLog, RecordLogsAtWarnOnlyWritesThatReachTheThreshold) {
+  // The default logger, swapped for one that writes into `out` for the test.
+  std::ostringstream out;
+  const std::shared_ptr<spdlog::logger> saved = spdlog::default_logger();
+  auto capture = std::make_shared<spdlog::logger>(
+      "capture", std::make_shared<spdlog::sinks::ostream_sink_st>(out));
+  capture->set_pattern("[%l] %v");
+  capture->set_level(spdlog::level::trace);
+  spdlog::set_default_logger(capture);
+  const UpdateTimings timings{
+      .parse = microseconds(1), .convert = microseconds(1), .apply = std::nullopt};
+  // Off, and under the threshold: nothing.
   SlowUpdateLog(nanoseconds(0))
-      .Record("UpdateStream", "s", 1, absl::OkStatus(), 1, microseconds(1), UpdateTimings{});
+      .Record("UpdateStream", "s", 1, absl::OkStatus(), 1, microseconds(10), timings);
   SlowUpdateLog(microseconds(5))
-      .Record("UpdateStream", "s", 1, absl::OkStatus(), 1, microseconds(1), UpdateTimings{});
+      .Record("UpdateStream", "s", 1, absl::OkStatus(), 1, microseconds(4), timings);
+  EXPECT_EQ(out.str(), "");
+  // At the threshold: its one line, at warn.
+  SlowUpdateLog(microseconds(5))
+      .Record("UpdateStream", "s", 1, absl::OkStatus(), 1, microseconds(5), timings);
+  spdlog::set_default_logger(saved);
+  EXPECT_EQ(out.str(), "[warning] " +
+                           SlowUpdateLog::Format("UpdateStream", "s", 1, absl::OkStatus(), 1,
+                                                 microseconds(5), timings) +
+                           "\n");
 }
 
 }  // namespace
